@@ -1,0 +1,87 @@
+//! The file-system seam: every byte the engine reads or writes goes through [`FileSystem`],
+//! so tests can swap the real disk ([`StdFs`]) for an in-memory one (`MemFs`) or a
+//! fault-injecting one (`FaultFs`) that fails or tears the Nth write/sync/rename and simulates
+//! a crash that drops everything not yet synced (LevelDB `Env`, RocksDB `FileSystem`).
+//!
+//! Durability model shared by all implementations: data appended to a [`WritableFile`] is
+//! durable only after [`WritableFile::sync`]; a file's creation, rename or removal is durable
+//! only after [`FileSystem::sync_dir`] on its parent directory.
+
+mod std_fs;
+
+
+pub use std_fs::StdFs;
+
+use crate::error::Result;
+use std::path::Path;
+use std::sync::Arc;
+
+/// How SSTables and value-log segments are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadMode {
+    /// Map the file into memory; reads are slices of the mapping (fast when cached).
+    #[default]
+    Mmap,
+    /// Read with positional `pread` calls into buffers.
+    Pread,
+}
+
+/// A file opened for appending. Not shared between threads; callers serialize.
+pub trait WritableFile: Send {
+    /// Appends `data` at the end of the file (may be buffered in user space).
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands buffered bytes to the operating system, so readers of the file see them.
+    fn flush(&mut self) -> Result<()>;
+    /// Flushes and makes the content durable (fdatasync).
+    fn sync(&mut self) -> Result<()>;
+    /// Bytes appended so far (including buffered ones).
+    fn len(&self) -> u64;
+    /// True when nothing was appended.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A file opened for positional reads. Shared between threads.
+pub trait RandomAccessFile: Send + Sync {
+    /// Reads exactly `buf.len()` bytes starting at `offset`; an `Io` error of kind
+    /// `UnexpectedEof` if the file is shorter.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// The whole file as one slice when it is memory-mapped (or held in memory and
+    /// immutable); `None` when reads must go through [`Self::read_exact_at`].
+    fn as_slice(&self) -> Option<&[u8]>;
+    /// Current length of the file in bytes.
+    fn len(&self) -> Result<u64>;
+}
+
+/// Held while the database directory is locked; dropping it releases the lock.
+pub trait FileLock: Send + Sync {}
+
+/// The operations the engine needs from a file system.
+pub trait FileSystem: Send + Sync + 'static {
+    /// Creates `dir` and its parents if missing.
+    fn create_dir_all(&self, dir: &Path) -> Result<()>;
+    /// Creates (or truncates) `path` for appending.
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens an existing file for positional reads. `mode` is a hint; an implementation
+    /// without mmap may ignore it. Files still being appended to must be opened with
+    /// [`ReadMode::Pread`] so reads see bytes appended after opening.
+    fn open(&self, path: &Path, mode: ReadMode) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Reads a whole file.
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>>;
+    /// Atomically renames `from` to `to`, replacing `to`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Removes a file.
+    fn remove(&self, path: &Path) -> Result<()>;
+    /// Names (not paths) of the entries of `dir`.
+    fn list(&self, dir: &Path) -> Result<Vec<String>>;
+    /// True if `path` exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// Length of the file at `path`.
+    fn size(&self, path: &Path) -> Result<u64>;
+    /// Makes creations, renames and removals inside `dir` durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// Takes an exclusive lock on `path` (created if missing). Fails with `Error::Busy`
+    /// if another handle, in this or another process, holds it.
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+}

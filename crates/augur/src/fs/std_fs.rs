@@ -1,0 +1,251 @@
+//! [`StdFs`]: the real file system through `std::fs`, with mmap or pread reads.
+
+use super::{FileLock, FileSystem, RandomAccessFile, ReadMode, WritableFile};
+use crate::error::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The operating system's file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StdFs;
+
+fn ctx(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    let context = format!("{what} {}", path.display());
+    move |e| Error::io(context, e)
+}
+
+const WRITE_BUFFER_BYTES: usize = 64 * 1024;
+
+struct StdWritable {
+    path: PathBuf,
+    out: BufWriter<File>,
+    len: u64,
+}
+
+impl WritableFile for StdWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.out
+            .write_all(data)
+            .map_err(ctx("appending to", &self.path))?;
+        self.len += data.len() as u64;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.out.flush().map_err(ctx("flushing", &self.path))
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        self.out
+            .get_ref()
+            .sync_data()
+            .map_err(ctx("syncing", &self.path))
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+struct PreadFile {
+    path: PathBuf,
+    file: File,
+}
+
+impl RandomAccessFile for PreadFile {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(ctx("reading", &self.path))
+    }
+
+    fn as_slice(&self) -> Option<&[u8]> {
+        None
+    }
+
+    fn len(&self) -> Result<u64> {
+        Ok(self
+            .file
+            .metadata()
+            .map_err(ctx("stat of", &self.path))?
+            .len())
+    }
+}
+
+struct MmapFile {
+    path: PathBuf,
+    map: Option<memmap2::Mmap>,
+}
+
+impl RandomAccessFile for MmapFile {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let data = self.as_slice().unwrap_or(&[]);
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        match start
+            .checked_add(buf.len())
+            .and_then(|end| data.get(start..end))
+        {
+            Some(src) => {
+                buf.copy_from_slice(src);
+                Ok(())
+            }
+            None => Err(Error::io(
+                format!("reading {}", self.path.display()),
+                std::io::Error::from(std::io::ErrorKind::UnexpectedEof),
+            )),
+        }
+    }
+
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self.map.as_deref().unwrap_or(&[]))
+    }
+
+    fn len(&self) -> Result<u64> {
+        Ok(self.map.as_ref().map_or(0, |m| m.len() as u64))
+    }
+}
+
+struct StdLock {
+    _file: File,
+}
+
+impl FileLock for StdLock {}
+
+impl FileSystem for StdFs {
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(ctx("creating directory", dir))
+    }
+
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(ctx("creating", path))?;
+        Ok(Box::new(StdWritable {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
+            len: 0,
+        }))
+    }
+
+    fn open(&self, path: &Path, mode: ReadMode) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(ctx("opening", path))?;
+        match mode {
+            ReadMode::Pread => Ok(Arc::new(PreadFile {
+                path: path.to_path_buf(),
+                file,
+            })),
+            ReadMode::Mmap => {
+                let len = file.metadata().map_err(ctx("stat of", path))?.len();
+                // An empty file cannot be mapped; it reads as an empty slice.
+                let map = if len == 0 {
+                    None
+                } else {
+                    // SAFETY: Augur never modifies or truncates a file after it is sealed and
+                    // opened for mmap reads (SSTables and sealed value-log segments are
+                    // immutable), so the mapping's bytes do not change under the reader.
+                    #[allow(unsafe_code)]
+                    let m = unsafe { memmap2::Mmap::map(&file) }.map_err(ctx("mapping", path))?;
+                    Some(m)
+                };
+                Ok(Arc::new(MmapFile {
+                    path: path.to_path_buf(),
+                    map,
+                }))
+            }
+        }
+    }
+
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        std::fs::read(path).map_err(ctx("reading", path))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::rename(from, to).map_err(ctx("renaming", from))
+    }
+
+    fn remove(&self, path: &Path) -> Result<()> {
+        std::fs::remove_file(path).map_err(ctx("removing", path))
+    }
+
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(ctx("listing", dir))? {
+            let entry = entry.map_err(ctx("listing", dir))?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        Ok(names)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    fn size(&self, path: &Path) -> Result<u64> {
+        Ok(std::fs::metadata(path).map_err(ctx("stat of", path))?.len())
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(ctx("syncing directory", dir))
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(ctx("opening lock file", path))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Box::new(StdLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy(format!(
+                "{} is held by another process or handle",
+                path.display()
+            ))),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(
+                format!("locking {}", path.display()),
+                e,
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_modes_and_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = StdFs;
+        let p = dir.path().join("f");
+        let mut w = fs.create(&p).unwrap();
+        w.append(b"hello").unwrap();
+        w.sync().unwrap();
+        assert_eq!(w.len(), 5);
+        for mode in [ReadMode::Mmap, ReadMode::Pread] {
+            let r = fs.open(&p, mode).unwrap();
+            let mut buf = [0u8; 3];
+            r.read_exact_at(1, &mut buf).unwrap();
+            assert_eq!(&buf, b"ell");
+            assert!(r.read_exact_at(4, &mut buf).is_err());
+            assert_eq!(r.len().unwrap(), 5);
+        }
+        let l = fs.lock(&dir.path().join("LOCK")).unwrap();
+        assert!(matches!(
+            fs.lock(&dir.path().join("LOCK")),
+            Err(Error::Busy(_))
+        ));
+        drop(l);
+        fs.lock(&dir.path().join("LOCK")).unwrap();
+    }
+}

@@ -1,0 +1,122 @@
+//! Internal keys: a user key plus a trailer `(seqno << 8) | kind`, as in LevelDB.
+//!
+//! Internal order is user key ascending (bytewise), then seqno **descending**, so the newest
+//! version of a key comes first and a lookup at snapshot `s` seeks to `(key, s)` and takes the
+//! first entry of the same user key. Snapshots are sequence numbers.
+
+use std::cmp::Ordering;
+
+/// A sequence number: the position of a write in the total order of writes.
+pub type SeqNo = u64;
+
+/// Largest sequence number that fits in a trailer (56 bits).
+pub const MAX_SEQNO: SeqNo = (1 << 56) - 1;
+
+/// Longest user key accepted by the engine (bytes). Keys are stored in fixed-width SSTable
+/// slots of the longest key in the file, so long keys cost space in their whole file.
+pub const MAX_KEY_LEN: usize = 65_535;
+
+/// What an internal entry holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ValueKind {
+    /// A tombstone: the key is deleted as of this seqno.
+    Delete = 0,
+    /// The value is stored inline (in the memtable, WAL record or SSTable value section).
+    Value = 1,
+    /// The value lives in the value log; the stored bytes are an encoded `ValuePointer`.
+    Pointer = 2,
+}
+
+impl ValueKind {
+    /// Decodes a kind byte; `None` for an unknown kind (a corruption).
+    pub fn from_u8(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(ValueKind::Delete),
+            1 => Some(ValueKind::Value),
+            2 => Some(ValueKind::Pointer),
+            _ => None,
+        }
+    }
+}
+
+/// Packs a seqno and kind into the 8-byte trailer.
+pub fn pack_trailer(seqno: SeqNo, kind: ValueKind) -> u64 {
+    debug_assert!(seqno <= MAX_SEQNO);
+    (seqno << 8) | kind as u64
+}
+
+/// Splits a trailer; `None` when the kind byte is unknown.
+pub fn unpack_trailer(trailer: u64) -> Option<(SeqNo, ValueKind)> {
+    Some((trailer >> 8, ValueKind::from_u8(trailer as u8)?))
+}
+
+/// An owned internal key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct InternalKey {
+    /// The user's key bytes.
+    pub user_key: Vec<u8>,
+    /// Sequence number of the write.
+    pub seqno: SeqNo,
+    /// What the entry holds.
+    pub kind: ValueKind,
+}
+
+impl InternalKey {
+    /// Builds an internal key.
+    pub fn new(user_key: impl Into<Vec<u8>>, seqno: SeqNo, kind: ValueKind) -> Self {
+        InternalKey {
+            user_key: user_key.into(),
+            seqno,
+            kind,
+        }
+    }
+
+    /// The packed trailer.
+    pub fn trailer(&self) -> u64 {
+        pack_trailer(self.seqno, self.kind)
+    }
+}
+
+/// Compares two internal keys given as (user key, trailer): user key ascending, trailer
+/// descending.
+pub fn compare(a_key: &[u8], a_trailer: u64, b_key: &[u8], b_trailer: u64) -> Ordering {
+    a_key.cmp(b_key).then(b_trailer.cmp(&a_trailer))
+}
+
+impl Ord for InternalKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare(
+            &self.user_key,
+            self.trailer(),
+            &other.user_key,
+            other.trailer(),
+        )
+    }
+}
+
+impl PartialOrd for InternalKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Encodes a u64 as 8 big-endian bytes, so that bytewise key order equals numeric order.
+pub fn u64_key(v: u64) -> [u8; 8] {
+    v.to_be_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newest_first() {
+        let a = InternalKey::new(b"k".to_vec(), 5, ValueKind::Value);
+        let b = InternalKey::new(b"k".to_vec(), 3, ValueKind::Value);
+        let c = InternalKey::new(b"l".to_vec(), 9, ValueKind::Value);
+        assert!(a < b && b < c);
+        assert_eq!(unpack_trailer(a.trailer()), Some((5, ValueKind::Value)));
+        assert_eq!(unpack_trailer(7 << 8 | 9), None);
+    }
+}

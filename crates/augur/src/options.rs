@@ -1,0 +1,198 @@
+//! Options: every tunable of the engine, with documented defaults, validated at open.
+//!
+//! `Options::validate` rejects a bad value with `Error::InvalidArgument` naming the option.
+
+use crate::error::{Error, Result};
+use crate::fs::{FileSystem, ReadMode, StdFs};
+use std::sync::Arc;
+
+/// Options of a database, fixed at [`crate::Db::open`].
+#[derive(Clone)]
+pub struct Options {
+    /// Create the directory and an empty database if none exists. Default `true`.
+    pub create_if_missing: bool,
+    /// Fail if a database already exists. Default `false`.
+    pub error_if_exists: bool,
+    /// Memtable size (bytes) at which it becomes immutable and is flushed. Default 64 MiB.
+    pub memtable_size_bytes: usize,
+    /// Immutable memtables allowed to wait for flush before writes stall. Default 2.
+    pub max_immutable_memtables: usize,
+    /// Values of at least this many bytes go to the value log (WiscKey); smaller ones stay
+    /// inline. `usize::MAX` disables separation; 0 separates every value (Bourbon preset).
+    /// Default 1024.
+    pub value_separation_threshold: usize,
+    /// Target size of one SSTable (bytes). Default 32 MiB.
+    pub target_file_size_bytes: u64,
+    /// Number of L0 files that triggers a compaction into L1. Default 4.
+    pub l0_compaction_trigger: usize,
+    /// Number of L0 files at which each write is delayed by 1 ms. Default 8.
+    pub l0_slowdown_trigger: usize,
+    /// Number of L0 files at which writes wait for compaction. Default 12.
+    pub l0_stop_trigger: usize,
+    /// Maximum total size of L1 (bytes); level `n+1` may be `level_size_ratio` times larger.
+    /// Default 256 MiB.
+    pub l1_max_bytes: u64,
+    /// Size ratio between consecutive levels. Default 10.
+    pub level_size_ratio: u64,
+    /// Number of levels (L0 … L(n-1)). Default 7.
+    pub num_levels: usize,
+    /// Bloom filter bits per key; 0 disables filters. Default 10 (≈1% false positives).
+    pub bloom_bits_per_key: u32,
+    /// Records per data block of an SSTable (the fence-pointer granularity). Default 64.
+    pub block_records: usize,
+    /// How SSTables and sealed value-log segments are read. Default `Mmap`.
+    pub read_mode: ReadMode,
+    /// Size at which the active value-log segment is sealed and a new one started. Default
+    /// 256 MiB.
+    pub value_log_segment_bytes: u64,
+    /// Garbage ratio (garbage bytes / segment bytes) past which background GC rewrites a
+    /// sealed segment. 1.0 or above disables automatic GC. Default 0.5.
+    pub value_log_gc_ratio: f64,
+    /// The file system. Default the real one ([`StdFs`]).
+    pub fs: Arc<dyn FileSystem>,
+    /// Run flush and compaction in background threads. When `false`, they run inline in the
+    /// writer that triggers them (deterministic; used by tests). Default `true`.
+    pub background_threads: bool,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("create_if_missing", &self.create_if_missing)
+            .field("error_if_exists", &self.error_if_exists)
+            .field("memtable_size_bytes", &self.memtable_size_bytes)
+            .field("max_immutable_memtables", &self.max_immutable_memtables)
+            .field(
+                "value_separation_threshold",
+                &self.value_separation_threshold,
+            )
+            .field("target_file_size_bytes", &self.target_file_size_bytes)
+            .field("l0_compaction_trigger", &self.l0_compaction_trigger)
+            .field("l0_slowdown_trigger", &self.l0_slowdown_trigger)
+            .field("l0_stop_trigger", &self.l0_stop_trigger)
+            .field("l1_max_bytes", &self.l1_max_bytes)
+            .field("level_size_ratio", &self.level_size_ratio)
+            .field("num_levels", &self.num_levels)
+            .field("bloom_bits_per_key", &self.bloom_bits_per_key)
+            .field("block_records", &self.block_records)
+            .field("read_mode", &self.read_mode)
+            .field("value_log_segment_bytes", &self.value_log_segment_bytes)
+            .field("value_log_gc_ratio", &self.value_log_gc_ratio)
+            .field("background_threads", &self.background_threads)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: true,
+            error_if_exists: false,
+            memtable_size_bytes: 64 << 20,
+            max_immutable_memtables: 2,
+            value_separation_threshold: 1024,
+            target_file_size_bytes: 32 << 20,
+            l0_compaction_trigger: 4,
+            l0_slowdown_trigger: 8,
+            l0_stop_trigger: 12,
+            l1_max_bytes: 256 << 20,
+            level_size_ratio: 10,
+            num_levels: 7,
+            bloom_bits_per_key: 10,
+            block_records: 64,
+            read_mode: ReadMode::Mmap,
+            value_log_segment_bytes: 256 << 20,
+            value_log_gc_ratio: 0.5,
+            fs: Arc::new(StdFs),
+            background_threads: true,
+        }
+    }
+}
+
+fn invalid(option: &str, why: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument(format!("option `{option}` {why}"))
+}
+
+impl Options {
+    /// The Bourbon preset: every value separated into the value log (Bourbon §5 setup).
+    pub fn bourbon() -> Self {
+        Options {
+            value_separation_threshold: 0,
+            ..Options::default()
+        }
+    }
+
+    /// Checks every option; the error names the first bad one.
+    ///
+    /// # Errors
+    /// `Error::InvalidArgument` with a message naming the option and the accepted range.
+    pub fn validate(&self) -> Result<()> {
+        if self.memtable_size_bytes < 4096 {
+            return Err(invalid("memtable_size_bytes", "must be at least 4096"));
+        }
+        if self.max_immutable_memtables == 0 {
+            return Err(invalid("max_immutable_memtables", "must be at least 1"));
+        }
+        if self.target_file_size_bytes < 4096 {
+            return Err(invalid("target_file_size_bytes", "must be at least 4096"));
+        }
+        if self.l0_compaction_trigger == 0 {
+            return Err(invalid("l0_compaction_trigger", "must be at least 1"));
+        }
+        if self.l0_slowdown_trigger < self.l0_compaction_trigger {
+            return Err(invalid(
+                "l0_slowdown_trigger",
+                "must be at least l0_compaction_trigger",
+            ));
+        }
+        if self.l0_stop_trigger < self.l0_slowdown_trigger {
+            return Err(invalid(
+                "l0_stop_trigger",
+                "must be at least l0_slowdown_trigger",
+            ));
+        }
+        if self.l1_max_bytes < 4096 {
+            return Err(invalid("l1_max_bytes", "must be at least 4096"));
+        }
+        if self.level_size_ratio < 2 {
+            return Err(invalid("level_size_ratio", "must be at least 2"));
+        }
+        if !(2..=16).contains(&self.num_levels) {
+            return Err(invalid("num_levels", "must be between 2 and 16"));
+        }
+        if self.bloom_bits_per_key > 64 {
+            return Err(invalid("bloom_bits_per_key", "must be at most 64"));
+        }
+        if !(1..=65_536).contains(&self.block_records) {
+            return Err(invalid("block_records", "must be between 1 and 65536"));
+        }
+        if self.value_log_segment_bytes < 4096 {
+            return Err(invalid("value_log_segment_bytes", "must be at least 4096"));
+        }
+        if !(self.value_log_gc_ratio > 0.0) || self.value_log_gc_ratio.is_nan() {
+            return Err(invalid("value_log_gc_ratio", "must be a number above 0"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_errors_name_the_option() {
+        Options::default().validate().unwrap();
+        let o = Options {
+            l0_stop_trigger: 1,
+            ..Options::default()
+        };
+        let msg = o.validate().unwrap_err().to_string();
+        assert!(msg.contains("l0_stop_trigger"), "{msg}");
+        let o = Options {
+            value_log_gc_ratio: f64::NAN,
+            ..Options::default()
+        };
+        assert!(o.validate().unwrap_err().to_string().contains("value_log_gc_ratio"));
+    }
+}
