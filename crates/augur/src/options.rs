@@ -193,6 +193,10 @@ mod tests {
             value_log_gc_ratio: f64::NAN,
             ..Options::default()
         };
-        assert!(o.validate().unwrap_err().to_string().contains("value_log_gc_ratio"));
+        assert!(o
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("value_log_gc_ratio"));
     }
 }

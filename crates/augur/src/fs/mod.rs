@@ -7,9 +7,16 @@
 //! durable only after [`WritableFile::sync`]; a file's creation, rename or removal is durable
 //! only after [`FileSystem::sync_dir`] on its parent directory.
 
+#[cfg(any(test, feature = "test-util"))]
+pub mod fault;
+#[cfg(any(test, feature = "test-util"))]
+pub mod mem;
 mod std_fs;
 
-
+#[cfg(any(test, feature = "test-util"))]
+pub use fault::{FaultFs, FaultMode, FaultOp};
+#[cfg(any(test, feature = "test-util"))]
+pub use mem::MemFs;
 pub use std_fs::StdFs;
 
 use crate::error::Result;

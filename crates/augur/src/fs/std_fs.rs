@@ -211,10 +211,9 @@ impl FileSystem for StdFs {
                 "{} is held by another process or handle",
                 path.display()
             ))),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(
-                format!("locking {}", path.display()),
-                e,
-            )),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(Error::io(format!("locking {}", path.display()), e))
+            }
         }
     }
 }
