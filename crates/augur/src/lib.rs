@@ -9,6 +9,7 @@ mod error;
 pub mod fs;
 pub mod key;
 mod options;
+pub mod sst;
 pub mod vlog;
 
 pub use error::{Error, Result};
