@@ -10,6 +10,7 @@ pub mod fs;
 pub mod key;
 mod options;
 pub mod vlog;
+pub mod wal;
 
 pub use error::{Error, Result};
 pub use options::Options;
