@@ -2,5 +2,10 @@
 //! stores a [`ValuePointer`] instead of the value.
 
 mod pointer;
+mod segment;
 
 pub use pointer::ValuePointer;
+pub use segment::{
+    parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter,
+    ENTRY_HEADER_LEN, SEGMENT_FORMAT_VERSION, SEGMENT_HEADER_LEN, SEGMENT_MAGIC,
+};
