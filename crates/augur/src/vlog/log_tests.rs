@@ -341,3 +341,110 @@ fn concurrent_appends_and_reads() {
         .count();
     assert_eq!(total + in_active, all.len());
 }
+
+/// A file system whose writable files fail every write while `failing` is set.
+struct FlakyFs {
+    failing: Arc<std::sync::atomic::AtomicBool>,
+}
+
+struct FlakyFile {
+    inner: Box<dyn crate::fs::WritableFile>,
+    failing: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl FlakyFile {
+    fn gate(&self) -> Result<()> {
+        if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(Error::io("injected", std::io::Error::other("injected")));
+        }
+        Ok(())
+    }
+}
+
+impl crate::fs::WritableFile for FlakyFile {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.gate()?;
+        self.inner.append(data)
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.gate()?;
+        self.inner.flush()
+    }
+    fn sync(&mut self) -> Result<()> {
+        self.gate()?;
+        self.inner.sync()
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl FileSystem for FlakyFs {
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        StdFs.create_dir_all(dir)
+    }
+    fn create(&self, path: &Path) -> Result<Box<dyn crate::fs::WritableFile>> {
+        Ok(Box::new(FlakyFile {
+            inner: StdFs.create(path)?,
+            failing: Arc::clone(&self.failing),
+        }))
+    }
+    fn open(&self, path: &Path, mode: ReadMode) -> Result<Arc<dyn crate::fs::RandomAccessFile>> {
+        StdFs.open(path, mode)
+    }
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        StdFs.read_all(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        StdFs.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> Result<()> {
+        StdFs.remove(path)
+    }
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        StdFs.list(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        StdFs.exists(path)
+    }
+    fn size(&self, path: &Path) -> Result<u64> {
+        StdFs.size(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        StdFs.sync_dir(dir)
+    }
+    fn lock(&self, path: &Path) -> Result<Box<dyn crate::fs::FileLock>> {
+        StdFs.lock(path)
+    }
+}
+
+#[test]
+fn failed_write_poisons_the_log_until_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let failing = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flaky: Arc<dyn FileSystem> = Arc::new(FlakyFs {
+        failing: Arc::clone(&failing),
+    });
+    let log = ValueLog::open(Arc::clone(&flaky), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+    let ok = log.append(b"a", b"before").unwrap();
+    log.sync().unwrap();
+
+    failing.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(matches!(log.append(b"b", b"x"), Err(Error::Io { .. })));
+    failing.store(false, std::sync::atomic::Ordering::SeqCst);
+    assert!(matches!(log.append(b"c", b"y"), Err(Error::Poisoned(_))));
+    assert!(matches!(log.flush(), Err(Error::Poisoned(_))));
+    assert!(matches!(log.sync(), Err(Error::Poisoned(_))));
+    assert_eq!(log.read(&ok).unwrap(), b"before", "reads still work");
+    // An oversized key is refused before any byte is written: no poisoning.
+    let fresh = ValueLog::open(flaky, dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+    let long_key = vec![0u8; crate::key::MAX_KEY_LEN + 1];
+    assert!(matches!(
+        fresh.append(&long_key, b"v"),
+        Err(Error::InvalidArgument(_))
+    ));
+    let p = fresh.append(b"d", b"after reopen").unwrap();
+    fresh.flush().unwrap();
+    assert_eq!(fresh.read(&p).unwrap(), b"after reopen");
+    assert_eq!(fresh.read(&ok).unwrap(), b"before");
+}
