@@ -317,3 +317,53 @@ fn oversized_key_is_invalid_argument() {
     ));
     assert!(w.is_empty());
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Any truncation of a segment scans as exactly the entries that fit before the cut,
+        /// and every pointer reads back its value iff its entry fits.
+        #[test]
+        fn truncation_yields_a_prefix(
+            entries in prop::collection::vec(
+                (prop::collection::vec(any::<u8>(), 0..16), prop::collection::vec(any::<u8>(), 0..200)),
+                0..16,
+            ),
+            cut_fraction in 0.0f64..=1.0,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut w = SegmentWriter::create(&StdFs, dir.path(), 7).unwrap();
+            let ptrs: Vec<ValuePointer> =
+                entries.iter().map(|(k, v)| w.append(k, v).unwrap()).collect();
+            w.sync().unwrap();
+            let full = std::fs::read(w.path()).unwrap();
+            let cut = SEGMENT_HEADER_LEN
+                + ((full.len() - SEGMENT_HEADER_LEN) as f64 * cut_fraction) as usize;
+            std::fs::write(w.path(), &full[..cut]).unwrap();
+            let fits = |p: &ValuePointer, k: &[u8]| {
+                p.offset as usize + ENTRY_HEADER_LEN + k.len() + p.len as usize <= cut
+            };
+            for mode in MODES {
+                let r = open(dir.path(), mode);
+                let scanned = collect(&r).unwrap();
+                let expected: Vec<SegmentEntry> = ptrs
+                    .iter()
+                    .zip(&entries)
+                    .filter(|(p, (k, _))| fits(p, k))
+                    .map(|(p, (k, v))| (*p, k.clone(), v.clone()))
+                    .collect();
+                prop_assert_eq!(&scanned, &expected);
+                for (p, (k, v)) in ptrs.iter().zip(&entries) {
+                    match r.read(p, Some(k)) {
+                        Ok(got) => prop_assert!(fits(p, k) && &got == v),
+                        Err(e) => prop_assert!(!fits(p, k) && e.is_corruption()),
+                    }
+                }
+            }
+        }
+    }
+}
