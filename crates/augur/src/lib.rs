@@ -9,7 +9,9 @@ mod error;
 pub mod fs;
 pub mod key;
 mod options;
+pub mod sst;
 pub mod vlog;
+pub mod wal;
 
 pub use error::{Error, Result};
 pub use options::Options;

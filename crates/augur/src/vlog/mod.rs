@@ -1,6 +1,13 @@
 //! The value log (WiscKey): large values are appended to segmented log files and the LSM
 //! stores a [`ValuePointer`] instead of the value.
 
+mod log;
 mod pointer;
+mod segment;
 
+pub use log::{SegmentInfo, ValueLog};
 pub use pointer::ValuePointer;
+pub use segment::{
+    parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter,
+    ENTRY_HEADER_LEN, SEGMENT_FORMAT_VERSION, SEGMENT_HEADER_LEN, SEGMENT_MAGIC,
+};

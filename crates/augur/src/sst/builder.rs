@@ -1,0 +1,462 @@
+//! [`Builder`]: writes one SSTable from entries given in internal-key order (the last step of
+//! a memtable flush or of a compaction's merge).
+//!
+//! The slot width `W` is the longest user key of the file and is only known once every entry
+//! has been added, so the builder buffers the file's entries in memory (keys, 20-byte
+//! references and inline values; about 40 bytes of overhead per entry) and writes the whole
+//! file in [`Builder::finish`]. A table is at most the target file size (tens of MiB), so the
+//! buffer is bounded by it; callers cut files with [`Builder::estimated_size_bytes`].
+
+use crate::checksum::crc;
+use crate::error::{Error, Result};
+use crate::fs::WritableFile;
+use crate::key::{compare, pack_trailer, InternalKey, SeqNo, ValueKind, MAX_KEY_LEN, MAX_SEQNO};
+use crate::options::Options;
+use crate::sst::fence;
+use crate::sst::filter::FilterBuilder;
+use crate::sst::format::{Footer, InlineRef, Section, REF_BYTES, SLOT_OVERHEAD_BYTES};
+use crate::sst::properties::Properties;
+use crate::vlog::ValuePointer;
+use std::cmp::Ordering;
+use std::path::PathBuf;
+
+/// Knobs of the table layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuilderOptions {
+    /// Slots per data block: the fence-pointer granularity and the unit of checksum
+    /// verification. Must be in `1..=u32::MAX`.
+    pub block_records: usize,
+    /// Bloom filter bits per distinct user key; 0 writes no filter.
+    pub bloom_bits_per_key: u32,
+}
+
+impl Default for BuilderOptions {
+    fn default() -> Self {
+        BuilderOptions {
+            block_records: 64,
+            bloom_bits_per_key: 10,
+        }
+    }
+}
+
+impl From<&Options> for BuilderOptions {
+    fn from(o: &Options) -> Self {
+        BuilderOptions {
+            block_records: o.block_records,
+            bloom_bits_per_key: o.bloom_bits_per_key,
+        }
+    }
+}
+
+/// What [`Builder::finish`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSummary {
+    /// Size of the file in bytes.
+    pub file_size: u64,
+    /// Number of entries.
+    pub entries: u64,
+    /// First internal key.
+    pub smallest: InternalKey,
+    /// Last internal key.
+    pub largest: InternalKey,
+}
+
+/// One buffered entry: where its key is in the key arena, its trailer and slot reference.
+#[derive(Debug)]
+struct Pending {
+    key_start: usize,
+    key_len: u16,
+    trailer: u64,
+    reference: [u8; REF_BYTES],
+}
+
+/// Writes one table to a file. Not thread-safe; one builder per output file.
+pub struct Builder {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+    opts: BuilderOptions,
+    /// User keys of all entries, concatenated.
+    keys: Vec<u8>,
+    entries: Vec<Pending>,
+    /// The value section being accumulated.
+    values: Vec<u8>,
+    filter: FilterBuilder,
+    max_key_len: usize,
+    deletes: u64,
+    inline_values: u64,
+    pointers: u64,
+    pointer_value_bytes: u64,
+}
+
+impl std::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("path", &self.path)
+            .field("opts", &self.opts)
+            .field("entries", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Builder {
+    /// A builder writing to `file`, which lives at `path` (used in error messages).
+    pub fn new(file: Box<dyn WritableFile>, path: PathBuf, opts: BuilderOptions) -> Builder {
+        Builder {
+            file,
+            path,
+            opts,
+            keys: Vec::new(),
+            entries: Vec::new(),
+            values: Vec::new(),
+            filter: FilterBuilder::new(opts.bloom_bits_per_key),
+            max_key_len: 0,
+            deletes: 0,
+            inline_values: 0,
+            pointers: 0,
+            pointer_value_bytes: 0,
+        }
+    }
+
+    fn block_records(&self) -> Result<u32> {
+        match u32::try_from(self.opts.block_records) {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(Error::InvalidArgument(format!(
+                "block_records must be in 1..=u32::MAX, got {}",
+                self.opts.block_records
+            ))),
+        }
+    }
+
+    fn key_of(&self, e: &Pending) -> &[u8] {
+        self.keys
+            .get(e.key_start..e.key_start + usize::from(e.key_len))
+            .unwrap_or_default()
+    }
+
+    /// Adds an entry.
+    ///
+    /// REQUIRES: strictly increasing internal-key order (user key ascending, seqno strictly
+    /// descending within a user key). `value` is the inline value (`Value`), the 20-byte
+    /// encoded [`ValuePointer`] (`Pointer`) or empty (`Delete`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the order, key length, seqno or value shape is violated or the
+    /// options are invalid; the builder is unchanged then.
+    pub fn add(
+        &mut self,
+        user_key: &[u8],
+        seqno: SeqNo,
+        kind: ValueKind,
+        value: &[u8],
+    ) -> Result<()> {
+        self.block_records()?;
+        let invalid = |why: String| Err(Error::InvalidArgument(why));
+        if user_key.len() > MAX_KEY_LEN {
+            return invalid(format!(
+                "key of {} bytes exceeds MAX_KEY_LEN",
+                user_key.len()
+            ));
+        }
+        if seqno > MAX_SEQNO {
+            return invalid(format!("seqno {seqno} exceeds MAX_SEQNO"));
+        }
+        let trailer = pack_trailer(seqno, kind);
+        if let Some(last) = self.entries.last() {
+            let last_key = self.key_of(last);
+            let ordered = match last_key.cmp(user_key) {
+                Ordering::Less => true,
+                Ordering::Equal => (last.trailer >> 8) > seqno,
+                Ordering::Greater => false,
+            };
+            if !ordered {
+                return invalid(format!(
+                    "entries out of order in {}: key {:?} seqno {seqno} after key {:?} seqno {}",
+                    self.path.display(),
+                    user_key,
+                    last_key,
+                    last.trailer >> 8
+                ));
+            }
+            debug_assert_eq!(
+                compare(last_key, last.trailer, user_key, trailer),
+                Ordering::Less
+            );
+        }
+        let reference = match kind {
+            ValueKind::Value => {
+                let Ok(len) = u32::try_from(value.len()) else {
+                    return invalid(format!("inline value of {} bytes", value.len()));
+                };
+                InlineRef {
+                    offset: self.values.len() as u64,
+                    len,
+                    crc: crc(value),
+                }
+                .encode()
+            }
+            ValueKind::Pointer => match ValuePointer::decode(value) {
+                Some(p) => {
+                    self.pointer_value_bytes += u64::from(p.len);
+                    p.encode()
+                }
+                None => return invalid(format!("pointer value of {} bytes", value.len())),
+            },
+            ValueKind::Delete => {
+                if !value.is_empty() {
+                    return invalid("a tombstone carries no value".to_string());
+                }
+                [0u8; REF_BYTES]
+            }
+        };
+        match kind {
+            ValueKind::Value => {
+                self.values.extend_from_slice(value);
+                self.inline_values += 1;
+            }
+            ValueKind::Pointer => self.pointers += 1,
+            ValueKind::Delete => self.deletes += 1,
+        }
+        let new_user_key = self
+            .entries
+            .last()
+            .is_none_or(|last| self.key_of(last) != user_key);
+        if new_user_key {
+            self.filter.add(user_key);
+        }
+        self.entries.push(Pending {
+            key_start: self.keys.len(),
+            key_len: user_key.len() as u16,
+            trailer,
+            reference,
+        });
+        self.keys.extend_from_slice(user_key);
+        self.max_key_len = self.max_key_len.max(user_key.len());
+        Ok(())
+    }
+
+    /// Entries added so far.
+    pub fn entries(&self) -> u64 {
+        self.entries.len() as u64
+    }
+
+    /// Size the file would have if finished now (exact for the data and value sections,
+    /// estimated for the index and properties); use it to cut files at the target size.
+    pub fn estimated_size_bytes(&self) -> u64 {
+        let n = self.entries.len() as u64;
+        let slot = (self.max_key_len + SLOT_OVERHEAD_BYTES) as u64;
+        let blocks = n.div_ceil(self.opts.block_records.max(1) as u64);
+        n * slot
+            + self.values.len() as u64
+            + self.filter.estimated_bytes()
+            + blocks * (self.max_key_len as u64 + 26)
+            + 2 * self.max_key_len as u64
+            + 128
+            + super::format::FOOTER_LEN as u64
+    }
+
+    fn internal_key(&self, e: &Pending) -> InternalKey {
+        let (seqno, kind) = crate::key::unpack_trailer(e.trailer).unwrap_or((0, ValueKind::Delete));
+        InternalKey::new(self.key_of(e).to_vec(), seqno, kind)
+    }
+
+    /// Writes the data, value, filter, index, model and properties sections and the footer,
+    /// then syncs the file.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when no entry was added or the options are invalid; `Io` when a
+    /// write or the sync fails (the file is then unusable and should be removed).
+    pub fn finish(mut self) -> Result<TableSummary> {
+        let block_records = self.block_records()?;
+        let (Some(first), Some(last)) = (self.entries.first(), self.entries.last()) else {
+            return Err(Error::InvalidArgument(format!(
+                "cannot finish the empty table {}",
+                self.path.display()
+            )));
+        };
+        let smallest = self.internal_key(first);
+        let largest = self.internal_key(last);
+        let key_width = self.max_key_len;
+        let slot_bytes = key_width + SLOT_OVERHEAD_BYTES;
+        let mut footer = Footer::default();
+
+        // Data section: blocks of fixed-width slots; checksums go to the fence index.
+        let mut index = Vec::new();
+        let mut block = Vec::with_capacity(slot_bytes * block_records as usize);
+        let mut values_start = 0u64;
+        for chunk in self.entries.chunks(block_records as usize) {
+            block.clear();
+            let mut values_end = values_start;
+            for e in chunk {
+                let key = self.key_of(e);
+                block.extend_from_slice(key);
+                block.resize(block.len() + key_width - key.len(), 0);
+                block.extend_from_slice(&e.key_len.to_le_bytes());
+                block.extend_from_slice(&e.trailer.to_le_bytes());
+                block.extend_from_slice(&e.reference);
+                if e.trailer as u8 == ValueKind::Value as u8 {
+                    if let Some(r) = InlineRef::decode(&e.reference) {
+                        values_end = r.end();
+                    }
+                }
+            }
+            let Some(block_last) = chunk.last() else {
+                continue;
+            };
+            let value_chunk = self
+                .values
+                .get(values_start as usize..values_end as usize)
+                .unwrap_or_default();
+            fence::encode_record(
+                &mut index,
+                self.key_of(block_last),
+                block_last.trailer,
+                crc(&block),
+                values_end,
+                crc(value_chunk),
+            );
+            values_start = values_end;
+            self.file.append(&block)?;
+        }
+        footer.data = Section {
+            offset: 0,
+            len: self.file.len(),
+            crc: 0,
+        };
+
+        let mut offset = footer.data.len;
+        let mut write_section = |file: &mut Box<dyn WritableFile>, bytes: &[u8], crc_of: bool| {
+            let s = Section {
+                offset,
+                len: bytes.len() as u64,
+                crc: if crc_of { crc(bytes) } else { 0 },
+            };
+            offset += s.len;
+            file.append(bytes).map(|()| s)
+        };
+        footer.values = write_section(&mut self.file, &self.values, false)?;
+        footer.filter = write_section(&mut self.file, &self.filter.finish(), true)?;
+        footer.index = write_section(&mut self.file, &index, true)?;
+        footer.model = write_section(&mut self.file, &[], true)?;
+        let props = Properties {
+            entries: self.entries.len() as u64,
+            key_width: key_width as u32,
+            block_records,
+            blocks: (self.entries.len() as u64).div_ceil(u64::from(block_records)),
+            common_prefix_len: common_prefix_len(&smallest.user_key, &largest.user_key) as u32,
+            bloom_bits_per_key: self.opts.bloom_bits_per_key,
+            deletes: self.deletes,
+            inline_values: self.inline_values,
+            pointers: self.pointers,
+            raw_key_bytes: self.keys.len() as u64,
+            raw_value_bytes: self.values.len() as u64,
+            pointer_value_bytes: self.pointer_value_bytes,
+            smallest: smallest.clone(),
+            largest: largest.clone(),
+        };
+        footer.properties = write_section(&mut self.file, &props.encode(), true)?;
+        self.file.append(&footer.encode())?;
+        self.file.sync()?;
+        Ok(TableSummary {
+            file_size: self.file.len(),
+            entries: props.entries,
+            smallest,
+            largest,
+        })
+    }
+}
+
+/// Length of the common prefix of two byte strings. For a sorted set, the common prefix of
+/// its first and last element is the common prefix of all its elements.
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NullFile(u64);
+    impl WritableFile for NullFile {
+        fn append(&mut self, data: &[u8]) -> Result<()> {
+            self.0 += data.len() as u64;
+            Ok(())
+        }
+        fn flush(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn sync(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn len(&self) -> u64 {
+            self.0
+        }
+    }
+
+    fn builder(block_records: usize) -> Builder {
+        let opts = BuilderOptions {
+            block_records,
+            bloom_bits_per_key: 10,
+        };
+        Builder::new(Box::new(NullFile(0)), PathBuf::from("t.sst"), opts)
+    }
+
+    fn is_invalid(r: Result<()>) -> bool {
+        matches!(r, Err(Error::InvalidArgument(_)))
+    }
+
+    #[test]
+    fn rejects_bad_input_and_stays_usable() {
+        let mut b = builder(4);
+        b.add(b"b", 5, ValueKind::Value, b"v").unwrap();
+        assert!(is_invalid(b.add(b"a", 9, ValueKind::Value, b"v")));
+        assert!(is_invalid(b.add(b"b", 5, ValueKind::Delete, b"")));
+        assert!(is_invalid(b.add(b"b", 6, ValueKind::Value, b"v")));
+        assert!(is_invalid(b.add(b"c", 1, ValueKind::Pointer, b"short")));
+        assert!(is_invalid(b.add(b"c", 1, ValueKind::Delete, b"x")));
+        assert!(is_invalid(b.add(
+            &vec![0; MAX_KEY_LEN + 1],
+            1,
+            ValueKind::Delete,
+            b""
+        )));
+        assert!(is_invalid(b.add(
+            b"c",
+            MAX_SEQNO + 1,
+            ValueKind::Delete,
+            b""
+        )));
+        assert_eq!(b.entries(), 1);
+        b.add(b"b", 4, ValueKind::Delete, b"").unwrap();
+        let summary = b.finish().unwrap();
+        assert_eq!(summary.entries, 2);
+        assert_eq!(
+            summary.largest,
+            InternalKey::new(b"b".to_vec(), 4, ValueKind::Delete)
+        );
+    }
+
+    #[test]
+    fn empty_and_bad_options_are_invalid() {
+        assert!(matches!(
+            builder(4).finish(),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(is_invalid(builder(0).add(b"a", 1, ValueKind::Delete, b"")));
+    }
+
+    #[test]
+    fn estimate_tracks_size() {
+        let mut b = builder(8);
+        for i in 0..1000u64 {
+            b.add(&i.to_be_bytes(), 1, ValueKind::Value, &[7; 20])
+                .unwrap();
+        }
+        let est = b.estimated_size_bytes();
+        let real = b.finish().unwrap().file_size;
+        assert!(
+            est >= real && est < real + real / 10,
+            "est {est} real {real}"
+        );
+        assert_eq!(common_prefix_len(b"abc", b"abd"), 2);
+    }
+}

@@ -1,0 +1,271 @@
+//! The fence-pointer index: for every data block, its last internal key and the checksums of
+//! its slots and of its chunk of the value section. This is the baseline index of the read
+//! path (LevelDB's index block); learned indexes will later sit beside it behind one `Index`
+//! trait whose `search` returns a position window, which is why [`FenceIndex::search`]
+//! already answers in positions rather than blocks.
+//!
+//! Encoding, one record per block in block order:
+//! `last_user_key (varint len + bytes) | last_trailer u64 | slots_crc u32 | values_end u64 |
+//! values_crc u32`. Block `b`'s value chunk is `[values_end(b-1), values_end(b))` of the value
+//! section (`values_end(-1) = 0`).
+//!
+//! Invariants checked on decode: one record per block of the properties, last keys strictly
+//! increasing in internal order, `values_end` non-decreasing and ending at the value section's
+//! length, the last record's key equal to the table's largest key.
+
+use crate::coding::{put_bytes, put_u32, put_u64, Decoder};
+use crate::error::{Error, Result};
+use crate::key::{compare, MAX_KEY_LEN};
+use crate::sst::properties::Properties;
+use std::cmp::Ordering;
+use std::ops::Range;
+use std::path::Path;
+
+/// Checksums and value-chunk bounds of one data block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockMeta {
+    /// Masked CRC32C of the block's slot bytes.
+    pub(crate) slots_crc: u32,
+    /// Start of the block's values, relative to the value section.
+    pub(crate) values_start: u64,
+    /// End of the block's values, relative to the value section.
+    pub(crate) values_end: u64,
+    /// Masked CRC32C of the block's value chunk.
+    pub(crate) values_crc: u32,
+}
+
+/// Appends one fence record to `buf` (builder side).
+pub(crate) fn encode_record(
+    buf: &mut Vec<u8>,
+    last_user_key: &[u8],
+    last_trailer: u64,
+    slots_crc: u32,
+    values_end: u64,
+    values_crc: u32,
+) {
+    put_bytes(buf, last_user_key);
+    put_u64(buf, last_trailer);
+    put_u32(buf, slots_crc);
+    put_u64(buf, values_end);
+    put_u32(buf, values_crc);
+}
+
+/// The decoded fence-pointer index of one table.
+#[derive(Debug)]
+pub(crate) struct FenceIndex {
+    entries: u64,
+    block_records: u64,
+    /// Last user keys of all blocks, concatenated; block `b`'s key ends at `key_ends[b]`.
+    last_keys: Vec<u8>,
+    key_ends: Vec<usize>,
+    last_trailers: Vec<u64>,
+    blocks: Vec<BlockMeta>,
+}
+
+impl FenceIndex {
+    /// Decodes and validates the index section read from `offset` of `file`.
+    ///
+    /// # Errors
+    /// `Corruption` when the section is malformed or inconsistent with `props` or with the
+    /// value section length `values_len`.
+    pub(crate) fn decode(
+        bytes: &[u8],
+        props: &Properties,
+        values_len: u64,
+        file: &Path,
+        offset: u64,
+    ) -> Result<FenceIndex> {
+        let corrupt = |at: usize, why: &str| {
+            Error::corruption(file, offset + at as u64, format!("fence index: {why}"))
+        };
+        let capacity = usize::try_from(props.blocks.min(bytes.len() as u64)).unwrap_or(0);
+        let mut index = FenceIndex {
+            entries: props.entries,
+            block_records: u64::from(props.block_records),
+            last_keys: Vec::new(),
+            key_ends: Vec::with_capacity(capacity),
+            last_trailers: Vec::with_capacity(capacity),
+            blocks: Vec::with_capacity(capacity),
+        };
+        let mut d = Decoder::new(bytes);
+        let mut values_start = 0u64;
+        while !d.is_empty() {
+            let at = d.position();
+            let short = || corrupt(at, "record is truncated");
+            let key = d.length_prefixed().ok_or_else(short)?;
+            let trailer = d.u64().ok_or_else(short)?;
+            let slots_crc = d.u32().ok_or_else(short)?;
+            let values_end = d.u64().ok_or_else(short)?;
+            let values_crc = d.u32().ok_or_else(short)?;
+            if key.len() > MAX_KEY_LEN || key.len() > props.key_width as usize {
+                return Err(corrupt(at, "last key longer than the key width"));
+            }
+            if let Some((prev_key, prev_trailer)) = index.last_key(index.blocks.len() as u64) {
+                if compare(prev_key, prev_trailer, key, trailer) != Ordering::Less {
+                    return Err(corrupt(at, "last keys are not increasing"));
+                }
+            }
+            if values_end < values_start || values_end > values_len {
+                return Err(corrupt(at, "value chunk bounds out of order"));
+            }
+            index.last_keys.extend_from_slice(key);
+            index.key_ends.push(index.last_keys.len());
+            index.last_trailers.push(trailer);
+            index.blocks.push(BlockMeta {
+                slots_crc,
+                values_start,
+                values_end,
+                values_crc,
+            });
+            values_start = values_end;
+        }
+        if index.blocks.len() as u64 != props.blocks {
+            return Err(corrupt(0, "record count differs from the block count"));
+        }
+        if values_start != values_len {
+            return Err(corrupt(0, "value chunks do not cover the value section"));
+        }
+        let largest = &props.largest;
+        if index.last_key(props.blocks) != Some((&largest.user_key[..], largest.trailer())) {
+            return Err(corrupt(0, "last key differs from the table's largest key"));
+        }
+        Ok(index)
+    }
+
+    /// Last internal key `(user key, trailer)` of the block before `end_block`, i.e. of block
+    /// `end_block - 1`; `None` for 0 or out of range.
+    fn last_key(&self, end_block: u64) -> Option<(&[u8], u64)> {
+        let b = usize::try_from(end_block.checked_sub(1)?).ok()?;
+        let start = match b.checked_sub(1) {
+            Some(prev) => *self.key_ends.get(prev)?,
+            None => 0,
+        };
+        let end = *self.key_ends.get(b)?;
+        Some((self.last_keys.get(start..end)?, *self.last_trailers.get(b)?))
+    }
+
+    /// The last internal key of block `block`.
+    pub(crate) fn block_last_key(&self, block: u64) -> Option<(&[u8], u64)> {
+        self.last_key(block.checked_add(1)?)
+    }
+
+    /// Position window `[lo, hi)` that contains the first entry `>= (user_key, trailer)` in
+    /// internal order: the slots of the first block whose last key is `>=` the target. When
+    /// every entry is smaller, returns the empty window `[entries, entries)` (the lower bound
+    /// is then `entries`). O(log blocks) key comparisons, no allocation.
+    pub(crate) fn search(&self, user_key: &[u8], trailer: u64) -> Range<u64> {
+        let (mut lo, mut hi) = (0u64, self.block_count());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let below = self
+                .block_last_key(mid)
+                .is_some_and(|(k, t)| compare(k, t, user_key, trailer) == Ordering::Less);
+            if below {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        self.block_positions(lo)
+    }
+
+    /// Number of data blocks.
+    pub(crate) fn block_count(&self) -> u64 {
+        self.blocks.len() as u64
+    }
+
+    /// The block holding position `pos`.
+    pub(crate) fn block_of(&self, pos: u64) -> u64 {
+        pos / self.block_records
+    }
+
+    /// Positions of the slots of `block` (empty at `entries` past the last block).
+    pub(crate) fn block_positions(&self, block: u64) -> Range<u64> {
+        let start = block.saturating_mul(self.block_records).min(self.entries);
+        let end = start.saturating_add(self.block_records).min(self.entries);
+        start..end
+    }
+
+    /// Checksums and value bounds of `block`.
+    pub(crate) fn meta(&self, block: u64) -> Option<&BlockMeta> {
+        self.blocks.get(usize::try_from(block).ok()?)
+    }
+
+    /// Heap bytes held by the index (model memory accounting).
+    pub(crate) fn size_bytes(&self) -> usize {
+        self.last_keys.len()
+            + self.key_ends.len() * std::mem::size_of::<usize>()
+            + self.last_trailers.len() * 8
+            + self.blocks.len() * std::mem::size_of::<BlockMeta>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{pack_trailer, InternalKey, ValueKind};
+
+    fn props(entries: u64, block_records: u32, largest: &[u8], trailer_seq: u64) -> Properties {
+        Properties {
+            entries,
+            key_width: 8,
+            block_records,
+            blocks: entries.div_ceil(u64::from(block_records)),
+            common_prefix_len: 0,
+            bloom_bits_per_key: 0,
+            deletes: 0,
+            inline_values: entries,
+            pointers: 0,
+            raw_key_bytes: 0,
+            raw_value_bytes: 30,
+            pointer_value_bytes: 0,
+            smallest: InternalKey::new(b"a".to_vec(), 1, ValueKind::Value),
+            largest: InternalKey::new(largest.to_vec(), trailer_seq, ValueKind::Value),
+        }
+    }
+
+    fn encoded(keys: &[(&[u8], u64)]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for (i, (k, s)) in keys.iter().enumerate() {
+            let t = pack_trailer(*s, ValueKind::Value);
+            encode_record(&mut b, k, t, 1, 10 * (i as u64 + 1), 2);
+        }
+        b
+    }
+
+    #[test]
+    fn search_finds_covering_block() {
+        let keys: [(&[u8], u64); 3] = [(b"b", 5), (b"d", 5), (b"f", 5)];
+        let p = props(7, 3, b"f", 5);
+        let idx = FenceIndex::decode(&encoded(&keys), &p, 30, Path::new("x"), 0).unwrap();
+        let t = |s| pack_trailer(s, ValueKind::Value);
+        assert_eq!(idx.search(b"a", t(1)), 0..3);
+        assert_eq!(idx.search(b"b", t(6)), 0..3);
+        assert_eq!(idx.search(b"b", t(5)), 0..3);
+        assert_eq!(idx.search(b"b", t(4)), 3..6);
+        assert_eq!(idx.search(b"e", t(4)), 6..7);
+        assert_eq!(idx.search(b"g", t(4)), 7..7);
+        assert_eq!(idx.meta(1).unwrap().values_start, 10);
+        assert_eq!(idx.block_last_key(2), Some((&b"f"[..], t(5))));
+        assert_eq!(idx.block_of(6), 2);
+        assert!(idx.size_bytes() > 0);
+    }
+
+    #[test]
+    fn rejects_inconsistent() {
+        let x = Path::new("x");
+        let good: [(&[u8], u64); 3] = [(b"b", 5), (b"d", 5), (b"f", 5)];
+        let p = props(7, 3, b"f", 5);
+        // Value section length mismatch, wrong block count, unsorted, wrong largest, truncated.
+        assert!(FenceIndex::decode(&encoded(&good), &p, 31, x, 0).is_err());
+        assert!(FenceIndex::decode(&encoded(&good[..2]), &p, 20, x, 0).is_err());
+        let bad: [(&[u8], u64); 3] = [(b"d", 5), (b"b", 5), (b"f", 5)];
+        assert!(FenceIndex::decode(&encoded(&bad), &p, 30, x, 0).is_err());
+        let p2 = props(7, 3, b"g", 5);
+        assert!(FenceIndex::decode(&encoded(&good), &p2, 30, x, 0).is_err());
+        let enc = encoded(&good);
+        for cut in 0..enc.len() {
+            assert!(FenceIndex::decode(&enc[..cut], &p, 30, x, 0).is_err());
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! Byte layout constants of an SSTable and the codecs of its two fixed-size structures: the
+//! footer and the 20-byte value reference inside each key slot. The full specification is
+//! `docs/format/sst.md`; this file is its executable form.
+//!
+//! Invariants: the footer is exactly [`FOOTER_LEN`] bytes at the very end of the file, its
+//! last 12 bytes are `format_version u32 | magic u64` in every format version (so a reader can
+//! always tell "not an SSTable" from "a newer SSTable"), and every other footer byte is covered
+//! by the footer checksum.
+
+use crate::checksum::crc_parts;
+use crate::coding::{get_u32, get_u64};
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// Magic number at the end of every SSTable: the bytes `AUGURSST` read as a little-endian u64.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"AUGURSST");
+
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Checksum type recorded in the footer: masked CRC32C ([`crate::checksum::crc`]).
+pub const CHECKSUM_MASKED_CRC32C: u8 = 1;
+
+/// Bytes of the value reference at the end of every slot.
+pub const REF_BYTES: usize = 20;
+
+/// Bytes of a slot besides the padded key: `key_len u16 | trailer u64 | ref [u8; 20]`.
+pub const SLOT_OVERHEAD_BYTES: usize = 2 + 8 + REF_BYTES;
+
+/// Bytes of one section record in the footer: `offset u64 | len u64 | crc u32`.
+const SECTION_RECORD_BYTES: usize = 20;
+
+/// Number of sections described by the footer.
+const SECTION_COUNT: usize = 6;
+
+/// Offset of the checksum-type byte inside the footer.
+const CHECKSUM_TYPE_AT: usize = SECTION_COUNT * SECTION_RECORD_BYTES;
+
+/// Offset of the footer checksum inside the footer (after 3 reserved zero bytes).
+const FOOTER_CRC_AT: usize = CHECKSUM_TYPE_AT + 4;
+
+/// Offset of the format version inside the footer.
+const VERSION_AT: usize = FOOTER_CRC_AT + 4;
+
+/// Offset of the magic number inside the footer.
+const MAGIC_AT: usize = VERSION_AT + 4;
+
+/// Total size of the footer in bytes.
+pub const FOOTER_LEN: usize = MAGIC_AT + 8;
+
+/// One contiguous region of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Section {
+    /// Byte offset of the section's first byte in the file.
+    pub offset: u64,
+    /// Length in bytes (0 for an absent section).
+    pub len: u64,
+    /// Masked CRC32C of the section's bytes; 0 (unused) for the data and value sections,
+    /// which are checksummed per block through the fence index instead.
+    pub crc: u32,
+}
+
+impl Section {
+    /// Offset one past the section's last byte (saturating; validated on decode).
+    pub fn end(&self) -> u64 {
+        self.offset.saturating_add(self.len)
+    }
+}
+
+/// Where every section of a table lies, in file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Footer {
+    /// Key slots, grouped into data blocks. Always starts at offset 0.
+    pub data: Section,
+    /// Inline values, concatenated in entry order.
+    pub values: Section,
+    /// The bloom filter over user keys (empty when disabled).
+    pub filter: Section,
+    /// The fence-pointer index: one record per data block.
+    pub index: Section,
+    /// The serialized learned index; empty in format version 1.
+    pub model: Section,
+    /// Table properties.
+    pub properties: Section,
+}
+
+impl Footer {
+    fn sections(&self) -> [&Section; SECTION_COUNT] {
+        [
+            &self.data,
+            &self.values,
+            &self.filter,
+            &self.index,
+            &self.model,
+            &self.properties,
+        ]
+    }
+
+    /// Encodes the footer (including its checksum, version and magic).
+    pub fn encode(&self) -> [u8; FOOTER_LEN] {
+        let mut out = [0u8; FOOTER_LEN];
+        let mut body = Vec::with_capacity(FOOTER_LEN);
+        for s in self.sections() {
+            body.extend_from_slice(&s.offset.to_le_bytes());
+            body.extend_from_slice(&s.len.to_le_bytes());
+            body.extend_from_slice(&s.crc.to_le_bytes());
+        }
+        body.push(CHECKSUM_MASKED_CRC32C);
+        body.extend_from_slice(&[0u8; 3]);
+        let mut tail = [0u8; 12];
+        tail[..4].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        tail[4..].copy_from_slice(&MAGIC.to_le_bytes());
+        let footer_crc = crc_parts(&[&body, &tail]);
+        body.extend_from_slice(&footer_crc.to_le_bytes());
+        body.extend_from_slice(&tail);
+        out.copy_from_slice(&body);
+        out
+    }
+
+    /// Decodes and checks a footer read from `footer_offset` of `file` whose total size is
+    /// `file_size`: magic, then version, then checksum, then that the sections tile the file
+    /// in order (data at 0, each section starting where the previous ends, properties ending
+    /// where the footer starts).
+    ///
+    /// # Errors
+    /// `Corruption` for a bad magic, checksum or layout; `UnsupportedVersion` for another
+    /// format version.
+    pub fn decode(bytes: &[u8], file: &Path, footer_offset: u64) -> Result<Footer> {
+        let at = |rel: usize| footer_offset + rel as u64;
+        let corrupt = |rel: usize, why: &str| Error::corruption(file, at(rel), why);
+        if bytes.len() != FOOTER_LEN {
+            return Err(corrupt(0, "footer has the wrong length"));
+        }
+        let magic = get_u64(bytes, MAGIC_AT).ok_or_else(|| corrupt(MAGIC_AT, "short footer"))?;
+        if magic != MAGIC {
+            return Err(corrupt(MAGIC_AT, "bad magic: not an Augur SSTable"));
+        }
+        let version =
+            get_u32(bytes, VERSION_AT).ok_or_else(|| corrupt(VERSION_AT, "short footer"))?;
+        if version != FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion {
+                file: file.to_path_buf(),
+                version,
+            });
+        }
+        let stored_crc =
+            get_u32(bytes, FOOTER_CRC_AT).ok_or_else(|| corrupt(FOOTER_CRC_AT, "short footer"))?;
+        let body = bytes.get(..FOOTER_CRC_AT).unwrap_or_default();
+        let tail = bytes.get(VERSION_AT..).unwrap_or_default();
+        if crc_parts(&[body, tail]) != stored_crc {
+            return Err(corrupt(0, "footer checksum mismatch"));
+        }
+        if bytes.get(CHECKSUM_TYPE_AT) != Some(&CHECKSUM_MASKED_CRC32C) {
+            return Err(corrupt(CHECKSUM_TYPE_AT, "unknown checksum type"));
+        }
+        let mut sections = [Section::default(); SECTION_COUNT];
+        for (i, s) in sections.iter_mut().enumerate() {
+            let base = i * SECTION_RECORD_BYTES;
+            let short = || corrupt(base, "short footer");
+            s.offset = get_u64(bytes, base).ok_or_else(short)?;
+            s.len = get_u64(bytes, base + 8).ok_or_else(short)?;
+            s.crc = get_u32(bytes, base + 16).ok_or_else(short)?;
+        }
+        let [data, values, filter, index, model, properties] = sections;
+        let footer = Footer {
+            data,
+            values,
+            filter,
+            index,
+            model,
+            properties,
+        };
+        let mut expected_offset = 0u64;
+        for (i, s) in footer.sections().iter().enumerate() {
+            if s.offset != expected_offset {
+                return Err(corrupt(
+                    i * SECTION_RECORD_BYTES,
+                    "section does not start where the previous one ends",
+                ));
+            }
+            expected_offset = s
+                .offset
+                .checked_add(s.len)
+                .ok_or_else(|| corrupt(i * SECTION_RECORD_BYTES, "section length overflows"))?;
+        }
+        if expected_offset != footer_offset {
+            return Err(corrupt(0, "sections do not end where the footer starts"));
+        }
+        Ok(footer)
+    }
+}
+
+/// The reference stored in a slot of kind `Value`: where the inline value sits in the value
+/// section and its checksum. Encoded as `offset u64 | len u32 | crc u32 | 4 zero bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InlineRef {
+    /// Offset of the value relative to the start of the value section.
+    pub offset: u64,
+    /// Length of the value.
+    pub len: u32,
+    /// Masked CRC32C of the value bytes.
+    pub crc: u32,
+}
+
+impl InlineRef {
+    /// Encodes into the 20-byte slot reference.
+    pub fn encode(&self) -> [u8; REF_BYTES] {
+        let mut b = [0u8; REF_BYTES];
+        b[..8].copy_from_slice(&self.offset.to_le_bytes());
+        b[8..12].copy_from_slice(&self.len.to_le_bytes());
+        b[12..16].copy_from_slice(&self.crc.to_le_bytes());
+        b
+    }
+
+    /// Decodes a 20-byte slot reference; `None` when `b` is short or the reserved bytes are
+    /// not zero.
+    pub fn decode(b: &[u8]) -> Option<InlineRef> {
+        if b.len() != REF_BYTES || b.get(16..)? != [0u8; 4] {
+            return None;
+        }
+        Some(InlineRef {
+            offset: get_u64(b, 0)?,
+            len: get_u32(b, 8)?,
+            crc: get_u32(b, 12)?,
+        })
+    }
+
+    /// End offset (relative to the value section), saturating.
+    pub fn end(&self) -> u64 {
+        self.offset.saturating_add(u64::from(self.len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Footer {
+        let mut f = Footer::default();
+        let lens = [100u64, 20, 0, 33, 0, 50];
+        let mut off = 0;
+        let mut secs = [Section::default(); SECTION_COUNT];
+        for (s, len) in secs.iter_mut().zip(lens) {
+            *s = Section {
+                offset: off,
+                len,
+                crc: len as u32 * 7,
+            };
+            off += len;
+        }
+        [f.data, f.values, f.filter, f.index, f.model, f.properties] = secs;
+        f
+    }
+
+    #[test]
+    fn footer_roundtrip_and_checks() {
+        let f = sample();
+        let bytes = f.encode();
+        let p = Path::new("t.sst");
+        assert_eq!(Footer::decode(&bytes, p, 203).unwrap(), f);
+        // Wrong footer position: sections do not reach it.
+        assert!(Footer::decode(&bytes, p, 204).unwrap_err().is_corruption());
+        for bit in 0..FOOTER_LEN * 8 {
+            let mut b = bytes;
+            b[bit / 8] ^= 1 << (bit % 8);
+            let err = Footer::decode(&b, p, 203).unwrap_err();
+            let in_version = (VERSION_AT * 8..MAGIC_AT * 8).contains(&bit);
+            if in_version {
+                assert!(matches!(err, Error::UnsupportedVersion { .. }), "bit {bit}");
+            } else {
+                assert!(err.is_corruption(), "bit {bit}");
+            }
+        }
+    }
+
+    #[test]
+    fn inline_ref_roundtrip() {
+        let r = InlineRef {
+            offset: 1 << 33,
+            len: 9,
+            crc: 0xdead_beef,
+        };
+        assert_eq!(InlineRef::decode(&r.encode()), Some(r));
+        let mut b = r.encode();
+        b[19] = 1;
+        assert_eq!(InlineRef::decode(&b), None);
+        assert_eq!(InlineRef::decode(&b[..19]), None);
+    }
+}

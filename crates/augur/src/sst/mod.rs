@@ -1,0 +1,40 @@
+//! SSTables: the immutable sorted files of the LSM tree, in Augur's "learned-friendly"
+//! format (docs/format/sst.md). Written once by [`Builder`] at flush or compaction, then read
+//! by [`Table`] on the read path and by [`TableIter`] in scans and compactions.
+//!
+//! Every key occupies a fixed-width slot (`W` = the file's longest user key), so entry `i`
+//! sits at byte `i × slot size`: a learned model can predict a position and read a few slots
+//! directly (Bourbon §3). Small values sit in an inline value section; large ones are
+//! value-log pointers (WiscKey). Every byte of the file is covered by a checksum.
+
+mod builder;
+mod fence;
+mod filter;
+mod format;
+mod iter;
+mod properties;
+mod reader;
+#[cfg(test)]
+mod tests;
+
+pub use builder::{Builder, BuilderOptions, TableSummary};
+pub use format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION, MAGIC, SLOT_OVERHEAD_BYTES};
+pub use iter::TableIter;
+pub use properties::Properties;
+pub use reader::Table;
+
+use crate::key::{SeqNo, ValueKind};
+
+/// One entry of a table, as stored: the value is the inline bytes (`Value`), the 20-byte
+/// encoded `ValuePointer` (`Pointer`) or empty (`Delete`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The user key.
+    pub user_key: Vec<u8>,
+    /// Sequence number of the write.
+    pub seqno: SeqNo,
+    /// What the entry holds.
+    pub kind: ValueKind,
+    /// Inline value, encoded pointer, or empty.
+    pub value: Vec<u8>,
+}

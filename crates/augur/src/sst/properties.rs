@@ -1,0 +1,214 @@
+//! The properties section: table-wide facts the reader needs before touching a data block
+//! (entry count, key width `W`, block size) and statistics for compaction, learning and the
+//! CLI (counts by kind, raw bytes, key range, common prefix for key projection).
+//!
+//! Invariant checked on decode: the numbers are mutually consistent (kind counts sum to the
+//! entry count, the block count matches `entries / block_records`, keys fit in `W`), so the
+//! reader can compute slot offsets from them without further checks.
+
+use crate::coding::{put_bytes, put_u32, put_u64, Decoder};
+use crate::error::{Error, Result};
+use crate::key::{unpack_trailer, InternalKey, MAX_KEY_LEN};
+use std::path::Path;
+
+/// Facts about one table, stored in its properties section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Properties {
+    /// Number of entries (slots).
+    pub entries: u64,
+    /// `W`: the fixed key width of every slot, the longest user key in the file.
+    pub key_width: u32,
+    /// Slots per data block (the last block may hold fewer).
+    pub block_records: u32,
+    /// Number of data blocks.
+    pub blocks: u64,
+    /// Length of the longest prefix shared by every user key in the file.
+    pub common_prefix_len: u32,
+    /// Bloom filter bits per key the table was built with (0: no filter).
+    pub bloom_bits_per_key: u32,
+    /// Entries of kind `Delete`.
+    pub deletes: u64,
+    /// Entries of kind `Value` (inline values).
+    pub inline_values: u64,
+    /// Entries of kind `Pointer` (values in the value log).
+    pub pointers: u64,
+    /// Sum of user-key lengths.
+    pub raw_key_bytes: u64,
+    /// Sum of inline value lengths (the value section's size).
+    pub raw_value_bytes: u64,
+    /// Sum of the lengths of the values that pointer entries refer to in the value log.
+    pub pointer_value_bytes: u64,
+    /// The first internal key of the table.
+    pub smallest: InternalKey,
+    /// The last internal key of the table.
+    pub largest: InternalKey,
+}
+
+impl Properties {
+    /// Bytes of one key slot: `W` plus the fixed overhead.
+    pub fn slot_bytes(&self) -> u64 {
+        u64::from(self.key_width) + super::format::SLOT_OVERHEAD_BYTES as u64
+    }
+
+    /// Encodes the section body.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(128 + self.smallest.user_key.len() * 2);
+        put_u64(&mut b, self.entries);
+        put_u32(&mut b, self.key_width);
+        put_u32(&mut b, self.block_records);
+        put_u64(&mut b, self.blocks);
+        put_u32(&mut b, self.common_prefix_len);
+        put_u32(&mut b, self.bloom_bits_per_key);
+        put_u64(&mut b, self.deletes);
+        put_u64(&mut b, self.inline_values);
+        put_u64(&mut b, self.pointers);
+        put_u64(&mut b, self.raw_key_bytes);
+        put_u64(&mut b, self.raw_value_bytes);
+        put_u64(&mut b, self.pointer_value_bytes);
+        for k in [&self.smallest, &self.largest] {
+            put_bytes(&mut b, &k.user_key);
+            put_u64(&mut b, k.trailer());
+        }
+        b
+    }
+
+    /// Decodes and validates the section body read from `offset` of `file`.
+    ///
+    /// # Errors
+    /// `Corruption` when the body is short, has trailing bytes or is inconsistent.
+    pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Properties> {
+        let corrupt = |why: &str| Error::corruption(file, offset, format!("properties: {why}"));
+        let mut d = Decoder::new(bytes);
+        let short = || corrupt("section is truncated");
+        let entries = d.u64().ok_or_else(short)?;
+        let key_width = d.u32().ok_or_else(short)?;
+        let block_records = d.u32().ok_or_else(short)?;
+        let blocks = d.u64().ok_or_else(short)?;
+        let common_prefix_len = d.u32().ok_or_else(short)?;
+        let bloom_bits_per_key = d.u32().ok_or_else(short)?;
+        let deletes = d.u64().ok_or_else(short)?;
+        let inline_values = d.u64().ok_or_else(short)?;
+        let pointers = d.u64().ok_or_else(short)?;
+        let raw_key_bytes = d.u64().ok_or_else(short)?;
+        let raw_value_bytes = d.u64().ok_or_else(short)?;
+        let pointer_value_bytes = d.u64().ok_or_else(short)?;
+        let mut keys = Vec::with_capacity(2);
+        for _ in 0..2 {
+            let user_key = d.length_prefixed().ok_or_else(short)?.to_vec();
+            let trailer = d.u64().ok_or_else(short)?;
+            let (seqno, kind) =
+                unpack_trailer(trailer).ok_or_else(|| corrupt("bad key kind in key range"))?;
+            keys.push(InternalKey::new(user_key, seqno, kind));
+        }
+        if !d.is_empty() {
+            return Err(corrupt("trailing bytes"));
+        }
+        let largest = keys.pop().ok_or_else(short)?;
+        let smallest = keys.pop().ok_or_else(short)?;
+        let props = Properties {
+            entries,
+            key_width,
+            block_records,
+            blocks,
+            common_prefix_len,
+            bloom_bits_per_key,
+            deletes,
+            inline_values,
+            pointers,
+            raw_key_bytes,
+            raw_value_bytes,
+            pointer_value_bytes,
+            smallest,
+            largest,
+        };
+        props.validate().map_err(corrupt)?;
+        Ok(props)
+    }
+
+    fn validate(&self) -> std::result::Result<(), &'static str> {
+        if self.entries == 0 {
+            return Err("a table has at least one entry");
+        }
+        if self.key_width as usize > MAX_KEY_LEN {
+            return Err("key width exceeds the maximum key length");
+        }
+        if self.block_records == 0 {
+            return Err("zero records per block");
+        }
+        if self.blocks != self.entries.div_ceil(u64::from(self.block_records)) {
+            return Err("block count does not match entries and block size");
+        }
+        let kinds = self
+            .deletes
+            .checked_add(self.inline_values)
+            .and_then(|s| s.checked_add(self.pointers));
+        if kinds != Some(self.entries) {
+            return Err("counts by kind do not sum to the entry count");
+        }
+        let w = self.key_width as usize;
+        if self.smallest.user_key.len() > w || self.largest.user_key.len() > w {
+            return Err("key range longer than the key width");
+        }
+        if self.common_prefix_len as usize > w {
+            return Err("common prefix longer than the key width");
+        }
+        if self.smallest > self.largest {
+            return Err("smallest key is after largest key");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::ValueKind;
+
+    fn sample() -> Properties {
+        Properties {
+            entries: 10,
+            key_width: 5,
+            block_records: 4,
+            blocks: 3,
+            common_prefix_len: 1,
+            bloom_bits_per_key: 10,
+            deletes: 2,
+            inline_values: 5,
+            pointers: 3,
+            raw_key_bytes: 40,
+            raw_value_bytes: 99,
+            pointer_value_bytes: 12345,
+            smallest: InternalKey::new(b"a".to_vec(), 9, ValueKind::Value),
+            largest: InternalKey::new(b"azzzz".to_vec(), 1, ValueKind::Delete),
+        }
+    }
+
+    #[test]
+    fn roundtrip() {
+        let p = sample();
+        let got = Properties::decode(&p.encode(), Path::new("x"), 0).unwrap();
+        assert_eq!(got, p);
+        assert_eq!(got.slot_bytes(), 35);
+    }
+
+    #[test]
+    fn rejects_inconsistent_or_short() {
+        let path = Path::new("x");
+        let enc = sample().encode();
+        for cut in 0..enc.len() {
+            assert!(Properties::decode(&enc[..cut], path, 0).is_err());
+        }
+        let mut long = enc.clone();
+        long.push(0);
+        assert!(Properties::decode(&long, path, 0).is_err());
+        let mut p = sample();
+        p.blocks = 2;
+        assert!(Properties::decode(&p.encode(), path, 0).is_err());
+        let mut p = sample();
+        p.deletes = 3;
+        assert!(Properties::decode(&p.encode(), path, 0).is_err());
+        let mut p = sample();
+        p.key_width = 2;
+        assert!(Properties::decode(&p.encode(), path, 0).is_err());
+    }
+}

@@ -1,0 +1,671 @@
+//! [`Table`]: an open, immutable SSTable and its point-lookup path (filter → fence-pointer
+//! search → binary search over the fixed-width slots of one block → value).
+//!
+//! Reads come straight from the mapping when the file exposes one
+//! ([`RandomAccessFile::as_slice`]: zero-copy slot access), otherwise through
+//! `read_exact_at` into a buffer. Checksums: the small sections are verified in
+//! [`Table::open`]; a data block (and, separately, its value chunk) is verified the first time
+//! it is read from a mapping and remembered in a per-table atomic bitset, so steady-state
+//! lookups compute no CRC. Buffered (pread) reads verify every block they read, and check
+//! each inline value against the per-value CRC in its slot instead of reading the whole chunk.
+
+use crate::checksum::crc;
+use crate::error::{Error, Result};
+use crate::fs::{FileSystem, RandomAccessFile, ReadMode};
+use crate::key::{compare, unpack_trailer, InternalKey, SeqNo, ValueKind, MAX_SEQNO};
+use crate::sst::fence::FenceIndex;
+use crate::sst::filter::Bloom;
+use crate::sst::format::{Footer, InlineRef, Section, FOOTER_LEN, REF_BYTES};
+use crate::sst::properties::Properties;
+use crate::sst::Entry;
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+/// A set of block numbers, settable from many threads at once (one bit per block).
+#[derive(Debug)]
+struct VerifiedSet(Vec<AtomicU64>);
+
+impl VerifiedSet {
+    fn new(blocks: u64) -> Self {
+        VerifiedSet(
+            (0..blocks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        )
+    }
+
+    fn contains(&self, block: u64) -> bool {
+        self.0
+            .get((block / 64) as usize)
+            .is_some_and(|w| w.load(AtomicOrdering::Acquire) & (1 << (block % 64)) != 0)
+    }
+
+    fn insert(&self, block: u64) {
+        if let Some(w) = self.0.get((block / 64) as usize) {
+            w.fetch_or(1 << (block % 64), AtomicOrdering::Release);
+        }
+    }
+}
+
+/// The slot bytes of one data block, verified; either borrowed from the mapping (resolved
+/// through the table on each access) or read into an owned buffer.
+#[derive(Debug)]
+pub(crate) struct LoadedBlock {
+    block: u64,
+    first_pos: u64,
+    /// `None` when the bytes are read from the mapping.
+    owned: Option<Vec<u8>>,
+}
+
+/// The fixed-width fields of one slot, borrowed from the block bytes.
+struct Slot<'a> {
+    key: &'a [u8],
+    trailer: u64,
+    reference: &'a [u8],
+}
+
+/// An open SSTable. Immutable, `Send + Sync`; share it as `Arc<Table>`.
+pub struct Table {
+    path: PathBuf,
+    file_id: u64,
+    file: Arc<dyn RandomAccessFile>,
+    file_size: u64,
+    footer: Footer,
+    properties: Properties,
+    key_width: usize,
+    slot_bytes: usize,
+    filter: Option<Bloom>,
+    fence: FenceIndex,
+    verified_blocks: VerifiedSet,
+    verified_value_chunks: VerifiedSet,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("path", &self.path)
+            .field("file_id", &self.file_id)
+            .field("file_size", &self.file_size)
+            .field("entries", &self.properties.entries)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads `len` bytes at `offset`: borrowed from the mapping when there is one.
+fn read_bytes<'a>(
+    file: &'a dyn RandomAccessFile,
+    path: &Path,
+    offset: u64,
+    len: u64,
+) -> Result<Cow<'a, [u8]>> {
+    let out_of_range = || Error::corruption(path, offset, "read past the end of the file");
+    if let Some(all) = file.as_slice() {
+        let start = usize::try_from(offset).map_err(|_| out_of_range())?;
+        let end = start
+            .checked_add(usize::try_from(len).map_err(|_| out_of_range())?)
+            .ok_or_else(out_of_range)?;
+        return all
+            .get(start..end)
+            .map(Cow::Borrowed)
+            .ok_or_else(out_of_range);
+    }
+    let mut buf = vec![0u8; usize::try_from(len).map_err(|_| out_of_range())?];
+    file.read_exact_at(offset, &mut buf)?;
+    Ok(Cow::Owned(buf))
+}
+
+impl Table {
+    /// Opens and validates a table: footer magic, version and checksum, the section layout,
+    /// and the checksums of the properties, fence index and filter sections. Data blocks are
+    /// verified when first read.
+    ///
+    /// # Errors
+    /// `Corruption` naming `path` and the offset for a truncated or damaged file;
+    /// `UnsupportedVersion` for another format version; `Io` when the file cannot be read.
+    pub fn open(fs: &dyn FileSystem, path: &Path, file_id: u64, mode: ReadMode) -> Result<Table> {
+        let file = fs.open(path, mode)?;
+        let file_size = file.len()?;
+        if file_size < FOOTER_LEN as u64 {
+            return Err(Error::corruption(
+                path,
+                file_size,
+                "file is shorter than an SSTable footer",
+            ));
+        }
+        let footer_offset = file_size - FOOTER_LEN as u64;
+        let footer_bytes = read_bytes(&*file, path, footer_offset, FOOTER_LEN as u64)?;
+        let footer = Footer::decode(&footer_bytes, path, footer_offset)?;
+        let checked = |s: &Section, name: &str| -> Result<Cow<'_, [u8]>> {
+            let bytes = read_bytes(&*file, path, s.offset, s.len)?;
+            if crc(&bytes) != s.crc {
+                return Err(Error::corruption(
+                    path,
+                    s.offset,
+                    format!("{name} section checksum mismatch"),
+                ));
+            }
+            Ok(bytes)
+        };
+        let props_bytes = checked(&footer.properties, "properties")?;
+        let properties = Properties::decode(&props_bytes, path, footer.properties.offset)?;
+        let slot_bytes = properties.slot_bytes();
+        if properties.entries.checked_mul(slot_bytes) != Some(footer.data.len) {
+            return Err(Error::corruption(
+                path,
+                footer.data.offset,
+                "data section length differs from entries × slot size",
+            ));
+        }
+        if properties.raw_value_bytes != footer.values.len {
+            return Err(Error::corruption(
+                path,
+                footer.values.offset,
+                "value section length differs from the properties",
+            ));
+        }
+        let index_bytes = checked(&footer.index, "fence index")?;
+        let fence = FenceIndex::decode(
+            &index_bytes,
+            &properties,
+            footer.values.len,
+            path,
+            footer.index.offset,
+        )?;
+        let filter = if footer.filter.len == 0 {
+            None
+        } else {
+            let bytes = checked(&footer.filter, "filter")?;
+            Some(
+                Bloom::decode(&bytes)
+                    .map_err(|why| Error::corruption(path, footer.filter.offset, why))?,
+            )
+        };
+        drop((props_bytes, index_bytes, footer_bytes));
+        let blocks = properties.blocks;
+        Ok(Table {
+            path: path.to_path_buf(),
+            file_id,
+            file,
+            file_size,
+            footer,
+            key_width: properties.key_width as usize,
+            slot_bytes: slot_bytes as usize,
+            properties,
+            filter,
+            fence,
+            verified_blocks: VerifiedSet::new(blocks),
+            verified_value_chunks: VerifiedSet::new(blocks),
+        })
+    }
+
+    /// The file id given at open.
+    pub fn file_id(&self) -> u64 {
+        self.file_id
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_size(&self) -> u64 {
+        self.file_size
+    }
+
+    /// Number of entries.
+    pub fn entries(&self) -> u64 {
+        self.properties.entries
+    }
+
+    /// The first internal key.
+    pub fn smallest(&self) -> &InternalKey {
+        &self.properties.smallest
+    }
+
+    /// The last internal key.
+    pub fn largest(&self) -> &InternalKey {
+        &self.properties.largest
+    }
+
+    /// The table's properties.
+    pub fn properties(&self) -> &Properties {
+        &self.properties
+    }
+
+    /// Where each section of the file lies (for inspection tools).
+    pub fn footer(&self) -> &Footer {
+        &self.footer
+    }
+
+    /// Heap bytes held by the table's index structures (fence index and filter).
+    pub fn index_size_bytes(&self) -> usize {
+        self.fence.size_bytes() + self.filter.as_ref().map_or(0, Bloom::size_bytes)
+    }
+
+    /// Bloom check: false only when `user_key` is certainly absent; true when there is no
+    /// filter.
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+    }
+
+    /// The newest entry for `user_key` with seqno `<= snapshot` (filter → fence-pointer
+    /// binary search → binary search inside the block), or `None`.
+    ///
+    /// # Errors
+    /// `Corruption` when a block or value read fails its checksum or is malformed.
+    pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
+        if !self.may_contain(user_key) {
+            return Ok(None);
+        }
+        let trailer = seek_trailer(snapshot);
+        let window = self.fence.search(user_key, trailer);
+        if window.is_empty() {
+            return Ok(None);
+        }
+        let block = self.load_block(self.fence.block_of(window.start), false)?;
+        let pos = self.lower_bound_in(&block, window.end, user_key, trailer)?;
+        if pos >= window.end {
+            return Ok(None);
+        }
+        let slot = self.slot(&block, pos)?;
+        if slot.key != user_key {
+            return Ok(None);
+        }
+        self.entry_from_slot(&block, pos, &slot).map(Some)
+    }
+
+    /// Position of the first entry `>= (user_key, seqno)` in internal order (`entries()` if
+    /// none), i.e. the first version of `user_key` visible at snapshot `seqno`, or the first
+    /// entry of the next user key.
+    ///
+    /// # Errors
+    /// `Corruption` when the block read fails its checksum or is malformed.
+    pub fn lower_bound(&self, user_key: &[u8], seqno: SeqNo) -> Result<u64> {
+        let trailer = seek_trailer(seqno);
+        let window = self.fence.search(user_key, trailer);
+        if window.is_empty() {
+            return Ok(window.start);
+        }
+        let block = self.load_block(self.fence.block_of(window.start), false)?;
+        self.lower_bound_in(&block, window.end, user_key, trailer)
+    }
+
+    /// The entry at position `i` (0-based), with its value (inline bytes or pointer bytes).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `i >= entries()`; `Corruption` for a damaged block or value.
+    pub fn entry_at(&self, i: u64) -> Result<Entry> {
+        let mut cache = None;
+        self.entry_at_cached(&mut cache, i)
+    }
+
+    /// [`Table::entry_at`] reusing the block in `cache` when it holds position `i`, and
+    /// leaving the block of `i` there (iterators read a block once, not once per entry).
+    pub(crate) fn entry_at_cached(&self, cache: &mut Option<LoadedBlock>, i: u64) -> Result<Entry> {
+        if i >= self.entries() {
+            return Err(Error::InvalidArgument(format!(
+                "position {i} is past the {} entries of {}",
+                self.entries(),
+                self.path.display()
+            )));
+        }
+        let block_no = self.fence.block_of(i);
+        let block = match cache.take() {
+            Some(b) if b.block == block_no => b,
+            _ => self.load_block(block_no, false)?,
+        };
+        let slot = self.slot(&block, i)?;
+        let entry = self.entry_from_slot(&block, i, &slot);
+        *cache = Some(block);
+        entry
+    }
+
+    /// Reads the slot bytes of `block`, verifying its checksum unless a mapped block was
+    /// verified before (or always, with `force`).
+    fn load_block(&self, block: u64, force: bool) -> Result<LoadedBlock> {
+        let positions = self.fence.block_positions(block);
+        let offset = self.footer.data.offset + positions.start * self.slot_bytes as u64;
+        let len = (positions.end - positions.start) * self.slot_bytes as u64;
+        let meta = self
+            .fence
+            .meta(block)
+            .ok_or_else(|| Error::corruption(&self.path, offset, "block number out of range"))?;
+        let mapped = self.file.as_slice().is_some();
+        let bytes = read_bytes(&*self.file, &self.path, offset, len)?;
+        if force || !mapped || !self.verified_blocks.contains(block) {
+            if crc(&bytes) != meta.slots_crc {
+                return Err(Error::corruption(
+                    &self.path,
+                    offset,
+                    format!("data block {block} checksum mismatch"),
+                ));
+            }
+            if mapped {
+                self.verified_blocks.insert(block);
+            }
+        }
+        Ok(LoadedBlock {
+            block,
+            first_pos: positions.start,
+            owned: match bytes {
+                Cow::Borrowed(_) => None,
+                Cow::Owned(v) => Some(v),
+            },
+        })
+    }
+
+    fn block_bytes<'a>(&'a self, block: &'a LoadedBlock) -> &'a [u8] {
+        if let Some(v) = &block.owned {
+            return v;
+        }
+        let positions = self.fence.block_positions(block.block);
+        let start = (self.footer.data.offset + positions.start * self.slot_bytes as u64) as usize;
+        let end = start + (positions.end - positions.start) as usize * self.slot_bytes;
+        self.file
+            .as_slice()
+            .and_then(|all| all.get(start..end))
+            .unwrap_or_default()
+    }
+
+    /// Decodes the slot at position `pos` of `block`. The hot path: no allocation.
+    fn slot<'a>(&'a self, block: &'a LoadedBlock, pos: u64) -> Result<Slot<'a>> {
+        let bytes = self.block_bytes(block);
+        let slot_offset = self.footer.data.offset + pos * self.slot_bytes as u64;
+        let corrupt = |why: &str| Error::corruption(&self.path, slot_offset, why);
+        let start = pos
+            .checked_sub(block.first_pos)
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| i.checked_mul(self.slot_bytes))
+            .ok_or_else(|| corrupt("slot outside its block"))?;
+        let slot = bytes
+            .get(start..start + self.slot_bytes)
+            .ok_or_else(|| corrupt("slot outside its block"))?;
+        let w = self.key_width;
+        let (padded_key, rest) = slot
+            .split_at_checked(w)
+            .ok_or_else(|| corrupt("short slot"))?;
+        let (len_bytes, rest) = rest
+            .split_at_checked(2)
+            .ok_or_else(|| corrupt("short slot"))?;
+        let (trailer_bytes, reference) = rest
+            .split_at_checked(8)
+            .ok_or_else(|| corrupt("short slot"))?;
+        let key_len = u16::from_le_bytes(len_bytes.try_into().map_err(|_| corrupt("short slot"))?);
+        let key = padded_key
+            .get(..usize::from(key_len))
+            .ok_or_else(|| corrupt("key length exceeds the key width"))?;
+        let trailer = u64::from_le_bytes(
+            trailer_bytes
+                .try_into()
+                .map_err(|_| corrupt("short slot"))?,
+        );
+        Ok(Slot {
+            key,
+            trailer,
+            reference,
+        })
+    }
+
+    /// First position in `[block.first_pos, end)` whose key is `>= (user_key, trailer)`, or
+    /// `end`.
+    fn lower_bound_in(
+        &self,
+        block: &LoadedBlock,
+        end: u64,
+        user_key: &[u8],
+        trailer: u64,
+    ) -> Result<u64> {
+        let (mut lo, mut hi) = (block.first_pos, end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let slot = self.slot(block, mid)?;
+            if compare(slot.key, slot.trailer, user_key, trailer) == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
+    /// Materializes the entry of `slot` (at `pos` in `block`), reading its inline value.
+    fn entry_from_slot(&self, block: &LoadedBlock, pos: u64, slot: &Slot<'_>) -> Result<Entry> {
+        let slot_offset = self.footer.data.offset + pos * self.slot_bytes as u64;
+        let (seqno, kind) = unpack_trailer(slot.trailer)
+            .ok_or_else(|| Error::corruption(&self.path, slot_offset, "unknown value kind"))?;
+        let value = match kind {
+            ValueKind::Value => {
+                let r = InlineRef::decode(slot.reference).ok_or_else(|| {
+                    Error::corruption(&self.path, slot_offset, "malformed value reference")
+                })?;
+                self.read_value(block.block, &r, slot_offset)?
+            }
+            ValueKind::Pointer => slot.reference.to_vec(),
+            ValueKind::Delete => Vec::new(),
+        };
+        Ok(Entry {
+            user_key: slot.key.to_vec(),
+            seqno,
+            kind,
+            value,
+        })
+    }
+
+    /// Reads and checks an inline value of `block`.
+    fn read_value(&self, block: u64, r: &InlineRef, slot_offset: u64) -> Result<Vec<u8>> {
+        let meta = self
+            .fence
+            .meta(block)
+            .ok_or_else(|| Error::corruption(&self.path, slot_offset, "block out of range"))?;
+        if r.offset < meta.values_start || r.end() > meta.values_end {
+            return Err(Error::corruption(
+                &self.path,
+                slot_offset,
+                "value reference outside its block's value chunk",
+            ));
+        }
+        let values = self.footer.values.offset;
+        if self.file.as_slice().is_some() {
+            let chunk_len = meta.values_end - meta.values_start;
+            let chunk = read_bytes(
+                &*self.file,
+                &self.path,
+                values + meta.values_start,
+                chunk_len,
+            )?;
+            if !self.verified_value_chunks.contains(block) {
+                if crc(&chunk) != meta.values_crc {
+                    return Err(Error::corruption(
+                        &self.path,
+                        values + meta.values_start,
+                        format!("value chunk of block {block} checksum mismatch"),
+                    ));
+                }
+                self.verified_value_chunks.insert(block);
+            }
+            let start = (r.offset - meta.values_start) as usize;
+            let value = chunk.get(start..start + r.len as usize).unwrap_or_default();
+            return Ok(value.to_vec());
+        }
+        let bytes = read_bytes(&*self.file, &self.path, values + r.offset, u64::from(r.len))?;
+        if crc(&bytes) != r.crc {
+            return Err(Error::corruption(
+                &self.path,
+                values + r.offset,
+                "inline value checksum mismatch",
+            ));
+        }
+        Ok(bytes.into_owned())
+    }
+
+    /// Reads and checks every checksum of the file and the consistency of every slot with
+    /// the index and properties (used by `augur verify`). Ignores what was verified before.
+    ///
+    /// # Errors
+    /// The first `Corruption` found.
+    pub fn verify(&self) -> Result<()> {
+        for (s, name) in [
+            (&self.footer.filter, "filter"),
+            (&self.footer.index, "fence index"),
+            (&self.footer.model, "model"),
+            (&self.footer.properties, "properties"),
+        ] {
+            let bytes = read_bytes(&*self.file, &self.path, s.offset, s.len)?;
+            if crc(&bytes) != s.crc {
+                return Err(Error::corruption(
+                    &self.path,
+                    s.offset,
+                    format!("{name} section checksum mismatch"),
+                ));
+            }
+        }
+        let mut checker = verify::Checker::new(self);
+        for block_no in 0..self.fence.block_count() {
+            let block = self.load_block(block_no, true)?;
+            checker.check_block(&block)?;
+        }
+        checker.finish()
+    }
+}
+
+/// The trailer that sorts before every version of a key with seqno `<= snapshot`.
+fn seek_trailer(snapshot: SeqNo) -> u64 {
+    (snapshot.min(MAX_SEQNO) << 8) | 0xff
+}
+
+mod verify {
+    //! The full-file consistency walk behind [`Table::verify`].
+
+    use super::*;
+    use crate::vlog::ValuePointer;
+
+    /// Walks every slot in order, accumulating what must match the properties.
+    pub(super) struct Checker<'t> {
+        table: &'t Table,
+        previous: Option<(Vec<u8>, u64)>,
+        counts: [u64; 3],
+        raw_key_bytes: u64,
+    }
+
+    impl<'t> Checker<'t> {
+        pub(super) fn new(table: &'t Table) -> Self {
+            Checker {
+                table,
+                previous: None,
+                counts: [0; 3],
+                raw_key_bytes: 0,
+            }
+        }
+
+        pub(super) fn check_block(&mut self, block: &LoadedBlock) -> Result<()> {
+            let t = self.table;
+            let meta = t.fence.meta(block.block).copied().ok_or_else(|| {
+                Error::corruption(&t.path, t.footer.index.offset, "missing fence record")
+            })?;
+            let chunk_offset = t.footer.values.offset + meta.values_start;
+            let chunk = read_bytes(
+                &*t.file,
+                &t.path,
+                chunk_offset,
+                meta.values_end - meta.values_start,
+            )?;
+            if crc(&chunk) != meta.values_crc {
+                return Err(Error::corruption(
+                    &t.path,
+                    chunk_offset,
+                    format!("value chunk of block {} checksum mismatch", block.block),
+                ));
+            }
+            let mut next_value = meta.values_start;
+            for pos in t.fence.block_positions(block.block) {
+                let slot = t.slot(block, pos)?;
+                let at = t.footer.data.offset + pos * t.slot_bytes as u64;
+                let corrupt = |why: &str| Error::corruption(&t.path, at, why);
+                let padding = t.block_bytes(block).get(
+                    (pos - block.first_pos) as usize * t.slot_bytes + slot.key.len()
+                        ..(pos - block.first_pos) as usize * t.slot_bytes + t.key_width,
+                );
+                if padding.is_none_or(|p| p.iter().any(|&b| b != 0)) {
+                    return Err(corrupt("non-zero key padding"));
+                }
+                if let Some((k, tr)) = &self.previous {
+                    if compare(k, *tr, slot.key, slot.trailer) != Ordering::Less {
+                        return Err(corrupt("entries are not in increasing order"));
+                    }
+                } else if (slot.key, slot.trailer)
+                    != (&t.smallest().user_key[..], t.smallest().trailer())
+                {
+                    return Err(corrupt("first entry differs from the smallest key"));
+                }
+                let (_, kind) =
+                    unpack_trailer(slot.trailer).ok_or_else(|| corrupt("unknown value kind"))?;
+                match kind {
+                    ValueKind::Value => {
+                        let r = InlineRef::decode(slot.reference)
+                            .ok_or_else(|| corrupt("malformed value reference"))?;
+                        if r.offset != next_value {
+                            return Err(corrupt("inline values do not tile the value section"));
+                        }
+                        let start = (r.offset - meta.values_start) as usize;
+                        let value = chunk
+                            .get(start..start + r.len as usize)
+                            .ok_or_else(|| corrupt("value outside its chunk"))?;
+                        if crc(value) != r.crc {
+                            return Err(corrupt("inline value checksum mismatch"));
+                        }
+                        next_value = r.end();
+                    }
+                    ValueKind::Pointer => {
+                        ValuePointer::decode(slot.reference)
+                            .ok_or_else(|| corrupt("malformed value pointer"))?;
+                    }
+                    ValueKind::Delete => {
+                        if slot.reference != [0u8; REF_BYTES] {
+                            return Err(corrupt("tombstone with a non-zero reference"));
+                        }
+                    }
+                }
+                self.counts[kind as usize] += 1;
+                self.raw_key_bytes += slot.key.len() as u64;
+                self.previous = Some((slot.key.to_vec(), slot.trailer));
+            }
+            if next_value != meta.values_end {
+                return Err(Error::corruption(
+                    &t.path,
+                    chunk_offset,
+                    "value chunk holds bytes no entry refers to",
+                ));
+            }
+            let last = self.previous.as_ref().map(|(k, tr)| (&k[..], *tr));
+            if last != t.fence.block_last_key(block.block) {
+                return Err(Error::corruption(
+                    &t.path,
+                    t.footer.index.offset,
+                    format!(
+                        "fence key of block {} differs from its last entry",
+                        block.block
+                    ),
+                ));
+            }
+            Ok(())
+        }
+
+        pub(super) fn finish(self) -> Result<()> {
+            let t = self.table;
+            let p = &t.properties;
+            let counts = [p.deletes, p.inline_values, p.pointers];
+            if self.counts != counts || self.raw_key_bytes != p.raw_key_bytes {
+                return Err(Error::corruption(
+                    &t.path,
+                    t.footer.properties.offset,
+                    "entry counts differ from the properties",
+                ));
+            }
+            Ok(())
+        }
+    }
+}

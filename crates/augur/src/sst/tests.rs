@@ -1,0 +1,522 @@
+//! Behaviour tests of the SSTable builder and reader: round trips in both read modes, MVCC
+//! lookups, positions and iteration, the bloom filter, and corruption of every section.
+
+use super::*;
+use crate::error::Error;
+use crate::fs::{FileSystem, ReadMode, StdFs};
+use crate::key::{ValueKind, MAX_SEQNO};
+use crate::vlog::ValuePointer;
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const MODES: [ReadMode; 2] = [ReadMode::Mmap, ReadMode::Pread];
+
+fn entry(key: &[u8], seqno: u64, kind: ValueKind, value: &[u8]) -> Entry {
+    Entry {
+        user_key: key.to_vec(),
+        seqno,
+        kind,
+        value: value.to_vec(),
+    }
+}
+
+fn opts(block_records: usize, bloom_bits_per_key: u32) -> BuilderOptions {
+    BuilderOptions {
+        block_records,
+        bloom_bits_per_key,
+    }
+}
+
+fn write_table(path: &Path, entries: &[Entry], opts: BuilderOptions) -> TableSummary {
+    let file = StdFs.create(path).unwrap();
+    let mut b = Builder::new(file, path.to_path_buf(), opts);
+    for e in entries {
+        b.add(&e.user_key, e.seqno, e.kind, &e.value).unwrap();
+    }
+    assert_eq!(b.entries(), entries.len() as u64);
+    b.finish().unwrap()
+}
+
+fn open(path: &Path, mode: ReadMode) -> Result<Table, Error> {
+    Table::open(&StdFs, path, 7, mode)
+}
+
+/// Keys `k000`, `k002`, … (even numbers only, so odd ones are absent) with a mix of kinds.
+fn mixed_entries(n: u64) -> Vec<Entry> {
+    (0..n)
+        .map(|i| {
+            let key = format!("k{:03}", 2 * i).into_bytes();
+            match i % 5 {
+                0 => entry(&key, 100 + i, ValueKind::Delete, b""),
+                1 => {
+                    let p = ValuePointer {
+                        segment: i,
+                        offset: i * 1000,
+                        len: 4096,
+                    };
+                    entry(&key, 100 + i, ValueKind::Pointer, &p.encode())
+                }
+                _ => entry(
+                    &key,
+                    100 + i,
+                    ValueKind::Value,
+                    &vec![i as u8; i as usize % 37],
+                ),
+            }
+        })
+        .collect()
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    entries: Vec<Entry>,
+}
+
+fn fixture(entries: Vec<Entry>, opts: BuilderOptions) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000001.sst");
+    let summary = write_table(&path, &entries, opts);
+    assert_eq!(summary.file_size, std::fs::metadata(&path).unwrap().len());
+    assert_eq!(summary.entries, entries.len() as u64);
+    Fixture {
+        _dir: dir,
+        path,
+        entries,
+    }
+}
+
+#[test]
+fn table_is_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Table>();
+    check::<TableIter>();
+}
+
+#[test]
+fn get_present_and_absent_in_both_modes() {
+    let f = fixture(mixed_entries(200), opts(16, 10));
+    for mode in MODES {
+        let t = open(&f.path, mode).unwrap();
+        assert_eq!(t.entries(), 200);
+        assert_eq!(t.file_id(), 7);
+        assert_eq!(t.path(), f.path);
+        assert_eq!(t.properties().blocks, 13);
+        assert_eq!(t.smallest().user_key, b"k000");
+        assert_eq!(t.largest().user_key, b"k398");
+        for e in &f.entries {
+            assert_eq!(t.get(&e.user_key, MAX_SEQNO).unwrap().as_ref(), Some(e));
+            assert_eq!(t.get(&e.user_key, u64::MAX).unwrap().as_ref(), Some(e));
+            assert!(t.may_contain(&e.user_key));
+            // Older than the only version: invisible.
+            assert_eq!(t.get(&e.user_key, e.seqno - 1).unwrap(), None);
+        }
+        for i in 0..200 {
+            let absent = format!("k{:03}", 2 * i + 1).into_bytes();
+            assert_eq!(t.get(&absent, MAX_SEQNO).unwrap(), None);
+        }
+        for absent in [&b""[..], b"a", b"k", b"k0", b"z", b"k3990"] {
+            assert_eq!(t.get(absent, MAX_SEQNO).unwrap(), None);
+        }
+        t.verify().unwrap();
+        let p = t.properties();
+        assert_eq!((p.deletes, p.pointers, p.inline_values), (40, 40, 120));
+        assert_eq!(p.key_width, 4);
+        assert_eq!(p.common_prefix_len, 1);
+        assert_eq!(p.pointer_value_bytes, 40 * 4096);
+        assert!(t.index_size_bytes() > 0);
+    }
+}
+
+#[test]
+fn versions_are_visible_by_snapshot() {
+    let p = ValuePointer {
+        segment: 1,
+        offset: 2,
+        len: 3,
+    };
+    let entries = vec![
+        entry(b"a", 1, ValueKind::Value, b"a1"),
+        entry(b"b", 9, ValueKind::Value, b"v9"),
+        entry(b"b", 7, ValueKind::Delete, b""),
+        entry(b"b", 5, ValueKind::Value, b"v5"),
+        entry(b"b", 3, ValueKind::Pointer, &p.encode()),
+        entry(b"c", 2, ValueKind::Value, b"c2"),
+    ];
+    // Two slots per block so the versions of "b" span blocks.
+    let f = fixture(entries.clone(), opts(2, 10));
+    for mode in MODES {
+        let t = open(&f.path, mode).unwrap();
+        let at = |snap| t.get(b"b", snap).unwrap();
+        assert_eq!(at(u64::MAX).as_ref(), Some(&entries[1]));
+        assert_eq!(at(9).as_ref(), Some(&entries[1]));
+        assert_eq!(at(8).as_ref(), Some(&entries[2]));
+        assert_eq!(at(7).as_ref(), Some(&entries[2]));
+        assert_eq!(at(6).as_ref(), Some(&entries[3]));
+        assert_eq!(at(5).as_ref(), Some(&entries[3]));
+        assert_eq!(at(4).as_ref(), Some(&entries[4]));
+        let ptr = at(3).unwrap();
+        assert_eq!(ValuePointer::decode(&ptr.value), Some(p));
+        assert_eq!(at(2), None);
+        assert_eq!(t.get(b"c", 1).unwrap(), None);
+        assert_eq!(t.get(b"c", 2).unwrap().as_ref(), Some(&entries[5]));
+    }
+}
+
+#[test]
+fn varying_key_lengths_empty_key_and_single_entry() {
+    let long = vec![b'x'; 300];
+    let entries = vec![
+        entry(b"", 4, ValueKind::Value, b"empty-key"),
+        entry(b"", 2, ValueKind::Delete, b""),
+        entry(b"\0", 1, ValueKind::Value, b"nul"),
+        entry(b"\0\0", 1, ValueKind::Value, b""),
+        entry(b"a", 1, ValueKind::Value, b"short"),
+        entry(&long, 1, ValueKind::Value, b"long"),
+        entry(b"y", 1, ValueKind::Value, &[9; 5000]),
+    ];
+    let f = fixture(entries.clone(), opts(3, 10));
+    for mode in MODES {
+        let t = open(&f.path, mode).unwrap();
+        assert_eq!(t.properties().key_width, 300);
+        assert_eq!(t.properties().common_prefix_len, 0);
+        for e in entries.iter().filter(|e| e.seqno != 2) {
+            assert_eq!(t.get(&e.user_key, MAX_SEQNO).unwrap().as_ref(), Some(e));
+        }
+        assert_eq!(t.get(b"", 3).unwrap().as_ref(), Some(&entries[1]));
+        assert_eq!(t.get(b"", 1).unwrap(), None);
+        // Padding must not make "\0" match "" or "\0\0".
+        assert_eq!(t.get(b"\0\0\0", MAX_SEQNO).unwrap(), None);
+        assert_eq!(t.get(&long[..299], MAX_SEQNO).unwrap(), None);
+        let all: Vec<Entry> = TableIter::new(Arc::new(t), 0, u64::MAX)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(all, entries);
+    }
+
+    for e in [
+        entry(b"", 1, ValueKind::Delete, b""),
+        entry(b"only", 1, ValueKind::Value, b"v"),
+    ] {
+        let f = fixture(vec![e.clone()], opts(64, 10));
+        for mode in MODES {
+            let t = open(&f.path, mode).unwrap();
+            assert_eq!(t.entries(), 1);
+            assert_eq!(t.get(&e.user_key, 1).unwrap().as_ref(), Some(&e));
+            assert_eq!(t.get(b"zz", 1).unwrap(), None);
+            assert_eq!(t.entry_at(0).unwrap(), e);
+            assert_eq!(t.lower_bound(&e.user_key, 1).unwrap(), 0);
+            assert_eq!(t.lower_bound(&e.user_key, 0).unwrap(), 1);
+            t.verify().unwrap();
+        }
+    }
+}
+
+#[test]
+fn entry_at_and_lower_bound() {
+    let mut entries = Vec::new();
+    for k in 0..40u64 {
+        for s in (1..=3).rev() {
+            entries.push(entry(
+                &(k * 10).to_be_bytes(),
+                k * 10 + s,
+                ValueKind::Value,
+                b"v",
+            ));
+        }
+    }
+    let f = fixture(entries.clone(), opts(7, 0));
+    for mode in MODES {
+        let t = open(&f.path, mode).unwrap();
+        assert!(t.may_contain(b"anything"), "no filter: always maybe");
+        for (i, e) in entries.iter().enumerate() {
+            assert_eq!(&t.entry_at(i as u64).unwrap(), e);
+            assert_eq!(t.lower_bound(&e.user_key, e.seqno).unwrap(), i as u64);
+        }
+        assert!(matches!(t.entry_at(120), Err(Error::InvalidArgument(_))));
+        for k in 0..40u64 {
+            let key = (k * 10).to_be_bytes();
+            let first = 3 * k;
+            assert_eq!(t.lower_bound(&key, u64::MAX).unwrap(), first);
+            assert_eq!(t.lower_bound(&key, k * 10 + 2).unwrap(), first + 1);
+            assert_eq!(t.lower_bound(&key, k * 10).unwrap(), first + 3);
+            assert_eq!(
+                t.lower_bound(&(k * 10 + 5).to_be_bytes(), 0).unwrap(),
+                first + 3
+            );
+        }
+        assert_eq!(t.lower_bound(&[0], 0).unwrap(), 0);
+        assert_eq!(t.lower_bound(&[0xff; 9], 0).unwrap(), 120);
+    }
+}
+
+#[test]
+fn iterator_forward_backward_and_mixed() {
+    let f = fixture(mixed_entries(50), opts(4, 10));
+    for mode in MODES {
+        let t = Arc::new(open(&f.path, mode).unwrap());
+        let fwd: Vec<Entry> = TableIter::new(t.clone(), 0, 50)
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(fwd, f.entries);
+        let mut bwd: Vec<Entry> = TableIter::new(t.clone(), 0, 50)
+            .rev()
+            .map(Result::unwrap)
+            .collect();
+        bwd.reverse();
+        assert_eq!(bwd, f.entries);
+        let sub: Vec<Entry> = TableIter::new(t.clone(), 5, 13)
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(sub, f.entries[5..13]);
+        assert_eq!(TableIter::new(t.clone(), 9, 3).count(), 0);
+        assert_eq!(TableIter::new(t.clone(), 48, 1000).len(), 2);
+
+        // Alternate ends until they meet: every entry exactly once.
+        let mut it = TableIter::new(t.clone(), 3, 20);
+        let (mut front, mut back) = (Vec::new(), Vec::new());
+        while let Some(e) = it.next() {
+            front.push(e.unwrap());
+            match it.next_back() {
+                Some(e) => back.push(e.unwrap()),
+                None => break,
+            }
+        }
+        back.reverse();
+        front.extend(back);
+        assert_eq!(front, f.entries[3..20]);
+        assert!(it.next().is_none() && it.next_back().is_none());
+    }
+}
+
+#[test]
+fn bloom_false_positive_rate_roughly_matches_bits_per_key() {
+    let entries: Vec<Entry> = (0..5000u64)
+        .map(|i| entry(&(2 * i).to_be_bytes(), 1, ValueKind::Delete, b""))
+        .collect();
+    let f = fixture(entries, opts(64, 10));
+    let t = open(&f.path, ReadMode::Mmap).unwrap();
+    let probes = 20_000u64;
+    let fp = (0..probes)
+        .filter(|i| t.may_contain(&(2 * i + 1).to_be_bytes()))
+        .count();
+    let rate = fp as f64 / probes as f64;
+    // Theory for 10 bits/key, 7 probes: about 0.8%.
+    assert!((0.002..0.02).contains(&rate), "false-positive rate {rate}");
+}
+
+#[test]
+fn out_of_order_add_is_invalid_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.sst");
+    let mut b = Builder::new(StdFs.create(&path).unwrap(), path, opts(4, 10));
+    b.add(b"m", 5, ValueKind::Value, b"v").unwrap();
+    for (k, s) in [(&b"a"[..], 1), (b"m", 5), (b"m", 6)] {
+        assert!(matches!(
+            b.add(k, s, ValueKind::Value, b"v"),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+    b.add(b"m", 4, ValueKind::Value, b"v").unwrap();
+    b.add(b"n", 9, ValueKind::Value, b"v").unwrap();
+    assert_eq!(b.finish().unwrap().entries, 3);
+}
+
+/// After damage, every read either fails with `Corruption` or returns the right entry.
+fn assert_detected_or_correct(path: &Path, entries: &[Entry], open_must_fail: bool) {
+    for mode in MODES {
+        let t = match open(path, mode) {
+            Err(e) => {
+                assert!(e.is_corruption(), "{mode:?}: {e}");
+                continue;
+            }
+            Ok(_) if open_must_fail => panic!("{mode:?}: open accepted a damaged small section"),
+            Ok(t) => Arc::new(t),
+        };
+        let err = t.verify().expect_err("verify must notice the damage");
+        assert!(err.is_corruption(), "{err}");
+        let mut errors = 0;
+        for (i, e) in entries.iter().enumerate() {
+            match t.get(&e.user_key, MAX_SEQNO) {
+                Ok(got) => assert_eq!(got.as_ref(), Some(e)),
+                Err(err) => {
+                    assert!(err.is_corruption(), "{err}");
+                    errors += 1;
+                }
+            }
+            match t.entry_at(i as u64) {
+                Ok(got) => assert_eq!(&got, e),
+                Err(err) => assert!(err.is_corruption(), "{err}"),
+            }
+        }
+        for (got, want) in TableIter::new(t.clone(), 0, u64::MAX).zip(entries) {
+            match got {
+                Ok(got) => assert_eq!(&got, want),
+                Err(err) => assert!(err.is_corruption(), "{err}"),
+            }
+        }
+        assert!(errors > 0, "{mode:?}: no read noticed the damage");
+    }
+}
+
+#[test]
+fn bit_flip_in_every_section_is_detected() {
+    let f = fixture(mixed_entries(60), opts(8, 10));
+    let good = std::fs::read(&f.path).unwrap();
+    let footer = *open(&f.path, ReadMode::Pread).unwrap().footer();
+    let damaged = f.path.with_extension("bad");
+    let footer_start = good.len() - FOOTER_LEN;
+    let cases: [(&str, Section, bool); 5] = [
+        ("data", footer.data, false),
+        ("values", footer.values, false),
+        ("filter", footer.filter, true),
+        ("index", footer.index, true),
+        ("properties", footer.properties, true),
+    ];
+    for (name, s, open_must_fail) in cases {
+        assert!(s.len > 0, "{name} is empty");
+        for rel in [0, s.len / 2, s.len - 1] {
+            let mut bytes = good.clone();
+            bytes[(s.offset + rel) as usize] ^= 0x10;
+            std::fs::write(&damaged, &bytes).unwrap();
+            assert_detected_or_correct(&damaged, &f.entries, open_must_fail);
+        }
+    }
+    // Footer: every byte outside the version field (which reads as another version).
+    for at in
+        (footer_start..good.len()).filter(|&i| !(good.len() - 12..good.len() - 8).contains(&i))
+    {
+        let mut bytes = good.clone();
+        bytes[at] ^= 0x01;
+        std::fs::write(&damaged, &bytes).unwrap();
+        for mode in MODES {
+            let err = open(&damaged, mode).unwrap_err();
+            assert!(err.is_corruption(), "footer byte {at}: {err}");
+        }
+    }
+}
+
+#[test]
+fn truncation_is_corruption() {
+    let f = fixture(mixed_entries(30), opts(8, 10));
+    let good = std::fs::read(&f.path).unwrap();
+    let damaged = f.path.with_extension("short");
+    let n = good.len();
+    for len in [
+        0,
+        1,
+        FOOTER_LEN - 1,
+        FOOTER_LEN,
+        n / 3,
+        n / 2,
+        n - FOOTER_LEN,
+        n - 1,
+    ] {
+        std::fs::write(&damaged, &good[..len]).unwrap();
+        for mode in MODES {
+            let err = open(&damaged, mode).unwrap_err();
+            match err {
+                Error::Corruption { ref file, .. } => assert_eq!(file, &damaged),
+                other => panic!("truncated to {len}: {other}"),
+            }
+        }
+    }
+    // Appended garbage moves the footer: also rejected.
+    let mut long = good.clone();
+    long.extend_from_slice(&[0u8; 7]);
+    std::fs::write(&damaged, &long).unwrap();
+    assert!(open(&damaged, ReadMode::Mmap).unwrap_err().is_corruption());
+}
+
+#[test]
+fn bad_magic_and_wrong_version() {
+    let f = fixture(mixed_entries(10), opts(8, 10));
+    let good = std::fs::read(&f.path).unwrap();
+    let n = good.len();
+    let damaged = f.path.with_extension("other");
+
+    let mut bytes = good.clone();
+    bytes[n - 1] ^= 0xff;
+    std::fs::write(&damaged, &bytes).unwrap();
+    let err = open(&damaged, ReadMode::Mmap).unwrap_err();
+    assert!(err.to_string().contains("magic"), "{err}");
+
+    let mut bytes = good.clone();
+    bytes[n - 12..n - 8].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    std::fs::write(&damaged, &bytes).unwrap();
+    for mode in MODES {
+        match open(&damaged, mode).unwrap_err() {
+            Error::UnsupportedVersion { version, file } => {
+                assert_eq!(version, FORMAT_VERSION + 1);
+                assert_eq!(file, damaged);
+            }
+            other => panic!("{other}"),
+        }
+    }
+}
+
+/// A random table: distinct user keys from a small alphabet (so prefixes collide and lengths
+/// vary), each with 1–3 versions of random kinds.
+fn arb_entries() -> impl Strategy<Value = Vec<Entry>> {
+    let versions = prop::collection::vec((0u8..3, prop::collection::vec(any::<u8>(), 0..12)), 1..4);
+    prop::collection::btree_map(prop::collection::vec(0u8..3, 0..6), versions, 1..60).prop_map(
+        |map| {
+            let mut out = Vec::new();
+            let mut seqno = 1000u64;
+            for (key, versions) in map {
+                for (kind, mut value) in versions {
+                    seqno -= 1;
+                    let kind = match kind {
+                        0 => {
+                            value.clear();
+                            ValueKind::Delete
+                        }
+                        1 => ValueKind::Value,
+                        _ => {
+                            value.resize(ValuePointer::ENCODED_LEN, 7);
+                            ValueKind::Pointer
+                        }
+                    };
+                    out.push(entry(&key, seqno, kind, &value));
+                }
+                seqno -= 1;
+            }
+            out
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn matches_a_sorted_vec_model(
+        entries in arb_entries(),
+        block_records in 1usize..9,
+        bloom in prop::sample::select(vec![0u32, 10]),
+        probes in prop::collection::vec((prop::collection::vec(0u8..3, 0..6), 0u64..1100), 20),
+        mmap in any::<bool>(),
+    ) {
+        let f = fixture(entries.clone(), opts(block_records, bloom));
+        let mode = if mmap { ReadMode::Mmap } else { ReadMode::Pread };
+        let t = open(&f.path, mode).unwrap();
+        let newest_visible = |key: &[u8], snap: u64| {
+            entries.iter().find(|e| e.user_key == key && e.seqno <= snap)
+        };
+        let model_lower_bound = |key: &[u8], snap: u64| {
+            entries.partition_point(|e| (&e.user_key[..], std::cmp::Reverse(e.seqno))
+                < (key, std::cmp::Reverse(snap)))
+        };
+        for e in &entries {
+            prop_assert_eq!(t.get(&e.user_key, u64::MAX)?,
+                newest_visible(&e.user_key, u64::MAX).cloned());
+            prop_assert_eq!(t.get(&e.user_key, e.seqno)?, Some(e.clone()));
+        }
+        for (key, snap) in &probes {
+            prop_assert_eq!(t.get(key, *snap)?, newest_visible(key, *snap).cloned());
+            prop_assert_eq!(t.lower_bound(key, *snap)?, model_lower_bound(key, *snap) as u64);
+        }
+        t.verify()?;
+    }
+}

@@ -1,0 +1,400 @@
+//! [`ValueLog`]: the set of value-log segments of one database directory (WiscKey §3.2).
+//!
+//! Where it sits: the write path appends large values with [`ValueLog::append`] before
+//! writing their WAL record; the read path resolves pointers with [`ValueLog::read`];
+//! recovery checks replayed pointers with [`ValueLog::is_valid`]; GC (elsewhere) walks sealed
+//! segments with [`ValueLog::segment_entries`] and drops them with
+//! [`ValueLog::delete_segment`]. Garbage accounting and GC policy live in the manifest/db code.
+//!
+//! Invariants:
+//! - Exactly one segment is active (appended to); it is read with `ReadMode::Pread` because
+//!   it grows, and every appended byte is visible to reads after [`ValueLog::flush`].
+//! - Sealed segments are immutable and synced; they are read with the configured mode.
+//! - Opening never appends to an existing segment (its tail may be torn): it starts a new
+//!   active segment whose id is larger than every existing one.
+//! - Segment ids only grow: a rollover creates `active + 1`.
+//!
+//! Locking: `active` (the writer) is taken before `segments` (the reader table); reads take
+//! only `segments`, briefly, to clone a reader handle.
+
+use super::segment::{
+    parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter,
+    SEGMENT_HEADER_LEN,
+};
+use super::ValuePointer;
+use crate::error::{Error, Result};
+use crate::fs::{FileSystem, ReadMode};
+use parking_lot::{Mutex, RwLock};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A snapshot of one segment's state, as reported by [`ValueLog::segments`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentInfo {
+    /// The segment id (its file is `segment_file_name(id)`).
+    pub id: u64,
+    /// Bytes in the segment, header included (buffered bytes included for the active one).
+    pub size_bytes: u64,
+    /// False only for the active segment.
+    pub sealed: bool,
+}
+
+/// One entry of the reader table.
+struct Slot {
+    reader: Arc<SegmentReader>,
+    /// `Some(size)` once sealed; `None` for the active segment.
+    sealed_size: Option<u64>,
+}
+
+/// The active segment's writer and whether a write to it has failed.
+struct Active {
+    writer: SegmentWriter,
+    /// Set when an append, flush or sync failed: the segment's tail is then unknown, and
+    /// appending after it could leave damage in the middle of the segment.
+    failure: Option<String>,
+}
+
+impl Active {
+    /// Fails with `Poisoned` once a write has failed.
+    fn check(&self) -> Result<()> {
+        match &self.failure {
+            Some(why) => Err(Error::Poisoned(format!(
+                "an earlier write to value-log segment {} failed: {why}",
+                self.writer.id()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Records an I/O failure of `result`, so every later write is refused.
+    fn note<T>(&mut self, result: Result<T>) -> Result<T> {
+        if let Err(e @ Error::Io { .. }) = &result {
+            self.failure = Some(e.to_string());
+        }
+        result
+    }
+}
+
+/// The value log of one directory. `Send + Sync`; all methods take `&self`.
+pub struct ValueLog {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    read_mode: ReadMode,
+    segment_bytes: u64,
+    /// The active segment's writer. Lock order: `active`, then `segments`.
+    active: Mutex<Active>,
+    /// Readers of every live segment, the active one included.
+    segments: RwLock<BTreeMap<u64, Slot>>,
+}
+
+impl std::fmt::Debug for ValueLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ValueLog")
+            .field("dir", &self.dir)
+            .field("read_mode", &self.read_mode)
+            .field("segment_bytes", &self.segment_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ValueLog {
+    /// Opens the value log in `dir` (created if missing): finds the existing `*.vlog`
+    /// segments, opens their readers with `read_mode`, and starts a new active segment with
+    /// id `max(existing) + 1` (1 for an empty directory), then syncs `dir`.
+    ///
+    /// A segment file shorter than its header can only be left by a crash while it was being
+    /// created; nothing can point into it, so it is removed (its id is still never reused).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `segment_bytes` is 0; `Corruption`/`UnsupportedVersion` if an
+    /// existing segment's header is damaged or of another version; `Io` on file-system
+    /// failures.
+    pub fn open(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        read_mode: ReadMode,
+        segment_bytes: u64,
+    ) -> Result<ValueLog> {
+        Self::open_with_min_active_id(fs, dir, read_mode, segment_bytes, 1)
+    }
+
+    /// Like [`Self::open`], but the new active segment's id is at least `min_active_id`.
+    /// The manifest can pass one more than the largest segment id it ever recorded, so an id
+    /// whose file GC already deleted is never reused while metadata may still mention it.
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub fn open_with_min_active_id(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        read_mode: ReadMode,
+        segment_bytes: u64,
+        min_active_id: u64,
+    ) -> Result<ValueLog> {
+        if segment_bytes == 0 {
+            return Err(Error::InvalidArgument(
+                "value-log segment size must be at least 1 byte".into(),
+            ));
+        }
+        fs.create_dir_all(dir)?;
+        let mut ids: Vec<u64> = fs
+            .list(dir)?
+            .iter()
+            .filter_map(|name| parse_segment_file_name(name))
+            .collect();
+        ids.sort_unstable();
+
+        let mut slots = BTreeMap::new();
+        for &id in &ids {
+            let path = dir.join(segment_file_name(id));
+            let size = fs.size(&path)?;
+            if size < SEGMENT_HEADER_LEN as u64 {
+                ::log::warn!(
+                    "removing {} ({size} bytes): torn during creation, holds no entries",
+                    path.display()
+                );
+                fs.remove(&path)?;
+                continue;
+            }
+            let reader = SegmentReader::open(fs.as_ref(), dir, id, read_mode)?;
+            let slot = Slot {
+                reader: Arc::new(reader),
+                sealed_size: Some(size),
+            };
+            slots.insert(id, slot);
+        }
+
+        let next_id = ids
+            .last()
+            .map_or(1, |max| max.saturating_add(1))
+            .max(min_active_id);
+        let writer = SegmentWriter::create(fs.as_ref(), dir, next_id)?;
+        fs.sync_dir(dir)?;
+        let reader = SegmentReader::open(fs.as_ref(), dir, next_id, ReadMode::Pread)?;
+        let slot = Slot {
+            reader: Arc::new(reader),
+            sealed_size: None,
+        };
+        slots.insert(next_id, slot);
+
+        Ok(ValueLog {
+            fs,
+            dir: dir.to_path_buf(),
+            read_mode,
+            segment_bytes,
+            active: Mutex::new(Active {
+                writer,
+                failure: None,
+            }),
+            segments: RwLock::new(slots),
+        })
+    }
+
+    /// Appends `(key, value)` to the active segment and returns its pointer. When the
+    /// segment reaches `segment_bytes` it is sealed (synced, reader reopened with the
+    /// configured mode) and the next segment is started (directory synced); the returned
+    /// pointer is then into the just-sealed segment. The entry is readable after
+    /// [`Self::flush`] (immediately, if this append sealed the segment).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an oversized key or value; `Io` on a write, sync or create
+    /// failure. A failed write or sync poisons the log: later appends, flushes and syncs
+    /// return `Poisoned` (reopen to continue in a new segment). If only creating the next
+    /// segment failed, the entry is durable but the error is returned, and a later append
+    /// retries the rollover.
+    pub fn append(&self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
+        let mut active = self.active.lock();
+        active.check()?;
+        let appended = active.writer.append(key, value);
+        let ptr = active.note(appended)?;
+        if active.writer.len() >= self.segment_bytes {
+            self.roll(&mut active)?;
+        }
+        Ok(ptr)
+    }
+
+    /// Seals the active segment and replaces it with a new one. REQUIRES: the caller holds
+    /// the `active` lock (it passes the guarded state).
+    fn roll(&self, active: &mut Active) -> Result<()> {
+        let synced = active.writer.sync();
+        active.note(synced)?;
+        let sealed_id = active.writer.id();
+        let sealed_size = active.writer.len();
+        let sealed = SegmentReader::open(self.fs.as_ref(), &self.dir, sealed_id, self.read_mode)?;
+        let next_id = sealed_id
+            .checked_add(1)
+            .ok_or_else(|| Error::InvalidArgument("value-log segment ids are exhausted".into()))?;
+        let next = SegmentWriter::create(self.fs.as_ref(), &self.dir, next_id)?;
+        self.fs.sync_dir(&self.dir)?;
+        let next_reader =
+            SegmentReader::open(self.fs.as_ref(), &self.dir, next_id, ReadMode::Pread)?;
+        {
+            let mut segments = self.segments.write();
+            segments.insert(
+                sealed_id,
+                Slot {
+                    reader: Arc::new(sealed),
+                    sealed_size: Some(sealed_size),
+                },
+            );
+            segments.insert(
+                next_id,
+                Slot {
+                    reader: Arc::new(next_reader),
+                    sealed_size: None,
+                },
+            );
+        }
+        active.writer = next;
+        Ok(())
+    }
+
+    /// Hands the active segment's buffered bytes to the OS, so reads see them.
+    ///
+    /// # Errors
+    /// `Io` on a write failure; `Poisoned` after an earlier failed write.
+    pub fn flush(&self) -> Result<()> {
+        let mut active = self.active.lock();
+        active.check()?;
+        let flushed = active.writer.flush();
+        active.note(flushed)
+    }
+
+    /// Makes every appended entry durable (sealed segments already are).
+    ///
+    /// # Errors
+    /// `Io` on a write or fsync failure; `Poisoned` after an earlier failed write.
+    pub fn sync(&self) -> Result<()> {
+        let mut active = self.active.lock();
+        active.check()?;
+        let synced = active.writer.sync();
+        active.note(synced)
+    }
+
+    fn reader(&self, ptr: &ValuePointer) -> Result<Arc<SegmentReader>> {
+        let segments = self.segments.read();
+        match segments.get(&ptr.segment) {
+            Some(slot) => Ok(Arc::clone(&slot.reader)),
+            None => Err(Error::corruption(
+                self.segment_path(ptr.segment),
+                ptr.offset,
+                "value pointer into a value-log segment that does not exist",
+            )),
+        }
+    }
+
+    /// Reads the value `ptr` points at, verifying the entry's checksum and length.
+    ///
+    /// # Errors
+    /// `Corruption` naming the segment file and offset if the segment does not exist or the
+    /// entry is incomplete, damaged, or of another length; `Io` on read failures.
+    pub fn read(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
+        self.reader(ptr)?.read(ptr, None)
+    }
+
+    /// Like [`Self::read`], and also checks that the entry was written under `key` (GC and
+    /// `verify` use this to catch pointers that point at the wrong entry).
+    ///
+    /// # Errors
+    /// As [`Self::read`]; a different key is `Corruption`.
+    pub fn read_with_key(&self, ptr: &ValuePointer, key: &[u8]) -> Result<Vec<u8>> {
+        self.reader(ptr)?.read(ptr, Some(key))
+    }
+
+    /// True if `ptr` refers to a complete, checksum-valid entry of the right length in an
+    /// existing segment. WAL replay uses it: a pointer to value-log bytes that did not
+    /// survive a crash ends the replay.
+    pub fn is_valid(&self, ptr: &ValuePointer) -> bool {
+        self.read(ptr).is_ok()
+    }
+
+    /// Id of the active segment.
+    pub fn active_segment(&self) -> u64 {
+        self.active.lock().writer.id()
+    }
+
+    /// Every live segment in id order, the active one last.
+    pub fn segments(&self) -> Vec<SegmentInfo> {
+        let active = self.active.lock();
+        let segments = self.segments.read();
+        segments
+            .iter()
+            .map(|(&id, slot)| SegmentInfo {
+                id,
+                size_bytes: slot.sealed_size.unwrap_or_else(|| active.writer.len()),
+                sealed: slot.sealed_size.is_some(),
+            })
+            .collect()
+    }
+
+    fn sealed_reader(&self, id: u64) -> Result<Arc<SegmentReader>> {
+        let segments = self.segments.read();
+        match segments.get(&id) {
+            None => Err(Error::InvalidArgument(format!(
+                "value-log segment {id} does not exist"
+            ))),
+            Some(Slot {
+                sealed_size: None, ..
+            }) => Err(Error::InvalidArgument(format!(
+                "value-log segment {id} is the active segment"
+            ))),
+            Some(slot) => Ok(Arc::clone(&slot.reader)),
+        }
+    }
+
+    /// All complete, valid entries of sealed segment `id`, in file order (for GC). A torn
+    /// tail (from a crash before the segment was sealed) is skipped.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `id` is the active segment or does not exist; `Corruption` if
+    /// the segment is damaged before its end; `Io` on read failures.
+    pub fn segment_entries(&self, id: u64) -> Result<Vec<SegmentEntry>> {
+        self.sealed_reader(id)?.entries().collect()
+    }
+
+    /// Removes sealed segment `id`'s file and syncs the directory. Readers already holding
+    /// the segment (in-flight reads) finish normally; later reads of it are `Corruption`.
+    /// The caller ensures no snapshot or iterator can still reach the segment.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `id` is the active segment or does not exist; `Io` if the file
+    /// cannot be removed (the segment then stays readable) or the directory synced.
+    pub fn delete_segment(&self, id: u64) -> Result<()> {
+        {
+            let mut segments = self.segments.write();
+            match segments.get(&id) {
+                None => {
+                    return Err(Error::InvalidArgument(format!(
+                        "value-log segment {id} does not exist"
+                    )))
+                }
+                Some(Slot {
+                    sealed_size: None, ..
+                }) => {
+                    return Err(Error::InvalidArgument(format!(
+                        "cannot delete the active value-log segment {id}"
+                    )))
+                }
+                Some(_) => {}
+            }
+            self.fs.remove(&self.segment_path(id))?;
+            segments.remove(&id);
+        }
+        self.fs.sync_dir(&self.dir)
+    }
+
+    /// The directory holding the segments.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Path of segment `id`'s file (whether or not it exists).
+    pub fn segment_path(&self, id: u64) -> PathBuf {
+        self.dir.join(segment_file_name(id))
+    }
+}
+
+#[cfg(test)]
+#[path = "log_tests.rs"]
+mod tests;

@@ -1,0 +1,450 @@
+//! Tests of the value-log manager.
+
+use super::*;
+use crate::fs::StdFs;
+
+const MODES: [ReadMode; 2] = [ReadMode::Mmap, ReadMode::Pread];
+
+fn fs() -> Arc<dyn FileSystem> {
+    Arc::new(StdFs)
+}
+
+fn kv(i: usize) -> (Vec<u8>, Vec<u8>) {
+    let key = format!("key-{i:05}").into_bytes();
+    let value = vec![(i % 251) as u8; 50 + i % 150];
+    (key, value)
+}
+
+fn fill(log: &ValueLog, range: std::ops::Range<usize>) -> Vec<(usize, ValuePointer)> {
+    range
+        .map(|i| {
+            let (k, v) = kv(i);
+            (i, log.append(&k, &v).unwrap())
+        })
+        .collect()
+}
+
+fn check_all(log: &ValueLog, ptrs: &[(usize, ValuePointer)]) {
+    for (i, p) in ptrs {
+        let (k, v) = kv(*i);
+        assert_eq!(log.read(p).unwrap(), v, "entry {i} at {p:?}");
+        assert_eq!(log.read_with_key(p, &k).unwrap(), v);
+        assert!(log.is_valid(p));
+    }
+}
+
+fn vlog_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".vlog"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<ValueLog>();
+    assert_send_sync::<SegmentReader>();
+}
+
+#[test]
+fn zero_segment_bytes_is_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 0).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)));
+}
+
+#[test]
+fn append_read_roundtrip_after_flush() {
+    for mode in MODES {
+        let dir = tempfile::tempdir().unwrap();
+        let log = ValueLog::open(fs(), dir.path(), mode, 1 << 20).unwrap();
+        assert_eq!(log.active_segment(), 1);
+        let ptrs = fill(&log, 0..100);
+        log.flush().unwrap();
+        check_all(&log, &ptrs);
+        assert!(ptrs.iter().all(|(_, p)| p.segment == 1));
+        let wrong_key = log.read_with_key(&ptrs[0].1, b"nope").unwrap_err();
+        assert!(wrong_key.is_corruption());
+    }
+}
+
+#[test]
+fn rollover_at_segment_bytes() {
+    for mode in MODES {
+        let dir = tempfile::tempdir().unwrap();
+        let segment_bytes = 2_000;
+        let log = ValueLog::open(fs(), dir.path(), mode, segment_bytes).unwrap();
+        let ptrs = fill(&log, 0..200);
+        log.sync().unwrap();
+        check_all(&log, &ptrs);
+
+        let infos = log.segments();
+        assert!(infos.len() > 5, "{infos:?}");
+        let (last, sealed) = infos.split_last().unwrap();
+        assert_eq!(last.id, log.active_segment());
+        assert!(!last.sealed);
+        for (n, info) in sealed.iter().enumerate() {
+            assert_eq!(info.id, n as u64 + 1, "ids are consecutive");
+            assert!(info.sealed);
+            assert!(info.size_bytes >= segment_bytes);
+            // Sealed as soon as it reached the limit: without its last entry it was smaller.
+            let last_entry = ptrs
+                .iter()
+                .rev()
+                .find(|(_, p)| p.segment == info.id)
+                .unwrap();
+            assert!(last_entry.1.offset < segment_bytes);
+            let on_disk = std::fs::metadata(log.segment_path(info.id)).unwrap().len();
+            assert_eq!(on_disk, info.size_bytes);
+            let entries = log.segment_entries(info.id).unwrap();
+            let expected: Vec<_> = ptrs.iter().filter(|(_, p)| p.segment == info.id).collect();
+            assert_eq!(entries.len(), expected.len());
+            for ((ptr, k, v), (i, p)) in entries.iter().zip(expected) {
+                assert_eq!(ptr, p);
+                assert_eq!((k.clone(), v.clone()), kv(*i));
+            }
+        }
+        assert_eq!(vlog_files(dir.path()).len(), infos.len());
+    }
+}
+
+#[test]
+fn sealed_segment_is_readable_without_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 50).unwrap();
+    let (k, v) = kv(3);
+    let p = log.append(&k, &v).unwrap();
+    assert_eq!(log.active_segment(), 2, "the first append filled segment 1");
+    assert_eq!(log.read(&p).unwrap(), v);
+}
+
+#[test]
+fn reopen_finds_segments_and_starts_a_new_active_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let ptrs = {
+        let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 3_000).unwrap();
+        let ptrs = fill(&log, 0..100);
+        log.sync().unwrap();
+        ptrs
+    };
+    let before = vlog_files(dir.path());
+    let max_id = before.len() as u64;
+    for mode in MODES {
+        let log = ValueLog::open(fs(), dir.path(), mode, 3_000).unwrap();
+        let infos = log.segments();
+        let active = log.active_segment();
+        assert!(active > max_id);
+        assert_eq!(infos.iter().filter(|s| !s.sealed).count(), 1);
+        assert!(infos.iter().all(|s| s.sealed || s.id == active));
+        check_all(&log, &ptrs);
+        // Appends go to the new segment only.
+        let p = log.append(b"after", b"reopen").unwrap();
+        log.flush().unwrap();
+        assert_eq!(p.segment, active);
+        assert_eq!(log.read(&p).unwrap(), b"reopen");
+    }
+}
+
+#[test]
+fn reopen_with_torn_tail_keeps_the_durable_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let ptrs = {
+        let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+        let ptrs = fill(&log, 0..10);
+        log.sync().unwrap();
+        ptrs
+    };
+    // Cut the last entry in half, as a crash during its append would.
+    let path = dir.path().join(segment_file_name(1));
+    let last = ptrs[9].1;
+    let cut = last.offset + 10;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(cut)
+        .unwrap();
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+    check_all(&log, &ptrs[..9]);
+    assert!(!log.is_valid(&last));
+    assert_eq!(log.segment_entries(1).unwrap().len(), 9);
+}
+
+#[test]
+fn is_valid_is_false_for_bad_pointers() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Pread, 1 << 20).unwrap();
+    let ptrs = fill(&log, 0..5);
+    log.flush().unwrap();
+    let p = ptrs[4].1;
+    let end = log.segments()[0].size_bytes;
+    let bad = [
+        ValuePointer { offset: end, ..p },
+        ValuePointer {
+            offset: end + 1000,
+            ..p
+        },
+        ValuePointer {
+            offset: u64::MAX,
+            ..p
+        },
+        ValuePointer {
+            len: p.len + 1,
+            ..p
+        },
+        ValuePointer {
+            offset: p.offset + 1,
+            ..p
+        },
+        ValuePointer { segment: 99, ..p },
+        ValuePointer { segment: 0, ..p },
+    ];
+    for b in bad {
+        assert!(!log.is_valid(&b), "{b:?}");
+        let err = log.read(&b).unwrap_err();
+        assert!(err.is_corruption(), "{b:?}: {err:?}");
+    }
+    assert!(log.is_valid(&p));
+}
+
+#[test]
+fn unflushed_bytes_of_the_active_segment_are_not_valid_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Pread, 1 << 20).unwrap();
+    let p = log.append(b"k", b"small").unwrap();
+    // Still in the writer's user-space buffer: not visible, so not valid.
+    assert!(!log.is_valid(&p));
+    log.flush().unwrap();
+    assert!(log.is_valid(&p));
+}
+
+#[test]
+fn delete_segment_removes_sealed_segments_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap();
+    let ptrs = fill(&log, 0..50);
+    log.flush().unwrap();
+    let in_first: Vec<_> = ptrs.iter().filter(|(_, p)| p.segment == 1).collect();
+    assert!(!in_first.is_empty());
+
+    log.delete_segment(1).unwrap();
+    assert!(!log.segment_path(1).exists());
+    assert!(log.segments().iter().all(|s| s.id != 1));
+    for (_, p) in &in_first {
+        assert!(!log.is_valid(p));
+        assert!(log.read(p).unwrap_err().is_corruption());
+    }
+    let rest: Vec<_> = ptrs
+        .iter()
+        .filter(|(_, p)| p.segment != 1)
+        .copied()
+        .collect();
+    check_all(&log, &rest);
+
+    let active = log.active_segment();
+    assert!(matches!(
+        log.delete_segment(active),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        log.delete_segment(1),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        log.segment_entries(active),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        log.segment_entries(1),
+        Err(Error::InvalidArgument(_))
+    ));
+
+    // A deleted id is never reused by a rollover or a reopen.
+    drop(log);
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap();
+    assert!(log.active_segment() > active);
+}
+
+#[test]
+fn min_active_id_is_respected() {
+    let dir = tempfile::tempdir().unwrap();
+    let log =
+        ValueLog::open_with_min_active_id(fs(), dir.path(), ReadMode::Mmap, 1_000, 42).unwrap();
+    assert_eq!(log.active_segment(), 42);
+    assert_eq!(vlog_files(dir.path()), vec!["000042.vlog".to_string()]);
+}
+
+#[test]
+fn open_removes_segment_torn_during_creation() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap());
+    std::fs::write(dir.path().join(segment_file_name(2)), b"AUGUR").unwrap();
+    std::fs::write(dir.path().join("not-a-segment.txt"), b"x").unwrap();
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap();
+    assert_eq!(log.active_segment(), 3);
+    assert_eq!(
+        vlog_files(dir.path()),
+        vec!["000001.vlog".to_string(), "000003.vlog".to_string()]
+    );
+}
+
+#[test]
+fn open_refuses_a_damaged_segment_header() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap());
+    let path = dir.path().join(segment_file_name(1));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[3] ^= 0xff;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap_err();
+    assert!(matches!(err, Error::Corruption { offset: 0, ref file, .. } if *file == path));
+}
+
+#[test]
+fn concurrent_appends_and_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 4_000).unwrap());
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                let mut mine = Vec::new();
+                for i in (t * 1000)..(t * 1000 + 50) {
+                    let (k, v) = kv(i);
+                    let p = log.append(&k, &v).unwrap();
+                    log.flush().unwrap();
+                    assert_eq!(log.read(&p).unwrap(), v);
+                    mine.push((i, p));
+                }
+                mine
+            })
+        })
+        .collect();
+    let all: Vec<_> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    check_all(&log, &all);
+    let total: usize = log
+        .segments()
+        .iter()
+        .filter(|s| s.sealed)
+        .map(|s| log.segment_entries(s.id).unwrap().len())
+        .sum();
+    let in_active = all
+        .iter()
+        .filter(|(_, p)| p.segment == log.active_segment())
+        .count();
+    assert_eq!(total + in_active, all.len());
+}
+
+/// A file system whose writable files fail every write while `failing` is set.
+struct FlakyFs {
+    failing: Arc<std::sync::atomic::AtomicBool>,
+}
+
+struct FlakyFile {
+    inner: Box<dyn crate::fs::WritableFile>,
+    failing: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl FlakyFile {
+    fn gate(&self) -> Result<()> {
+        if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(Error::io("injected", std::io::Error::other("injected")));
+        }
+        Ok(())
+    }
+}
+
+impl crate::fs::WritableFile for FlakyFile {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.gate()?;
+        self.inner.append(data)
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.gate()?;
+        self.inner.flush()
+    }
+    fn sync(&mut self) -> Result<()> {
+        self.gate()?;
+        self.inner.sync()
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl FileSystem for FlakyFs {
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        StdFs.create_dir_all(dir)
+    }
+    fn create(&self, path: &Path) -> Result<Box<dyn crate::fs::WritableFile>> {
+        Ok(Box::new(FlakyFile {
+            inner: StdFs.create(path)?,
+            failing: Arc::clone(&self.failing),
+        }))
+    }
+    fn open(&self, path: &Path, mode: ReadMode) -> Result<Arc<dyn crate::fs::RandomAccessFile>> {
+        StdFs.open(path, mode)
+    }
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        StdFs.read_all(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        StdFs.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> Result<()> {
+        StdFs.remove(path)
+    }
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        StdFs.list(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        StdFs.exists(path)
+    }
+    fn size(&self, path: &Path) -> Result<u64> {
+        StdFs.size(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        StdFs.sync_dir(dir)
+    }
+    fn lock(&self, path: &Path) -> Result<Box<dyn crate::fs::FileLock>> {
+        StdFs.lock(path)
+    }
+}
+
+#[test]
+fn failed_write_poisons_the_log_until_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let failing = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flaky: Arc<dyn FileSystem> = Arc::new(FlakyFs {
+        failing: Arc::clone(&failing),
+    });
+    let log = ValueLog::open(Arc::clone(&flaky), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+    let ok = log.append(b"a", b"before").unwrap();
+    log.sync().unwrap();
+
+    failing.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(matches!(log.append(b"b", b"x"), Err(Error::Io { .. })));
+    failing.store(false, std::sync::atomic::Ordering::SeqCst);
+    assert!(matches!(log.append(b"c", b"y"), Err(Error::Poisoned(_))));
+    assert!(matches!(log.flush(), Err(Error::Poisoned(_))));
+    assert!(matches!(log.sync(), Err(Error::Poisoned(_))));
+    assert_eq!(log.read(&ok).unwrap(), b"before", "reads still work");
+    // An oversized key is refused before any byte is written: no poisoning.
+    let fresh = ValueLog::open(flaky, dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+    let long_key = vec![0u8; crate::key::MAX_KEY_LEN + 1];
+    assert!(matches!(
+        fresh.append(&long_key, b"v"),
+        Err(Error::InvalidArgument(_))
+    ));
+    let p = fresh.append(b"d", b"after reopen").unwrap();
+    fresh.flush().unwrap();
+    assert_eq!(fresh.read(&p).unwrap(), b"after reopen");
+    assert_eq!(fresh.read(&ok).unwrap(), b"before");
+}

@@ -1,0 +1,491 @@
+//! Value-log segment files (WiscKey §3.2): one append-only file `NNNNNN.vlog` per segment.
+//!
+//! Where it sits: on the write path a large value is appended here before its WAL record
+//! (which holds the returned [`ValuePointer`]); on the read path a pointer found in the LSM is
+//! resolved with [`SegmentReader::read`]; GC and `verify` walk a segment with
+//! [`SegmentReader::entries`].
+//!
+//! Format (specified in `docs/format/vlog.md`): a 24-byte header (magic, format version,
+//! segment id, masked CRC32C of the three), then entries
+//! `[crc u32][key_len u32][value_len u32][key][value]` with the CRC over lengths, key and value.
+//! A pointer's `offset` is the entry's first byte and its `len` the value length.
+//!
+//! Invariants: a writer only appends; the header is synced at creation; each entry carries
+//! its key so GC can test liveness; a reader never trusts a length field before checking it
+//! against the file's length (no allocation larger than the file), and never panics on bad
+//! bytes.
+
+use super::ValuePointer;
+use crate::checksum::crc_parts;
+use crate::coding::{get_u32, get_u64};
+use crate::error::{Error, Result};
+use crate::fs::{FileSystem, RandomAccessFile, ReadMode, WritableFile};
+use crate::key::MAX_KEY_LEN;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Magic bytes at the start of every value-log segment.
+pub const SEGMENT_MAGIC: [u8; 8] = *b"AUGURVLG";
+
+/// Segment format version written by this build; readers refuse other versions.
+pub const SEGMENT_FORMAT_VERSION: u32 = 1;
+
+/// Segment header: magic (8) + version (4) + segment id (8) + masked CRC32C of those (4).
+pub const SEGMENT_HEADER_LEN: usize = 24;
+
+/// Entry header: masked CRC32C (4) + key length (4) + value length (4).
+pub const ENTRY_HEADER_LEN: usize = 12;
+
+/// One value-log entry as yielded by [`SegmentReader::entries`]: the pointer to it, its key
+/// and its value.
+pub type SegmentEntry = (ValuePointer, Vec<u8>, Vec<u8>);
+
+/// File name of segment `id`: the id zero-padded to at least 6 digits, then `.vlog`.
+pub fn segment_file_name(id: u64) -> String {
+    format!("{id:06}.vlog")
+}
+
+/// The segment id named by `name`, if it is exactly a name [`segment_file_name`] produces.
+pub fn parse_segment_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".vlog")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let id: u64 = digits.parse().ok()?;
+    (segment_file_name(id) == name).then_some(id)
+}
+
+fn encode_header(id: u64) -> [u8; SEGMENT_HEADER_LEN] {
+    let mut h = [0u8; SEGMENT_HEADER_LEN];
+    h[..8].copy_from_slice(&SEGMENT_MAGIC);
+    h[8..12].copy_from_slice(&SEGMENT_FORMAT_VERSION.to_le_bytes());
+    h[12..20].copy_from_slice(&id.to_le_bytes());
+    let crc = crc_parts(&[&h[..20]]);
+    h[20..].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+/// Appends entries to one segment. Not thread-safe by itself; [`super::ValueLog`] serializes.
+pub struct SegmentWriter {
+    file: Box<dyn WritableFile>,
+    id: u64,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SegmentWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentWriter")
+            .field("id", &self.id)
+            .field("path", &self.path)
+            .field("len", &self.file.len())
+            .finish()
+    }
+}
+
+impl SegmentWriter {
+    /// Creates (or truncates) segment `id` in `dir`, writes its header and syncs it. The
+    /// caller syncs `dir` to make the file's name durable.
+    ///
+    /// # Errors
+    /// `Io` if the file cannot be created, written or synced.
+    pub fn create(fs: &dyn FileSystem, dir: &Path, id: u64) -> Result<SegmentWriter> {
+        let path = dir.join(segment_file_name(id));
+        let mut file = fs.create(&path)?;
+        file.append(&encode_header(id))?;
+        file.sync()?;
+        Ok(SegmentWriter { file, id, path })
+    }
+
+    /// Appends the entry `(key, value)` and returns the pointer to it. The bytes may stay
+    /// buffered until [`Self::flush`] (visible to readers) or [`Self::sync`] (durable).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if the key is longer than [`MAX_KEY_LEN`] or the value longer than
+    /// `u32::MAX`; `Io` on a write failure (the segment's tail is then unknown: seal it).
+    pub fn append(&mut self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
+        if key.len() > MAX_KEY_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "key of {} bytes exceeds the {MAX_KEY_LEN}-byte limit",
+                key.len()
+            )));
+        }
+        let value_len = u32::try_from(value.len()).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "value of {} bytes exceeds the 4 GiB value-log entry limit",
+                value.len()
+            ))
+        })?;
+        let mut header = [0u8; ENTRY_HEADER_LEN];
+        header[4..8].copy_from_slice(&(key.len() as u32).to_le_bytes());
+        header[8..12].copy_from_slice(&value_len.to_le_bytes());
+        let crc = crc_parts(&[&header[4..], key, value]);
+        header[..4].copy_from_slice(&crc.to_le_bytes());
+
+        let ptr = ValuePointer {
+            segment: self.id,
+            offset: self.file.len(),
+            len: value_len,
+        };
+        self.file.append(&header)?;
+        self.file.append(key)?;
+        self.file.append(value)?;
+        Ok(ptr)
+    }
+
+    /// Hands buffered entries to the operating system, so readers see them.
+    ///
+    /// # Errors
+    /// `Io` on a write failure.
+    pub fn flush(&mut self) -> Result<()> {
+        self.file.flush()
+    }
+
+    /// Flushes and makes every appended entry durable.
+    ///
+    /// # Errors
+    /// `Io` on a write or fsync failure.
+    pub fn sync(&mut self) -> Result<()> {
+        self.file.sync()
+    }
+
+    /// Bytes in the segment so far, header and buffered entries included.
+    pub fn len(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// True when no entry was appended (the file holds only its header).
+    pub fn is_empty(&self) -> bool {
+        self.file.len() <= SEGMENT_HEADER_LEN as u64
+    }
+
+    /// The segment id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The segment file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The decoded entry at some offset of a segment, or why there is none.
+enum Parsed<'a> {
+    /// A complete entry with a valid checksum; `next` is the following entry's offset.
+    Valid {
+        key: Cow<'a, [u8]>,
+        value: Cow<'a, [u8]>,
+        next: u64,
+    },
+    /// The file ends inside the entry (or its lengths point past the end).
+    Incomplete,
+    /// The entry header is all zeros.
+    Zero,
+    /// The entry is complete but fails a check; `next` is where its lengths say it ends.
+    Bad { reason: String, next: u64 },
+}
+
+/// Reads entries of one segment. `Send + Sync`: readers are shared by all lookups.
+pub struct SegmentReader {
+    file: Arc<dyn RandomAccessFile>,
+    id: u64,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SegmentReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentReader")
+            .field("id", &self.id)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl SegmentReader {
+    /// Opens segment `id` in `dir` and checks its header. Use [`ReadMode::Pread`] for a
+    /// segment that is still being appended to.
+    ///
+    /// # Errors
+    /// `Io` if the file cannot be opened; `Corruption` (offset 0) for a short or damaged
+    /// header or one naming another segment id; `UnsupportedVersion` for another format
+    /// version.
+    pub fn open(fs: &dyn FileSystem, dir: &Path, id: u64, mode: ReadMode) -> Result<Self> {
+        let path = dir.join(segment_file_name(id));
+        let file = fs.open(&path, mode)?;
+        let reader = SegmentReader { file, id, path };
+        reader.check_header()?;
+        Ok(reader)
+    }
+
+    fn check_header(&self) -> Result<()> {
+        let corrupt = |reason: &str| Error::corruption(&self.path, 0, reason);
+        let header = self
+            .read_at(0, SEGMENT_HEADER_LEN)?
+            .ok_or_else(|| corrupt("file is shorter than the segment header"))?;
+        if header.get(..8) != Some(&SEGMENT_MAGIC[..]) {
+            return Err(corrupt("bad magic (not an Augur value-log segment)"));
+        }
+        let body = header.get(..20).unwrap_or_default();
+        if get_u32(&header, 20) != Some(crc_parts(&[body])) {
+            return Err(corrupt("segment header checksum mismatch"));
+        }
+        let version = get_u32(&header, 8).unwrap_or_default();
+        if version != SEGMENT_FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion {
+                file: self.path.clone(),
+                version,
+            });
+        }
+        let stored_id = get_u64(&header, 12).unwrap_or_default();
+        if stored_id != self.id {
+            return Err(corrupt(&format!(
+                "header names segment {stored_id}, file name says {}",
+                self.id
+            )));
+        }
+        Ok(())
+    }
+
+    /// The segment id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The segment file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Current size of the segment file in bytes (what readers can see).
+    ///
+    /// # Errors
+    /// `Io` if the size cannot be read.
+    pub fn file_len(&self) -> Result<u64> {
+        self.file.len()
+    }
+
+    /// `len` bytes at `offset`, or `None` if the file ends before them. REQUIRES: `len` was
+    /// checked against the file length (it is allocated up front for pread files).
+    fn read_at(&self, offset: u64, len: usize) -> Result<Option<Cow<'_, [u8]>>> {
+        if let Some(data) = self.file.as_slice() {
+            let bytes = usize::try_from(offset)
+                .ok()
+                .and_then(|start| data.get(start..start.checked_add(len)?));
+            return Ok(bytes.map(Cow::Borrowed));
+        }
+        let mut buf = vec![0u8; len];
+        match self.file.read_exact_at(offset, &mut buf) {
+            Ok(()) => Ok(Some(Cow::Owned(buf))),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::UnexpectedEof => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Decodes the entry at `offset` of a file of `file_len` bytes; the lengths are checked
+    /// against `file_len` before anything is allocated. `expected_value_len`, when given (a
+    /// pointer's `len`), is checked before the body is read.
+    fn parse_entry(
+        &self,
+        offset: u64,
+        file_len: u64,
+        expected_value_len: Option<u32>,
+    ) -> Result<Parsed<'_>> {
+        let header_end = offset.checked_add(ENTRY_HEADER_LEN as u64);
+        if header_end.is_none_or(|end| end > file_len) {
+            return Ok(Parsed::Incomplete);
+        }
+        let Some(header) = self.read_at(offset, ENTRY_HEADER_LEN)? else {
+            return Ok(Parsed::Incomplete);
+        };
+        let (Some(crc), Some(key_len), Some(value_len)) = (
+            get_u32(&header, 0),
+            get_u32(&header, 4),
+            get_u32(&header, 8),
+        ) else {
+            return Ok(Parsed::Incomplete);
+        };
+        if crc == 0 && key_len == 0 && value_len == 0 {
+            return Ok(Parsed::Zero);
+        }
+        let body_len = u64::from(key_len) + u64::from(value_len);
+        let next = offset
+            .saturating_add(ENTRY_HEADER_LEN as u64)
+            .saturating_add(body_len);
+        if next > file_len {
+            return Ok(Parsed::Incomplete);
+        }
+        if key_len as usize > MAX_KEY_LEN {
+            let reason = format!("key length {key_len} exceeds the {MAX_KEY_LEN}-byte limit");
+            return Ok(Parsed::Bad { reason, next });
+        }
+        if let Some(expected) = expected_value_len {
+            if expected != value_len {
+                let reason =
+                    format!("value length is {value_len}, the value pointer says {expected}");
+                return Ok(Parsed::Bad { reason, next });
+            }
+        }
+        let body_start = offset + ENTRY_HEADER_LEN as u64;
+        // Bounded by the file length (checked above).
+        let Some(body) = self.read_at(body_start, body_len as usize)? else {
+            return Ok(Parsed::Incomplete);
+        };
+        let Some((key, value)) = body.split_at_checked(key_len as usize) else {
+            return Ok(Parsed::Incomplete);
+        };
+        let lens = header.get(4..).unwrap_or_default();
+        if crc_parts(&[lens, key, value]) != crc {
+            let reason = "entry checksum mismatch".to_string();
+            return Ok(Parsed::Bad { reason, next });
+        }
+        let (key, value) = match body {
+            Cow::Borrowed(b) => {
+                let (k, v) = b.split_at(key_len as usize);
+                (Cow::Borrowed(k), Cow::Borrowed(v))
+            }
+            Cow::Owned(mut b) => {
+                let v = b.split_off(key_len as usize);
+                (Cow::Owned(b), Cow::Owned(v))
+            }
+        };
+        Ok(Parsed::Valid { key, value, next })
+    }
+
+    /// Reads and verifies the entry `ptr` points at and returns its value. Checks that the
+    /// entry's value length equals `ptr.len` and, when `expected_key` is given, that the
+    /// entry's key equals it. Bytes appended by a writer are visible once it flushed.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `ptr` names another segment; `Corruption` naming this file and
+    /// `ptr.offset` if the entry is incomplete, fails its checksum or does not match.
+    pub fn read(&self, ptr: &ValuePointer, expected_key: Option<&[u8]>) -> Result<Vec<u8>> {
+        if ptr.segment != self.id {
+            return Err(Error::InvalidArgument(format!(
+                "pointer into segment {} passed to the reader of segment {}",
+                ptr.segment, self.id
+            )));
+        }
+        let corrupt = |reason: String| Error::corruption(&self.path, ptr.offset, reason);
+        if ptr.offset < SEGMENT_HEADER_LEN as u64 {
+            return Err(corrupt(
+                "value pointer points into the segment header".into(),
+            ));
+        }
+        // The file length bounds every length field before anything is allocated (one
+        // fstat for pread files; free for mmap). It also keeps absurd offsets from reaching
+        // the OS, which rejects them with EINVAL rather than EOF.
+        let file_len = self.file.len()?;
+        match self.parse_entry(ptr.offset, file_len, Some(ptr.len))? {
+            Parsed::Valid { key, value, .. } => {
+                if expected_key.is_some_and(|k| k != &*key) {
+                    return Err(corrupt(
+                        "entry's key differs from the key the pointer was stored under".into(),
+                    ));
+                }
+                Ok(value.into_owned())
+            }
+            Parsed::Incomplete => Err(corrupt(
+                "value pointer points past the end of the segment".into(),
+            )),
+            Parsed::Zero => Err(corrupt("value pointer points at zero bytes".into())),
+            Parsed::Bad { reason, .. } => Err(corrupt(reason)),
+        }
+    }
+
+    /// Iterates all complete, valid entries from the start as `(pointer, key, value)`, up to
+    /// the file length seen when the iteration starts.
+    ///
+    /// Torn-tail policy (docs/format/vlog.md): an entry that runs past the end of the file,
+    /// an all-zero region that extends to the end of the file, or a damaged entry that ends
+    /// exactly at the end of the file ends the iteration cleanly (a crash during an append).
+    /// Any other bad entry yields one `Corruption` error naming its offset, then the
+    /// iteration ends: GC must never mistake live entries behind damage for a torn tail.
+    pub fn entries(&self) -> impl Iterator<Item = Result<SegmentEntry>> + '_ {
+        EntryIter {
+            reader: self,
+            offset: SEGMENT_HEADER_LEN as u64,
+            file_len: None,
+            done: false,
+        }
+    }
+
+    /// True if every byte from `offset` to `file_len` is zero.
+    fn zeros_to_end(&self, offset: u64, file_len: u64) -> Result<bool> {
+        const CHUNK: u64 = 64 * 1024;
+        let mut pos = offset;
+        while pos < file_len {
+            let n = (file_len - pos).min(CHUNK) as usize;
+            match self.read_at(pos, n)? {
+                Some(chunk) if chunk.iter().all(|b| *b == 0) => pos += n as u64,
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The iterator behind [`SegmentReader::entries`].
+struct EntryIter<'a> {
+    reader: &'a SegmentReader,
+    offset: u64,
+    /// File length, read on the first call to `next`.
+    file_len: Option<u64>,
+    done: bool,
+}
+
+impl EntryIter<'_> {
+    fn step(&mut self) -> Result<Option<SegmentEntry>> {
+        let file_len = match self.file_len {
+            Some(l) => l,
+            None => *self.file_len.insert(self.reader.file_len()?),
+        };
+        if self.offset >= file_len {
+            return Ok(None);
+        }
+        let offset = self.offset;
+        let corrupt = |reason: String| Error::corruption(&self.reader.path, offset, reason);
+        match self.reader.parse_entry(offset, file_len, None)? {
+            Parsed::Valid { key, value, next } => {
+                self.offset = next;
+                let ptr = ValuePointer {
+                    segment: self.reader.id,
+                    offset,
+                    len: value.len() as u32,
+                };
+                Ok(Some((ptr, key.into_owned(), value.into_owned())))
+            }
+            Parsed::Incomplete => Ok(None),
+            Parsed::Zero if self.reader.zeros_to_end(offset, file_len)? => Ok(None),
+            Parsed::Zero => Err(corrupt(
+                "zero-filled entry header followed by non-zero bytes".into(),
+            )),
+            Parsed::Bad { next, .. } if next == file_len => Ok(None),
+            Parsed::Bad { reason, next } => Err(corrupt(format!(
+                "{reason}; {} more bytes follow the entry",
+                file_len - next
+            ))),
+        }
+    }
+}
+
+impl Iterator for EntryIter<'_> {
+    type Item = Result<SegmentEntry>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.step().transpose();
+        if !matches!(item, Some(Ok(_))) {
+            self.done = true;
+        }
+        item
+    }
+}
+
+#[cfg(test)]
+#[path = "segment_tests.rs"]
+mod tests;

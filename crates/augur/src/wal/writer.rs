@@ -1,0 +1,91 @@
+//! [`LogWriter`]: appends framed records to a WAL or MANIFEST file.
+
+use super::format::{encode_header, encode_record_header, LogKind, HEADER_LEN};
+use crate::error::{Error, Result};
+use crate::fs::{FileSystem, WritableFile};
+use std::path::{Path, PathBuf};
+
+/// Appends records to one log file. Not thread-safe by itself: the owner (the write path's
+/// group commit, or the manifest writer) serializes calls.
+pub struct LogWriter {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for LogWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogWriter")
+            .field("path", &self.path)
+            .field("len", &self.file.len())
+            .finish()
+    }
+}
+
+impl LogWriter {
+    /// Creates (or truncates) `path`, writes the file header for `kind` and syncs it, so a
+    /// log that exists after a crash starts with a valid header unless the crash hit this
+    /// very call. The caller syncs the parent directory to make the file's name durable.
+    ///
+    /// # Errors
+    /// `Io` if the file cannot be created, written or synced.
+    pub fn create(fs: &dyn FileSystem, path: &Path, kind: LogKind) -> Result<LogWriter> {
+        let mut file = fs.create(path)?;
+        file.append(&encode_header(kind))?;
+        file.sync()?;
+        debug_assert_eq!(file.len(), HEADER_LEN as u64);
+        Ok(LogWriter {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends one record holding `payload`. The bytes may stay in a user-space buffer until
+    /// [`Self::flush`] or [`Self::sync`].
+    ///
+    /// # Errors
+    /// `InvalidArgument` if the payload exceeds `u32::MAX` bytes; `Io` on a write failure
+    /// (after which the file's tail is unknown and the log must not be appended to again).
+    pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
+        if u32::try_from(payload.len()).is_err() {
+            return Err(Error::InvalidArgument(format!(
+                "log record of {} bytes exceeds the 4 GiB limit ({})",
+                payload.len(),
+                self.path.display()
+            )));
+        }
+        self.file.append(&encode_record_header(payload))?;
+        self.file.append(payload)
+    }
+
+    /// Hands buffered bytes to the operating system (survives a process crash, not a power
+    /// cut).
+    ///
+    /// # Errors
+    /// `Io` on a write failure.
+    pub fn flush(&mut self) -> Result<()> {
+        self.file.flush()
+    }
+
+    /// Flushes and makes every appended record durable.
+    ///
+    /// # Errors
+    /// `Io` on a write or fsync failure.
+    pub fn sync(&mut self) -> Result<()> {
+        self.file.sync()
+    }
+
+    /// Bytes in the file so far, header and buffered records included.
+    pub fn len(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// True when no record was added (the file holds only its header).
+    pub fn is_empty(&self) -> bool {
+        self.file.len() <= HEADER_LEN as u64
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
