@@ -398,6 +398,22 @@ fn bit_flip_in_every_section_is_detected() {
 }
 
 #[test]
+fn pread_mode_verifies_every_block_read() {
+    let f = fixture(mixed_entries(40), opts(8, 10));
+    let t = open(&f.path, ReadMode::Pread).unwrap();
+    let key = &f.entries[0].user_key;
+    assert!(t.get(key, MAX_SEQNO).unwrap().is_some());
+    // Damage block 0 in place after it was read once: the next read must notice.
+    let mut bytes = std::fs::read(&f.path).unwrap();
+    bytes[3] ^= 0x40;
+    std::fs::write(&f.path, &bytes).unwrap();
+    assert!(t.get(key, MAX_SEQNO).unwrap_err().is_corruption());
+    assert!(t.entry_at(1).unwrap_err().is_corruption());
+    // Other blocks are still readable.
+    assert_eq!(t.entry_at(8).unwrap(), f.entries[8]);
+}
+
+#[test]
 fn truncation_is_corruption() {
     let f = fixture(mixed_entries(30), opts(8, 10));
     let good = std::fs::read(&f.path).unwrap();
