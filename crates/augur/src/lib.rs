@@ -5,13 +5,24 @@
 
 pub mod checksum;
 pub mod coding;
+pub mod compaction;
+mod db;
 mod error;
+pub mod filename;
 pub mod fs;
+pub mod iter;
 pub mod key;
+pub mod memtable;
 mod options;
 pub mod sst;
+pub mod version;
 pub mod vlog;
 pub mod wal;
 
+pub use db::{
+    Db, GcReport, LevelStats, Snapshot, Stats, ValueLogSegmentStats, WriteBatch, WriteOptions,
+};
 pub use error::{Error, Result};
+pub use fs::ReadMode;
+pub use iter::DbIterator;
 pub use options::Options;

@@ -169,7 +169,7 @@ impl Options {
         if self.value_log_segment_bytes < 4096 {
             return Err(invalid("value_log_segment_bytes", "must be at least 4096"));
         }
-        if !(self.value_log_gc_ratio > 0.0) || self.value_log_gc_ratio.is_nan() {
+        if self.value_log_gc_ratio.is_nan() || self.value_log_gc_ratio <= 0.0 {
             return Err(invalid("value_log_gc_ratio", "must be a number above 0"));
         }
         Ok(())

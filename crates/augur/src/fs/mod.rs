@@ -50,6 +50,7 @@ pub trait WritableFile: Send {
 }
 
 /// A file opened for positional reads. Shared between threads.
+#[allow(clippy::len_without_is_empty)]
 pub trait RandomAccessFile: Send + Sync {
     /// Reads exactly `buf.len()` bytes starting at `offset`; an `Io` error of kind
     /// `UnexpectedEof` if the file is shorter.

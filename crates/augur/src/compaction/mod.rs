@@ -1,0 +1,60 @@
+//! Compaction: choosing what to merge (a [`Strategy`]) and merging it (the executor).
+//!
+//! A strategy is pure: it looks at a [`Version`] and the options and returns a [`Choice`].
+//! The executor (`executor.rs`) runs every choice the same way, so a new strategy (e.g.
+//! PebblesDB's fragmented compaction) only adds a picker.
+
+mod executor;
+mod leveled;
+
+pub(crate) use executor::{execute, CompactionContext};
+pub use leveled::Leveled;
+
+use crate::options::Options;
+use crate::version::{TableFile, Version};
+use std::sync::Arc;
+
+/// A unit of compaction work.
+#[derive(Debug, Clone)]
+pub struct Compaction {
+    /// Level of the first input set.
+    pub level: usize,
+    /// Files of `level` to compact.
+    pub inputs: Vec<Arc<TableFile>>,
+    /// Overlapping files of `level + 1`.
+    pub next_inputs: Vec<Arc<TableFile>>,
+    /// Level the outputs go to.
+    pub output_level: usize,
+    /// Whether a lone input may move down without being rewritten. `compact_range` forbids
+    /// it so that tombstones and old versions are really dropped.
+    pub allow_trivial_move: bool,
+}
+
+impl Compaction {
+    /// True when the single input file can move to the next level without rewriting.
+    pub fn is_trivial_move(&self) -> bool {
+        self.allow_trivial_move && self.inputs.len() == 1 && self.next_inputs.is_empty()
+    }
+}
+
+/// What a strategy decided.
+#[derive(Debug, Clone)]
+pub enum Choice {
+    /// Nothing needs compaction.
+    None,
+    /// Merge (or trivially move) these files.
+    Merge(Compaction),
+}
+
+/// The highest compaction score of `version` (>= 1 means a compaction is due).
+pub fn scores_max(version: &Version, opts: &Options) -> f64 {
+    leveled::scores(version, opts)
+        .into_iter()
+        .fold(0.0, f64::max)
+}
+
+/// A compaction policy.
+pub trait Strategy: Send + Sync {
+    /// Picks the most urgent compaction of `version`.
+    fn choose(&self, version: &Version, opts: &Options) -> Choice;
+}

@@ -1,0 +1,186 @@
+//! Background work: one thread runs flushes first, then compactions; value-log GC runs on a
+//! short-lived thread of its own, because it writes through the foreground write path (a
+//! writer stalled on a flush must never wait on the thread that would flush).
+//!
+//! With `Options::background_threads = false` the same units of work run inline, in the
+//! writer that made them necessary (deterministic, for tests).
+
+use super::DbInner;
+use crate::compaction::{self, Choice, Compaction, CompactionContext};
+use crate::error::Result;
+use crate::version::Version;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Body of the background thread.
+pub(super) fn run(db: &Arc<DbInner>) {
+    loop {
+        {
+            let mut bg = db.bg.lock();
+            while !bg.shutting_down && !bg.work_requested {
+                db.bg_cv.wait(&mut bg);
+            }
+            if bg.shutting_down {
+                return;
+            }
+            bg.work_requested = false;
+        }
+        loop {
+            if db.bg.lock().shutting_down || db.poisoned.lock().is_some() {
+                break;
+            }
+            match db.do_one_unit() {
+                Ok(true) => {
+                    db.bg_cv.notify_all();
+                }
+                Ok(false) => break,
+                Err(e) => {
+                    db.poison(&e);
+                    break;
+                }
+            }
+        }
+        db.bg_cv.notify_all();
+        db.maybe_start_gc(db);
+    }
+}
+
+impl DbInner {
+    /// Wakes the background thread.
+    pub fn request_background_work(&self) {
+        let mut bg = self.bg.lock();
+        bg.work_requested = true;
+        self.bg_cv.notify_all();
+    }
+
+    /// Wakes the background thread if a flush or compaction is due.
+    pub fn maybe_request_work(&self) {
+        let due = !self.mem.lock().imm.is_empty() || self.compaction_due();
+        if due {
+            self.request_background_work();
+        }
+    }
+
+    fn compaction_due(&self) -> bool {
+        let v = self.versions.current();
+        compaction::scores_max(&v, &self.opts) >= 1.0
+    }
+
+    /// Waits a little for the background thread to make progress.
+    pub fn wait_for_background_progress(&self) {
+        let mut bg = self.bg.lock();
+        if !bg.shutting_down {
+            self.bg_cv.wait_for(&mut bg, Duration::from_millis(10));
+        }
+    }
+
+    /// One unit of work: a flush, else a compaction, else deleting value-log segments no
+    /// snapshot needs any more. Returns whether a flush or compaction ran.
+    pub fn do_one_unit(&self) -> Result<bool> {
+        let _w = self.bg_work.lock();
+        if self.flush_one()? {
+            return Ok(true);
+        }
+        let version = self.versions.current();
+        if let Choice::Merge(c) = self.strategy.choose(&version, &self.opts) {
+            self.run_compaction(&c, &version)?;
+            return Ok(true);
+        }
+        self.delete_unreachable_segments()?;
+        Ok(false)
+    }
+
+    /// Runs flushes and compactions until none is due, then GC if due (inline mode).
+    pub fn run_pending_work_inline(&self) -> Result<()> {
+        while self.do_one_unit().inspect_err(|e| self.poison(e))? {}
+        if self.opts.value_log_gc_ratio < 1.0 {
+            self.run_value_log_gc(self.opts.value_log_gc_ratio)?;
+        }
+        Ok(())
+    }
+
+    /// Starts a GC thread when a segment's garbage ratio passed the threshold.
+    fn maybe_start_gc(&self, me: &Arc<DbInner>) {
+        if self.opts.value_log_gc_ratio >= 1.0
+            || self.worst_segment(self.opts.value_log_gc_ratio).is_none()
+        {
+            return;
+        }
+        if self.gc_running.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let db = me.clone();
+        let spawned = std::thread::Builder::new()
+            .name("augur-gc".into())
+            .spawn(move || {
+                if let Err(e) = db.run_value_log_gc(db.opts.value_log_gc_ratio) {
+                    log::warn!("value-log GC failed: {e}");
+                }
+                db.gc_running.store(false, Ordering::Release);
+            });
+        if spawned.is_err() {
+            self.gc_running.store(false, Ordering::Release);
+        }
+    }
+
+    /// Executes one compaction and installs its result.
+    pub fn run_compaction(&self, c: &Compaction, version: &Version) -> Result<()> {
+        let new_file_number = || self.versions.new_file_number();
+        let ctx = CompactionContext {
+            fs: self.opts.fs.as_ref(),
+            dir: &self.dir,
+            opts: &self.opts,
+            builder: super::flush::builder_options(&self.opts),
+            oldest_snapshot: self.oldest_readable_seqno(),
+            new_file_number: &new_file_number,
+        };
+        let outcome = compaction::execute(c, version, &ctx)?;
+        self.versions.log_and_apply(outcome.edit)?;
+        self.counters.note_compaction(
+            outcome.bytes_read,
+            outcome.bytes_written,
+            outcome.entries_dropped,
+        );
+        Ok(())
+    }
+
+    /// Compacts every file overlapping `[begin, end]` down to the deepest level holding
+    /// data in that range.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.flush_and_wait()?;
+        let _w = self.bg_work.lock();
+        let version = self.versions.current();
+        let deepest = (0..version.levels.len())
+            .rev()
+            .find(|&l| !version.overlapping(l, begin, end).is_empty());
+        let Some(deepest) = deepest else {
+            return Ok(());
+        };
+        let last = version.levels.len() - 1;
+        for level in 0..=deepest.min(last - 1) {
+            let version = self.versions.current();
+            let inputs = version.overlapping(level, begin, end);
+            if inputs.is_empty() {
+                continue;
+            }
+            let inputs = if level == 0 {
+                version.levels[0].clone()
+            } else {
+                inputs
+            };
+            let lo = inputs.iter().map(|f| f.smallest_key()).min();
+            let hi = inputs.iter().map(|f| f.largest_key()).max();
+            let c = Compaction {
+                level,
+                next_inputs: version.overlapping(level + 1, lo, hi),
+                inputs,
+                output_level: level + 1,
+                allow_trivial_move: false,
+            };
+            self.run_compaction(&c, &version)
+                .inspect_err(|e| self.poison(e))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,119 @@
+//! Flush: an immutable memtable becomes an L0 SSTable, then its WAL is deleted.
+//!
+//! Order (crash safety): sync the value log (the table's pointers must outlive the WAL) →
+//! write and sync the table → sync the directory → record it in the manifest together with
+//! the new log number → drop the memtable → delete the WAL.
+
+use super::DbInner;
+use crate::error::Result;
+use crate::filename;
+use crate::fs::FileSystem;
+use crate::memtable::Memtable;
+use crate::options::Options;
+use crate::sst::{Builder, BuilderOptions};
+use crate::version::{FileMeta, VersionEdit};
+use std::path::Path;
+
+/// Builder options derived from the database options.
+pub(crate) fn builder_options(opts: &Options) -> BuilderOptions {
+    BuilderOptions {
+        block_records: opts.block_records,
+        bloom_bits_per_key: opts.bloom_bits_per_key,
+    }
+}
+
+/// Writes the entries of `mem` to table `file_id` in `dir` and syncs it. `None` when the
+/// memtable is empty.
+pub(crate) fn write_table_from_memtable(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    file_id: u64,
+    mem: &Memtable,
+    opts: &Options,
+) -> Result<Option<FileMeta>> {
+    if mem.is_empty() {
+        return Ok(None);
+    }
+    let path = filename::table_path(dir, file_id);
+    let mut builder = Builder::new(fs.create(&path)?, path.clone(), builder_options(opts));
+    for e in mem.entries() {
+        builder.add(&e.user_key, e.seqno, e.kind, &e.value)?;
+    }
+    let summary = builder.finish()?;
+    fs.sync_dir(dir)?;
+    Ok(Some(FileMeta {
+        file_id,
+        file_size: summary.file_size,
+        entries: summary.entries,
+        smallest: summary.smallest,
+        largest: summary.largest,
+    }))
+}
+
+impl DbInner {
+    /// Flushes the oldest immutable memtable, if any. Returns whether it did.
+    pub fn flush_one(&self) -> Result<bool> {
+        let (mem, wal_number, next_log) = {
+            let m = self.mem.lock();
+            let Some((mem, wal_number)) = m.imm.first() else {
+                return Ok(false);
+            };
+            let next_log = m.imm.get(1).map_or(m.wal_number, |(_, n)| *n);
+            (mem.clone(), *wal_number, next_log)
+        };
+        self.vlog.sync()?;
+        let file_id = self.versions.new_file_number();
+        let meta =
+            write_table_from_memtable(self.opts.fs.as_ref(), &self.dir, file_id, &mem, &self.opts)?;
+        if let Some(m) = &meta {
+            self.counters.note_flush(m.file_size);
+        }
+        let edit = VersionEdit {
+            log_number: Some(next_log),
+            last_seqno: Some(mem.max_seqno()),
+            added: meta.into_iter().map(|m| (0, m)).collect(),
+            ..VersionEdit::default()
+        };
+        self.versions.log_and_apply(edit)?;
+        {
+            let mut m = self.mem.lock();
+            if m.imm
+                .first()
+                .is_some_and(|(first, _)| std::sync::Arc::ptr_eq(first, &mem))
+            {
+                m.imm.remove(0);
+            }
+        }
+        let wal = filename::wal_path(&self.dir, wal_number);
+        if let Err(e) = self.opts.fs.remove(&wal) {
+            log::warn!("could not delete flushed WAL {}: {e}", wal.display());
+        }
+        Ok(true)
+    }
+
+    /// Makes the active memtable immutable (if it has data) and waits until every immutable
+    /// memtable is flushed.
+    pub fn flush_and_wait(&self) -> Result<()> {
+        self.check_writable()?;
+        {
+            // Hold the writer queue so no group is in flight while switching.
+            let _q = self.writers.lock();
+            if !self.mem.lock().mem.is_empty() {
+                self.switch_memtable().inspect_err(|e| self.poison(e))?;
+            }
+        }
+        loop {
+            self.check_writable()?;
+            if self.mem.lock().imm.is_empty() {
+                return Ok(());
+            }
+            if self.opts.background_threads {
+                self.request_background_work();
+                self.wait_for_background_progress();
+            } else {
+                let _w = self.bg_work.lock();
+                self.flush_one().inspect_err(|e| self.poison(e))?;
+            }
+        }
+    }
+}

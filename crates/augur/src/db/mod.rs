@@ -1,0 +1,327 @@
+//! The database handle: the public API and the state shared by foreground and background
+//! work. Follow a `put` through `write.rs` (group commit → value log → WAL → memtable) and a
+//! `get` through `read.rs` (memtable → immutable memtables → version → value log). Opening and
+//! recovery are in `open.rs`; flush, compaction and value-log GC run from `background.rs`.
+
+mod background;
+mod batch;
+mod flush;
+mod gc;
+mod open;
+mod read;
+mod snapshot;
+mod stats;
+mod verify;
+mod write;
+
+pub use batch::WriteBatch;
+pub use gc::GcReport;
+pub use stats::{LevelStats, Stats, ValueLogSegmentStats};
+
+pub(crate) use read::ReadView;
+pub(crate) use snapshot::{SnapshotGuard, SnapshotList};
+
+use crate::error::{Error, Result};
+use crate::fs::FileLock;
+use crate::iter::DbIterator;
+use crate::key::SeqNo;
+use crate::memtable::Memtable;
+use crate::options::Options;
+use crate::version::VersionSet;
+use crate::vlog::ValueLog;
+use crate::wal::LogWriter;
+use parking_lot::{Condvar, Mutex};
+use std::ops::RangeBounds;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Options of one write.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// Make the write durable (fsync of the value log and WAL) before returning. A write
+    /// acknowledged with `sync = true` survives a crash; without it, a crash may lose a
+    /// suffix of recent writes but never leaves a torn or reordered state.
+    pub sync: bool,
+}
+
+/// Memtables and the WAL they are logged to.
+pub(crate) struct MemState {
+    /// The memtable receiving writes.
+    pub mem: Arc<Memtable>,
+    /// WAL file number of `mem`.
+    pub wal_number: u64,
+    /// Immutable memtables waiting for flush, oldest first, with their WAL numbers.
+    pub imm: Vec<(Arc<Memtable>, u64)>,
+}
+
+/// Flags shared with the background thread.
+#[derive(Default)]
+pub(crate) struct BgState {
+    pub shutting_down: bool,
+    /// Work was requested since the background thread last looked.
+    pub work_requested: bool,
+}
+
+/// Shared state of an open database. Lock order: `writers` → `wal` → `mem` → (version set
+/// internals); `bg` is never held while taking another lock.
+pub(crate) struct DbInner {
+    pub dir: PathBuf,
+    pub opts: Options,
+    pub versions: VersionSet,
+    pub vlog: ValueLog,
+    pub mem: Mutex<MemState>,
+    pub wal: Mutex<LogWriter>,
+    pub writers: Mutex<write::WriteQueue>,
+    pub writers_cv: Condvar,
+    /// Largest seqno visible to readers.
+    pub last_seqno: AtomicU64,
+    pub snapshots: Arc<SnapshotList>,
+    pub bg: Mutex<BgState>,
+    /// Signalled when background work is requested or finished.
+    pub bg_cv: Condvar,
+    /// Serializes units of background work (flush, compaction, GC bookkeeping).
+    pub bg_work: Mutex<()>,
+    /// Set after a failed write or background error; writes are refused afterwards.
+    pub poisoned: Mutex<Option<String>>,
+    /// Value-log segments deleted by GC in the manifest whose files wait for older
+    /// snapshots to go: (segment, seqno after relocation).
+    pub pending_segment_deletions: Mutex<Vec<(u64, SeqNo)>>,
+    pub counters: stats::Counters,
+    /// The compaction strategy.
+    pub strategy: Box<dyn crate::compaction::Strategy>,
+    /// One value-log GC at a time.
+    pub gc_lock: Mutex<()>,
+    /// A background GC thread is running.
+    pub gc_running: AtomicBool,
+    /// Entries rewritten by the last relocation batch (read under `gc_lock`).
+    pub relocated: AtomicU64,
+    pub closed: AtomicBool,
+    pub _lock: Box<dyn FileLock>,
+}
+
+impl DbInner {
+    /// Fails with `Poisoned` after an unrecoverable error, `Closed` after close.
+    pub fn check_writable(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        match &*self.poisoned.lock() {
+            Some(why) => Err(Error::Poisoned(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Records an unrecoverable error; every later write fails.
+    pub fn poison(&self, e: &Error) {
+        let mut p = self.poisoned.lock();
+        if p.is_none() {
+            log::error!("database poisoned: {e}");
+            *p = Some(e.to_string());
+        }
+        self.bg_cv.notify_all();
+    }
+
+    /// Largest visible seqno.
+    pub fn visible_seqno(&self) -> SeqNo {
+        self.last_seqno.load(Ordering::Acquire)
+    }
+
+    /// The oldest seqno any reader may still read at.
+    pub fn oldest_readable_seqno(&self) -> SeqNo {
+        self.snapshots
+            .oldest()
+            .unwrap_or(SeqNo::MAX)
+            .min(self.visible_seqno())
+    }
+}
+
+/// An open database. Cheap to share between threads (`Db` is `Send + Sync`; wrap it in an
+/// `Arc` or use scoped threads). Dropping it flushes nothing extra but stops background
+/// work cleanly: every acknowledged write is already in the WAL.
+pub struct Db {
+    inner: Arc<DbInner>,
+    background: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// A consistent read view at one sequence number. Reads through it see exactly the writes
+/// acknowledged before it was taken. Keeps the data it can see alive until dropped.
+pub struct Snapshot {
+    guard: Arc<SnapshotGuard>,
+}
+
+impl Snapshot {
+    /// The sequence number of the snapshot.
+    pub fn seqno(&self) -> SeqNo {
+        self.guard.seqno()
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot({})", self.seqno())
+    }
+}
+
+impl Db {
+    /// Opens (or, with `create_if_missing`, creates) the database in `path`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for bad options, a missing database without `create_if_missing`,
+    /// an existing one with `error_if_exists`, or a directory that is not an Augur database;
+    /// `Busy` when another handle or process has it open; `Corruption` when a file is damaged.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        let inner = Arc::new(open::open(path.as_ref(), opts)?);
+        let background = if inner.opts.background_threads {
+            let bg = inner.clone();
+            let handle = std::thread::Builder::new()
+                .name("augur-bg".into())
+                .spawn(move || background::run(&bg))
+                .map_err(|e| Error::io("starting the background thread", e))?;
+            Some(handle)
+        } else {
+            None
+        };
+        let db = Db {
+            inner,
+            background: Mutex::new(background),
+        };
+        db.inner.request_background_work();
+        Ok(db)
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The value of `key`, or `None`.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.inner.get(key.as_ref(), None)
+    }
+
+    /// The value of `key` as of `snapshot`.
+    pub fn get_at(&self, key: impl AsRef<[u8]>, snapshot: &Snapshot) -> Result<Option<Vec<u8>>> {
+        self.inner.get(key.as_ref(), Some(snapshot.seqno()))
+    }
+
+    /// Stores `value` under `key` (not synced; see [`WriteOptions`]).
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.write(b)
+    }
+
+    /// Deletes `key` (not synced).
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        self.write(b)
+    }
+
+    /// Applies `batch` atomically (not synced).
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.write_opt(batch, WriteOptions::default())
+    }
+
+    /// Applies `batch` atomically with `options` (e.g. `sync`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an empty or oversized key or an oversized value; `Poisoned`
+    /// after an earlier failed write; `Io` when the log cannot be written.
+    pub fn write_opt(&self, batch: WriteBatch, options: WriteOptions) -> Result<()> {
+        self.inner.write(batch, options.sync)
+    }
+
+    /// A snapshot of the current state.
+    pub fn snapshot(&self) -> Snapshot {
+        let seqno = self.inner.visible_seqno();
+        Snapshot {
+            guard: Arc::new(SnapshotGuard::new(self.inner.snapshots.clone(), seqno)),
+        }
+    }
+
+    /// Iterates over all keys in order (forward with `next`, backward with `next_back`).
+    pub fn iter(&self) -> DbIterator {
+        self.range::<&[u8], _>(..)
+    }
+
+    /// Iterates over the keys within `range`.
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
+        let seqno = self.inner.visible_seqno();
+        let guard = Arc::new(SnapshotGuard::new(self.inner.snapshots.clone(), seqno));
+        DbIterator::new(self.inner.clone(), guard, range)
+    }
+
+    /// Iterates over the keys within `range` as of `snapshot`.
+    pub fn range_at<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &self,
+        range: R,
+        snapshot: &Snapshot,
+    ) -> DbIterator {
+        DbIterator::new(self.inner.clone(), snapshot.guard.clone(), range)
+    }
+
+    /// Flushes the memtable to an SSTable and waits until every immutable memtable is flushed.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.flush_and_wait()
+    }
+
+    /// Compacts every file overlapping the user-key range `[begin, end]` (`None` =
+    /// unbounded) down the levels, dropping shadowed versions and tombstones that no
+    /// snapshot can see.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.inner.compact_range(begin, end)
+    }
+
+    /// Runs value-log garbage collection on the segment with the most garbage (if any has
+    /// garbage). Returns what was done.
+    pub fn run_value_log_gc(&self) -> Result<GcReport> {
+        self.inner.run_value_log_gc(0.0)
+    }
+
+    /// Counters and the shape of the tree.
+    pub fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+
+    /// Checks every checksum of every live SSTable and value-log segment. Returns the number
+    /// of table entries and value-log entries checked.
+    pub fn verify(&self) -> Result<(u64, u64)> {
+        self.inner.verify()
+    }
+
+    /// Stops background work and releases the directory lock. Called by `drop`.
+    pub fn close(&self) -> Result<()> {
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        {
+            let mut bg = self.inner.bg.lock();
+            bg.shutting_down = true;
+            self.inner.bg_cv.notify_all();
+        }
+        if let Some(h) = self.background.lock().take() {
+            let _ = h.join();
+        }
+        // Hand buffered log bytes to the OS so a clean close loses nothing on process exit.
+        let flushed = self.inner.wal.lock().flush();
+        self.inner.vlog.flush()?;
+        flushed
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            log::warn!("error while closing the database: {e}");
+        }
+    }
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("dir", &self.inner.dir).finish()
+    }
+}

@@ -1,0 +1,275 @@
+//! Opening a database: option checks, the directory lock, manifest recovery, value-log
+//! opening, WAL replay into a memtable that is flushed straight to L0, a fresh WAL, and the
+//! removal of files no version references (left behind by a crash).
+//!
+//! WAL replay policy (docs/format/wal.md): records are replayed in file order. A torn tail of
+//! the newest WAL is dropped (the crash interrupted that write, which was not acknowledged
+//! as synced). A torn tail of an older WAL, or mid-log corruption, is a `Corruption` error:
+//! older WALs were synced when the memtable switched. A record whose value pointer does not
+//! reach complete value-log bytes ends the replay there (its value-log write was lost in
+//! the crash, so it and everything after it were not durable). Pointers into segments that
+//! GC deleted are shadowed by their relocated copies and are skipped.
+
+use super::batch::decode_record;
+use super::flush::write_table_from_memtable;
+use super::{BgState, DbInner, MemState, SnapshotList};
+use crate::error::{Error, Result};
+use crate::filename::{self, FileKind};
+use crate::fs::FileSystem;
+use crate::key::ValueKind;
+use crate::memtable::Memtable;
+use crate::options::Options;
+use crate::version::{Version, VersionEdit, VersionSet};
+use crate::vlog::{ValueLog, ValuePointer};
+use crate::wal::{read_log, LogKind, LogTail, LogWriter};
+use parking_lot::{Condvar, Mutex};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+/// Opens or creates the database in `dir`.
+pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
+    opts.validate()?;
+    let fs = opts.fs.clone();
+    if !fs.exists(dir) {
+        if !opts.create_if_missing {
+            return Err(Error::InvalidArgument(format!(
+                "database {} does not exist and create_if_missing is false",
+                dir.display()
+            )));
+        }
+        fs.create_dir_all(dir)?;
+    }
+    let lock = fs.lock(&filename::lock_path(dir))?;
+    if fs.exists(&filename::current_path(dir)) {
+        if opts.error_if_exists {
+            return Err(Error::InvalidArgument(format!(
+                "database {} already exists and error_if_exists is true",
+                dir.display()
+            )));
+        }
+    } else {
+        create_new(fs.as_ref(), dir, &opts)?;
+    }
+
+    let (versions, recovered) =
+        VersionSet::recover(fs.clone(), dir, opts.read_mode, opts.num_levels)?;
+    let vlog = ValueLog::open(
+        fs.clone(),
+        dir,
+        opts.read_mode,
+        opts.value_log_segment_bytes,
+    )?;
+
+    let version = versions.current();
+    let mem = Memtable::new();
+    let mut last_seqno = recovered.last_seqno;
+    let mut wals: Vec<u64> = list_files(fs.as_ref(), dir)?
+        .into_iter()
+        .filter_map(|k| match k {
+            FileKind::Wal(n) if n >= recovered.log_number => Some(n),
+            _ => None,
+        })
+        .collect();
+    wals.sort_unstable();
+    'replay: for (i, &number) in wals.iter().enumerate() {
+        let path = filename::wal_path(dir, number);
+        let newest = i + 1 == wals.len();
+        let contents = read_log(fs.as_ref(), &path, LogKind::Wal)?;
+        if let LogTail::Torn { offset, reason } = &contents.tail {
+            if !newest {
+                return Err(Error::corruption(
+                    &path,
+                    *offset,
+                    format!("damaged record in a WAL that was synced: {reason}"),
+                ));
+            }
+            log::info!(
+                "dropping the torn tail of {} at offset {offset}: {reason}",
+                path.display()
+            );
+        }
+        for (offset, record) in &contents.records {
+            let (first, entries) = decode_record(record)
+                .ok_or_else(|| Error::corruption(&path, *offset, "malformed write-batch record"))?;
+            for e in &entries {
+                if e.kind == ValueKind::Pointer
+                    && !pointer_is_replayable(&vlog, &version, &e.value, &path, *offset)?
+                {
+                    log::info!(
+                        "WAL {} record at offset {offset} points at value-log bytes lost in a crash; replay ends there",
+                        path.display()
+                    );
+                    break 'replay;
+                }
+            }
+            for (j, e) in entries.iter().enumerate() {
+                let seqno = first + j as u64;
+                if e.kind == ValueKind::Pointer && pointer_is_deleted(&version, &e.value) {
+                    continue;
+                }
+                mem.insert(&e.key, seqno, e.kind, &e.value);
+                last_seqno = last_seqno.max(seqno);
+            }
+        }
+    }
+
+    // Persist what the WALs held as an L0 table, then start a fresh WAL.
+    let wal_number = versions.new_file_number();
+    let mut edit = VersionEdit {
+        log_number: Some(wal_number),
+        last_seqno: Some(last_seqno),
+        ..VersionEdit::default()
+    };
+    if !mem.is_empty() {
+        vlog.sync()?;
+        let id = versions.new_file_number();
+        if let Some(meta) = write_table_from_memtable(fs.as_ref(), dir, id, &mem, &opts)? {
+            edit.added.push((0, meta));
+        }
+    }
+    let wal = LogWriter::create(
+        fs.as_ref(),
+        &filename::wal_path(dir, wal_number),
+        LogKind::Wal,
+    )?;
+    fs.sync_dir(dir)?;
+    let version = versions.log_and_apply(edit)?;
+    remove_obsolete_files(fs.as_ref(), dir, &version, wal_number, &vlog)?;
+
+    Ok(DbInner {
+        dir: dir.to_path_buf(),
+        versions,
+        vlog,
+        mem: Mutex::new(MemState {
+            mem: Arc::new(Memtable::new()),
+            wal_number,
+            imm: Vec::new(),
+        }),
+        wal: Mutex::new(wal),
+        writers: Mutex::new(Default::default()),
+        writers_cv: Condvar::new(),
+        last_seqno: AtomicU64::new(last_seqno),
+        snapshots: Arc::new(SnapshotList::default()),
+        bg: Mutex::new(BgState::default()),
+        bg_cv: Condvar::new(),
+        bg_work: Mutex::new(()),
+        poisoned: Mutex::new(None),
+        pending_segment_deletions: Mutex::new(Vec::new()),
+        counters: Default::default(),
+        strategy: Box::new(crate::compaction::Leveled::new()),
+        gc_lock: Mutex::new(()),
+        gc_running: AtomicBool::new(false),
+        relocated: AtomicU64::new(0),
+        closed: AtomicBool::new(false),
+        _lock: lock,
+        opts,
+    })
+}
+
+/// Creates an empty database in `dir`, refusing a directory that holds foreign files.
+fn create_new(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
+    let names = fs.list(dir)?;
+    let foreign: Vec<&String> = names
+        .iter()
+        .filter(|n| filename::parse(n).is_none())
+        .collect();
+    if !foreign.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "{} is not an Augur database (no CURRENT file, and it holds other files such as {:?})",
+            dir.display(),
+            foreign[0]
+        )));
+    }
+    if names
+        .iter()
+        .any(|n| matches!(filename::parse(n), Some(FileKind::Table(_))))
+    {
+        return Err(Error::corruption(
+            filename::current_path(dir),
+            0,
+            "CURRENT is missing but SSTables exist; refusing to start an empty database over them",
+        ));
+    }
+    if !opts.create_if_missing {
+        return Err(Error::InvalidArgument(format!(
+            "{} is not an Augur database and create_if_missing is false",
+            dir.display()
+        )));
+    }
+    // Leftovers of a crash during creation (a manifest without CURRENT) are replaced.
+    for n in &names {
+        if matches!(
+            filename::parse(n),
+            Some(FileKind::Manifest(_) | FileKind::Temp | FileKind::Wal(_))
+        ) {
+            fs.remove(&dir.join(n))?;
+        }
+    }
+    VersionSet::create(fs, dir)
+}
+
+fn list_files(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<FileKind>> {
+    Ok(fs
+        .list(dir)?
+        .iter()
+        .filter_map(|n| filename::parse(n))
+        .collect())
+}
+
+fn pointer_is_deleted(version: &Version, value: &[u8]) -> bool {
+    ValuePointer::decode(value).is_some_and(|p| version.vlog_deleted.contains(&p.segment))
+}
+
+/// A WAL pointer may be replayed if its segment was GC'd (skipped later) or it reaches a
+/// complete, valid value-log entry.
+fn pointer_is_replayable(
+    vlog: &ValueLog,
+    version: &Version,
+    value: &[u8],
+    wal: &Path,
+    offset: u64,
+) -> Result<bool> {
+    let ptr = ValuePointer::decode(value)
+        .ok_or_else(|| Error::corruption(wal, offset, "malformed value pointer in WAL record"))?;
+    Ok(version.vlog_deleted.contains(&ptr.segment) || vlog.is_valid(&ptr))
+}
+
+/// Deletes WALs older than `wal_number`, tables no version references, old manifests, a
+/// stray CURRENT.tmp and value-log segments GC already deleted in the manifest.
+fn remove_obsolete_files(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    version: &Version,
+    wal_number: u64,
+    vlog: &ValueLog,
+) -> Result<()> {
+    let live_tables: std::collections::HashSet<u64> = version
+        .levels
+        .iter()
+        .flatten()
+        .map(|f| f.meta.file_id)
+        .collect();
+    let current = String::from_utf8_lossy(&fs.read_all(&filename::current_path(dir))?)
+        .trim_end()
+        .to_string();
+    for name in fs.list(dir)? {
+        let obsolete = match filename::parse(&name) {
+            Some(FileKind::Wal(n)) => n < wal_number,
+            Some(FileKind::Table(n)) => !live_tables.contains(&n),
+            Some(FileKind::Manifest(_)) => name != current,
+            Some(FileKind::Temp) => true,
+            Some(FileKind::ValueLog(id)) => {
+                if version.vlog_deleted.contains(&id) {
+                    vlog.delete_segment(id)?;
+                }
+                false
+            }
+            _ => false,
+        };
+        if obsolete {
+            fs.remove(&dir.join(&name))?;
+        }
+    }
+    fs.sync_dir(dir)
+}

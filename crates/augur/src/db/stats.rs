@@ -1,0 +1,194 @@
+//! Statistics: counters updated on the hot paths (relaxed atomics) and the snapshot of the
+//! tree's shape returned by `Db::stats()`.
+
+use super::DbInner;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Live counters.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    writes: AtomicU64,
+    wal_bytes: AtomicU64,
+    gets: AtomicU64,
+    stalls: AtomicU64,
+    flushes: AtomicU64,
+    flush_bytes: AtomicU64,
+    compactions: AtomicU64,
+    compaction_bytes_read: AtomicU64,
+    compaction_bytes_written: AtomicU64,
+    compaction_entries_dropped: AtomicU64,
+    gc_runs: AtomicU64,
+    gc_relocated: AtomicU64,
+    user_bytes: AtomicU64,
+    vlog_bytes: AtomicU64,
+}
+
+fn add(c: &AtomicU64, v: u64) {
+    c.fetch_add(v, Ordering::Relaxed);
+}
+
+impl Counters {
+    pub fn note_write(&self, entries: u64, wal_bytes: u64) {
+        add(&self.writes, entries);
+        add(&self.wal_bytes, wal_bytes);
+    }
+    pub fn note_vlog_bytes(&self, bytes: u64) {
+        add(&self.vlog_bytes, bytes);
+    }
+    pub fn note_user_bytes(&self, bytes: u64) {
+        add(&self.user_bytes, bytes);
+    }
+    pub fn note_get(&self) {
+        add(&self.gets, 1);
+    }
+    pub fn note_stall(&self) {
+        add(&self.stalls, 1);
+    }
+    pub fn note_flush(&self, bytes: u64) {
+        add(&self.flushes, 1);
+        add(&self.flush_bytes, bytes);
+    }
+    pub fn note_compaction(&self, read: u64, written: u64, dropped: u64) {
+        add(&self.compactions, 1);
+        add(&self.compaction_bytes_read, read);
+        add(&self.compaction_bytes_written, written);
+        add(&self.compaction_entries_dropped, dropped);
+    }
+    pub fn note_gc(&self, relocated: u64) {
+        add(&self.gc_runs, 1);
+        add(&self.gc_relocated, relocated);
+    }
+}
+
+/// Shape of one level.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LevelStats {
+    /// Level number.
+    pub level: usize,
+    /// Number of SSTables.
+    pub files: usize,
+    /// Total bytes of its SSTables.
+    pub bytes: u64,
+    /// Total entries (all versions and tombstones).
+    pub entries: u64,
+}
+
+/// One value-log segment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValueLogSegmentStats {
+    /// Segment id.
+    pub id: u64,
+    /// File size.
+    pub bytes: u64,
+    /// Bytes known to be garbage (dropped pointers).
+    pub garbage_bytes: u64,
+    /// Whether it still receives appends.
+    pub active: bool,
+}
+
+/// A snapshot of the database's statistics.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Per level.
+    pub levels: Vec<LevelStats>,
+    /// Per value-log segment.
+    pub value_log: Vec<ValueLogSegmentStats>,
+    /// Entries written (puts, deletes, relocations).
+    pub writes: u64,
+    /// Bytes of user keys and values passed to writes.
+    pub user_bytes_written: u64,
+    /// Bytes appended to WAL files.
+    pub wal_bytes_written: u64,
+    /// Bytes of the live value-log segments.
+    pub value_log_bytes: u64,
+    /// Bytes appended to the value log by writes and GC since open.
+    pub value_log_bytes_written: u64,
+    /// Point reads served.
+    pub gets: u64,
+    /// Writes that waited for a flush or L0 compaction.
+    pub write_stalls: u64,
+    /// Memtable flushes.
+    pub flushes: u64,
+    /// Bytes of SSTables written by flushes.
+    pub flush_bytes_written: u64,
+    /// Compactions run (including trivial moves).
+    pub compactions: u64,
+    /// Bytes read by compactions.
+    pub compaction_bytes_read: u64,
+    /// Bytes of SSTables written by compactions.
+    pub compaction_bytes_written: u64,
+    /// Entries dropped by compactions.
+    pub compaction_entries_dropped: u64,
+    /// Value-log GC runs that collected a segment.
+    pub gc_runs: u64,
+    /// Entries rewritten by GC.
+    pub gc_entries_relocated: u64,
+    /// Live snapshots and iterators.
+    pub live_snapshots: usize,
+    /// Latest sequence number.
+    pub last_seqno: u64,
+}
+
+impl Stats {
+    /// Bytes written to files (WAL + value log + flushes + compactions) per user byte.
+    pub fn write_amplification(&self) -> f64 {
+        let written = self.wal_bytes_written
+            + self.value_log_bytes_written
+            + self.flush_bytes_written
+            + self.compaction_bytes_written;
+        written as f64 / self.user_bytes_written.max(1) as f64
+    }
+}
+
+impl DbInner {
+    /// Collects the statistics.
+    pub fn stats(&self) -> Stats {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let version = self.versions.current();
+        let levels = version
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(level, files)| LevelStats {
+                level,
+                files: files.len(),
+                bytes: files.iter().map(|f| f.meta.file_size).sum(),
+                entries: files.iter().map(|f| f.meta.entries).sum(),
+            })
+            .collect();
+        let active = self.vlog.active_segment();
+        let value_log: Vec<ValueLogSegmentStats> = self
+            .vlog
+            .segments()
+            .into_iter()
+            .map(|s| ValueLogSegmentStats {
+                id: s.id,
+                bytes: s.size_bytes,
+                garbage_bytes: version.vlog_garbage.get(&s.id).copied().unwrap_or(0),
+                active: s.id == active,
+            })
+            .collect();
+        Stats {
+            levels,
+            value_log_bytes: value_log.iter().map(|s| s.bytes).sum(),
+            value_log,
+            value_log_bytes_written: get(&c.vlog_bytes),
+            writes: get(&c.writes),
+            user_bytes_written: get(&c.user_bytes),
+            wal_bytes_written: get(&c.wal_bytes),
+            gets: get(&c.gets),
+            write_stalls: get(&c.stalls),
+            flushes: get(&c.flushes),
+            flush_bytes_written: get(&c.flush_bytes),
+            compactions: get(&c.compactions),
+            compaction_bytes_read: get(&c.compaction_bytes_read),
+            compaction_bytes_written: get(&c.compaction_bytes_written),
+            compaction_entries_dropped: get(&c.compaction_entries_dropped),
+            gc_runs: get(&c.gc_runs),
+            gc_entries_relocated: get(&c.gc_relocated),
+            live_snapshots: self.snapshots.count(),
+            last_seqno: self.visible_seqno(),
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! The write path: validation → group commit (one leader writes the value-log entries, one
+//! WAL record and one fsync for a whole group of concurrent writers) → memtable insert →
+//! publication of the new sequence number.
+//!
+//! Ordering for durability (WiscKey §3.3): value-log bytes are handed to the OS (and synced,
+//! when asked) before the WAL record that points at them, so a surviving WAL record never
+//! points at missing value-log bytes; recovery checks it anyway.
+
+use super::batch::{encode_record, BatchOp, LoggedEntry, WriteBatch};
+use super::DbInner;
+use crate::error::{Error, Result};
+use crate::filename;
+use crate::key::{ValueKind, MAX_KEY_LEN};
+use crate::memtable::Memtable;
+use crate::vlog::ValuePointer;
+use crate::wal::{LogKind, LogWriter};
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Largest value accepted (bytes); values are addressed with 32-bit lengths.
+pub const MAX_VALUE_LEN: usize = (u32::MAX as usize) / 2;
+
+/// Bytes a leader gathers into one group at most (LevelDB's 1 MiB).
+const MAX_GROUP_BYTES: usize = 1 << 20;
+
+/// A writer waiting in the queue.
+pub(crate) struct Writer {
+    batch: WriteBatch,
+    sync: bool,
+    /// Relocation batches from GC run alone (see [`DbInner::write_group`]).
+    relocation: bool,
+    done: bool,
+    result: Option<Result<()>>,
+}
+
+/// The FIFO of writers; the front one is the leader.
+#[derive(Default)]
+pub(crate) struct WriteQueue {
+    queue: VecDeque<Arc<parking_lot::Mutex<Writer>>>,
+}
+
+fn validate(batch: &WriteBatch) -> Result<()> {
+    for op in &batch.ops {
+        let (key, value_len) = match op {
+            BatchOp::Put { key, value } => (key, value.len()),
+            BatchOp::Delete { key } => (key, 0),
+            BatchOp::Relocate { key, .. } => (key, 0),
+        };
+        if key.len() > MAX_KEY_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "key of {} bytes exceeds the maximum of {MAX_KEY_LEN}",
+                key.len()
+            )));
+        }
+        if value_len > MAX_VALUE_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "value of {value_len} bytes exceeds the maximum of {MAX_VALUE_LEN}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl DbInner {
+    /// Commits `batch`; see the module doc.
+    pub fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        self.write_inner(batch, sync, false)
+    }
+
+    /// Commits a GC relocation batch (alone in its group, synced). Returns how many of its
+    /// entries were still live and rewritten. REQUIRES: the caller holds `gc_lock`.
+    pub fn write_relocation(&self, batch: WriteBatch) -> Result<u64> {
+        self.relocated.store(0, Ordering::Relaxed);
+        self.write_inner(batch, true, true)?;
+        Ok(self.relocated.load(Ordering::Relaxed))
+    }
+
+    fn write_inner(&self, batch: WriteBatch, sync: bool, relocation: bool) -> Result<()> {
+        validate(&batch)?;
+        self.check_writable()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let me = Arc::new(parking_lot::Mutex::new(Writer {
+            batch,
+            sync,
+            relocation,
+            done: false,
+            result: None,
+        }));
+        let mut q = self.writers.lock();
+        q.queue.push_back(me.clone());
+        loop {
+            {
+                let mut w = me.lock();
+                if w.done {
+                    return w.result.take().unwrap_or(Ok(()));
+                }
+            }
+            if q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
+                break;
+            }
+            self.writers_cv.wait(&mut q);
+        }
+        // Leader.
+        let mut group_len = 1;
+        let result = self.make_room_for_write(&mut q).and_then(|()| {
+            let group = collect_group(&q.queue);
+            group_len = group.len();
+            parking_lot::MutexGuard::unlocked(&mut q, || self.write_group(&group))
+        });
+        for _ in 0..group_len {
+            if let Some(w) = q.queue.pop_front() {
+                let mut w = w.lock();
+                w.done = true;
+                w.result = Some(match &result {
+                    Ok(()) => Ok(()),
+                    Err(e) => Err(Error::Poisoned(e.to_string())),
+                });
+            }
+        }
+        self.writers_cv.notify_all();
+        drop(q);
+        if result.is_ok() {
+            if self.opts.background_threads {
+                self.maybe_request_work();
+            } else {
+                self.run_pending_work_inline()?;
+            }
+        }
+        result
+    }
+
+    /// Writes one group: value log, WAL, memtable, then publishes the seqnos.
+    fn write_group(&self, group: &[Arc<parking_lot::Mutex<Writer>>]) -> Result<()> {
+        let first_seqno = self.visible_seqno() + 1;
+        let mut entries: Vec<LoggedEntry> = Vec::new();
+        let mut sync = false;
+        let mut separated = false;
+        let mut user_bytes = 0u64;
+        for w in group {
+            let w = w.lock();
+            sync |= w.sync;
+            for op in &w.batch.ops {
+                match op {
+                    BatchOp::Put { key, value } => {
+                        user_bytes += (key.len() + value.len()) as u64;
+                        if value.len() >= self.opts.value_separation_threshold {
+                            let ptr = self
+                                .vlog
+                                .append(key, value)
+                                .inspect_err(|e| self.poison(e))?;
+                            separated = true;
+                            entries.push(LoggedEntry {
+                                kind: ValueKind::Pointer,
+                                key: key.clone(),
+                                value: ptr.encode().to_vec(),
+                            });
+                        } else {
+                            entries.push(LoggedEntry {
+                                kind: ValueKind::Value,
+                                key: key.clone(),
+                                value: value.clone(),
+                            });
+                        }
+                    }
+                    BatchOp::Delete { key } => {
+                        user_bytes += key.len() as u64;
+                        entries.push(LoggedEntry {
+                            kind: ValueKind::Delete,
+                            key: key.clone(),
+                            value: Vec::new(),
+                        })
+                    }
+                    BatchOp::Relocate { key, old, value } => {
+                        // Live iff the newest entry of the key still points at `old`; this
+                        // group runs alone, so nothing newer can be in flight.
+                        if self.newest_pointer(key)? == Some(*old) {
+                            self.relocated.fetch_add(1, Ordering::Relaxed);
+                            let ptr = self
+                                .vlog
+                                .append(key, value)
+                                .inspect_err(|e| self.poison(e))?;
+                            separated = true;
+                            entries.push(LoggedEntry {
+                                kind: ValueKind::Pointer,
+                                key: key.clone(),
+                                value: ptr.encode().to_vec(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let vlog_bytes: u64 = entries
+            .iter()
+            .filter(|e| e.kind == ValueKind::Pointer)
+            .filter_map(|e| ValuePointer::decode(&e.value))
+            .map(|p| 12 + u64::from(p.len))
+            .sum();
+        let mut record = Vec::new();
+        encode_record(first_seqno, &entries, &mut record);
+        let logged = (|| {
+            if separated {
+                if sync {
+                    self.vlog.sync()?;
+                } else {
+                    self.vlog.flush()?;
+                }
+            }
+            let mut wal = self.wal.lock();
+            wal.add_record(&record)?;
+            if sync {
+                wal.sync()
+            } else {
+                wal.flush()
+            }
+        })();
+        if let Err(e) = logged {
+            self.poison(&e);
+            return Err(e);
+        }
+        let mem = self.mem.lock().mem.clone();
+        for (i, e) in entries.iter().enumerate() {
+            mem.insert(&e.key, first_seqno + i as u64, e.kind, &e.value);
+        }
+        self.counters
+            .note_write(entries.len() as u64, record.len() as u64);
+        self.counters.note_user_bytes(user_bytes);
+        self.counters.note_vlog_bytes(vlog_bytes);
+        self.last_seqno
+            .store(first_seqno + entries.len() as u64 - 1, Ordering::Release);
+        Ok(())
+    }
+
+    /// The pointer of the newest entry of `key`, if that entry is a pointer.
+    fn newest_pointer(&self, key: &[u8]) -> Result<Option<ValuePointer>> {
+        Ok(self
+            .get_entry(key, self.visible_seqno())?
+            .filter(|e| e.kind == ValueKind::Pointer)
+            .and_then(|e| ValuePointer::decode(&e.value)))
+    }
+
+    /// Ensures the memtable has room: switches to a new memtable and WAL when full, and
+    /// slows down or stops writes while flushes and L0 compactions are behind.
+    fn make_room_for_write(&self, q: &mut parking_lot::MutexGuard<'_, WriteQueue>) -> Result<()> {
+        let mut delayed = false;
+        loop {
+            self.check_writable()?;
+            let l0_files = self.versions.current().levels[0].len();
+            if !delayed && l0_files >= self.opts.l0_slowdown_trigger && self.opts.background_threads
+            {
+                // Give compaction a chance, once per write (LevelDB's 1 ms delay).
+                parking_lot::MutexGuard::unlocked(q, || {
+                    std::thread::sleep(Duration::from_millis(1))
+                });
+                delayed = true;
+                continue;
+            }
+            let (mem_full, imm_count) = {
+                let m = self.mem.lock();
+                (
+                    m.mem.approximate_bytes() >= self.opts.memtable_size_bytes,
+                    m.imm.len(),
+                )
+            };
+            if !mem_full {
+                return Ok(());
+            }
+            if imm_count >= self.opts.max_immutable_memtables
+                || l0_files >= self.opts.l0_stop_trigger
+            {
+                if self.opts.background_threads {
+                    self.counters.note_stall();
+                    parking_lot::MutexGuard::unlocked(q, || self.wait_for_background_progress());
+                } else {
+                    parking_lot::MutexGuard::unlocked(q, || self.run_pending_work_inline())?;
+                }
+                continue;
+            }
+            return self.switch_memtable().inspect_err(|e| self.poison(e));
+        }
+    }
+
+    /// Makes the current memtable immutable and starts a new one with a new WAL. The old WAL
+    /// is synced first, so that later synced writes never survive a crash that loses earlier
+    /// unsynced ones (recovery must yield a prefix).
+    pub fn switch_memtable(&self) -> Result<()> {
+        // Make the old WAL (and the value-log bytes it points at) durable before the new WAL
+        // exists: only the newest WAL may have a torn tail after a crash.
+        self.vlog.sync()?;
+        let mut wal = self.wal.lock();
+        wal.sync()?;
+        let number = self.versions.new_file_number();
+        let path = filename::wal_path(&self.dir, number);
+        *wal = LogWriter::create(self.opts.fs.as_ref(), &path, LogKind::Wal)?;
+        self.opts.fs.sync_dir(&self.dir)?;
+        let mut m = self.mem.lock();
+        let old = std::mem::replace(&mut m.mem, Arc::new(Memtable::new()));
+        let old_number = std::mem::replace(&mut m.wal_number, number);
+        m.imm.push((old, old_number));
+        drop(m);
+        drop(wal);
+        self.request_background_work();
+        Ok(())
+    }
+}
+
+/// The writers the leader commits together: consecutive normal batches up to
+/// `MAX_GROUP_BYTES`; a relocation batch always alone.
+fn collect_group(
+    queue: &VecDeque<Arc<parking_lot::Mutex<Writer>>>,
+) -> Vec<Arc<parking_lot::Mutex<Writer>>> {
+    let mut group = Vec::new();
+    let mut bytes = 0;
+    for (i, w) in queue.iter().enumerate() {
+        let g = w.lock();
+        if i > 0 && (g.relocation || bytes + g.batch.approximate_bytes > MAX_GROUP_BYTES) {
+            break;
+        }
+        bytes += g.batch.approximate_bytes;
+        let alone = g.relocation;
+        drop(g);
+        group.push(w.clone());
+        if alone {
+            break;
+        }
+    }
+    group
+}

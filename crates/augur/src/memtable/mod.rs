@@ -1,0 +1,313 @@
+//! The memtable: a concurrent, insert-only skiplist of internal entries (newest write of a
+//! key first), the first stop of every write after the WAL and of every read.
+//!
+//! Invariants: entries are never removed or overwritten (each write has a unique seqno), so
+//! readers can run concurrently with the single inserting writer (the group-commit leader).
+//! A memtable becomes immutable when full and is flushed to an L0 SSTable.
+
+use crate::key::{self, pack_trailer, unpack_trailer, SeqNo, ValueKind, MAX_SEQNO};
+use crate::sst::Entry;
+use crossbeam_skiplist::SkipMap;
+use std::cmp::Ordering;
+use std::collections::VecDeque;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+/// Key of a skiplist entry: user key and trailer, ordered as internal keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct MemKey {
+    user_key: Vec<u8>,
+    trailer: u64,
+}
+
+impl Ord for MemKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        key::compare(&self.user_key, self.trailer, &other.user_key, other.trailer)
+    }
+}
+
+impl PartialOrd for MemKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Bytes of bookkeeping charged per entry on top of key and value (skiplist node, trailer).
+const ENTRY_OVERHEAD_BYTES: usize = 64;
+
+/// A memtable. Shared as `Arc<Memtable>` by the writer, readers, iterators and the flusher.
+#[derive(Debug, Default)]
+pub struct Memtable {
+    map: SkipMap<MemKey, Vec<u8>>,
+    approximate_bytes: AtomicUsize,
+}
+
+impl Memtable {
+    /// An empty memtable.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Inserts one entry. REQUIRES: `(user_key, seqno)` was never inserted before.
+    pub fn insert(&self, user_key: &[u8], seqno: SeqNo, kind: ValueKind, value: &[u8]) {
+        let charge = user_key.len() + value.len() + ENTRY_OVERHEAD_BYTES;
+        self.map.insert(
+            MemKey {
+                user_key: user_key.to_vec(),
+                trailer: pack_trailer(seqno, kind),
+            },
+            value.to_vec(),
+        );
+        self.approximate_bytes
+            .fetch_add(charge, AtomicOrdering::Relaxed);
+    }
+
+    /// Approximate memory used by keys, values and nodes.
+    pub fn approximate_bytes(&self) -> usize {
+        self.approximate_bytes.load(AtomicOrdering::Relaxed)
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The newest entry of `user_key` with seqno <= `snapshot`, tombstones included.
+    pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<Entry> {
+        let probe = MemKey {
+            user_key: user_key.to_vec(),
+            trailer: seek_trailer(snapshot),
+        };
+        let e = self.map.lower_bound(Bound::Included(&probe))?;
+        if e.key().user_key != user_key {
+            return None;
+        }
+        to_entry(e.key(), e.value())
+    }
+
+    /// Largest seqno in the memtable (0 when empty). Linear; used at flush only.
+    pub fn max_seqno(&self) -> SeqNo {
+        self.map
+            .iter()
+            .map(|e| e.key().trailer >> 8)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// All entries in internal order (for flushing).
+    pub fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
+        self.map.iter().filter_map(|e| to_entry(e.key(), e.value()))
+    }
+}
+
+/// The trailer that seeks to the newest entry with seqno <= `snapshot`.
+fn seek_trailer(snapshot: SeqNo) -> u64 {
+    (snapshot.min(MAX_SEQNO) << 8) | 0xff
+}
+
+fn to_entry(k: &MemKey, v: &[u8]) -> Option<Entry> {
+    // Every trailer in the map was packed from a valid kind, so this never fails.
+    let (seqno, kind) = unpack_trailer(k.trailer)?;
+    Some(Entry {
+        user_key: k.user_key.clone(),
+        seqno,
+        kind,
+        value: v.to_vec(),
+    })
+}
+
+/// Entries fetched per seek by [`MemtableCursor`].
+const CURSOR_BATCH: usize = 64;
+
+/// A one-direction cursor over the entries of a memtable within user-key bounds, owning its
+/// memtable. It re-seeks once per batch of entries (so it needs no borrow of the skiplist),
+/// which makes it see entries inserted later; callers filter by seqno.
+pub struct MemtableCursor {
+    mem: Arc<Memtable>,
+    forward: bool,
+    /// Where the next batch starts (exclusive of the last returned entry).
+    next: Bound<MemKey>,
+    /// The far end of the range.
+    end: Bound<MemKey>,
+    buf: VecDeque<Entry>,
+    exhausted: bool,
+}
+
+impl MemtableCursor {
+    /// A cursor over user keys within `(start, end)`, forward or backward.
+    pub fn new(mem: Arc<Memtable>, start: Bound<&[u8]>, end: Bound<&[u8]>, forward: bool) -> Self {
+        // Lower bound in internal order: Included(k) starts before all versions of k,
+        // Excluded(k) after all of them. Upper bound symmetric.
+        let low = match start {
+            Bound::Included(k) => Bound::Included(MemKey {
+                user_key: k.to_vec(),
+                trailer: u64::MAX,
+            }),
+            Bound::Excluded(k) => Bound::Excluded(MemKey {
+                user_key: k.to_vec(),
+                trailer: 0,
+            }),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let high = match end {
+            Bound::Included(k) => Bound::Included(MemKey {
+                user_key: k.to_vec(),
+                trailer: 0,
+            }),
+            Bound::Excluded(k) => Bound::Excluded(MemKey {
+                user_key: k.to_vec(),
+                trailer: u64::MAX,
+            }),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let (next, end) = if forward { (low, high) } else { (high, low) };
+        MemtableCursor {
+            mem,
+            forward,
+            next,
+            end,
+            buf: VecDeque::new(),
+            exhausted: false,
+        }
+    }
+
+    fn refill(&mut self) {
+        let map = &self.mem.map;
+        let mut taken = 0;
+        let mut last: Option<MemKey> = None;
+        if self.forward {
+            for e in map.range((self.next.clone(), self.end.clone())) {
+                if let Some(entry) = to_entry(e.key(), e.value()) {
+                    self.buf.push_back(entry);
+                }
+                last = Some(e.key().clone());
+                taken += 1;
+                if taken == CURSOR_BATCH {
+                    break;
+                }
+            }
+        } else {
+            for e in map.range((self.end.clone(), self.next.clone())).rev() {
+                if let Some(entry) = to_entry(e.key(), e.value()) {
+                    self.buf.push_back(entry);
+                }
+                last = Some(e.key().clone());
+                taken += 1;
+                if taken == CURSOR_BATCH {
+                    break;
+                }
+            }
+        }
+        match last {
+            Some(k) if taken == CURSOR_BATCH => self.next = Bound::Excluded(k),
+            _ => self.exhausted = true,
+        }
+    }
+}
+
+impl Iterator for MemtableCursor {
+    type Item = Entry;
+
+    fn next(&mut self) -> Option<Entry> {
+        if self.buf.is_empty() && !self.exhausted {
+            self.refill();
+        }
+        self.buf.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mem() -> Arc<Memtable> {
+        let m = Memtable::new();
+        m.insert(b"a", 1, ValueKind::Value, b"a1");
+        m.insert(b"b", 2, ValueKind::Value, b"b2");
+        m.insert(b"b", 5, ValueKind::Delete, b"");
+        m.insert(b"c", 3, ValueKind::Value, b"c3");
+        Arc::new(m)
+    }
+
+    #[test]
+    fn get_respects_snapshots() {
+        let m = mem();
+        assert_eq!(m.get(b"b", 4).unwrap().value, b"b2");
+        assert_eq!(m.get(b"b", 5).unwrap().kind, ValueKind::Delete);
+        assert_eq!(m.get(b"b", 1), None);
+        assert_eq!(m.get(b"zz", 10), None);
+        assert_eq!(m.get(b"", 10), None);
+        assert_eq!(m.len(), 4);
+        assert_eq!(m.max_seqno(), 5);
+    }
+
+    #[test]
+    fn cursor_bounds_and_directions() {
+        let m = mem();
+        let keys = |c: MemtableCursor| -> Vec<(Vec<u8>, u64)> {
+            c.map(|e| (e.user_key, e.seqno)).collect()
+        };
+        let all = keys(MemtableCursor::new(
+            m.clone(),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            true,
+        ));
+        assert_eq!(
+            all,
+            vec![
+                (b"a".to_vec(), 1),
+                (b"b".to_vec(), 5),
+                (b"b".to_vec(), 2),
+                (b"c".to_vec(), 3)
+            ]
+        );
+        let mut rev = keys(MemtableCursor::new(
+            m.clone(),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            false,
+        ));
+        rev.reverse();
+        assert_eq!(rev, all);
+        let mid = keys(MemtableCursor::new(
+            m.clone(),
+            Bound::Excluded(b"a"),
+            Bound::Included(b"b"),
+            true,
+        ));
+        assert_eq!(mid, vec![(b"b".to_vec(), 5), (b"b".to_vec(), 2)]);
+        let mid_rev = keys(MemtableCursor::new(
+            m,
+            Bound::Included(b"b"),
+            Bound::Excluded(b"c"),
+            false,
+        ));
+        assert_eq!(mid_rev, vec![(b"b".to_vec(), 2), (b"b".to_vec(), 5)]);
+    }
+
+    #[test]
+    fn cursor_spans_batches() {
+        let m = Memtable::new();
+        for i in 0..1000u32 {
+            m.insert(&i.to_be_bytes(), u64::from(i) + 1, ValueKind::Value, b"v");
+        }
+        let m = Arc::new(m);
+        let f: Vec<_> = MemtableCursor::new(m.clone(), Bound::Unbounded, Bound::Unbounded, true)
+            .map(|e| e.user_key)
+            .collect();
+        assert_eq!(f.len(), 1000);
+        assert!(f.windows(2).all(|w| w[0] < w[1]));
+        let b: Vec<_> = MemtableCursor::new(m, Bound::Unbounded, Bound::Unbounded, false)
+            .map(|e| e.user_key)
+            .collect();
+        assert_eq!(b.len(), 1000);
+        assert!(b.windows(2).all(|w| w[0] > w[1]));
+    }
+}

@@ -1,0 +1,170 @@
+//! `VersionEdit`: one atomic change to the set of live files and value-log state, as
+//! recorded in the manifest (LevelDB's version edits, plus WiscKey value-log garbage).
+//!
+//! Encoding: a sequence of tagged fields (tag u8, then the field); see docs/format/manifest.md.
+
+use crate::coding::{put_bytes, put_u64, put_varint, Decoder};
+use crate::key::{unpack_trailer, InternalKey};
+
+/// Metadata of one SSTable, as recorded in the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMeta {
+    /// File number (name `NNNNNN.sst`).
+    pub file_id: u64,
+    /// Size in bytes.
+    pub file_size: u64,
+    /// Number of entries.
+    pub entries: u64,
+    /// Smallest internal key.
+    pub smallest: InternalKey,
+    /// Largest internal key.
+    pub largest: InternalKey,
+}
+
+/// A change to a version.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VersionEdit {
+    /// WAL files with a smaller number are fully flushed and may be deleted.
+    pub log_number: Option<u64>,
+    /// Next unused file number.
+    pub next_file_number: Option<u64>,
+    /// Largest sequence number in the flushed files.
+    pub last_seqno: Option<u64>,
+    /// Files added, with their level.
+    pub added: Vec<(usize, FileMeta)>,
+    /// Files removed: (level, file id).
+    pub deleted: Vec<(usize, u64)>,
+    /// Garbage bytes to add to value-log segments: (segment, bytes).
+    pub vlog_garbage: Vec<(u64, u64)>,
+    /// Value-log segments removed by garbage collection.
+    pub vlog_deleted: Vec<u64>,
+}
+
+const TAG_LOG_NUMBER: u8 = 1;
+const TAG_NEXT_FILE: u8 = 2;
+const TAG_LAST_SEQNO: u8 = 3;
+const TAG_ADD_FILE: u8 = 4;
+const TAG_DELETE_FILE: u8 = 5;
+const TAG_VLOG_GARBAGE: u8 = 6;
+const TAG_VLOG_DELETED: u8 = 7;
+
+fn put_ikey(out: &mut Vec<u8>, k: &InternalKey) {
+    put_bytes(out, &k.user_key);
+    put_u64(out, k.trailer());
+}
+
+fn get_ikey(d: &mut Decoder<'_>) -> Option<InternalKey> {
+    let user_key = d.length_prefixed()?.to_vec();
+    let (seqno, kind) = unpack_trailer(d.u64()?)?;
+    Some(InternalKey {
+        user_key,
+        seqno,
+        kind,
+    })
+}
+
+impl VersionEdit {
+    /// Serializes the edit.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (tag, v) in [
+            (TAG_LOG_NUMBER, self.log_number),
+            (TAG_NEXT_FILE, self.next_file_number),
+            (TAG_LAST_SEQNO, self.last_seqno),
+        ] {
+            if let Some(v) = v {
+                out.push(tag);
+                put_varint(&mut out, v);
+            }
+        }
+        for (level, f) in &self.added {
+            out.push(TAG_ADD_FILE);
+            put_varint(&mut out, *level as u64);
+            put_varint(&mut out, f.file_id);
+            put_varint(&mut out, f.file_size);
+            put_varint(&mut out, f.entries);
+            put_ikey(&mut out, &f.smallest);
+            put_ikey(&mut out, &f.largest);
+        }
+        for (level, id) in &self.deleted {
+            out.push(TAG_DELETE_FILE);
+            put_varint(&mut out, *level as u64);
+            put_varint(&mut out, *id);
+        }
+        for (seg, bytes) in &self.vlog_garbage {
+            out.push(TAG_VLOG_GARBAGE);
+            put_varint(&mut out, *seg);
+            put_varint(&mut out, *bytes);
+        }
+        for seg in &self.vlog_deleted {
+            out.push(TAG_VLOG_DELETED);
+            put_varint(&mut out, *seg);
+        }
+        out
+    }
+
+    /// Parses an edit; `None` when malformed.
+    pub fn decode(buf: &[u8]) -> Option<VersionEdit> {
+        let mut d = Decoder::new(buf);
+        let mut e = VersionEdit::default();
+        while !d.is_empty() {
+            match d.u8()? {
+                TAG_LOG_NUMBER => e.log_number = Some(d.varint()?),
+                TAG_NEXT_FILE => e.next_file_number = Some(d.varint()?),
+                TAG_LAST_SEQNO => e.last_seqno = Some(d.varint()?),
+                TAG_ADD_FILE => {
+                    let level = usize::try_from(d.varint()?).ok()?;
+                    let meta = FileMeta {
+                        file_id: d.varint()?,
+                        file_size: d.varint()?,
+                        entries: d.varint()?,
+                        smallest: get_ikey(&mut d)?,
+                        largest: get_ikey(&mut d)?,
+                    };
+                    e.added.push((level, meta));
+                }
+                TAG_DELETE_FILE => {
+                    let level = usize::try_from(d.varint()?).ok()?;
+                    e.deleted.push((level, d.varint()?));
+                }
+                TAG_VLOG_GARBAGE => e.vlog_garbage.push((d.varint()?, d.varint()?)),
+                TAG_VLOG_DELETED => e.vlog_deleted.push(d.varint()?),
+                _ => return None,
+            }
+        }
+        Some(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::ValueKind;
+
+    #[test]
+    fn roundtrip() {
+        let e = VersionEdit {
+            log_number: Some(5),
+            next_file_number: Some(9),
+            last_seqno: Some(1 << 40),
+            added: vec![(
+                2,
+                FileMeta {
+                    file_id: 7,
+                    file_size: 4096,
+                    entries: 10,
+                    smallest: InternalKey::new(b"a".to_vec(), 3, ValueKind::Value),
+                    largest: InternalKey::new(b"z".to_vec(), 1, ValueKind::Delete),
+                },
+            )],
+            deleted: vec![(1, 3), (0, 4)],
+            vlog_garbage: vec![(1, 100)],
+            vlog_deleted: vec![0],
+        };
+        let buf = e.encode();
+        assert_eq!(VersionEdit::decode(&buf), Some(e));
+        assert_eq!(VersionEdit::decode(&buf[..buf.len() - 1]), None);
+        assert_eq!(VersionEdit::decode(&[99]), None);
+        assert_eq!(VersionEdit::decode(&[]), Some(VersionEdit::default()));
+    }
+}

@@ -1,0 +1,313 @@
+//! `VersionSet`: the current [`Version`], the manifest that makes every change durable, and
+//! the file-number counter.
+//!
+//! Protocol (LevelDB): every change is a [`VersionEdit`] appended to the manifest and synced
+//! *before* the new version is installed, so a crash never loses an acknowledged flush or
+//! compaction, and never references a file that was not synced first (callers sync tables
+//! before calling [`VersionSet::log_and_apply`]). At open, the manifest is replayed and a
+//! fresh manifest holding one snapshot edit is written; CURRENT is switched to it atomically
+//! (write CURRENT.tmp, sync, rename, sync the directory).
+
+use super::edit::{FileMeta, VersionEdit};
+use super::version::{TableFile, Version};
+use crate::error::{Error, Result};
+use crate::filename;
+use crate::fs::{FileSystem, ReadMode};
+use crate::sst::Table;
+use crate::wal::{read_log, LogKind, LogWriter};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// State recovered from the manifest that the database needs besides the version.
+#[derive(Debug, Clone, Copy)]
+pub struct RecoveredState {
+    /// WAL files numbered below this are flushed; replay the ones at or above.
+    pub log_number: u64,
+    /// Largest seqno recorded by flushes.
+    pub last_seqno: u64,
+}
+
+struct ManifestState {
+    writer: LogWriter,
+    log_number: u64,
+    last_seqno: u64,
+}
+
+/// The versions of one database.
+pub struct VersionSet {
+    dir: PathBuf,
+    fs: Arc<dyn FileSystem>,
+    read_mode: ReadMode,
+    current: Mutex<Arc<Version>>,
+    /// Serializes manifest appends. Lock order: `manifest` before `current`.
+    manifest: Mutex<ManifestState>,
+    next_file_number: AtomicU64,
+}
+
+/// Files and value-log state accumulated while replaying edits.
+#[derive(Default)]
+struct Replay {
+    files: Vec<BTreeMap<u64, FileMeta>>,
+    garbage: BTreeMap<u64, u64>,
+    vlog_deleted: std::collections::BTreeSet<u64>,
+    log_number: u64,
+    next_file_number: u64,
+    last_seqno: u64,
+}
+
+impl Replay {
+    fn apply(&mut self, edit: &VersionEdit, manifest: &Path, offset: u64) -> Result<()> {
+        if let Some(n) = edit.log_number {
+            self.log_number = n;
+        }
+        if let Some(n) = edit.next_file_number {
+            self.next_file_number = n;
+        }
+        if let Some(n) = edit.last_seqno {
+            self.last_seqno = self.last_seqno.max(n);
+        }
+        for (level, id) in &edit.deleted {
+            if let Some(l) = self.files.get_mut(*level) {
+                l.remove(id);
+            }
+        }
+        for (level, meta) in &edit.added {
+            let l = self.files.get_mut(*level).ok_or_else(|| {
+                Error::corruption(
+                    manifest,
+                    offset,
+                    format!("file at level {level} beyond the configured num_levels"),
+                )
+            })?;
+            l.insert(meta.file_id, meta.clone());
+        }
+        for (seg, bytes) in &edit.vlog_garbage {
+            *self.garbage.entry(*seg).or_default() += bytes;
+        }
+        for seg in &edit.vlog_deleted {
+            self.garbage.remove(seg);
+            self.vlog_deleted.insert(*seg);
+        }
+        Ok(())
+    }
+
+    /// The edit that recreates this state from nothing.
+    fn snapshot_edit(&self) -> VersionEdit {
+        VersionEdit {
+            log_number: Some(self.log_number),
+            next_file_number: Some(self.next_file_number),
+            last_seqno: Some(self.last_seqno),
+            added: self
+                .files
+                .iter()
+                .enumerate()
+                .flat_map(|(level, fs)| fs.values().map(move |m| (level, m.clone())))
+                .collect(),
+            deleted: Vec::new(),
+            vlog_garbage: self.garbage.iter().map(|(s, b)| (*s, *b)).collect(),
+            vlog_deleted: self.vlog_deleted.iter().copied().collect(),
+        }
+    }
+}
+
+fn sort_level(level: usize, files: &mut [Arc<TableFile>]) {
+    if level == 0 {
+        files.sort_by_key(|f| std::cmp::Reverse(f.meta.file_id));
+    } else {
+        files.sort_by(|a, b| a.meta.smallest.cmp(&b.meta.smallest));
+    }
+}
+
+impl VersionSet {
+    /// Creates the manifest and CURRENT of a new, empty database in `dir`.
+    pub fn create(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+        let edit = VersionEdit {
+            log_number: Some(0),
+            next_file_number: Some(2),
+            last_seqno: Some(0),
+            ..VersionEdit::default()
+        };
+        let path = filename::manifest_path(dir, 1);
+        let mut w = LogWriter::create(fs, &path, LogKind::Manifest)?;
+        w.add_record(&edit.encode())?;
+        w.sync()?;
+        fs.sync_dir(dir)?;
+        set_current(fs, dir, 1)
+    }
+
+    /// Replays the manifest named by CURRENT, opens every live table and starts a fresh
+    /// manifest. Returns the set and what the WAL replay needs.
+    pub fn recover(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        read_mode: ReadMode,
+        num_levels: usize,
+    ) -> Result<(VersionSet, RecoveredState)> {
+        let current = filename::current_path(dir);
+        let text = fs.read_all(&current)?;
+        let name = std::str::from_utf8(&text)
+            .ok()
+            .and_then(|s| s.strip_suffix('\n'))
+            .filter(|s| matches!(filename::parse(s), Some(filename::FileKind::Manifest(_))))
+            .ok_or_else(|| Error::corruption(&current, 0, "CURRENT does not name a manifest"))?;
+        let manifest = dir.join(name);
+        let contents = read_log(fs.as_ref(), &manifest, LogKind::Manifest)?;
+        let mut replay = Replay {
+            files: vec![BTreeMap::new(); num_levels],
+            ..Replay::default()
+        };
+        for (offset, record) in &contents.records {
+            let edit = VersionEdit::decode(record)
+                .ok_or_else(|| Error::corruption(&manifest, *offset, "malformed version edit"))?;
+            replay.apply(&edit, &manifest, *offset)?;
+        }
+        if replay.next_file_number < 2 {
+            return Err(Error::corruption(
+                &manifest,
+                0,
+                "manifest has no file counter",
+            ));
+        }
+        let mut version = Version::new(num_levels);
+        for (level, metas) in replay.files.iter().enumerate() {
+            for meta in metas.values() {
+                let path = filename::table_path(dir, meta.file_id);
+                let table = Arc::new(Table::open(fs.as_ref(), &path, meta.file_id, read_mode)?);
+                version.levels[level].push(Arc::new(TableFile::new(
+                    meta.clone(),
+                    table,
+                    fs.clone(),
+                    path,
+                )));
+            }
+            sort_level(level, &mut version.levels[level]);
+        }
+        version.vlog_garbage = replay.garbage.clone();
+        version.vlog_deleted = replay.vlog_deleted.clone();
+
+        // Start a new manifest holding one snapshot edit.
+        let number = replay.next_file_number;
+        replay.next_file_number += 1;
+        let path = filename::manifest_path(dir, number);
+        let mut writer = LogWriter::create(fs.as_ref(), &path, LogKind::Manifest)?;
+        writer.add_record(&replay.snapshot_edit().encode())?;
+        writer.sync()?;
+        fs.sync_dir(dir)?;
+        set_current(fs.as_ref(), dir, number)?;
+
+        let state = RecoveredState {
+            log_number: replay.log_number,
+            last_seqno: replay.last_seqno,
+        };
+        let set = VersionSet {
+            dir: dir.to_path_buf(),
+            fs,
+            read_mode,
+            current: Mutex::new(Arc::new(version)),
+            manifest: Mutex::new(ManifestState {
+                writer,
+                log_number: replay.log_number,
+                last_seqno: replay.last_seqno,
+            }),
+            next_file_number: AtomicU64::new(replay.next_file_number),
+        };
+        Ok((set, state))
+    }
+
+    /// The current version.
+    pub fn current(&self) -> Arc<Version> {
+        self.current.lock().clone()
+    }
+
+    /// Allocates a file number.
+    pub fn new_file_number(&self) -> u64 {
+        self.next_file_number.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// The WAL number below which logs are flushed.
+    pub fn log_number(&self) -> u64 {
+        self.manifest.lock().log_number
+    }
+
+    /// Writes `edit` to the manifest, syncs it, and installs the resulting version. Added
+    /// files must already be synced. Removed files are marked obsolete (deleted when no
+    /// reader holds them).
+    ///
+    /// # Errors
+    /// On a manifest write/sync failure the version is unchanged; the caller must treat the
+    /// database as poisoned, as the manifest's state on disk is unknown.
+    pub fn log_and_apply(&self, mut edit: VersionEdit) -> Result<Arc<Version>> {
+        let mut manifest = self.manifest.lock();
+        edit.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
+        if let Some(n) = edit.log_number {
+            debug_assert!(n >= manifest.log_number);
+        }
+        // Open the new tables before touching the manifest, so a bad table fails cleanly.
+        let mut added = Vec::with_capacity(edit.added.len());
+        for (level, meta) in &edit.added {
+            let path = filename::table_path(&self.dir, meta.file_id);
+            let table = Arc::new(Table::open(
+                self.fs.as_ref(),
+                &path,
+                meta.file_id,
+                self.read_mode,
+            )?);
+            added.push((
+                *level,
+                Arc::new(TableFile::new(meta.clone(), table, self.fs.clone(), path)),
+            ));
+        }
+        manifest.writer.add_record(&edit.encode())?;
+        manifest.writer.sync()?;
+        if let Some(n) = edit.log_number {
+            manifest.log_number = n;
+        }
+        if let Some(n) = edit.last_seqno {
+            manifest.last_seqno = manifest.last_seqno.max(n);
+        }
+
+        let mut current = self.current.lock();
+        let mut next = Version::clone(&current);
+        for (level, id) in &edit.deleted {
+            if let Some(files) = next.levels.get_mut(*level) {
+                if let Some(pos) = files.iter().position(|f| f.meta.file_id == *id) {
+                    files.remove(pos).mark_obsolete();
+                }
+            }
+        }
+        for (level, file) in added {
+            if let Some(files) = next.levels.get_mut(level) {
+                files.push(file);
+            }
+        }
+        for (level, files) in next.levels.iter_mut().enumerate() {
+            sort_level(level, files);
+        }
+        for (seg, bytes) in &edit.vlog_garbage {
+            if !next.vlog_deleted.contains(seg) {
+                *next.vlog_garbage.entry(*seg).or_default() += bytes;
+            }
+        }
+        for seg in &edit.vlog_deleted {
+            next.vlog_garbage.remove(seg);
+            next.vlog_deleted.insert(*seg);
+        }
+        let next = Arc::new(next);
+        *current = next.clone();
+        Ok(next)
+    }
+}
+
+/// Points CURRENT at manifest `number` atomically.
+fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
+    let tmp = filename::current_temp_path(dir);
+    let mut w = fs.create(&tmp)?;
+    w.append(format!("{}\n", filename::manifest_name(number)).as_bytes())?;
+    w.sync()?;
+    drop(w);
+    fs.rename(&tmp, &filename::current_path(dir))?;
+    fs.sync_dir(dir)
+}
