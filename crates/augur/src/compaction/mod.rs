@@ -46,13 +46,6 @@ pub enum Choice {
     Merge(Compaction),
 }
 
-/// The highest compaction score of `version` (>= 1 means a compaction is due).
-pub fn scores_max(version: &Version, opts: &Options) -> f64 {
-    leveled::scores(version, opts)
-        .into_iter()
-        .fold(0.0, f64::max)
-}
-
 /// A compaction policy.
 pub trait Strategy: Send + Sync {
     /// Picks the most urgent compaction of `version`.

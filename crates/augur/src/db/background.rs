@@ -54,19 +54,6 @@ impl DbInner {
         self.bg_cv.notify_all();
     }
 
-    /// Wakes the background thread if a flush or compaction is due.
-    pub fn maybe_request_work(&self) {
-        let due = !self.mem.lock().imm.is_empty() || self.compaction_due();
-        if due {
-            self.request_background_work();
-        }
-    }
-
-    fn compaction_due(&self) -> bool {
-        let v = self.versions.current();
-        compaction::scores_max(&v, &self.opts) >= 1.0
-    }
-
     /// Waits a little for the background thread to make progress.
     pub fn wait_for_background_progress(&self) {
         let mut bg = self.bg.lock();

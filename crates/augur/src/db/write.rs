@@ -123,12 +123,10 @@ impl DbInner {
         }
         self.writers_cv.notify_all();
         drop(q);
-        if result.is_ok() {
-            if self.opts.background_threads {
-                self.maybe_request_work();
-            } else {
-                self.run_pending_work_inline()?;
-            }
+        // With background threads, work is requested where it arises (memtable switch) and
+        // the background thread loops until none is due; inline mode does it here.
+        if result.is_ok() && !self.opts.background_threads {
+            self.run_pending_work_inline()?;
         }
         result
     }
@@ -141,28 +139,30 @@ impl DbInner {
         let mut separated = false;
         let mut user_bytes = 0u64;
         for w in group {
-            let w = w.lock();
+            let mut w = w.lock();
             sync |= w.sync;
-            for op in &w.batch.ops {
+            // The writer waits until the group is done, so its batch can be consumed.
+            let batch = std::mem::take(&mut w.batch);
+            for op in batch.ops {
                 match op {
                     BatchOp::Put { key, value } => {
                         user_bytes += (key.len() + value.len()) as u64;
                         if value.len() >= self.opts.value_separation_threshold {
                             let ptr = self
                                 .vlog
-                                .append(key, value)
+                                .append(&key, &value)
                                 .inspect_err(|e| self.poison(e))?;
                             separated = true;
                             entries.push(LoggedEntry {
                                 kind: ValueKind::Pointer,
-                                key: key.clone(),
+                                key,
                                 value: ptr.encode().to_vec(),
                             });
                         } else {
                             entries.push(LoggedEntry {
                                 kind: ValueKind::Value,
-                                key: key.clone(),
-                                value: value.clone(),
+                                key,
+                                value,
                             });
                         }
                     }
@@ -170,23 +170,23 @@ impl DbInner {
                         user_bytes += key.len() as u64;
                         entries.push(LoggedEntry {
                             kind: ValueKind::Delete,
-                            key: key.clone(),
+                            key,
                             value: Vec::new(),
                         })
                     }
                     BatchOp::Relocate { key, old, value } => {
                         // Live iff the newest entry of the key still points at `old`; this
                         // group runs alone, so nothing newer can be in flight.
-                        if self.newest_pointer(key)? == Some(*old) {
+                        if self.newest_pointer(&key)? == Some(old) {
                             self.relocated.fetch_add(1, Ordering::Relaxed);
                             let ptr = self
                                 .vlog
-                                .append(key, value)
+                                .append(&key, &value)
                                 .inspect_err(|e| self.poison(e))?;
                             separated = true;
                             entries.push(LoggedEntry {
                                 kind: ValueKind::Pointer,
-                                key: key.clone(),
+                                key,
                                 value: ptr.encode().to_vec(),
                             });
                         }
@@ -226,15 +226,15 @@ impl DbInner {
             return Err(e);
         }
         let mem = self.mem.lock().mem.clone();
-        for (i, e) in entries.iter().enumerate() {
-            mem.insert(&e.key, first_seqno + i as u64, e.kind, &e.value);
+        let count = entries.len() as u64;
+        for (i, e) in entries.into_iter().enumerate() {
+            mem.insert_owned(e.key, first_seqno + i as u64, e.kind, e.value);
         }
-        self.counters
-            .note_write(entries.len() as u64, record.len() as u64);
+        self.counters.note_write(count, record.len() as u64);
         self.counters.note_user_bytes(user_bytes);
         self.counters.note_vlog_bytes(vlog_bytes);
         self.last_seqno
-            .store(first_seqno + entries.len() as u64 - 1, Ordering::Release);
+            .store(first_seqno + count - 1, Ordering::Release);
         Ok(())
     }
 

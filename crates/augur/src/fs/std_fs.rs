@@ -12,9 +12,10 @@ use std::sync::Arc;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdFs;
 
-fn ctx(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
-    let context = format!("{what} {}", path.display());
-    move |e| Error::io(context, e)
+/// Maps an `io::Error` to `Error::Io`; the context string is built only on failure (this
+/// runs on every append).
+fn ctx<'a>(what: &'a str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Error + 'a {
+    move |e| Error::io(format!("{what} {}", path.display()), e)
 }
 
 const WRITE_BUFFER_BYTES: usize = 64 * 1024;

@@ -33,6 +33,62 @@ impl PartialOrd for MemKey {
     }
 }
 
+/// A borrowed view of an internal key, so lookups can probe the skiplist with a `&[u8]`
+/// without allocating a `MemKey` (the `Borrow<dyn Trait>` pattern).
+trait KeyView {
+    fn user_key(&self) -> &[u8];
+    fn trailer(&self) -> u64;
+}
+
+impl KeyView for MemKey {
+    fn user_key(&self) -> &[u8] {
+        &self.user_key
+    }
+    fn trailer(&self) -> u64 {
+        self.trailer
+    }
+}
+
+impl KeyView for (&[u8], u64) {
+    fn user_key(&self) -> &[u8] {
+        self.0
+    }
+    fn trailer(&self) -> u64 {
+        self.1
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn KeyView + 'a> for MemKey {
+    fn borrow(&self) -> &(dyn KeyView + 'a) {
+        self
+    }
+}
+
+impl Ord for dyn KeyView + '_ {
+    fn cmp(&self, other: &Self) -> Ordering {
+        key::compare(
+            self.user_key(),
+            self.trailer(),
+            other.user_key(),
+            other.trailer(),
+        )
+    }
+}
+
+impl PartialOrd for dyn KeyView + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for dyn KeyView + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for dyn KeyView + '_ {}
+
 /// Bytes of bookkeeping charged per entry on top of key and value (skiplist node, trailer).
 const ENTRY_OVERHEAD_BYTES: usize = 64;
 
@@ -51,13 +107,18 @@ impl Memtable {
 
     /// Inserts one entry. REQUIRES: `(user_key, seqno)` was never inserted before.
     pub fn insert(&self, user_key: &[u8], seqno: SeqNo, kind: ValueKind, value: &[u8]) {
+        self.insert_owned(user_key.to_vec(), seqno, kind, value.to_vec());
+    }
+
+    /// [`Self::insert`] taking ownership of the key and value (no copy).
+    pub fn insert_owned(&self, user_key: Vec<u8>, seqno: SeqNo, kind: ValueKind, value: Vec<u8>) {
         let charge = user_key.len() + value.len() + ENTRY_OVERHEAD_BYTES;
         self.map.insert(
             MemKey {
-                user_key: user_key.to_vec(),
+                user_key,
                 trailer: pack_trailer(seqno, kind),
             },
-            value.to_vec(),
+            value,
         );
         self.approximate_bytes
             .fetch_add(charge, AtomicOrdering::Relaxed);
@@ -80,11 +141,10 @@ impl Memtable {
 
     /// The newest entry of `user_key` with seqno <= `snapshot`, tombstones included.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<Entry> {
-        let probe = MemKey {
-            user_key: user_key.to_vec(),
-            trailer: seek_trailer(snapshot),
-        };
-        let e = self.map.lower_bound(Bound::Included(&probe))?;
+        let probe = (user_key, seek_trailer(snapshot));
+        let e = self
+            .map
+            .lower_bound(Bound::Included(&probe as &dyn KeyView))?;
         if e.key().user_key != user_key {
             return None;
         }
