@@ -98,13 +98,17 @@ impl DbInner {
             return;
         }
         let db = me.clone();
+        let running = self.gc_running.clone();
         let spawned = std::thread::Builder::new()
             .name("augur-gc".into())
             .spawn(move || {
                 if let Err(e) = db.run_value_log_gc(db.opts.value_log_gc_ratio) {
                     log::warn!("value-log GC failed: {e}");
                 }
-                db.gc_running.store(false, Ordering::Release);
+                // Release the database (and its directory lock) before saying we are done,
+                // so `close` returning means the directory can be reopened.
+                drop(db);
+                running.store(false, Ordering::Release);
             });
         if spawned.is_err() {
             self.gc_running.store(false, Ordering::Release);

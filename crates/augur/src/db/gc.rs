@@ -67,6 +67,10 @@ impl DbInner {
         };
         let entries = self.vlog.segment_entries(segment)?;
         for chunk in entries.chunks(RELOCATION_BATCH) {
+            // A closing database abandons the run; the segment stays and is collected later.
+            if self.closed.load(std::sync::atomic::Ordering::Acquire) {
+                return Err(crate::Error::Closed);
+            }
             let mut batch = WriteBatch::new();
             for (ptr, key, value) in chunk {
                 batch.relocate(key.clone(), *ptr, value.clone());

@@ -94,7 +94,7 @@ pub(crate) struct DbInner {
     /// One value-log GC at a time.
     pub gc_lock: Mutex<()>,
     /// A background GC thread is running.
-    pub gc_running: AtomicBool,
+    pub gc_running: Arc<AtomicBool>,
     /// Entries rewritten by the last relocation batch (read under `gc_lock`).
     pub relocated: AtomicU64,
     pub closed: AtomicBool,
@@ -304,6 +304,10 @@ impl Db {
         }
         if let Some(h) = self.background.lock().take() {
             let _ = h.join();
+        }
+        // A background GC run notices `closed` between batches and stops.
+        while self.inner.gc_running.load(Ordering::Acquire) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
         // Hand buffered log bytes to the OS so a clean close loses nothing on process exit.
         let flushed = self.inner.wal.lock().flush();

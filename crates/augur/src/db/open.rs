@@ -159,7 +159,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         counters: Default::default(),
         strategy: Box::new(crate::compaction::Leveled::new()),
         gc_lock: Mutex::new(()),
-        gc_running: AtomicBool::new(false),
+        gc_running: Arc::new(AtomicBool::new(false)),
         relocated: AtomicU64::new(0),
         closed: AtomicBool::new(false),
         _lock: lock,

@@ -97,6 +97,7 @@ const ENTRY_OVERHEAD_BYTES: usize = 64;
 pub struct Memtable {
     map: SkipMap<MemKey, Vec<u8>>,
     approximate_bytes: AtomicUsize,
+    max_seqno: std::sync::atomic::AtomicU64,
 }
 
 impl Memtable {
@@ -122,6 +123,7 @@ impl Memtable {
         );
         self.approximate_bytes
             .fetch_add(charge, AtomicOrdering::Relaxed);
+        self.max_seqno.fetch_max(seqno, AtomicOrdering::Relaxed);
     }
 
     /// Approximate memory used by keys, values and nodes.
@@ -151,13 +153,9 @@ impl Memtable {
         to_entry(e.key(), e.value())
     }
 
-    /// Largest seqno in the memtable (0 when empty). Linear; used at flush only.
+    /// Largest seqno in the memtable (0 when empty).
     pub fn max_seqno(&self) -> SeqNo {
-        self.map
-            .iter()
-            .map(|e| e.key().trailer >> 8)
-            .max()
-            .unwrap_or(0)
+        self.max_seqno.load(AtomicOrdering::Relaxed)
     }
 
     /// All entries in internal order (for flushing).
