@@ -78,11 +78,12 @@ impl DbInner {
         Ok(false)
     }
 
-    /// Runs flushes and compactions until none is due, then GC if due (inline mode).
-    pub fn run_pending_work_inline(&self) -> Result<()> {
+    /// Runs flushes and compactions until none is due, then, with `gc`, GC if due (inline
+    /// mode). A write-queue leader must pass `gc = false`: GC writes through the queue.
+    pub fn run_pending_work_inline(&self, gc: bool) -> Result<()> {
         while self.do_one_unit().inspect_err(|e| self.poison(e))? {}
-        if self.opts.value_log_gc_ratio < 1.0 {
-            self.run_value_log_gc(self.opts.value_log_gc_ratio)?;
+        if gc && self.opts.value_log_gc_ratio < 1.0 {
+            self.run_value_log_gc(self.opts.value_log_gc_ratio, false)?;
         }
         Ok(())
     }
@@ -102,7 +103,7 @@ impl DbInner {
         let spawned = std::thread::Builder::new()
             .name("augur-gc".into())
             .spawn(move || {
-                if let Err(e) = db.run_value_log_gc(db.opts.value_log_gc_ratio) {
+                if let Err(e) = db.run_value_log_gc(db.opts.value_log_gc_ratio, false) {
                     log::warn!("value-log GC failed: {e}");
                 }
                 // Release the database (and its directory lock) before saying we are done,

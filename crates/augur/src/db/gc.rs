@@ -52,10 +52,19 @@ impl DbInner {
             .map(|(id, size, _)| (id, size))
     }
 
-    /// Collects the worst segment if its garbage ratio is at least `min_ratio`.
-    pub fn run_value_log_gc(&self, min_ratio: f64) -> Result<GcReport> {
+    /// Collects the worst segment if its garbage ratio is at least `min_ratio`. With
+    /// `wait = false` it returns an empty report when another GC run is in progress (the
+    /// automatic runs; inline mode may even re-enter from GC's own relocation writes).
+    pub fn run_value_log_gc(&self, min_ratio: f64, wait: bool) -> Result<GcReport> {
         self.check_writable()?;
-        let _gc = self.gc_lock.lock();
+        let _gc = if wait {
+            self.gc_lock.lock()
+        } else {
+            match self.gc_lock.try_lock() {
+                Some(g) => g,
+                None => return Ok(GcReport::default()),
+            }
+        };
         self.delete_unreachable_segments()?;
         let Some((segment, segment_bytes)) = self.worst_segment(min_ratio) else {
             return Ok(GcReport::default());

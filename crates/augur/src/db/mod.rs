@@ -278,7 +278,7 @@ impl Db {
     /// Runs value-log garbage collection on the segment with the most garbage (if any has
     /// garbage). Returns what was done.
     pub fn run_value_log_gc(&self) -> Result<GcReport> {
-        self.inner.run_value_log_gc(0.0)
+        self.inner.run_value_log_gc(0.0, true)
     }
 
     /// Counters and the shape of the tree.

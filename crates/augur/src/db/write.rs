@@ -126,7 +126,7 @@ impl DbInner {
         // With background threads, work is requested where it arises (memtable switch) and
         // the background thread loops until none is due; inline mode does it here.
         if result.is_ok() && !self.opts.background_threads {
-            self.run_pending_work_inline()?;
+            self.run_pending_work_inline(true)?;
         }
         result
     }
@@ -279,7 +279,7 @@ impl DbInner {
                     self.counters.note_stall();
                     parking_lot::MutexGuard::unlocked(q, || self.wait_for_background_progress());
                 } else {
-                    parking_lot::MutexGuard::unlocked(q, || self.run_pending_work_inline())?;
+                    parking_lot::MutexGuard::unlocked(q, || self.run_pending_work_inline(false))?;
                 }
                 continue;
             }
