@@ -54,11 +54,20 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
 
     let (versions, recovered) =
         VersionSet::recover(fs.clone(), dir, opts.read_mode, opts.num_levels)?;
-    let vlog = ValueLog::open(
+    let recovered_version = versions.current();
+    // Never reuse the id of a segment the manifest still mentions.
+    let min_segment = recovered_version
+        .vlog_deleted
+        .iter()
+        .chain(recovered_version.vlog_garbage.keys())
+        .max()
+        .map_or(1, |m| m + 1);
+    let vlog = ValueLog::open_with_min_active_id(
         fs.clone(),
         dir,
         opts.read_mode,
         opts.value_log_segment_bytes,
+        min_segment,
     )?;
 
     let version = versions.current();
@@ -269,6 +278,13 @@ fn remove_obsolete_files(
         };
         if obsolete {
             fs.remove(&dir.join(&name))?;
+        }
+    }
+    // Sealed segments holding no entry (left by an open with no separated write) go too.
+    let active = vlog.active_segment();
+    for s in vlog.segments() {
+        if s.id != active && s.size_bytes <= crate::vlog::SEGMENT_HEADER_LEN as u64 {
+            vlog.delete_segment(s.id)?;
         }
     }
     fs.sync_dir(dir)
