@@ -82,6 +82,7 @@ impl DbInner {
                 .is_some_and(|(first, _)| std::sync::Arc::ptr_eq(first, &mem))
             {
                 m.imm.remove(0);
+                m.refresh();
             }
         }
         let wal = filename::wal_path(&self.dir, wal_number);

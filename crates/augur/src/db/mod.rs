@@ -54,6 +54,30 @@ pub(crate) struct MemState {
     pub wal_number: u64,
     /// Immutable memtables waiting for flush, oldest first, with their WAL numbers.
     pub imm: Vec<(Arc<Memtable>, u64)>,
+    /// `mem` then `imm` newest first, rebuilt by [`MemState::refresh`] whenever either
+    /// changes, so a reader takes all memtables with one `Arc` clone.
+    pub readable: Arc<[Arc<Memtable>]>,
+}
+
+impl MemState {
+    /// A state with an empty memtable logged to WAL `wal_number`.
+    pub fn new(wal_number: u64) -> Self {
+        let mem = Arc::new(Memtable::new());
+        MemState {
+            readable: Arc::from(vec![mem.clone()]),
+            mem,
+            wal_number,
+            imm: Vec::new(),
+        }
+    }
+
+    /// Rebuilds `readable` after `mem` or `imm` changed.
+    pub fn refresh(&mut self) {
+        let mut all = Vec::with_capacity(1 + self.imm.len());
+        all.push(self.mem.clone());
+        all.extend(self.imm.iter().rev().map(|(m, _)| m.clone()));
+        self.readable = Arc::from(all);
+    }
 }
 
 /// Flags shared with the background thread.

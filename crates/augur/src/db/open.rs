@@ -150,11 +150,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         dir: dir.to_path_buf(),
         versions,
         vlog,
-        mem: Mutex::new(MemState {
-            mem: Arc::new(Memtable::new()),
-            wal_number,
-            imm: Vec::new(),
-        }),
+        mem: Mutex::new(MemState::new(wal_number)),
         wal: Mutex::new(wal),
         writers: Mutex::new(Default::default()),
         writers_cv: Condvar::new(),

@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// What a reader needs to see one consistent state: the memtables and the version.
 pub(crate) struct ReadView {
     /// Newest first: the active memtable, then the immutable ones from newest to oldest.
-    pub memtables: Vec<Arc<Memtable>>,
+    pub memtables: Arc<[Arc<Memtable>]>,
     /// The files.
     pub version: Arc<Version>,
 }
@@ -24,9 +24,7 @@ impl DbInner {
     /// installs its version before it drops the flushed memtable, under `mem`).
     pub fn read_view(&self) -> ReadView {
         let m = self.mem.lock();
-        let mut memtables = Vec::with_capacity(1 + m.imm.len());
-        memtables.push(m.mem.clone());
-        memtables.extend(m.imm.iter().rev().map(|(mem, _)| mem.clone()));
+        let memtables = m.readable.clone();
         let version = self.versions.current();
         drop(m);
         ReadView { memtables, version }
@@ -35,7 +33,7 @@ impl DbInner {
     /// The newest internal entry of `key` visible at `seqno` (tombstones included).
     pub fn get_entry(&self, key: &[u8], seqno: SeqNo) -> Result<Option<Entry>> {
         let view = self.read_view();
-        for mem in &view.memtables {
+        for mem in view.memtables.iter() {
             if let Some(e) = mem.get(key, seqno) {
                 return Ok(Some(e));
             }

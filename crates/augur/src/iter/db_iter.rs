@@ -83,7 +83,7 @@ impl DbIterator {
     fn build(&self, forward: bool) -> Result<MergingIter> {
         let (start, end) = (as_slice(&self.start), as_slice(&self.end));
         let mut sources: Vec<Source> = Vec::new();
-        for mem in &self.view.memtables {
+        for mem in self.view.memtables.iter() {
             let cursor = MemtableCursor::new(mem.clone(), start, end, forward);
             sources.push(Box::new(cursor.map(Ok)));
         }
