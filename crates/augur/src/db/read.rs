@@ -80,7 +80,9 @@ impl DbInner {
                         format!("malformed value pointer for key {:?}", e.user_key),
                     )
                 })?;
-                self.vlog.read(&ptr).map(Some)
+                // Checking the entry's key costs one comparison and guarantees a damaged
+                // pointer can never return another key's value.
+                self.vlog.read_with_key(&ptr, &e.user_key).map(Some)
             }
         }
     }
