@@ -42,8 +42,9 @@ pub struct Options {
     pub block_records: usize,
     /// How SSTables and sealed value-log segments are read. Default `Mmap`.
     pub read_mode: ReadMode,
-    /// Size at which the active value-log segment is sealed and a new one started. Default
-    /// 256 MiB.
+    /// Size at which the active value-log segment is sealed and a new one started (sealed
+    /// segments are read through `read_mode`; GC rewrites one segment at a time). Default
+    /// 64 MiB.
     pub value_log_segment_bytes: u64,
     /// Garbage ratio (garbage bytes / segment bytes) past which background GC rewrites a
     /// sealed segment. 1.0 or above disables automatic GC. Default 0.5.
@@ -101,7 +102,7 @@ impl Default for Options {
             bloom_bits_per_key: 10,
             block_records: 64,
             read_mode: ReadMode::Mmap,
-            value_log_segment_bytes: 256 << 20,
+            value_log_segment_bytes: 64 << 20,
             value_log_gc_ratio: 0.5,
             fs: Arc::new(StdFs),
             background_threads: true,

@@ -284,6 +284,38 @@ impl SegmentReader {
         }
     }
 
+    /// Hot path of a value read: with the key known, the entry's whole length is known, so it
+    /// is read with one positional read and no `fstat`. Returns `None` when the entry cannot
+    /// be taken this way (too large to read blindly, short, or not matching), and the caller
+    /// falls back to the checked slow path, which names the exact problem.
+    fn read_known_entry(&self, ptr: &ValuePointer, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        const MAX_BLIND_READ_BYTES: usize = 1 << 20;
+        let total = ENTRY_HEADER_LEN + key.len() + ptr.len as usize;
+        if total > MAX_BLIND_READ_BYTES || ptr.offset > i64::MAX as u64 {
+            return Ok(None);
+        }
+        let Some(entry) = self.read_at(ptr.offset, total)? else {
+            return Ok(None);
+        };
+        let (Some(crc), Some(key_len), Some(value_len)) =
+            (get_u32(&entry, 0), get_u32(&entry, 4), get_u32(&entry, 8))
+        else {
+            return Ok(None);
+        };
+        let body = entry.get(ENTRY_HEADER_LEN..).unwrap_or_default();
+        if key_len as usize != key.len() || value_len != ptr.len || !body.starts_with(key) {
+            return Ok(None);
+        }
+        let (lens, value) = (
+            entry.get(4..ENTRY_HEADER_LEN).unwrap_or_default(),
+            body.get(key.len()..).unwrap_or_default(),
+        );
+        if crc_parts(&[lens, key, value]) != crc {
+            return Ok(None);
+        }
+        Ok(Some(value.to_vec()))
+    }
+
     /// Decodes the entry at `offset` of a file of `file_len` bytes; the lengths are checked
     /// against `file_len` before anything is allocated. `expected_value_len`, when given (a
     /// pointer's `len`), is checked before the body is read.
@@ -373,6 +405,11 @@ impl SegmentReader {
             return Err(corrupt(
                 "value pointer points into the segment header".into(),
             ));
+        }
+        if let Some(key) = expected_key {
+            if let Some(value) = self.read_known_entry(ptr, key)? {
+                return Ok(value);
+            }
         }
         // The file length bounds every length field before anything is allocated (one
         // fstat for pread files; free for mmap). It also keeps absurd offsets from reaching
