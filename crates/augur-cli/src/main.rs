@@ -117,7 +117,7 @@ enum Command {
         out: JsonFlag,
     },
     /// db_bench-style benchmark. With no flags: a short demo (200,000 16-byte keys with
-    /// 64-byte values; fillrandom, readrandom, readseq, stats), once with values inline
+    /// 64-byte values; fillrandom, flush, readrandom, readseq, stats), once with values inline
     /// and once separated into the value log.
     Bench(bench::BenchArgs),
 }
