@@ -1,1 +1,181 @@
-fn main() {}
+//! The `augur` command-line tool: data commands (put/get/del/scan/load), inspection
+//! (stats/verify), maintenance (flush/compact/gc) and the built-in `bench`.
+//!
+//! This file holds the argument definitions and the exit-status contract; each command
+//! lives in its own module. Exit statuses: 0 success, 1 "key not found" (only `get`),
+//! 2 any error (printed as `error: <message>` on stderr).
+#![deny(unsafe_code)]
+
+mod bench;
+mod codec;
+mod commands;
+mod engine;
+mod error;
+mod load;
+mod sosd;
+
+use clap::{Args, Parser, Subcommand};
+use error::CliError;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Augur: an embedded LSM-tree key-value store with key-value separation.
+///
+/// Keys and values on the command line are UTF-8 text unless `--hex` is given, which
+/// switches both input and output to hexadecimal.
+#[derive(Parser, Debug)]
+#[command(name = "augur", version, about, long_about = None)]
+pub struct Cli {
+    /// Database directory (required by every command except `bench`).
+    #[arg(long, global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    /// Keys and values given and printed as hexadecimal instead of UTF-8.
+    #[arg(long, global = true)]
+    hex: bool,
+
+    /// Print one JSON object on stdout instead of human-readable output.
+    #[arg(long)]
+    json: bool,
+
+    #[command(flatten)]
+    engine: engine::EngineArgs,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Output switch shared by the data and maintenance commands.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct JsonFlag {
+    /// Print one JSON object on stdout instead of human-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Store VALUE under KEY.
+    Put {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// Wait until the write is durable (fsync).
+        #[arg(long)]
+        sync: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Print the value of KEY. A missing key prints nothing on stdout, a message on
+    /// stderr, and exits with status 1.
+    Get {
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Delete KEY (succeeds whether or not it exists).
+    Del {
+        /// The key.
+        key: String,
+        /// Wait until the delete is durable (fsync).
+        #[arg(long)]
+        sync: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Print the entries in key order, one `key<TAB>value` line each.
+    Scan(commands::ScanArgs),
+    /// Bulk-load keys from an SOSD key file (--keys) or key,value lines (--csv).
+    Load(load::LoadArgs),
+    /// Print levels, files, sizes, value-log segments and garbage, and counters.
+    Stats {
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Check every checksum of every live SSTable and value-log segment, and with
+    /// --keys that every key of an SOSD file holds exactly the value `load` writes.
+    Verify(load::VerifyArgs),
+    /// Compact the whole key space down the levels.
+    Compact {
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Flush the memtable to an SSTable.
+    Flush {
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Run value-log garbage collection on the segment with the most garbage.
+    Gc {
+        /// Repeat until no segment has garbage left.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// db_bench-style benchmark. With no flags: a short demo (200,000 16-byte keys with
+    /// 64-byte values; fillrandom, flush, readrandom, readseq, stats), once with values inline
+    /// and once separated into the value log.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::NotFound(msg)) => {
+            eprintln!("{msg}");
+            ExitCode::from(1)
+        }
+        Err(CliError::Failed(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
+    let codec = codec::Codec { hex: cli.hex };
+    let top_json = cli.json;
+    let json = |out: JsonFlag| top_json || out.json;
+    if let Command::Bench(args) = &cli.command {
+        return bench::run(args, &cli.engine, cli.db.as_deref(), top_json);
+    }
+    let dir = cli
+        .db
+        .clone()
+        .ok_or_else(|| CliError::Failed("missing --db PATH".into()))?;
+    let e = &cli.engine;
+    match cli.command {
+        Command::Put {
+            key,
+            value,
+            sync,
+            out,
+        } => commands::put(&e.open(&dir, true)?, codec, &key, &value, sync, json(out)),
+        Command::Get { key, out } => commands::get(&e.open(&dir, false)?, codec, &key, json(out)),
+        Command::Del { key, sync, out } => {
+            commands::del(&e.open(&dir, false)?, codec, &key, sync, json(out))
+        }
+        Command::Scan(args) => {
+            let j = json(args.out);
+            commands::scan(&e.open(&dir, false)?, codec, &args, j)
+        }
+        Command::Load(args) => {
+            let j = json(args.out);
+            load::load(&e.open(&dir, true)?, codec, &args, j)
+        }
+        Command::Stats { out } => commands::stats(&e.open(&dir, false)?, json(out)),
+        Command::Verify(args) => {
+            let j = json(args.out);
+            load::verify(&e.open(&dir, false)?, &args, j)
+        }
+        Command::Compact { out } => commands::compact(&e.open(&dir, false)?, json(out)),
+        Command::Flush { out } => commands::flush(&e.open(&dir, false)?, json(out)),
+        Command::Gc { all, out } => commands::gc(&e.open(&dir, false)?, all, json(out)),
+        Command::Bench(_) => Ok(()),
+    }
+}

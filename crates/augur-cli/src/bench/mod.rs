@@ -1,0 +1,288 @@
+//! `augur bench`: a db_bench-style, single-threaded benchmark of the engine (the README's
+//! main job). Flags use db_bench's names (`--benchmarks`, `--num`, `--reads`, `--key_size`,
+//! `--value_size`, `--use_existing_db`, `--histogram`, `--bloom_bits`,
+//! `--compression_type=none`, `--write_buffer_size`, `--seed`, `--sync`) so the same
+//! command line can drive RocksDB's `db_bench`. Keys and values: see `keys.rs`; the
+//! benchmarks: see `workloads.rs`; output: see `report.rs`.
+//!
+//! Unless `--value-separation-threshold` or `--use_existing_db` is given, every benchmark
+//! list runs twice: once with values inline (no separation) and once with every value
+//! separated into the value log (threshold 0, the Bourbon preset).
+
+mod keys;
+mod report;
+mod workloads;
+
+use crate::engine::EngineArgs;
+use crate::error::{io_err, CliError};
+use clap::{ArgAction, Args};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use workloads::{Params, Runner, NAMES};
+
+/// Benchmarks run when `--benchmarks` is not given. The flush makes the reads go to
+/// SSTables: with the default 64 MiB memtable, 200,000 entries would otherwise all be read
+/// from the memtable.
+const DEFAULT_BENCHMARKS: &[&str] = &["fillrandom", "flush", "readrandom", "readseq", "stats"];
+
+/// Parses a gflags-style boolean (`--flag`, `--flag=1`, `--flag=true`, `--flag=0`, ...).
+fn parse_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" | "yes" => Ok(true),
+        "0" | "false" | "no" => Ok(false),
+        _ => Err(format!("expected true/false or 1/0, got {s:?}")),
+    }
+}
+
+/// Arguments of `bench` (db_bench names; hyphenated spellings are accepted too).
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Benchmarks: fillseq fillrandom overwrite readrandom readmissing readseq \
+readreverse seekrandom deleteseq deleterandom flush compact stats.\n\
+Keys are db_bench's: the key number as 8 big-endian bytes, padded with ASCII '0' to --key_size. \
+Values are random bytes (no compression).\n\
+fillrandom/overwrite/readrandom draw key numbers uniformly from [0, num) with repeats, as db_bench.\n\
+Write amplification of a fill = bytes written to WAL, value log and SSTables during the fill / \
+user bytes, right after its last write (pending flushes and compactions not included).\n\
+Without --value-separation-threshold the benchmarks run twice: values inline, then separated."
+)]
+pub struct BenchArgs {
+    /// Comma-separated benchmarks, run in order (default fillrandom,flush,readrandom,readseq,stats).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub benchmarks: Vec<String>,
+    /// Number of key numbers (and of writes in fills).
+    #[arg(long, default_value_t = 200_000)]
+    pub num: u64,
+    /// Number of reads (negative: --num).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub reads: i64,
+    /// Key size in bytes.
+    #[arg(long = "key_size", alias = "key-size", default_value_t = 16)]
+    pub key_size: usize,
+    /// Value size in bytes.
+    #[arg(long = "value_size", alias = "value-size", default_value_t = 64)]
+    pub value_size: usize,
+    /// Write the results as a JSON array to FILE (or, without FILE, print it on stdout
+    /// instead of the text report).
+    #[arg(long, num_args = 0..=1, value_name = "FILE")]
+    pub json: Option<Option<PathBuf>>,
+    /// Reuse the database in --db; fills are skipped.
+    #[arg(long = "use_existing_db", alias = "use-existing-db", action = ArgAction::Set,
+          num_args = 0..=1, require_equals = true, default_value = "false",
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub use_existing_db: bool,
+    /// Record per-operation latencies and print p50/p99/p99.9/max.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true,
+          default_value = "false", default_missing_value = "true", value_parser = parse_bool)]
+    pub histogram: bool,
+    /// Sync every write.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true,
+          default_value = "false", default_missing_value = "true", value_parser = parse_bool)]
+    pub sync: bool,
+    /// Random seed; benchmark i of a run uses seed + i.
+    #[arg(long, default_value_t = 301)]
+    pub seed: u64,
+    /// Memtable size in bytes (db_bench's name; overrides --memtable-mb).
+    #[arg(
+        long = "write_buffer_size",
+        alias = "write-buffer-size",
+        value_name = "BYTES"
+    )]
+    pub write_buffer_size: Option<usize>,
+    /// Accepted for db_bench compatibility; only `none` (Augur does not compress).
+    #[arg(
+        long = "compression_type",
+        alias = "compression-type",
+        default_value = "none"
+    )]
+    pub compression_type: String,
+}
+
+/// A temporary directory removed on drop.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir() -> Result<TempDir, CliError> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("augur-bench-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
+    Ok(TempDir(dir))
+}
+
+/// Runs `augur bench`. `json_stdout` is the top-level `--json`.
+pub fn run(
+    a: &BenchArgs,
+    engine: &EngineArgs,
+    db: Option<&Path>,
+    json_stdout: bool,
+) -> Result<(), CliError> {
+    let names: Vec<String> = if a.benchmarks.is_empty() {
+        DEFAULT_BENCHMARKS.iter().map(|s| s.to_string()).collect()
+    } else {
+        a.benchmarks
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    if let Some(bad) = names.iter().find(|n| !NAMES.contains(&n.as_str())) {
+        return Err(CliError::failed(format!(
+            "unknown benchmark {bad:?} (known: {})",
+            NAMES.join(", ")
+        )));
+    }
+    if a.num == 0 {
+        return Err(CliError::failed("--num must be at least 1"));
+    }
+    if a.key_size == 0 {
+        return Err(CliError::failed(
+            "--key_size must be at least 1 (empty keys are not allowed)",
+        ));
+    }
+    if a.compression_type != "none" {
+        return Err(CliError::failed(format!(
+            "--compression_type={} is not supported: Augur does not compress (use none)",
+            a.compression_type
+        )));
+    }
+    if a.use_existing_db && db.is_none() {
+        return Err(CliError::failed("--use_existing_db needs --db DIR"));
+    }
+    let p = Params {
+        num: a.num,
+        reads: u64::try_from(a.reads).unwrap_or(a.num),
+        key_size: a.key_size,
+        value_size: a.value_size,
+        sync: a.sync,
+        seed: a.seed,
+        histogram: a.histogram,
+        use_existing_db: a.use_existing_db,
+    };
+    let mut base_opts = engine.options();
+    if let Some(b) = a.write_buffer_size {
+        base_opts.memtable_size_bytes = b;
+    }
+    base_opts.validate()?;
+    let configs: Vec<(&str, usize)> = match engine.value_separation_threshold {
+        Some(t) => vec![("", t)],
+        None if a.use_existing_db => vec![("", base_opts.value_separation_threshold)],
+        None => vec![("inline", usize::MAX), ("separated", 0)],
+    };
+    let (_temp, base) = match db {
+        Some(d) => (None, d.to_path_buf()),
+        None => {
+            let t = temp_dir()?;
+            let path = t.0.clone();
+            (Some(t), path)
+        }
+    };
+    // JSON goes to stdout with the top-level --json or a bare `bench --json`; the text
+    // report is printed otherwise (also beside a JSON file).
+    let json_to_stdout = json_stdout || matches!(&a.json, Some(None));
+    let print_text = !json_to_stdout;
+    let record = p.histogram || a.json.is_some() || json_stdout;
+    let mut records: Vec<Value> = Vec::new();
+    for (label, threshold) in &configs {
+        let dir = if label.is_empty() {
+            base.clone()
+        } else {
+            base.join(label)
+        };
+        let mut opts = base_opts.clone();
+        opts.value_separation_threshold = *threshold;
+        let config = config_json(label, &p, &opts);
+        if print_text {
+            print_header(label, &p, &opts, &dir);
+        }
+        let mut runner = Runner::new(dir, opts, p.clone(), record, !print_text);
+        for name in &names {
+            let Some(outcome) = runner.run(name)? else {
+                continue;
+            };
+            if print_text {
+                println!("{}", outcome.line());
+                if p.histogram {
+                    if let Some(h) = outcome.histogram_line() {
+                        println!("{h}");
+                    }
+                }
+            }
+            records.push(outcome.to_json(&config));
+        }
+        if print_text {
+            println!();
+        }
+    }
+    let array = Value::Array(records);
+    if let Some(Some(file)) = &a.json {
+        let text =
+            serde_json::to_string_pretty(&array).map_err(|e| CliError::failed(e.to_string()))?;
+        std::fs::write(file, text + "\n").map_err(io_err(format!("writing {}", file.display())))?;
+    }
+    if json_to_stdout {
+        println!("{array}");
+    }
+    Ok(())
+}
+
+fn threshold_json(t: usize) -> Value {
+    if t == usize::MAX {
+        Value::Null
+    } else {
+        json!(t)
+    }
+}
+
+fn config_json(label: &str, p: &Params, o: &augur::Options) -> Value {
+    json!({
+        "label": label,
+        "num": p.num,
+        "reads": p.reads,
+        "key_size": p.key_size,
+        "value_size": p.value_size,
+        "value_separation_threshold": threshold_json(o.value_separation_threshold),
+        "read_mode": format!("{:?}", o.read_mode).to_lowercase(),
+        "memtable_size_bytes": o.memtable_size_bytes,
+        "bloom_bits_per_key": o.bloom_bits_per_key,
+        "sync": p.sync,
+        "seed": p.seed,
+        "use_existing_db": p.use_existing_db,
+        "version": env!("CARGO_PKG_VERSION"),
+    })
+}
+
+fn print_header(label: &str, p: &Params, o: &augur::Options, dir: &Path) {
+    let values = match o.value_separation_threshold {
+        usize::MAX => "inline (no value separation)".to_string(),
+        0 => "separated (every value in the value log)".to_string(),
+        t => format!("separated from {t} bytes"),
+    };
+    println!(
+        "Augur:      version {}{}",
+        env!("CARGO_PKG_VERSION"),
+        if label.is_empty() {
+            String::new()
+        } else {
+            format!(" [{label}]")
+        }
+    );
+    println!("Keys:       {} bytes each (db_bench layout)", p.key_size);
+    println!("Values:     {} bytes each, {values}", p.value_size);
+    println!("Entries:    {}", p.num);
+    println!("Reads:      {}", p.reads);
+    println!(
+        "Read mode:  {}",
+        format!("{:?}", o.read_mode).to_lowercase()
+    );
+    println!("Memtable:   {} bytes", o.memtable_size_bytes);
+    println!("DB:         {}", dir.display());
+    println!("------------------------------------------------");
+}

@@ -1,0 +1,136 @@
+//! Results of one benchmark: the db_bench-style line and the JSON record.
+
+use hdrhistogram::Histogram;
+use serde_json::{json, Value};
+
+/// What one benchmark measured.
+pub struct Outcome {
+    /// Benchmark name.
+    pub name: String,
+    /// Operations done.
+    pub ops: u64,
+    /// Wall-clock seconds for all of them.
+    pub seconds: f64,
+    /// Key and value bytes written or read (for MB/s).
+    pub bytes: u64,
+    /// For reads: (found, attempted).
+    pub found: Option<(u64, u64)>,
+    /// For writes: bytes written to files per user byte during the benchmark.
+    pub write_amplification: Option<f64>,
+    /// Per-operation latencies in nanoseconds, when recorded.
+    pub latency_ns: Option<Histogram<u64>>,
+}
+
+impl Outcome {
+    fn micros_per_op(&self) -> f64 {
+        self.seconds * 1e6 / self.ops.max(1) as f64
+    }
+
+    fn ops_per_sec(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.ops as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    fn mb_per_sec(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 / 1_048_576.0 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    fn percentile_us(&self, q: f64) -> Option<f64> {
+        self.latency_ns
+            .as_ref()
+            .filter(|h| !h.is_empty())
+            .map(|h| h.value_at_quantile(q) as f64 / 1000.0)
+    }
+
+    /// The line db_bench prints for a benchmark, e.g.
+    /// `fillrandom   :       1.234 micros/op 810372 ops/sec 0.247 seconds 200000 operations;   17.5 MB/s`.
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "{:<12} : {:>11.3} micros/op {} ops/sec {:.3} seconds {} operations;",
+            self.name,
+            self.micros_per_op(),
+            self.ops_per_sec().round() as u64,
+            self.seconds,
+            self.ops
+        );
+        if self.bytes > 0 {
+            s.push_str(&format!(" {:6.1} MB/s", self.mb_per_sec()));
+        }
+        if let Some((found, of)) = self.found {
+            s.push_str(&format!(" ({found} of {of} found)"));
+        }
+        if let Some(wa) = self.write_amplification {
+            s.push_str(&format!(" write amplification {wa:.2}"));
+        }
+        s
+    }
+
+    /// The latency line printed under `line` with `--histogram`.
+    pub fn histogram_line(&self) -> Option<String> {
+        let h = self.latency_ns.as_ref().filter(|h| !h.is_empty())?;
+        let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        Some(format!(
+            "{:<12} : latency us: p50 {:.3} p99 {:.3} p99.9 {:.3} max {:.3}",
+            "",
+            us(0.5),
+            us(0.99),
+            us(0.999),
+            h.max() as f64 / 1000.0
+        ))
+    }
+
+    /// The JSON record (`config` describes the run).
+    pub fn to_json(&self, config: &Value) -> Value {
+        json!({
+            "benchmark": self.name,
+            "engine": "augur",
+            "ops": self.ops,
+            "seconds": self.seconds,
+            "micros_per_op": self.micros_per_op(),
+            "ops_per_sec": self.ops_per_sec(),
+            "mb_per_sec": self.mb_per_sec(),
+            "found": self.found.map(|f| f.0),
+            "p50_us": self.percentile_us(0.5),
+            "p99_us": self.percentile_us(0.99),
+            "p999_us": self.percentile_us(0.999),
+            "write_amplification": self.write_amplification,
+            "config": config,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_has_db_bench_shape() {
+        let o = Outcome {
+            name: "readrandom".into(),
+            ops: 1000,
+            seconds: 0.5,
+            bytes: 1_048_576,
+            found: Some((600, 1000)),
+            write_amplification: None,
+            latency_ns: None,
+        };
+        let l = o.line();
+        assert!(
+            l.starts_with(
+                "readrandom   :     500.000 micros/op 2000 ops/sec 0.500 seconds 1000 operations;"
+            ),
+            "{l}"
+        );
+        assert!(l.ends_with("2.0 MB/s (600 of 1000 found)"), "{l}");
+        let j = o.to_json(&json!({}));
+        assert_eq!(j["ops_per_sec"], 2000.0);
+        assert!(j["p50_us"].is_null());
+    }
+}

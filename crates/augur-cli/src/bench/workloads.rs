@@ -1,0 +1,378 @@
+//! The benchmarks themselves, single-threaded, with db_bench semantics:
+//!
+//! - `fillseq`: keys 0..num in order into a fresh database.
+//! - `fillrandom`: num puts of uniformly random key numbers in `[0, num)` (with repeats, as
+//!   db_bench, so about 63% of the numbers end up present) into a fresh database.
+//! - `overwrite`: like fillrandom, on the existing database.
+//! - `readrandom`: `reads` gets of random key numbers in `[0, num)`; reports how many were found.
+//! - `readmissing`: `reads` gets of keys one byte longer (an extra `'0'`), so never found.
+//! - `readseq` / `readreverse`: iterate forward / backward over up to `reads` entries.
+//! - `seekrandom`: `reads` times `db.range(key..).next()` for a random key.
+//! - `deleteseq` / `deleterandom`: num deletes in order / of random key numbers.
+//! - `flush`, `compact`: one `Db::flush` / full `Db::compact_range` (timed as one op).
+//! - `stats`: prints `Db::stats()` (not timed).
+//!
+//! Fill benchmarks report the write amplification of the benchmark itself: bytes written to
+//! WAL, value log, flushed and compacted SSTables during the benchmark divided by user bytes,
+//! measured right after the last write. It counts the flushes and compactions that ran so
+//! far and not the ones still pending (no final flush is forced), like db_bench's own
+//! statistics at the end of a fill.
+
+use super::keys::{make_key, ValueGen};
+use super::report::Outcome;
+use crate::error::{io_err, CliError};
+use augur::{Db, Options, Stats, WriteBatch, WriteOptions};
+use hdrhistogram::Histogram;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Every benchmark name understood.
+pub const NAMES: &[&str] = &[
+    "fillseq",
+    "fillrandom",
+    "overwrite",
+    "readrandom",
+    "readmissing",
+    "readseq",
+    "readreverse",
+    "seekrandom",
+    "deleteseq",
+    "deleterandom",
+    "flush",
+    "compact",
+    "stats",
+];
+
+/// Parameters shared by all benchmarks of a run.
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub num: u64,
+    pub reads: u64,
+    pub key_size: usize,
+    pub value_size: usize,
+    pub sync: bool,
+    pub seed: u64,
+    pub histogram: bool,
+    pub use_existing_db: bool,
+}
+
+/// Per-operation timing.
+struct Meter {
+    start: Instant,
+    last: Instant,
+    hist: Option<Histogram<u64>>,
+}
+
+impl Meter {
+    fn new(record: bool) -> Self {
+        let now = Instant::now();
+        Meter {
+            start: now,
+            last: now,
+            // Three significant digits from 1 ns to one hour; creation cannot fail with
+            // these bounds, and if it did we would simply not record.
+            hist: if record {
+                Histogram::new_with_bounds(1, 3_600_000_000_000, 3).ok()
+            } else {
+                None
+            },
+        }
+    }
+
+    fn op_done(&mut self) {
+        if let Some(h) = &mut self.hist {
+            let now = Instant::now();
+            h.saturating_record(now.duration_since(self.last).as_nanos() as u64);
+            self.last = now;
+        }
+    }
+
+    fn finish(self, name: &str, ops: u64, bytes: u64) -> Outcome {
+        Outcome {
+            name: name.to_string(),
+            ops,
+            seconds: self.start.elapsed().as_secs_f64(),
+            bytes,
+            found: None,
+            write_amplification: None,
+            latency_ns: self.hist,
+        }
+    }
+}
+
+/// Runs benchmarks against one database directory.
+pub struct Runner {
+    dir: PathBuf,
+    opts: Options,
+    p: Params,
+    db: Option<Db>,
+    values: ValueGen,
+    /// Benchmarks run so far; benchmark `i` uses the random seed `seed + i` (db_bench).
+    runs: u64,
+    record: bool,
+    /// Print nothing on stdout (it carries the JSON report).
+    quiet: bool,
+}
+
+impl Runner {
+    /// A runner; `record` asks for per-operation latencies, `quiet` for no text on stdout.
+    pub fn new(dir: PathBuf, opts: Options, p: Params, record: bool, quiet: bool) -> Self {
+        let values = ValueGen::new(p.seed, p.value_size);
+        Runner {
+            dir,
+            opts,
+            p,
+            db: None,
+            values,
+            runs: 0,
+            record,
+            quiet,
+        }
+    }
+
+    fn db(&mut self) -> Result<&Db, CliError> {
+        if self.db.is_none() {
+            let mut o = self.opts.clone();
+            o.create_if_missing = !self.p.use_existing_db;
+            self.db = Some(Db::open(&self.dir, o)?);
+        }
+        self.db
+            .as_ref()
+            .ok_or_else(|| CliError::failed("database not open"))
+    }
+
+    /// Closes the database and deletes its files, refusing to touch a directory that
+    /// holds anything but Augur files.
+    fn fresh(&mut self) -> Result<(), CliError> {
+        if let Some(db) = self.db.take() {
+            db.close()?;
+        }
+        if self.dir.exists() {
+            let entries = std::fs::read_dir(&self.dir)
+                .map_err(io_err(format!("listing {}", self.dir.display())))?;
+            let mut files = Vec::new();
+            for e in entries {
+                let e = e.map_err(io_err(format!("listing {}", self.dir.display())))?;
+                let name = e.file_name().to_string_lossy().into_owned();
+                if augur::filename::parse(&name).is_none() {
+                    return Err(CliError::failed(format!(
+                        "refusing to delete the database in {}: it holds {name:?}, which is not an Augur file",
+                        self.dir.display()
+                    )));
+                }
+                files.push(e.path());
+            }
+            for f in files {
+                std::fs::remove_file(&f).map_err(io_err(format!("deleting {}", f.display())))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs benchmark `name`; `None` when it printed something instead of measuring
+    /// (`stats`, or a fill skipped because of `--use_existing_db`).
+    pub fn run(&mut self, name: &str) -> Result<Option<Outcome>, CliError> {
+        let mut rng = StdRng::seed_from_u64(self.p.seed.wrapping_add(self.runs));
+        self.runs += 1;
+        let fresh = matches!(name, "fillseq" | "fillrandom");
+        if fresh {
+            if self.p.use_existing_db {
+                if !self.quiet {
+                    println!("{name:<12} : skipped (--use_existing_db is true)");
+                }
+                return Ok(None);
+            }
+            self.fresh()?;
+        }
+        let ks = self.p.key_size;
+        let outcome = match name {
+            "fillseq" => self.write(name, &mut rng, Op::Put, false)?,
+            "fillrandom" | "overwrite" => self.write(name, &mut rng, Op::Put, true)?,
+            "deleteseq" => self.write(name, &mut rng, Op::Delete, false)?,
+            "deleterandom" => self.write(name, &mut rng, Op::Delete, true)?,
+            "readrandom" => self.read_random(name, &mut rng, ks)?,
+            // db_bench's readmissing: one more byte of key (an extra '0'), never present.
+            "readmissing" => self.read_random(name, &mut rng, ks + 1)?,
+            "seekrandom" => self.seek_random(name, &mut rng)?,
+            "readseq" => self.read_seq(name, false)?,
+            "readreverse" => self.read_seq(name, true)?,
+            "flush" | "compact" => self.maintenance(name)?,
+            "stats" => {
+                let stats = self.db()?.stats();
+                if !self.quiet {
+                    print!("{}", crate::commands::stats_text(&stats));
+                }
+                return Ok(None);
+            }
+            other => return Err(CliError::failed(format!("unknown benchmark {other:?}"))),
+        };
+        Ok(Some(outcome))
+    }
+
+    /// Opens the database if needed and returns it with the value generator (split borrow).
+    fn parts(&mut self) -> Result<(&Db, &mut ValueGen), CliError> {
+        self.db()?;
+        match self.db.as_ref() {
+            Some(db) => Ok((db, &mut self.values)),
+            None => Err(CliError::failed("database not open")),
+        }
+    }
+
+    /// `num` puts or deletes of keys in order or random.
+    fn write(
+        &mut self,
+        name: &str,
+        rng: &mut StdRng,
+        op: Op,
+        random: bool,
+    ) -> Result<Outcome, CliError> {
+        let Params {
+            num,
+            key_size,
+            value_size,
+            sync,
+            ..
+        } = self.p;
+        let record = self.record;
+        let (db, values) = self.parts()?;
+        let before = db.stats();
+        let wo = WriteOptions { sync };
+        let mut key = Vec::with_capacity(key_size);
+        let mut bytes = 0u64;
+        let mut meter = Meter::new(record);
+        for i in 0..num {
+            let n = if random { rng.gen_range(0..num) } else { i };
+            make_key(n, key_size, &mut key);
+            let mut b = WriteBatch::new();
+            match op {
+                Op::Put => {
+                    b.put(&key, values.next(value_size));
+                    bytes += (key_size + value_size) as u64;
+                }
+                Op::Delete => {
+                    b.delete(&key);
+                }
+            }
+            db.write_opt(b, wo)?;
+            meter.op_done();
+        }
+        let mut out = meter.finish(name, num, bytes);
+        out.write_amplification = Some(write_amplification(&before, &db.stats()));
+        Ok(out)
+    }
+
+    /// `reads` gets of random key numbers, with keys of `key_size` bytes.
+    fn read_random(
+        &mut self,
+        name: &str,
+        rng: &mut StdRng,
+        key_size: usize,
+    ) -> Result<Outcome, CliError> {
+        let Params { num, reads, .. } = self.p;
+        let record = self.record;
+        let (db, _) = self.parts()?;
+        let mut key = Vec::with_capacity(key_size);
+        let (mut found, mut bytes) = (0u64, 0u64);
+        let mut meter = Meter::new(record);
+        for _ in 0..reads {
+            make_key(rng.gen_range(0..num), key_size, &mut key);
+            if let Some(v) = db.get(&key)? {
+                found += 1;
+                bytes += (key.len() + v.len()) as u64;
+            }
+            meter.op_done();
+        }
+        let mut out = meter.finish(name, reads, bytes);
+        out.found = Some((found, reads));
+        Ok(out)
+    }
+
+    /// `reads` seeks to random keys, reading the first entry at or after each.
+    fn seek_random(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, CliError> {
+        let Params {
+            num,
+            reads,
+            key_size,
+            ..
+        } = self.p;
+        let record = self.record;
+        let (db, _) = self.parts()?;
+        let mut key = Vec::with_capacity(key_size);
+        let (mut found, mut bytes) = (0u64, 0u64);
+        let mut meter = Meter::new(record);
+        for _ in 0..reads {
+            make_key(rng.gen_range(0..num), key_size, &mut key);
+            if let Some(entry) = db.range(key.as_slice()..).next() {
+                let (k, v) = entry?;
+                found += 1;
+                bytes += (k.len() + v.len()) as u64;
+            }
+            meter.op_done();
+        }
+        let mut out = meter.finish(name, reads, bytes);
+        out.found = Some((found, reads));
+        Ok(out)
+    }
+
+    /// Iterates over up to `reads` entries, forward or backward.
+    fn read_seq(&mut self, name: &str, reverse: bool) -> Result<Outcome, CliError> {
+        let reads = self.p.reads;
+        let record = self.record;
+        let (db, _) = self.parts()?;
+        let (mut ops, mut bytes) = (0u64, 0u64);
+        let mut meter = Meter::new(record);
+        let iter = db.iter();
+        let iter = crate::commands::directed(iter, reverse);
+        for entry in iter.take(usize::try_from(reads).unwrap_or(usize::MAX)) {
+            let (k, v) = entry?;
+            ops += 1;
+            bytes += (k.len() + v.len()) as u64;
+            meter.op_done();
+        }
+        Ok(meter.finish(name, ops, bytes))
+    }
+
+    /// One flush or full compaction, timed as one operation.
+    fn maintenance(&mut self, name: &str) -> Result<Outcome, CliError> {
+        let record = self.record;
+        let (db, _) = self.parts()?;
+        let before = db.stats();
+        let mut meter = Meter::new(record);
+        if name == "flush" {
+            db.flush()?;
+        } else {
+            db.compact_range(None, None)?;
+        }
+        meter.op_done();
+        let mut out = meter.finish(name, 1, 0);
+        let after = db.stats();
+        out.write_amplification = None;
+        out.bytes = written(&after).saturating_sub(written(&before));
+        Ok(out)
+    }
+}
+
+/// A write benchmark's operation.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Put,
+    Delete,
+}
+
+/// Bytes written to files so far.
+fn written(s: &Stats) -> u64 {
+    s.wal_bytes_written
+        + s.value_log_bytes_written
+        + s.flush_bytes_written
+        + s.compaction_bytes_written
+}
+
+/// Write amplification between two statistics snapshots.
+fn write_amplification(before: &Stats, after: &Stats) -> f64 {
+    let user = after
+        .user_bytes_written
+        .saturating_sub(before.user_bytes_written);
+    written(after).saturating_sub(written(before)) as f64 / user.max(1) as f64
+}

@@ -1,0 +1,335 @@
+//! The small commands: put, get, del, scan, stats, flush, compact, gc.
+
+use crate::codec::{print_json, Codec};
+use crate::error::{io_err, CliError};
+use crate::JsonFlag;
+use augur::{Db, WriteBatch, WriteOptions};
+use clap::Args;
+use comfy_table::Table;
+use serde_json::{json, Map, Value};
+use std::io::Write;
+
+/// Arguments of `scan`.
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    /// First key (inclusive).
+    #[arg(long, value_name = "KEY")]
+    pub from: Option<String>,
+    /// End key (exclusive).
+    #[arg(long, value_name = "KEY")]
+    pub to: Option<String>,
+    /// At most N entries.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Walk from the last key backwards.
+    #[arg(long)]
+    pub reverse: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// Entries of an iterator walked in either direction.
+pub type EntryIter = Box<dyn Iterator<Item = augur::Result<(Vec<u8>, Vec<u8>)>>>;
+
+/// `iter` forward, or backward when `reverse`.
+pub fn directed(iter: augur::DbIterator, reverse: bool) -> EntryIter {
+    if reverse {
+        Box::new(iter.rev())
+    } else {
+        Box::new(iter)
+    }
+}
+
+fn write_one(db: &Db, key: Vec<u8>, value: Option<Vec<u8>>, sync: bool) -> Result<(), CliError> {
+    let mut b = WriteBatch::new();
+    match value {
+        Some(v) => b.put(key, v),
+        None => b.delete(key),
+    };
+    db.write_opt(b, WriteOptions { sync })?;
+    Ok(())
+}
+
+/// `put KEY VALUE`: prints nothing (or `{"ok":true}`).
+pub fn put(
+    db: &Db,
+    c: Codec,
+    key: &str,
+    value: &str,
+    sync: bool,
+    json: bool,
+) -> Result<(), CliError> {
+    let k = c.decode("key", key)?;
+    let v = c.decode("value", value)?;
+    write_one(db, k, Some(v), sync)?;
+    db.close()?;
+    if json {
+        print_json(&json!({"ok": true}));
+    }
+    Ok(())
+}
+
+/// `del KEY`: prints nothing (or `{"ok":true}`).
+pub fn del(db: &Db, c: Codec, key: &str, sync: bool, json: bool) -> Result<(), CliError> {
+    let k = c.decode("key", key)?;
+    write_one(db, k, None, sync)?;
+    db.close()?;
+    if json {
+        print_json(&json!({"ok": true}));
+    }
+    Ok(())
+}
+
+/// `get KEY`: the value and a newline, or `{"key":..,"value":..}`; a missing key is
+/// `CliError::NotFound`.
+pub fn get(db: &Db, c: Codec, key: &str, json: bool) -> Result<(), CliError> {
+    let k = c.decode("key", key)?;
+    let Some(v) = db.get(&k)? else {
+        return Err(CliError::NotFound(format!("key not found: {key}")));
+    };
+    if json {
+        let mut m = Map::new();
+        c.json_insert(&mut m, "key", &k);
+        c.json_insert(&mut m, "value", &v);
+        print_json(&Value::Object(m));
+    } else {
+        let mut line = c.display(&v);
+        line.push(b'\n');
+        std::io::stdout()
+            .write_all(&line)
+            .map_err(io_err("writing to stdout"))?;
+    }
+    Ok(())
+}
+
+/// `scan`: `key<TAB>value` lines in key order (or reverse), or
+/// `{"count":n,"entries":[{"key":..,"value":..},..]}`.
+pub fn scan(db: &Db, c: Codec, a: &ScanArgs, json: bool) -> Result<(), CliError> {
+    let from = a
+        .from
+        .as_deref()
+        .map(|k| c.decode("--from key", k))
+        .transpose()?;
+    let to =
+        a.to.as_deref()
+            .map(|k| c.decode("--to key", k))
+            .transpose()?;
+    use std::ops::Bound;
+    let lo = from.map_or(Bound::Unbounded, Bound::Included);
+    let hi = to.map_or(Bound::Unbounded, Bound::Excluded);
+    let iter = db.range::<Vec<u8>, _>((lo, hi));
+    let iter = directed(iter, a.reverse);
+    let limit = a.limit.unwrap_or(usize::MAX);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut entries = Vec::new();
+    let mut count = 0u64;
+    for item in iter.take(limit) {
+        let (k, v) = item?;
+        count += 1;
+        if json {
+            let mut m = Map::new();
+            c.json_insert(&mut m, "key", &k);
+            c.json_insert(&mut m, "value", &v);
+            entries.push(Value::Object(m));
+        } else {
+            let mut line = c.display(&k);
+            line.push(b'\t');
+            line.extend_from_slice(&c.display(&v));
+            line.push(b'\n');
+            out.write_all(&line).map_err(io_err("writing to stdout"))?;
+        }
+    }
+    if json {
+        print_json(&json!({"count": count, "entries": entries}));
+    }
+    out.flush().map_err(io_err("writing to stdout"))?;
+    Ok(())
+}
+
+/// The statistics as one JSON object.
+pub fn stats_json(s: &augur::Stats) -> Value {
+    let levels: Vec<Value> = s
+        .levels
+        .iter()
+        .map(
+            |l| json!({"level": l.level, "files": l.files, "bytes": l.bytes, "entries": l.entries}),
+        )
+        .collect();
+    let segments: Vec<Value> = s
+        .value_log
+        .iter()
+        .map(|g| {
+            json!({"id": g.id, "bytes": g.bytes, "garbage_bytes": g.garbage_bytes,
+                   "garbage_ratio": ratio(g.garbage_bytes, g.bytes), "active": g.active})
+        })
+        .collect();
+    json!({
+        "levels": levels,
+        "files": s.levels.iter().map(|l| l.files).sum::<usize>(),
+        "table_bytes": s.levels.iter().map(|l| l.bytes).sum::<u64>(),
+        "value_log": segments,
+        "value_log_bytes": s.value_log_bytes,
+        "value_log_garbage_bytes": s.value_log.iter().map(|g| g.garbage_bytes).sum::<u64>(),
+        "counters": {
+            "writes": s.writes,
+            "user_bytes_written": s.user_bytes_written,
+            "wal_bytes_written": s.wal_bytes_written,
+            "value_log_bytes_written": s.value_log_bytes_written,
+            "gets": s.gets,
+            "write_stalls": s.write_stalls,
+            "flushes": s.flushes,
+            "flush_bytes_written": s.flush_bytes_written,
+            "compactions": s.compactions,
+            "compaction_bytes_read": s.compaction_bytes_read,
+            "compaction_bytes_written": s.compaction_bytes_written,
+            "compaction_entries_dropped": s.compaction_entries_dropped,
+            "gc_runs": s.gc_runs,
+            "gc_entries_relocated": s.gc_entries_relocated,
+        },
+        "write_amplification": s.write_amplification(),
+        "live_snapshots": s.live_snapshots,
+        "last_seqno": s.last_seqno,
+    })
+}
+
+fn ratio(part: u64, whole: u64) -> f64 {
+    part as f64 / whole.max(1) as f64
+}
+
+/// The statistics as human-readable tables.
+pub fn stats_text(s: &augur::Stats) -> String {
+    let mut levels = Table::new();
+    levels.set_header(vec!["level", "files", "bytes", "entries"]);
+    for l in &s.levels {
+        levels.add_row(vec![
+            l.level.to_string(),
+            l.files.to_string(),
+            l.bytes.to_string(),
+            l.entries.to_string(),
+        ]);
+    }
+    let mut out = format!("{levels}\n");
+    if !s.value_log.is_empty() {
+        let mut vlog = Table::new();
+        vlog.set_header(vec![
+            "segment",
+            "bytes",
+            "garbage bytes",
+            "garbage %",
+            "active",
+        ]);
+        for g in &s.value_log {
+            vlog.add_row(vec![
+                g.id.to_string(),
+                g.bytes.to_string(),
+                g.garbage_bytes.to_string(),
+                format!("{:.1}", 100.0 * ratio(g.garbage_bytes, g.bytes)),
+                if g.active { "yes" } else { "" }.to_string(),
+            ]);
+        }
+        out.push_str(&format!("{vlog}\n"));
+    }
+    let counters = [
+        ("writes", s.writes),
+        ("user bytes written", s.user_bytes_written),
+        ("WAL bytes written", s.wal_bytes_written),
+        ("value-log bytes written", s.value_log_bytes_written),
+        ("gets", s.gets),
+        ("write stalls", s.write_stalls),
+        ("flushes", s.flushes),
+        ("flush bytes written", s.flush_bytes_written),
+        ("compactions", s.compactions),
+        ("compaction bytes read", s.compaction_bytes_read),
+        ("compaction bytes written", s.compaction_bytes_written),
+        ("compaction entries dropped", s.compaction_entries_dropped),
+        ("GC runs", s.gc_runs),
+        ("GC entries relocated", s.gc_entries_relocated),
+        ("last seqno", s.last_seqno),
+    ];
+    out.push_str("counters since this process opened the database:\n");
+    for (name, v) in counters {
+        out.push_str(&format!("  {name:<28} {v}\n"));
+    }
+    out.push_str(&format!(
+        "  {:<28} {:.3}\n",
+        "write amplification",
+        s.write_amplification()
+    ));
+    out
+}
+
+/// `stats`.
+pub fn stats(db: &Db, json: bool) -> Result<(), CliError> {
+    let s = db.stats();
+    if json {
+        print_json(&stats_json(&s));
+    } else {
+        print!("{}", stats_text(&s));
+    }
+    Ok(())
+}
+
+fn files_and_bytes(db: &Db) -> (usize, u64) {
+    let s = db.stats();
+    (
+        s.levels.iter().map(|l| l.files).sum(),
+        s.levels.iter().map(|l| l.bytes).sum(),
+    )
+}
+
+/// `flush`.
+pub fn flush(db: &Db, json: bool) -> Result<(), CliError> {
+    db.flush()?;
+    let (files, bytes) = files_and_bytes(db);
+    if json {
+        print_json(&json!({"ok": true, "files": files, "table_bytes": bytes}));
+    } else {
+        println!("flushed: {files} files, {bytes} table bytes");
+    }
+    Ok(())
+}
+
+/// `compact`: flushes, then compacts the whole key space.
+pub fn compact(db: &Db, json: bool) -> Result<(), CliError> {
+    db.flush()?;
+    db.compact_range(None, None)?;
+    let (files, bytes) = files_and_bytes(db);
+    if json {
+        print_json(&json!({"ok": true, "files": files, "table_bytes": bytes}));
+    } else {
+        println!("compacted: {files} files, {bytes} table bytes");
+    }
+    Ok(())
+}
+
+/// `gc [--all]`.
+pub fn gc(db: &Db, all: bool, json: bool) -> Result<(), CliError> {
+    let mut runs = Vec::new();
+    // Each run removes one segment, so the number of segments bounds the loop.
+    let max_runs = if all {
+        db.stats().value_log.len() + 1
+    } else {
+        1
+    };
+    for _ in 0..max_runs {
+        let r = db.run_value_log_gc()?;
+        let Some(segment) = r.segment else { break };
+        runs.push(
+            json!({"segment": segment, "entries_scanned": r.entries_scanned,
+            "entries_relocated": r.entries_relocated, "segment_bytes": r.segment_bytes}),
+        );
+        if !json {
+            println!(
+                "collected segment {segment}: {} entries scanned, {} relocated, {} bytes",
+                r.entries_scanned, r.entries_relocated, r.segment_bytes
+            );
+        }
+    }
+    if json {
+        print_json(&json!({"segments_collected": runs.len(), "runs": runs}));
+    } else if runs.is_empty() {
+        println!("no value-log segment has garbage");
+    }
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! Engine options given on the command line (global flags) and opening the database.
+
+use crate::error::CliError;
+use augur::{Db, Options, ReadMode};
+use clap::{Args, ValueEnum};
+use std::path::Path;
+
+/// How SSTables and sealed value-log segments are read.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadModeArg {
+    /// Memory-map the files.
+    Mmap,
+    /// Positional reads into buffers.
+    Pread,
+}
+
+impl ReadModeArg {
+    /// The engine's value.
+    pub fn to_engine(self) -> ReadMode {
+        match self {
+            ReadModeArg::Mmap => ReadMode::Mmap,
+            ReadModeArg::Pread => ReadMode::Pread,
+        }
+    }
+}
+
+/// Engine options; unset ones keep the engine defaults (see `augur::Options`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct EngineArgs {
+    /// Values of at least N bytes go to the value log; 0 separates every value.
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        alias = "value_separation_threshold"
+    )]
+    pub value_separation_threshold: Option<usize>,
+    /// Memtable size in MiB (engine default 64).
+    #[arg(long, global = true, value_name = "MB", alias = "memtable_mb")]
+    pub memtable_mb: Option<usize>,
+    /// How files are read: mmap or pread (engine default mmap).
+    #[arg(long, global = true, value_enum, alias = "read_mode")]
+    pub read_mode: Option<ReadModeArg>,
+    /// Bloom filter bits per key; 0 disables filters (engine default 10).
+    #[arg(long, global = true, value_name = "N", alias = "bloom_bits")]
+    pub bloom_bits: Option<u32>,
+    /// Target SSTable size in MiB (engine default 32).
+    #[arg(long, global = true, value_name = "MB", alias = "target_file_mb")]
+    pub target_file_mb: Option<u64>,
+    /// Do not create the database if it does not exist (commands that only read or
+    /// delete never create one).
+    #[arg(long, global = true)]
+    pub no_create: bool,
+}
+
+impl EngineArgs {
+    /// The engine options these flags describe.
+    pub fn options(&self) -> Options {
+        let mut o = Options::default();
+        if let Some(t) = self.value_separation_threshold {
+            o.value_separation_threshold = t;
+        }
+        if let Some(mb) = self.memtable_mb {
+            o.memtable_size_bytes = mb.saturating_mul(1 << 20);
+        }
+        if let Some(m) = self.read_mode {
+            o.read_mode = m.to_engine();
+        }
+        if let Some(b) = self.bloom_bits {
+            o.bloom_bits_per_key = b;
+        }
+        if let Some(mb) = self.target_file_mb {
+            o.target_file_size_bytes = mb.saturating_mul(1 << 20);
+        }
+        o
+    }
+
+    /// Opens the database in `dir`; `create` says whether the command may create it
+    /// (overridden by `--no-create`).
+    pub fn open(&self, dir: &Path, create: bool) -> Result<Db, CliError> {
+        let mut o = self.options();
+        o.create_if_missing = create && !self.no_create;
+        Ok(Db::open(dir, o)?)
+    }
+}

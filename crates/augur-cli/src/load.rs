@@ -1,0 +1,185 @@
+//! `load` (bulk loading from an SOSD key file or a CSV file) and `verify` (checksums, and
+//! optionally that every key of an SOSD file holds the value `load` derives for it).
+
+use crate::codec::{print_json, Codec};
+use crate::error::{io_err, CliError};
+use crate::sosd::{derived_value, key_bytes, read_keys};
+use crate::JsonFlag;
+use augur::{Db, WriteBatch, WriteOptions};
+use clap::{ArgGroup, Args};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde_json::json;
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Entries per write batch during `load`.
+const BATCH: usize = 1000;
+
+const VALUE_DOC: &str = "Each key k of the SOSD file is stored as its 8-byte big-endian \
+encoding (so byte order = numeric order). Its value is the first N bytes (--value-size) of \
+the SplitMix64 generator seeded with k, each 64-bit output written big-endian: output i \
+(i = 1, 2, ...) is mix(k + i * 0x9e3779b97f4a7c15) with mix(z) = { z = (z ^ (z >> 30)) * \
+0xbf58476d1ce4e5b9; z = (z ^ (z >> 27)) * 0x94d049bb133111eb; z ^ (z >> 31) } (wrapping). \
+Keys are written in an order shuffled with --seed, in batches of 1000.";
+
+/// Arguments of `load`.
+#[derive(Args, Debug)]
+#[command(group(ArgGroup::new("source").required(true).args(["keys", "csv"])), after_help = VALUE_DOC)]
+pub struct LoadArgs {
+    /// SOSD binary key file: little-endian u64 count, then that many little-endian u64 keys.
+    #[arg(long, value_name = "FILE")]
+    pub keys: Option<PathBuf>,
+    /// Text file of `key,value` lines (split at the first comma; --hex applies to both).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Bytes of each derived value (SOSD loads).
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub value_size: usize,
+    /// Seed of the shuffle of the SOSD keys.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Make every batch durable (fsync) before the next.
+    #[arg(long)]
+    pub sync: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// Arguments of `verify`.
+#[derive(Args, Debug)]
+#[command(after_help = VALUE_DOC)]
+pub struct VerifyArgs {
+    /// Also check that every key of this SOSD file is present with the value `load` derives.
+    #[arg(long, value_name = "FILE")]
+    pub keys: Option<PathBuf>,
+    /// Value size that was given to `load`.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub value_size: usize,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+fn progress(len: u64, json: bool) -> ProgressBar {
+    if json {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} keys  {per_sec}  eta {eta}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// `load --keys FILE` or `load --csv FILE`.
+pub fn load(db: &Db, c: Codec, a: &LoadArgs, json: bool) -> Result<(), CliError> {
+    let start = Instant::now();
+    let wo = WriteOptions { sync: a.sync };
+    let mut loaded = 0u64;
+    if let Some(path) = &a.keys {
+        let mut keys = read_keys(path)?;
+        keys.shuffle(&mut rand::rngs::StdRng::seed_from_u64(a.seed));
+        let bar = progress(keys.len() as u64, json);
+        for chunk in keys.chunks(BATCH) {
+            let mut b = WriteBatch::new();
+            for &k in chunk {
+                b.put(key_bytes(k), derived_value(k, a.value_size));
+            }
+            db.write_opt(b, wo)?;
+            loaded += chunk.len() as u64;
+            bar.inc(chunk.len() as u64);
+        }
+        bar.finish_and_clear();
+    } else if let Some(path) = &a.csv {
+        let file =
+            std::fs::File::open(path).map_err(io_err(format!("opening {}", path.display())))?;
+        let mut b = WriteBatch::new();
+        for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+            let line = line.map_err(io_err(format!("reading {}", path.display())))?;
+            let line = line.strip_suffix('\r').unwrap_or(&line);
+            if line.is_empty() {
+                continue;
+            }
+            let Some((k, v)) = line.split_once(',') else {
+                return Err(CliError::failed(format!(
+                    "{} line {}: expected `key,value`",
+                    path.display(),
+                    i + 1
+                )));
+            };
+            let where_ = format!("{} line {}", path.display(), i + 1);
+            b.put(
+                c.decode(&format!("key at {where_}"), k)?,
+                c.decode(&format!("value at {where_}"), v)?,
+            );
+            loaded += 1;
+            if b.len() >= BATCH {
+                db.write_opt(std::mem::take(&mut b), wo)?;
+            }
+        }
+        if !b.is_empty() {
+            db.write_opt(b, wo)?;
+        }
+    }
+    db.close()?;
+    let secs = start.elapsed().as_secs_f64();
+    if json {
+        print_json(&json!({"loaded": loaded, "seconds": secs}));
+    } else {
+        println!("loaded {loaded} entries in {secs:.3} s");
+    }
+    Ok(())
+}
+
+/// `verify [--keys FILE]`.
+pub fn verify(db: &Db, a: &VerifyArgs, json: bool) -> Result<(), CliError> {
+    let (table_entries, vlog_entries) = db.verify()?;
+    let mut report = json!({
+        "table_entries_checked": table_entries,
+        "value_log_entries_checked": vlog_entries,
+    });
+    let mut problems = 0u64;
+    if let Some(path) = &a.keys {
+        let keys = read_keys(path)?;
+        let (mut missing, mut wrong) = (0u64, 0u64);
+        let bar = progress(keys.len() as u64, json);
+        for (i, &k) in keys.iter().enumerate() {
+            match db.get(key_bytes(k))? {
+                None => missing += 1,
+                Some(v) if v != derived_value(k, a.value_size) => wrong += 1,
+                Some(_) => {}
+            }
+            if i % 4096 == 0 {
+                bar.set_position(i as u64);
+            }
+        }
+        bar.finish_and_clear();
+        problems = missing + wrong;
+        report["keys_checked"] = json!(keys.len());
+        report["keys_missing"] = json!(missing);
+        report["keys_wrong_value"] = json!(wrong);
+    }
+    report["ok"] = json!(problems == 0);
+    if json {
+        print_json(&report);
+    } else {
+        println!("table entries checked:     {table_entries}");
+        println!("value-log entries checked: {vlog_entries}");
+        if let Some(n) = report.get("keys_checked") {
+            println!("keys checked:              {n}");
+            println!("keys missing:              {}", report["keys_missing"]);
+            println!("keys with a wrong value:   {}", report["keys_wrong_value"]);
+        }
+        println!("{}", if problems == 0 { "OK" } else { "FAILED" });
+    }
+    if problems > 0 {
+        return Err(CliError::failed(format!(
+            "verification failed: {problems} keys missing or with a wrong value"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,521 @@
+//! End-to-end tests of the `augur` binary: data commands, --hex and --json, bulk load and
+//! verify (on a generated SOSD file and, in release builds, a real dataset), the exit-status
+//! contract (0 ok, 1 key not found, 2 error) and every benchmark of `augur bench`.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `augur --db DIR ARGS...`.
+fn augur(db: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_augur"));
+    cmd.arg("--db").arg(db).args(args);
+    cmd.output().expect("run the augur binary")
+}
+
+/// Runs `augur ARGS...` without --db.
+fn augur_bare(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_augur"))
+        .args(args)
+        .output()
+        .expect("run the augur binary")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts success and returns stdout.
+fn ok(o: Output) -> String {
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        stdout(&o),
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// Asserts success and parses stdout as one JSON value.
+fn ok_json(o: Output) -> Value {
+    let out = ok(o);
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+/// Asserts exit status 2, `error:` on stderr and nothing on stdout; returns stderr.
+fn fails(o: Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "stdout: {}\nstderr: {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    let err = stderr(&o);
+    assert!(err.contains("error:"), "stderr: {err}");
+    err
+}
+
+/// Writes an SOSD key file (count, then keys, little-endian u64).
+fn write_sosd(path: &Path, keys: &[u64]) {
+    let mut bytes = (keys.len() as u64).to_le_bytes().to_vec();
+    for k in keys {
+        bytes.extend_from_slice(&k.to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// 5,000 sorted distinct keys spread over the u64 range.
+fn generated_keys() -> Vec<u64> {
+    (0..5000u64)
+        .map(|i| i * 3_689_348_814_741_910 + (i * i) % 977)
+        .collect()
+}
+
+#[test]
+fn put_get_del_scan_roundtrip_utf8() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    ok(augur(&db, &["put", "apple", "red"]));
+    ok(augur(&db, &["put", "banana", "yellow"]));
+    ok(augur(&db, &["put", "cherry", "dark red ünïcode"]));
+    assert_eq!(ok(augur(&db, &["get", "apple"])), "red\n");
+    assert_eq!(ok(augur(&db, &["get", "cherry"])), "dark red ünïcode\n");
+    assert_eq!(
+        ok(augur(&db, &["scan"])),
+        "apple\tred\nbanana\tyellow\ncherry\tdark red ünïcode\n"
+    );
+    assert_eq!(
+        ok(augur(&db, &["scan", "--from", "b", "--to", "cherry"])),
+        "banana\tyellow\n"
+    );
+    assert_eq!(
+        ok(augur(&db, &["scan", "--reverse", "--limit", "2"])),
+        "cherry\tdark red ünïcode\nbanana\tyellow\n"
+    );
+    ok(augur(&db, &["del", "banana"]));
+    assert_eq!(augur(&db, &["get", "banana"]).status.code(), Some(1));
+    assert_eq!(
+        ok(augur(&db, &["scan"])),
+        "apple\tred\ncherry\tdark red ünïcode\n"
+    );
+    // Overwrite, and the value survives flush and compaction.
+    ok(augur(&db, &["put", "apple", "green"]));
+    ok(augur(&db, &["flush"]));
+    ok(augur(&db, &["compact"]));
+    assert_eq!(ok(augur(&db, &["get", "apple"])), "green\n");
+}
+
+#[test]
+fn hex_switches_input_and_output() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    ok(augur(&db, &["--hex", "put", "00ff10", "deadbeef"]));
+    ok(augur(&db, &["put", "--hex", "0001", "ff"]));
+    assert_eq!(ok(augur(&db, &["--hex", "get", "00ff10"])), "deadbeef\n");
+    assert_eq!(
+        ok(augur(&db, &["--hex", "scan"])),
+        "0001\tff\n00ff10\tdeadbeef\n"
+    );
+    let j = ok_json(augur(&db, &["--hex", "get", "00ff10", "--json"]));
+    assert_eq!(j["key"], "00ff10");
+    assert_eq!(j["value"], "deadbeef");
+    // Without --hex, bytes that are not UTF-8 are reported in a `_hex` field.
+    let j = ok_json(augur(&db, &["scan", "--json"]));
+    assert_eq!(j["count"], 2);
+    assert_eq!(j["entries"][0]["key"], "\u{0}\u{1}");
+    assert_eq!(j["entries"][0]["value_hex"], "ff");
+    // A UTF-8 key given in hex reads back as text.
+    ok(augur(&db, &["--hex", "put", "6b6579", "76616c"]));
+    assert_eq!(ok(augur(&db, &["get", "key"])), "val\n");
+}
+
+#[test]
+fn missing_key_exits_1_with_empty_stdout() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    ok(augur(&db, &["put", "a", "1"]));
+    for args in [
+        &["get", "b"][..],
+        &["get", "b", "--json"],
+        &["--json", "get", "b"],
+    ] {
+        let o = augur(&db, args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains("not found"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn every_command_prints_one_json_object() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    let j = ok_json(augur(
+        &db,
+        &[
+            "--value-separation-threshold",
+            "0",
+            "put",
+            "k",
+            "v",
+            "--json",
+        ],
+    ));
+    assert_eq!(j["ok"], true);
+    let j = ok_json(augur(&db, &["--json", "get", "k"]));
+    assert_eq!(j["value"], "v");
+    let j = ok_json(augur(&db, &["scan", "--json"]));
+    assert_eq!(j["entries"][0]["key"], "k");
+    let j = ok_json(augur(&db, &["flush", "--json"]));
+    assert!(j["files"].as_u64().unwrap() >= 1, "{j}");
+    let j = ok_json(augur(&db, &["compact", "--json"]));
+    assert_eq!(j["ok"], true);
+    let j = ok_json(augur(&db, &["stats", "--json"]));
+    assert!(j["levels"].as_array().unwrap().len() >= 2, "{j}");
+    assert!(j["value_log"].as_array().is_some(), "{j}");
+    assert!(j["write_amplification"].is_number(), "{j}");
+    assert_eq!(j["counters"]["writes"], 0);
+    let j = ok_json(augur(&db, &["verify", "--json"]));
+    assert_eq!(j["ok"], true);
+    assert_eq!(j["table_entries_checked"], 1);
+    let j = ok_json(augur(&db, &["gc", "--json"]));
+    assert!(j["segments_collected"].is_u64(), "{j}");
+    let j = ok_json(augur(&db, &["del", "k", "--json"]));
+    assert_eq!(j["ok"], true);
+}
+
+#[test]
+fn gc_collects_overwritten_separated_values() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    let csv = t.path().join("kv.csv");
+    for round in 0..3 {
+        let lines: String = (0..300)
+            .map(|i| format!("key{i:04},value-{round}-{i}\n"))
+            .collect();
+        std::fs::write(&csv, lines).unwrap();
+        let csv_arg = csv.to_str().unwrap();
+        ok(augur(
+            &db,
+            &[
+                "--value-separation-threshold",
+                "0",
+                "load",
+                "--csv",
+                csv_arg,
+            ],
+        ));
+    }
+    ok(augur(&db, &["compact"]));
+    let s = ok_json(augur(&db, &["stats", "--json"]));
+    assert!(s["value_log_garbage_bytes"].as_u64().unwrap() > 0, "{s}");
+    let j = ok_json(augur(&db, &["gc", "--all", "--json"]));
+    assert!(j["segments_collected"].as_u64().unwrap() >= 1, "{j}");
+    assert_eq!(ok(augur(&db, &["get", "key0123"])), "value-2-123\n");
+    assert_eq!(ok_json(augur(&db, &["scan", "--json"]))["count"], 300);
+    ok(augur(&db, &["verify"]));
+}
+
+#[test]
+fn load_csv_with_hex_and_bad_lines() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    let csv = t.path().join("kv.csv");
+    std::fs::write(&csv, "6131,7631\r\n\n6132,7632\n").unwrap();
+    let j = ok_json(augur(
+        &db,
+        &["--hex", "load", "--csv", csv.to_str().unwrap(), "--json"],
+    ));
+    assert_eq!(j["loaded"], 2);
+    assert_eq!(ok(augur(&db, &["get", "a1"])), "v1\n");
+    // Split at the first comma only.
+    std::fs::write(&csv, "k,v,w\n").unwrap();
+    ok(augur(&db, &["load", "--csv", csv.to_str().unwrap()]));
+    assert_eq!(ok(augur(&db, &["get", "k"])), "v,w\n");
+    std::fs::write(&csv, "good,1\nno comma here\n").unwrap();
+    let err = fails(augur(&db, &["load", "--csv", csv.to_str().unwrap()]));
+    assert!(err.contains("line 2"), "{err}");
+}
+
+/// Loads `keys` from an SOSD file, verifies them, then breaks one key two ways.
+fn load_and_verify(keys_file: &Path, n_keys: u64, probe: u64) {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    let f = keys_file.to_str().unwrap();
+    let j = ok_json(augur(
+        &db,
+        &["load", "--keys", f, "--value-size", "24", "--json"],
+    ));
+    assert_eq!(j["loaded"], n_keys);
+    let j = ok_json(augur(
+        &db,
+        &["verify", "--keys", f, "--value-size", "24", "--json"],
+    ));
+    assert_eq!(j["ok"], true, "{j}");
+    assert_eq!(j["keys_checked"], n_keys);
+    assert_eq!(j["keys_missing"], 0);
+    // The wrong value size is reported as wrong values.
+    let o = augur(
+        &db,
+        &["verify", "--keys", f, "--value-size", "25", "--json"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let j: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(j["keys_wrong_value"], n_keys);
+    // Keys are stored big-endian, so a scan is in numeric order.
+    let j = ok_json(augur(&db, &["--hex", "scan", "--limit", "2", "--json"]));
+    let first = u64::from_str_radix(j["entries"][0]["key"].as_str().unwrap(), 16).unwrap();
+    let second = u64::from_str_radix(j["entries"][1]["key"].as_str().unwrap(), 16).unwrap();
+    assert!(first < second);
+    assert_eq!(j["entries"][0]["value"].as_str().unwrap().len(), 48);
+    // Delete one key: verify fails and counts it as missing.
+    let probe_hex = hex::encode(probe.to_be_bytes());
+    ok(augur(&db, &["--hex", "get", &probe_hex]));
+    ok(augur(&db, &["--hex", "del", &probe_hex]));
+    let o = augur(&db, &["verify", "--keys", f, "--value-size", "24"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("keys missing:              1"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("error: verification failed"),
+        "{}",
+        stderr(&o)
+    );
+    // Put it back with another value: still a failure, now a wrong value.
+    ok(augur(&db, &["--hex", "put", &probe_hex, "00"]));
+    let o = augur(
+        &db,
+        &["verify", "--keys", f, "--value-size", "24", "--json"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let j: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(j["keys_missing"], 0);
+    assert_eq!(j["keys_wrong_value"], 1);
+    assert_eq!(j["ok"], false);
+}
+
+#[test]
+fn load_generated_sosd_file_then_verify_detects_missing_and_wrong_keys() {
+    let t = tempfile::tempdir().unwrap();
+    let keys = generated_keys();
+    let file = t.path().join("keys.u64");
+    write_sosd(&file, &keys);
+    load_and_verify(&file, keys.len() as u64, keys[1234]);
+}
+
+#[test]
+fn load_real_dataset_in_release_builds() {
+    // 144k real keys (S2 cell ids); in debug builds the generated file above covers this.
+    let file = PathBuf::from("/work/shared/datasets/geonames_cities_s2cells.u64");
+    if cfg!(debug_assertions) || !file.exists() {
+        return;
+    }
+    let bytes = std::fs::read(&file).unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+    let probe = u64::from_le_bytes(bytes[8 + 8 * 777..8 + 8 * 778].try_into().unwrap());
+    load_and_verify(&file, n, probe);
+}
+
+#[test]
+fn bad_inputs_exit_2_with_an_error_message() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    ok(augur(&db, &["put", "a", "1"]));
+    // Bad hex.
+    fails(augur(&db, &["--hex", "put", "zz", "00"]));
+    fails(augur(&db, &["--hex", "get", "abc"]));
+    fails(augur(&db, &["--hex", "scan", "--from", "0x"]));
+    // Missing key file, bad SOSD headers.
+    let err = fails(augur(&db, &["load", "--keys", "/nonexistent/keys.u64"]));
+    assert!(err.contains("/nonexistent/keys.u64"), "{err}");
+    let bad = t.path().join("bad.u64");
+    std::fs::write(&bad, [1u8, 2, 3]).unwrap();
+    let err = fails(augur(&db, &["load", "--keys", bad.to_str().unwrap()]));
+    assert!(err.contains("not an SOSD key file"), "{err}");
+    let mut lying = 10u64.to_le_bytes().to_vec();
+    lying.extend_from_slice(&5u64.to_le_bytes());
+    std::fs::write(&bad, &lying).unwrap();
+    let err = fails(augur(&db, &["verify", "--keys", bad.to_str().unwrap()]));
+    assert!(err.contains("announces 10 keys"), "{err}");
+    fails(augur(&db, &["load", "--csv", "/nonexistent/kv.csv"]));
+    // A directory that is not an Augur database, and a missing one.
+    let foreign = t.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "hello").unwrap();
+    let err = fails(augur(&foreign, &["put", "a", "1"]));
+    assert!(err.contains("not an Augur database"), "{err}");
+    let missing = t.path().join("missing");
+    fails(augur(&missing, &["get", "a"]));
+    fails(augur(&missing, &["scan"]));
+    fails(augur(&missing, &["--no-create", "put", "a", "1"]));
+    assert!(
+        !missing.exists(),
+        "a read or --no-create must not create the database"
+    );
+    // A path that is a file.
+    fails(augur(&foreign.join("notes.txt"), &["get", "a"]));
+    // No --db.
+    let err = fails(augur_bare(&["get", "a"]));
+    assert!(err.contains("--db"), "{err}");
+    // Bad option values.
+    fails(augur(&db, &["--memtable-mb", "0", "put", "a", "1"]));
+    fails(augur(&db, &["--read-mode", "telepathy", "get", "a"]));
+    // The database still works afterwards.
+    assert_eq!(ok(augur(&db, &["get", "a"])), "1\n");
+}
+
+#[test]
+fn read_modes_give_the_same_answers() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    ok(augur(
+        &db,
+        &["--value-separation-threshold", "4", "put", "short", "abc"],
+    ));
+    ok(augur(
+        &db,
+        &[
+            "--value-separation-threshold",
+            "4",
+            "put",
+            "long",
+            "abcdefgh",
+        ],
+    ));
+    ok(augur(&db, &["flush"]));
+    for mode in ["mmap", "pread"] {
+        assert_eq!(
+            ok(augur(&db, &["--read-mode", mode, "get", "long"])),
+            "abcdefgh\n"
+        );
+        assert_eq!(
+            ok(augur(&db, &["--read-mode", mode, "scan"])),
+            "long\tabcdefgh\nshort\tabc\n"
+        );
+    }
+}
+
+#[test]
+fn bench_runs_every_benchmark_and_writes_json() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("bench");
+    let json = t.path().join("out.json");
+    let all = "fillseq,fillrandom,overwrite,readrandom,readmissing,readseq,readreverse,\
+               seekrandom,deleteseq,deleterandom,flush,compact,stats";
+    let names: Vec<&str> = all.split(',').map(str::trim).collect();
+    let benchmarks = format!("--benchmarks={}", names.join(","));
+    let out = ok(augur(
+        &dir,
+        &[
+            "bench",
+            &benchmarks,
+            "--num",
+            "300",
+            "--histogram",
+            "--value-separation-threshold",
+            "32",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    ));
+    for name in &names[..names.len() - 1] {
+        assert!(
+            out.contains(&format!("{name:<12} : ")),
+            "{name} missing:\n{out}"
+        );
+    }
+    assert!(out.contains("micros/op"), "{out}");
+    assert!(out.contains("latency us: p50"), "{out}");
+    assert!(out.contains("level"), "stats table missing:\n{out}");
+    // readmissing never finds anything; readrandom after fills finds something.
+    assert!(out.contains("(0 of 300 found)"), "{out}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let records = v.as_array().unwrap();
+    assert_eq!(records.len(), names.len() - 1, "stats is not a measurement");
+    for r in records {
+        assert_eq!(r["engine"], "augur");
+        for key in [
+            "ops",
+            "seconds",
+            "micros_per_op",
+            "ops_per_sec",
+            "p50_us",
+            "p99_us",
+            "p999_us",
+        ] {
+            assert!(r[key].is_number(), "{key} in {r}");
+        }
+        assert!(r.get("write_amplification").is_some(), "{r}");
+        assert_eq!(r["config"]["key_size"], 16);
+        assert_eq!(r["config"]["value_separation_threshold"], 32);
+    }
+    let fill = &records[1];
+    assert_eq!(fill["benchmark"], "fillrandom");
+    assert!(
+        fill["write_amplification"].as_f64().unwrap() >= 1.0,
+        "{fill}"
+    );
+    let read = records
+        .iter()
+        .find(|r| r["benchmark"] == "readseq")
+        .unwrap();
+    assert!(read["ops"].as_u64().unwrap() > 0);
+    // --use_existing_db skips fills and reads what is there.
+    let out = ok(augur(
+        &dir,
+        &[
+            "bench",
+            "--benchmarks=fillrandom,readseq",
+            "--num=300",
+            "--use_existing_db=1",
+        ],
+    ));
+    assert!(out.contains("fillrandom   : skipped"), "{out}");
+}
+
+#[test]
+fn bench_default_runs_inline_and_separated_and_rejects_bad_flags() {
+    let o = augur_bare(&["bench", "--num", "500", "--json"]);
+    let out = ok(o);
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    let records = v.as_array().unwrap();
+    let labels: Vec<&str> = records
+        .iter()
+        .map(|r| r["config"]["label"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = ["inline"; 4].into_iter().chain(["separated"; 4]).collect();
+    assert_eq!(labels, expected);
+    assert_eq!(records[0]["benchmark"], "fillrandom");
+    assert_eq!(records[1]["benchmark"], "flush");
+    assert!(records[4]["config"]["value_separation_threshold"] == 0);
+    assert!(records[0]["config"]["value_separation_threshold"].is_null());
+    fails(augur_bare(&[
+        "bench",
+        "--benchmarks=fillrandom,teleport",
+        "--num=10",
+    ]));
+    fails(augur_bare(&["bench", "--num=0"]));
+    fails(augur_bare(&[
+        "bench",
+        "--compression_type=snappy",
+        "--num=10",
+    ]));
+    // Refuses to wipe a directory that is not an Augur database.
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("precious.txt"), "keep me").unwrap();
+    let err = fails(augur(
+        t.path(),
+        &["bench", "--num=10", "--value-separation-threshold=0"],
+    ));
+    assert!(err.contains("precious.txt"), "{err}");
+    assert!(t.path().join("precious.txt").exists());
+}
