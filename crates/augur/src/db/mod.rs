@@ -230,7 +230,8 @@ impl Db {
         self.inner.get(key.as_ref(), Some(snapshot.seqno()))
     }
 
-    /// Stores `value` under `key` (not synced; see [`WriteOptions`]).
+    /// Stores `value` under `key` (not synced; see [`WriteOptions`]). Any byte string up to
+    /// 65,535 bytes is a key, the empty one included; values up to 2 GiB.
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(key, value);
@@ -252,7 +253,7 @@ impl Db {
     /// Applies `batch` atomically with `options` (e.g. `sync`).
     ///
     /// # Errors
-    /// `InvalidArgument` for an empty or oversized key or an oversized value; `Poisoned`
+    /// `InvalidArgument` for an oversized key (over 65,535 bytes) or value; `Poisoned`
     /// after an earlier failed write; `Io` when the log cannot be written.
     pub fn write_opt(&self, batch: WriteBatch, options: WriteOptions) -> Result<()> {
         self.inner.write(batch, options.sync)

@@ -40,6 +40,10 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         }
         fs.create_dir_all(dir)?;
     }
+    // Refuse a foreign directory before creating the LOCK file in it.
+    if !fs.exists(&filename::current_path(dir)) {
+        refuse_foreign_directory(fs.as_ref(), dir)?;
+    }
     let lock = fs.lock(&filename::lock_path(dir))?;
     if fs.exists(&filename::current_path(dir)) {
         if opts.error_if_exists {
@@ -172,20 +176,22 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     })
 }
 
-/// Creates an empty database in `dir`, refusing a directory that holds foreign files.
-fn create_new(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
+/// Fails when `dir` (which has no CURRENT) holds files Augur does not own.
+fn refuse_foreign_directory(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
     let names = fs.list(dir)?;
-    let foreign: Vec<&String> = names
-        .iter()
-        .filter(|n| filename::parse(n).is_none())
-        .collect();
-    if !foreign.is_empty() {
+    if let Some(foreign) = names.iter().find(|n| filename::parse(n).is_none()) {
         return Err(Error::InvalidArgument(format!(
-            "{} is not an Augur database (no CURRENT file, and it holds other files such as {:?})",
+            "{} is not an Augur database (no CURRENT file, and it holds other files such as {foreign:?})",
             dir.display(),
-            foreign[0]
         )));
     }
+    Ok(())
+}
+
+/// Creates an empty database in `dir`, refusing a directory that holds foreign files.
+fn create_new(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
+    refuse_foreign_directory(fs, dir)?;
+    let names = fs.list(dir)?;
     if names
         .iter()
         .any(|n| matches!(filename::parse(n), Some(FileKind::Table(_))))
