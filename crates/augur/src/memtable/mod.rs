@@ -14,16 +14,45 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-/// Key of a skiplist entry: user key and trailer, ordered as internal keys.
+/// Key of a skiplist entry: user key and trailer, ordered as internal keys. `prefix` caches
+/// the first 8 key bytes (big-endian, zero-padded) so most comparisons during a skiplist
+/// search are one integer compare inside the node, without following the key's pointer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct MemKey {
+    prefix: u64,
     user_key: Vec<u8>,
     trailer: u64,
 }
 
+/// The first 8 bytes of `key`, zero-padded, as a big-endian integer. Ordering by it agrees
+/// with bytewise ordering wherever two prefixes differ.
+fn key_prefix(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
+}
+
+impl MemKey {
+    fn new(user_key: Vec<u8>, trailer: u64) -> Self {
+        MemKey {
+            prefix: key_prefix(&user_key),
+            user_key,
+            trailer,
+        }
+    }
+}
+
+/// Internal-key order with the prefix shortcut.
+fn compare_views(a: &(impl KeyView + ?Sized), b: &(impl KeyView + ?Sized)) -> Ordering {
+    a.prefix()
+        .cmp(&b.prefix())
+        .then_with(|| key::compare(a.user_key(), a.trailer(), b.user_key(), b.trailer()))
+}
+
 impl Ord for MemKey {
     fn cmp(&self, other: &Self) -> Ordering {
-        key::compare(&self.user_key, self.trailer, &other.user_key, other.trailer)
+        compare_views(self, other)
     }
 }
 
@@ -36,11 +65,15 @@ impl PartialOrd for MemKey {
 /// A borrowed view of an internal key, so lookups can probe the skiplist with a `&[u8]`
 /// without allocating a `MemKey` (the `Borrow<dyn Trait>` pattern).
 trait KeyView {
+    fn prefix(&self) -> u64;
     fn user_key(&self) -> &[u8];
     fn trailer(&self) -> u64;
 }
 
 impl KeyView for MemKey {
+    fn prefix(&self) -> u64 {
+        self.prefix
+    }
     fn user_key(&self) -> &[u8] {
         &self.user_key
     }
@@ -49,12 +82,32 @@ impl KeyView for MemKey {
     }
 }
 
-impl KeyView for (&[u8], u64) {
+/// A lookup key borrowing the caller's bytes.
+struct Probe<'a> {
+    prefix: u64,
+    user_key: &'a [u8],
+    trailer: u64,
+}
+
+impl<'a> Probe<'a> {
+    fn new(user_key: &'a [u8], trailer: u64) -> Self {
+        Probe {
+            prefix: key_prefix(user_key),
+            user_key,
+            trailer,
+        }
+    }
+}
+
+impl KeyView for Probe<'_> {
+    fn prefix(&self) -> u64 {
+        self.prefix
+    }
     fn user_key(&self) -> &[u8] {
-        self.0
+        self.user_key
     }
     fn trailer(&self) -> u64 {
-        self.1
+        self.trailer
     }
 }
 
@@ -66,12 +119,7 @@ impl<'a> std::borrow::Borrow<dyn KeyView + 'a> for MemKey {
 
 impl Ord for dyn KeyView + '_ {
     fn cmp(&self, other: &Self) -> Ordering {
-        key::compare(
-            self.user_key(),
-            self.trailer(),
-            other.user_key(),
-            other.trailer(),
-        )
+        compare_views(self, other)
     }
 }
 
@@ -114,13 +162,8 @@ impl Memtable {
     /// [`Self::insert`] taking ownership of the key and value (no copy).
     pub fn insert_owned(&self, user_key: Vec<u8>, seqno: SeqNo, kind: ValueKind, value: Vec<u8>) {
         let charge = user_key.len() + value.len() + ENTRY_OVERHEAD_BYTES;
-        self.map.insert(
-            MemKey {
-                user_key,
-                trailer: pack_trailer(seqno, kind),
-            },
-            value,
-        );
+        self.map
+            .insert(MemKey::new(user_key, pack_trailer(seqno, kind)), value);
         self.approximate_bytes
             .fetch_add(charge, AtomicOrdering::Relaxed);
         self.max_seqno.fetch_max(seqno, AtomicOrdering::Relaxed);
@@ -143,7 +186,7 @@ impl Memtable {
 
     /// The newest entry of `user_key` with seqno <= `snapshot`, tombstones included.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<Entry> {
-        let probe = (user_key, seek_trailer(snapshot));
+        let probe = Probe::new(user_key, seek_trailer(snapshot));
         let e = self
             .map
             .lower_bound(Bound::Included(&probe as &dyn KeyView))?;
@@ -203,25 +246,13 @@ impl MemtableCursor {
         // Lower bound in internal order: Included(k) starts before all versions of k,
         // Excluded(k) after all of them. Upper bound symmetric.
         let low = match start {
-            Bound::Included(k) => Bound::Included(MemKey {
-                user_key: k.to_vec(),
-                trailer: u64::MAX,
-            }),
-            Bound::Excluded(k) => Bound::Excluded(MemKey {
-                user_key: k.to_vec(),
-                trailer: 0,
-            }),
+            Bound::Included(k) => Bound::Included(MemKey::new(k.to_vec(), u64::MAX)),
+            Bound::Excluded(k) => Bound::Excluded(MemKey::new(k.to_vec(), 0)),
             Bound::Unbounded => Bound::Unbounded,
         };
         let high = match end {
-            Bound::Included(k) => Bound::Included(MemKey {
-                user_key: k.to_vec(),
-                trailer: 0,
-            }),
-            Bound::Excluded(k) => Bound::Excluded(MemKey {
-                user_key: k.to_vec(),
-                trailer: u64::MAX,
-            }),
+            Bound::Included(k) => Bound::Included(MemKey::new(k.to_vec(), 0)),
+            Bound::Excluded(k) => Bound::Excluded(MemKey::new(k.to_vec(), u64::MAX)),
             Bound::Unbounded => Bound::Unbounded,
         };
         let (next, end) = if forward { (low, high) } else { (high, low) };
@@ -283,6 +314,7 @@ impl Iterator for MemtableCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Just;
 
     fn mem() -> Arc<Memtable> {
         let m = Memtable::new();
@@ -367,5 +399,32 @@ mod tests {
             .collect();
         assert_eq!(b.len(), 1000);
         assert!(b.windows(2).all(|w| w[0] > w[1]));
+    }
+
+    proptest::proptest! {
+        /// The prefix shortcut keeps internal-key order for keys with zero bytes, shared
+        /// prefixes and lengths around 8, and `get` finds the newest visible version.
+        #[test]
+        fn order_and_get_match_a_sorted_model(
+            keys in proptest::collection::vec(
+                proptest::collection::vec(proptest::prop_oneof![Just(0u8), Just(1u8), Just(255u8), proptest::num::u8::ANY], 0..12),
+                1..60,
+            )
+        ) {
+            let m = Memtable::new();
+            let mut model = std::collections::BTreeMap::new();
+            for (i, k) in keys.iter().enumerate() {
+                let seqno = i as u64 + 1;
+                m.insert(k, seqno, ValueKind::Value, &seqno.to_le_bytes());
+                model.insert((k.clone(), std::cmp::Reverse(seqno)), seqno);
+            }
+            let got: Vec<(Vec<u8>, u64)> = m.entries().map(|e| (e.user_key, e.seqno)).collect();
+            let want: Vec<(Vec<u8>, u64)> = model.keys().map(|(k, s)| (k.clone(), s.0)).collect();
+            proptest::prop_assert_eq!(got, want);
+            for k in &keys {
+                let newest = model.range((k.clone(), std::cmp::Reverse(u64::MAX))..).next().map(|(_, s)| *s);
+                proptest::prop_assert_eq!(m.get(k, u64::MAX >> 8).map(|e| e.seqno), newest);
+            }
+        }
     }
 }
