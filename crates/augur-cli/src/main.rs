@@ -19,6 +19,11 @@ use error::CliError;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// mimalloc: the engine allocates many small keys and values; glibc malloc spent a visible
+/// share of benchmark time consolidating freed memtable nodes.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Augur: an embedded LSM-tree key-value store with key-value separation.
 ///
 /// Keys and values on the command line are UTF-8 text unless `--hex` is given, which
