@@ -148,16 +148,8 @@ impl DbInner {
                     BatchOp::Put { key, value } => {
                         user_bytes += (key.len() + value.len()) as u64;
                         if value.len() >= self.opts.value_separation_threshold {
-                            let ptr = self
-                                .vlog
-                                .append(&key, &value)
-                                .inspect_err(|e| self.poison(e))?;
+                            entries.push(self.separate(key, &value)?);
                             separated = true;
-                            entries.push(LoggedEntry {
-                                kind: ValueKind::Pointer,
-                                key,
-                                value: ptr.encode().to_vec(),
-                            });
                         } else {
                             entries.push(LoggedEntry {
                                 kind: ValueKind::Value,
@@ -179,16 +171,8 @@ impl DbInner {
                         // group runs alone, so nothing newer can be in flight.
                         if self.newest_pointer(&key)? == Some(old) {
                             self.relocated.fetch_add(1, Ordering::Relaxed);
-                            let ptr = self
-                                .vlog
-                                .append(&key, &value)
-                                .inspect_err(|e| self.poison(e))?;
+                            entries.push(self.separate(key, &value)?);
                             separated = true;
-                            entries.push(LoggedEntry {
-                                kind: ValueKind::Pointer,
-                                key,
-                                value: ptr.encode().to_vec(),
-                            });
                         }
                     }
                 }
@@ -236,6 +220,20 @@ impl DbInner {
         self.last_seqno
             .store(first_seqno + count - 1, Ordering::Release);
         Ok(())
+    }
+
+    /// Appends `value` to the value log and returns the WAL entry pointing at it. A value-log
+    /// failure poisons the database: the log's tail is in an unknown state.
+    fn separate(&self, key: Vec<u8>, value: &[u8]) -> Result<LoggedEntry> {
+        let ptr = self
+            .vlog
+            .append(&key, value)
+            .inspect_err(|e| self.poison(e))?;
+        Ok(LoggedEntry {
+            kind: ValueKind::Pointer,
+            key,
+            value: ptr.encode().to_vec(),
+        })
     }
 
     /// The pointer of the newest entry of `key`, if that entry is a pointer.

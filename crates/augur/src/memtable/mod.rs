@@ -223,6 +223,22 @@ fn to_entry(k: &MemKey, v: &[u8]) -> Option<Entry> {
     })
 }
 
+/// A skiplist range walked in either direction.
+enum Either<F, B> {
+    Forward(F),
+    Backward(B),
+}
+
+impl<T, F: Iterator<Item = T>, B: Iterator<Item = T>> Iterator for Either<F, B> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        match self {
+            Either::Forward(f) => f.next(),
+            Either::Backward(b) => b.next(),
+        }
+    }
+}
+
 /// Entries fetched per seek by [`MemtableCursor`].
 const CURSOR_BATCH: usize = 64;
 
@@ -270,28 +286,17 @@ impl MemtableCursor {
         let map = &self.mem.map;
         let mut taken = 0;
         let mut last: Option<MemKey> = None;
-        if self.forward {
-            for e in map.range((self.next.clone(), self.end.clone())) {
-                if let Some(entry) = to_entry(e.key(), e.value()) {
-                    self.buf.push_back(entry);
-                }
-                last = Some(e.key().clone());
-                taken += 1;
-                if taken == CURSOR_BATCH {
-                    break;
-                }
-            }
+        let range = if self.forward {
+            Either::Forward(map.range((self.next.clone(), self.end.clone())))
         } else {
-            for e in map.range((self.end.clone(), self.next.clone())).rev() {
-                if let Some(entry) = to_entry(e.key(), e.value()) {
-                    self.buf.push_back(entry);
-                }
-                last = Some(e.key().clone());
-                taken += 1;
-                if taken == CURSOR_BATCH {
-                    break;
-                }
+            Either::Backward(map.range((self.end.clone(), self.next.clone())).rev())
+        };
+        for e in range.take(CURSOR_BATCH) {
+            if let Some(entry) = to_entry(e.key(), e.value()) {
+                self.buf.push_back(entry);
             }
+            last = Some(e.key().clone());
+            taken += 1;
         }
         match last {
             Some(k) if taken == CURSOR_BATCH => self.next = Bound::Excluded(k),
