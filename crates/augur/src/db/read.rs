@@ -55,7 +55,7 @@ impl DbInner {
             let seqno = snapshot.unwrap_or_else(|| self.visible_seqno());
             let result = match self.get_entry(key, seqno)? {
                 None => Ok(None),
-                Some(e) => self.resolve(&e).map(Some),
+                Some(e) => self.resolve(e).map(Some),
             };
             match result {
                 Err(_) if snapshot.is_none() && attempts == 0 => attempts += 1,
@@ -68,10 +68,10 @@ impl DbInner {
 
     /// The user value of an entry: `None` for a tombstone, the inline bytes, or the bytes read
     /// from the value log.
-    pub fn resolve(&self, e: &Entry) -> Result<Option<Vec<u8>>> {
+    pub fn resolve(&self, e: Entry) -> Result<Option<Vec<u8>>> {
         match e.kind {
             ValueKind::Delete => Ok(None),
-            ValueKind::Value => Ok(Some(e.value.clone())),
+            ValueKind::Value => Ok(Some(e.value)),
             ValueKind::Pointer => {
                 let ptr = ValuePointer::decode(&e.value).ok_or_else(|| {
                     Error::corruption(

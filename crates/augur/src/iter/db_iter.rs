@@ -30,9 +30,10 @@ pub struct DbIterator {
     back: Option<MergingIter>,
     /// Lookahead entry of the back merge (the first entry of the next, smaller key).
     back_pending: Option<Entry>,
-    /// User key whose remaining (older) versions the front skips.
-    front_skip: Option<Vec<u8>>,
+    /// Last user key the front consumed (returned or found deleted): its older versions
+    /// are skipped, and the back stops there.
     front_last: Option<Vec<u8>>,
+    /// Last user key the back consumed; the front stops there.
     back_last: Option<Vec<u8>>,
     done: bool,
 }
@@ -69,7 +70,6 @@ impl DbIterator {
             front: None,
             back: None,
             back_pending: None,
-            front_skip: None,
             front_last: None,
             back_last: None,
             done: false,
@@ -106,7 +106,7 @@ impl DbIterator {
         Some(Err(e))
     }
 
-    fn resolve(&self, e: &Entry) -> Result<Option<Vec<u8>>> {
+    fn resolve(&self, e: Entry) -> Result<Option<Vec<u8>>> {
         self.db.resolve(e)
     }
 }
@@ -130,7 +130,7 @@ impl Iterator for DbIterator {
                 Ok(e) => e,
                 Err(e) => return self.fail(e),
             };
-            if self.front_skip.as_deref() == Some(&e.user_key[..]) || e.seqno > seqno {
+            if self.front_last.as_deref() == Some(&e.user_key[..]) || e.seqno > seqno {
                 continue;
             }
             if self
@@ -141,20 +141,26 @@ impl Iterator for DbIterator {
                 self.done = true;
                 return None;
             }
-            self.front_skip = Some(e.user_key.clone());
-            if e.kind == ValueKind::Delete {
+            set_last(&mut self.front_last, &e.user_key);
+            let key = if e.kind == ValueKind::Delete {
                 continue;
-            }
-            match self.resolve(&e) {
-                Ok(Some(v)) => {
-                    self.front_last = Some(e.user_key.clone());
-                    return Some(Ok((e.user_key, v)));
-                }
+            } else {
+                e.user_key.clone()
+            };
+            match self.resolve(e) {
+                Ok(Some(v)) => return Some(Ok((key, v))),
                 Ok(None) => continue,
                 Err(err) => return self.fail(err),
             }
         }
     }
+}
+
+/// Remembers `key` in `slot`, reusing its buffer.
+fn set_last(slot: &mut Option<Vec<u8>>, key: &[u8]) {
+    let buf = slot.get_or_insert_with(Vec::new);
+    buf.clear();
+    buf.extend_from_slice(key);
 }
 
 impl DoubleEndedIterator for DbIterator {
@@ -203,15 +209,13 @@ impl DoubleEndedIterator for DbIterator {
                 self.done = true;
                 return None;
             }
+            set_last(&mut self.back_last, &key);
             let Some(e) = best else { continue };
             if e.kind == ValueKind::Delete {
                 continue;
             }
-            match self.resolve(&e) {
-                Ok(Some(v)) => {
-                    self.back_last = Some(key);
-                    return Some(Ok((e.user_key, v)));
-                }
+            match self.resolve(e) {
+                Ok(Some(v)) => return Some(Ok((key, v))),
                 Ok(None) => continue,
                 Err(err) => return self.fail(err),
             }

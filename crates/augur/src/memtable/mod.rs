@@ -285,21 +285,25 @@ impl MemtableCursor {
     fn refill(&mut self) {
         let map = &self.mem.map;
         let mut taken = 0;
-        let mut last: Option<MemKey> = None;
         let range = if self.forward {
             Either::Forward(map.range((self.next.clone(), self.end.clone())))
         } else {
             Either::Backward(map.range((self.end.clone(), self.next.clone())).rev())
         };
+        let mut last: Option<(usize, u64)> = None;
         for e in range.take(CURSOR_BATCH) {
             if let Some(entry) = to_entry(e.key(), e.value()) {
                 self.buf.push_back(entry);
+                last = Some((self.buf.len() - 1, e.key().trailer));
             }
-            last = Some(e.key().clone());
             taken += 1;
         }
-        match last {
-            Some(k) if taken == CURSOR_BATCH => self.next = Bound::Excluded(k),
+        // The next batch starts after the last entry taken (rebuilt from the buffer, so the
+        // walk itself allocates nothing but the entries).
+        match last.and_then(|(i, trailer)| Some((self.buf.get(i)?, trailer))) {
+            Some((e, trailer)) if taken == CURSOR_BATCH => {
+                self.next = Bound::Excluded(MemKey::new(e.user_key.clone(), trailer));
+            }
             _ => self.exhausted = true,
         }
     }
