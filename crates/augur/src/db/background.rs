@@ -91,10 +91,13 @@ impl DbInner {
         Ok(false)
     }
 
-    /// Runs flushes and compactions until none is due, then GC if due (inline mode).
-    pub fn run_pending_work_inline(&self) -> Result<()> {
+    /// Runs flushes and compactions until none is due, then, with `gc`, GC if due (inline
+    /// mode). GC writes its relocations through the write queue while holding `gc_lock`, so
+    /// its own relocation writes and a writer that leads the queue pass `gc = false`:
+    /// starting GC from there would wait on itself.
+    pub fn run_pending_work_inline(&self, gc: bool) -> Result<()> {
         while self.do_one_unit().inspect_err(|e| self.poison(e))? {}
-        if self.opts.value_log_gc_ratio < 1.0 {
+        if gc && self.opts.value_log_gc_ratio < 1.0 {
             self.run_value_log_gc(self.opts.value_log_gc_ratio)?;
         }
         Ok(())

@@ -127,7 +127,7 @@ impl DbInner {
             if self.opts.background_threads {
                 self.maybe_request_work();
             } else {
-                self.run_pending_work_inline()?;
+                self.run_pending_work_inline(!relocation)?;
             }
         }
         result
@@ -279,7 +279,7 @@ impl DbInner {
                     self.counters.note_stall();
                     parking_lot::MutexGuard::unlocked(q, || self.wait_for_background_progress());
                 } else {
-                    parking_lot::MutexGuard::unlocked(q, || self.run_pending_work_inline())?;
+                    parking_lot::MutexGuard::unlocked(q, || self.run_pending_work_inline(false))?;
                 }
                 continue;
             }
