@@ -206,12 +206,12 @@ impl DbInner {
         let mut record = Vec::new();
         encode_record(first_seqno, &entries, &mut record);
         let logged = (|| {
-            if separated {
-                if sync {
-                    self.vlog.sync()?;
-                } else {
-                    self.vlog.flush()?;
-                }
+            if sync {
+                // Even when this group separated nothing: earlier unsynced groups may have
+                // appended value-log bytes that the WAL records synced below point at.
+                self.vlog.sync()?;
+            } else if separated {
+                self.vlog.flush()?;
             }
             let mut wal = self.wal.lock();
             wal.add_record(&record)?;
