@@ -122,8 +122,14 @@ impl DbInner {
                 }
                 db.gc_running.store(false, Ordering::Release);
             });
-        if spawned.is_err() {
-            self.gc_running.store(false, Ordering::Release);
+        match spawned {
+            // The previous thread cleared `gc_running`, so it is ending: joining is quick.
+            Ok(handle) => {
+                if let Some(previous) = self.gc_thread.lock().replace(handle) {
+                    let _ = previous.join();
+                }
+            }
+            Err(_) => self.gc_running.store(false, Ordering::Release),
         }
     }
 

@@ -95,6 +95,9 @@ pub(crate) struct DbInner {
     pub gc_lock: Mutex<()>,
     /// A background GC thread is running.
     pub gc_running: AtomicBool,
+    /// The last GC thread started; `close` joins it, because the thread holds the
+    /// `DbInner` (and so the directory lock) until it ends.
+    pub gc_thread: Mutex<Option<JoinHandle<()>>>,
     /// Entries rewritten by the last relocation batch (read under `gc_lock`).
     pub relocated: AtomicU64,
     pub closed: AtomicBool,
@@ -303,6 +306,12 @@ impl Db {
             self.inner.bg_cv.notify_all();
         }
         if let Some(h) = self.background.lock().take() {
+            let _ = h.join();
+        }
+        // The background thread is gone, so no new GC thread can start; a running one
+        // stops at its next write (the database is closed).
+        let gc = self.inner.gc_thread.lock().take();
+        if let Some(h) = gc {
             let _ = h.join();
         }
         // Hand buffered log bytes to the OS so a clean close loses nothing on process exit.
