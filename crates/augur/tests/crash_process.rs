@@ -35,10 +35,12 @@ const SEPARATION: usize = 64;
 const KEY_SPACE: u64 = 400;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+/// Puts (`Some`) and deletes (`None`) of one write, applied atomically.
+type Ops = Vec<(Vec<u8>, Option<Vec<u8>>)>;
 
 /// Write `i` of `round`: a put (inline or separated value), a delete, or a batch; synced
 /// three times out of four. Deterministic, so the parent can rebuild it.
-fn write_of(round: u32, i: u64) -> (Vec<(Vec<u8>, Option<Vec<u8>>)>, bool) {
+fn write_of(round: u32, i: u64) -> (Ops, bool) {
     let mut rng = StdRng::seed_from_u64((u64::from(round) << 40) ^ i);
     let count = if rng.gen_ratio(1, 6) {
         rng.gen_range(2..=5)
@@ -66,7 +68,7 @@ fn write_of(round: u32, i: u64) -> (Vec<(Vec<u8>, Option<Vec<u8>>)>, bool) {
     (ops, !rng.gen_ratio(1, 4))
 }
 
-fn apply(model: &mut Model, ops: &[(Vec<u8>, Option<Vec<u8>>)]) {
+fn apply(model: &mut Model, ops: &Ops) {
     for (k, v) in ops {
         match v {
             Some(v) => model.insert(k.clone(), v.clone()),
