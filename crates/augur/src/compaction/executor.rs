@@ -133,7 +133,10 @@ pub(crate) fn execute(
         if builder.is_none() {
             let id = (ctx.new_file_number)();
             let path = filename::table_path(ctx.dir, id);
-            builder = Some((id, Builder::new(ctx.fs.create(&path)?, path, ctx.builder)));
+            builder = Some((
+                id,
+                Builder::new(ctx.fs.create(&path)?, path, ctx.builder),
+            ));
         }
         if let Some((_, b)) = builder.as_mut() {
             b.add(&e.user_key, e.seqno, e.kind, &e.value)?;
