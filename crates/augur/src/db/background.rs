@@ -79,11 +79,18 @@ impl DbInner {
     }
 
     /// Runs flushes and compactions until none is due, then, with `gc`, GC if due (inline
-    /// mode). A write-queue leader must pass `gc = false`: GC writes through the queue.
+    /// mode). GC writes its relocations through the write queue while holding `gc_lock`, so
+    /// its own relocation writes and a writer that leads the queue pass `gc = false`:
+    /// starting GC from there would wait on itself.
     pub fn run_pending_work_inline(&self, gc: bool) -> Result<()> {
         while self.do_one_unit().inspect_err(|e| self.poison(e))? {}
         if gc && self.opts.value_log_gc_ratio < 1.0 {
-            self.run_value_log_gc(self.opts.value_log_gc_ratio, false)?;
+            // As on the GC thread: a failure is logged, not returned, because the write
+            // that triggered GC is already committed. Failures that leave state unknown
+            // (relocation writes, the manifest edit) poison the database inside GC.
+            if let Err(e) = self.run_value_log_gc(self.opts.value_log_gc_ratio, false) {
+                log::warn!("value-log GC failed: {e}");
+            }
         }
         Ok(())
     }
@@ -99,20 +106,22 @@ impl DbInner {
             return;
         }
         let db = me.clone();
-        let running = self.gc_running.clone();
         let spawned = std::thread::Builder::new()
             .name("augur-gc".into())
             .spawn(move || {
                 if let Err(e) = db.run_value_log_gc(db.opts.value_log_gc_ratio, false) {
                     log::warn!("value-log GC failed: {e}");
                 }
-                // Release the database (and its directory lock) before saying we are done,
-                // so `close` returning means the directory can be reopened.
-                drop(db);
-                running.store(false, Ordering::Release);
+                db.gc_running.store(false, Ordering::Release);
             });
-        if spawned.is_err() {
-            self.gc_running.store(false, Ordering::Release);
+        match spawned {
+            // The previous thread cleared `gc_running`, so it is ending: joining is quick.
+            Ok(handle) => {
+                if let Some(previous) = self.gc_thread.lock().replace(handle) {
+                    let _ = previous.join();
+                }
+            }
+            Err(_) => self.gc_running.store(false, Ordering::Release),
         }
     }
 

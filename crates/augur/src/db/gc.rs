@@ -88,10 +88,14 @@ impl DbInner {
             report.entries_relocated += self.write_relocation(batch)?;
         }
         // Every relocation is durable (relocation batches are synced): record the deletion.
-        self.versions.log_and_apply(VersionEdit {
-            vlog_deleted: vec![segment],
-            ..VersionEdit::default()
-        })?;
+        // A failed manifest write leaves the manifest's tail unknown (log_and_apply's
+        // contract): appending later edits after it could lose them, so poison.
+        self.versions
+            .log_and_apply(VersionEdit {
+                vlog_deleted: vec![segment],
+                ..VersionEdit::default()
+            })
+            .inspect_err(|e| self.poison(e))?;
         self.pending_segment_deletions
             .lock()
             .push((segment, self.visible_seqno()));

@@ -118,7 +118,10 @@ pub(crate) struct DbInner {
     /// One value-log GC at a time.
     pub gc_lock: Mutex<()>,
     /// A background GC thread is running.
-    pub gc_running: Arc<AtomicBool>,
+    pub gc_running: AtomicBool,
+    /// The last GC thread started; `close` joins it, because the thread holds the
+    /// `DbInner` (and so the directory lock) until it ends.
+    pub gc_thread: Mutex<Option<JoinHandle<()>>>,
     /// Entries rewritten by the last relocation batch (read under `gc_lock`).
     pub relocated: AtomicU64,
     pub closed: AtomicBool,
@@ -330,9 +333,11 @@ impl Db {
         if let Some(h) = self.background.lock().take() {
             let _ = h.join();
         }
-        // A background GC run notices `closed` between batches and stops.
-        while self.inner.gc_running.load(Ordering::Acquire) {
-            std::thread::sleep(std::time::Duration::from_millis(1));
+        // The background thread is gone, so no new GC thread can start; a running one
+        // stops at its next write (the database is closed).
+        let gc = self.inner.gc_thread.lock().take();
+        if let Some(h) = gc {
+            let _ = h.join();
         }
         // Hand buffered log bytes to the OS so a clean close loses nothing on process exit.
         let flushed = self.inner.wal.lock().flush();

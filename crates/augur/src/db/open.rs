@@ -3,9 +3,11 @@
 //! removal of files no version references (left behind by a crash).
 //!
 //! WAL replay policy (docs/format/wal.md): records are replayed in file order. A torn tail of
-//! the newest WAL is dropped (the crash interrupted that write, which was not acknowledged
-//! as synced). A torn tail of an older WAL, or mid-log corruption, is a `Corruption` error:
-//! older WALs were synced when the memtable switched. A record whose value pointer does not
+//! the newest WAL with records is dropped (the crash interrupted that write, which was not
+//! acknowledged as synced); record-less WALs after it (left by a recovery that crashed) and
+//! a WAL shorter than its header (a crash inside its creation) are ignored. A torn tail of
+//! an older WAL, or mid-log corruption, is a `Corruption` error: older WALs were synced when
+//! the memtable switched. A record whose value pointer does not
 //! reach complete value-log bytes ends the replay there (its value-log write was lost in
 //! the crash, so it and everything after it were not durable). Pointers into segments that
 //! GC deleted are shadowed by their relocated copies and are skipped.
@@ -85,9 +87,32 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         })
         .collect();
     wals.sort_unstable();
+    let wal_sizes = wals
+        .iter()
+        .map(|&n| fs.size(&filename::wal_path(dir, n)))
+        .collect::<Result<Vec<u64>>>()?;
+    let header_len = crate::wal::HEADER_LEN as u64;
     'replay: for (i, &number) in wals.iter().enumerate() {
         let path = filename::wal_path(dir, number);
-        let newest = i + 1 == wals.len();
+        // The newest WAL holding records may end torn. WALs after it hold no record: a
+        // memtable switch created them after syncing this one, or a recovery interrupted
+        // by a crash created them before recording the new log number.
+        let newest = wal_sizes
+            .get(i + 1..)
+            .unwrap_or(&[])
+            .iter()
+            .all(|&s| s <= header_len);
+        // A WAL shorter than its header was being created when the process died
+        // (`LogWriter::create` syncs the header before any record is added): it holds
+        // nothing. Skip it unless a later WAL holds records, which only damage explains.
+        let size = wal_sizes.get(i).copied().unwrap_or(0);
+        if size < header_len && newest {
+            log::info!(
+                "skipping {} ({size} bytes): its creation was interrupted",
+                path.display()
+            );
+            continue;
+        }
         let contents = read_log(fs.as_ref(), &path, LogKind::Wal)?;
         if let LogTail::Torn { offset, reason } = &contents.tail {
             if !newest {
@@ -168,7 +193,8 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         counters: Default::default(),
         strategy: Box::new(crate::compaction::Leveled::new()),
         gc_lock: Mutex::new(()),
-        gc_running: Arc::new(AtomicBool::new(false)),
+        gc_running: AtomicBool::new(false),
+        gc_thread: Mutex::new(None),
         relocated: AtomicU64::new(0),
         closed: AtomicBool::new(false),
         _lock: lock,

@@ -126,7 +126,7 @@ impl DbInner {
         // With background threads, work is requested where it arises (memtable switch) and
         // the background thread loops until none is due; inline mode does it here.
         if result.is_ok() && !self.opts.background_threads {
-            self.run_pending_work_inline(true)?;
+            self.run_pending_work_inline(!relocation)?;
         }
         result
     }
@@ -190,12 +190,12 @@ impl DbInner {
         let mut record = Vec::new();
         encode_record(first_seqno, &entries, &mut record);
         let logged = (|| {
-            if separated {
-                if sync {
-                    self.vlog.sync()?;
-                } else {
-                    self.vlog.flush()?;
-                }
+            if sync {
+                // Even when this group separated nothing: earlier unsynced groups may have
+                // appended value-log bytes that the WAL records synced below point at.
+                self.vlog.sync()?;
+            } else if separated {
+                self.vlog.flush()?;
             }
             let mut wal = self.wal.lock();
             wal.add_record(&record)?;

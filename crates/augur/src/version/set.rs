@@ -154,6 +154,14 @@ impl VersionSet {
             .filter(|s| matches!(filename::parse(s), Some(filename::FileKind::Manifest(_))))
             .ok_or_else(|| Error::corruption(&current, 0, "CURRENT does not name a manifest"))?;
         let manifest = dir.join(name);
+        if !fs.exists(&manifest) {
+            // CURRENT is replaced only after its manifest is durable: a damaged CURRENT.
+            return Err(Error::corruption(
+                &current,
+                0,
+                format!("CURRENT names {name}, which does not exist"),
+            ));
+        }
         let contents = read_log(fs.as_ref(), &manifest, LogKind::Manifest)?;
         let mut replay = Replay {
             files: vec![BTreeMap::new(); num_levels],
@@ -171,10 +179,19 @@ impl VersionSet {
                 "manifest has no file counter",
             ));
         }
+        check_edits_complete(fs.as_ref(), dir, &manifest, replay.log_number)?;
         let mut version = Version::new(num_levels);
         for (level, metas) in replay.files.iter().enumerate() {
             for meta in metas.values() {
                 let path = filename::table_path(dir, meta.file_id);
+                if !fs.exists(&path) {
+                    // Tables are removed only after an edit drops them: lost edits.
+                    return Err(Error::corruption(
+                        &manifest,
+                        0,
+                        format!("references table {} which does not exist", path.display()),
+                    ));
+                }
                 let table = Arc::new(Table::open(fs.as_ref(), &path, meta.file_id, read_mode)?);
                 version.levels[level].push(Arc::new(TableFile::new(
                     meta.clone(),
@@ -299,6 +316,35 @@ impl VersionSet {
         *current = next.clone();
         Ok(next)
     }
+}
+
+/// Fails if the manifest's log number names a WAL that is gone while a later WAL holds
+/// records. A WAL is removed only after a synced edit moved the log number past it, so this
+/// means edits were lost: damage in the manifest that looked like a torn last record.
+fn check_edits_complete(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    manifest: &Path,
+    log_number: u64,
+) -> Result<()> {
+    if fs.exists(&filename::wal_path(dir, log_number)) {
+        return Ok(());
+    }
+    for name in fs.list(dir)? {
+        if let Some(filename::FileKind::Wal(n)) = filename::parse(&name) {
+            if n > log_number && fs.size(&dir.join(&name))? > crate::wal::HEADER_LEN as u64 {
+                return Err(Error::corruption(
+                    manifest,
+                    0,
+                    format!(
+                        "edits are missing: the log number names WAL {log_number}, which was \
+                         removed, and WAL {n} holds records"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Points CURRENT at manifest `number` atomically.

@@ -53,6 +53,9 @@ struct Active {
     /// Set when an append, flush or sync failed: the segment's tail is then unknown, and
     /// appending after it could leave damage in the middle of the segment.
     failure: Option<String>,
+    /// Length of the active segment known to be durable; [`ValueLog::sync`] skips the fsync
+    /// when nothing was appended since.
+    synced_len: u64,
 }
 
 impl Active {
@@ -184,6 +187,7 @@ impl ValueLog {
             read_mode,
             segment_bytes,
             active: Mutex::new(Active {
+                synced_len: writer.len(),
                 writer,
                 failure: None,
             }),
@@ -247,6 +251,7 @@ impl ValueLog {
             );
         }
         active.writer = next;
+        active.synced_len = active.writer.len();
         Ok(())
     }
 
@@ -268,8 +273,13 @@ impl ValueLog {
     pub fn sync(&self) -> Result<()> {
         let mut active = self.active.lock();
         active.check()?;
+        if active.writer.len() == active.synced_len {
+            return Ok(());
+        }
         let synced = active.writer.sync();
-        active.note(synced)
+        active.note(synced)?;
+        active.synced_len = active.writer.len();
+        Ok(())
     }
 
     fn reader(&self, ptr: &ValuePointer) -> Result<Arc<SegmentReader>> {

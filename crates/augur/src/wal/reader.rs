@@ -143,6 +143,20 @@ pub fn read_log(fs: &dyn FileSystem, path: &Path, kind: LogKind) -> Result<LogCo
                         ));
                     }
                 }
+                // A manifest is synced after every record, so only its last record can be
+                // torn: a valid record anywhere after a bad one is damage (e.g. a flipped
+                // length field), and dropping it as a tail would silently lose edits.
+                if kind == LogKind::Manifest {
+                    let valid_later = (pos + 1..data.len())
+                        .find(|&p| matches!(parse_record(&data, p), Parsed::Valid { .. }));
+                    if let Some(at) = valid_later {
+                        return Err(Error::corruption(
+                            path,
+                            pos as u64,
+                            format!("{reason}, and a valid record follows at offset {at}"),
+                        ));
+                    }
+                }
                 return Ok(LogContents {
                     records,
                     tail: LogTail::Torn {

@@ -1,0 +1,689 @@
+//! Crash consistency under the fault-injecting file system (`augur::fs::FaultFs`), in the
+//! spirit of LevelDB's `fault_injection_test` and redb's `crash_consistency`.
+//!
+//! The contract checked after every simulated power cut:
+//! - the workload is a numbered list of writes (single puts, deletes, batches); write `i`
+//!   puts values that embed `i`, so every state names the writes it came from;
+//! - `durable` = 1 + the index of the last write acknowledged with `sync = true`;
+//!   `attempted` = the number of writes that were started (acknowledged ones plus the one
+//!   that failed, whose fate is unknown: it may have reached the disk before the crash);
+//! - the recovered state must equal the model state after some prefix of `P` writes with
+//!   `durable <= P <= attempted` (every synced write survives; nothing torn or reordered);
+//! - the database works afterwards: more writes, a clean reopen, the same state plus them.
+//!
+//! Flushes, compactions and value-log GC run inline (`background_threads = false`) so a
+//! crash point (the n-th counted file-system operation) is deterministic and reproducible;
+//! one test repeats the contract with background threads. Also covered: crashes inside
+//! value-log GC, compaction and recovery itself, and injected (non-crash) I/O errors, which
+//! must poison the database. `AUGUR_CRASH_POINTS=N` raises the number of crash points of
+//! the main workload (every operation: `AUGUR_CRASH_POINTS=100000`).
+
+use augur::fs::{FaultFs, FaultMode, FaultOp};
+use augur::{Db, Error, Options, WriteBatch, WriteOptions};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const DIR: &str = "/db";
+/// Values at least this long go to the value log.
+const SEPARATION: usize = 48;
+/// Size of the key space: small, so keys are overwritten and deleted often.
+const KEY_SPACE: u32 = 96;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// One write of the workload.
+#[derive(Debug, Clone)]
+struct Write {
+    /// Puts (`Some`) and deletes (`None`), applied atomically in order.
+    ops: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    sync: bool,
+}
+
+/// What a run of the workload did before it stopped.
+#[derive(Debug)]
+struct Outcome {
+    /// Writes that returned `Ok`.
+    acked: usize,
+    /// Writes started (`acked` plus the failed one, if any).
+    attempted: usize,
+    /// 1 + index of the last write acknowledged with `sync = true` (0 if none).
+    durable: usize,
+    /// The error that stopped the run.
+    error: Option<Error>,
+}
+
+fn key(k: u32) -> Vec<u8> {
+    format!("key{k:05}").into_bytes()
+}
+
+/// A value unique to (write, op) of length `len` (at least the length of its tag).
+fn value(write: usize, op: usize, len: usize) -> Vec<u8> {
+    let mut v = format!("w{write}.{op}|").into_bytes();
+    let mut x = (write as u32).wrapping_mul(2_654_435_761) ^ op as u32;
+    while v.len() < len {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        v.push(b'a' + (x >> 16) as u8 % 26);
+    }
+    v
+}
+
+fn value_len(rng: &mut StdRng) -> usize {
+    if rng.gen_bool(0.5) {
+        rng.gen_range(12..SEPARATION)
+    } else {
+        rng.gen_range(SEPARATION..400)
+    }
+}
+
+/// A deterministic workload of `n` writes: 65% single puts, 15% single deletes, 20% batches
+/// of 2–6 mixed operations; about one write in eight is synced.
+fn workload(seed: u64, n: usize, first_index: usize) -> Vec<Write> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (first_index..first_index + n)
+        .map(|i| {
+            let roll = rng.gen_range(0..100);
+            let count = if roll < 80 { 1 } else { rng.gen_range(2..=6) };
+            let ops = (0..count)
+                .map(|j| {
+                    let k = key(rng.gen_range(0..KEY_SPACE));
+                    let delete = if count == 1 {
+                        roll >= 65
+                    } else {
+                        rng.gen_bool(0.25)
+                    };
+                    if delete {
+                        (k, None)
+                    } else {
+                        (k, Some(value(i, j, value_len(&mut rng))))
+                    }
+                })
+                .collect();
+            Write {
+                ops,
+                sync: rng.gen_ratio(1, 8),
+            }
+        })
+        .collect()
+}
+
+fn apply(model: &mut Model, w: &Write) {
+    for (k, v) in &w.ops {
+        match v {
+            Some(v) => model.insert(k.clone(), v.clone()),
+            None => model.remove(k),
+        };
+    }
+}
+
+fn model_after(writes: &[Write]) -> Model {
+    let mut m = Model::new();
+    writes.iter().for_each(|w| apply(&mut m, w));
+    m
+}
+
+fn batch_of(w: &Write) -> WriteBatch {
+    let mut b = WriteBatch::new();
+    for (k, v) in &w.ops {
+        match v {
+            Some(v) => b.put(k, v),
+            None => b.delete(k),
+        };
+    }
+    b
+}
+
+/// Tiny sizes so that flushes, compactions and value-log GC all run many times.
+fn options(fs: &FaultFs) -> Options {
+    Options {
+        fs: Arc::new(fs.clone()),
+        background_threads: false,
+        memtable_size_bytes: 4096,
+        target_file_size_bytes: 4096,
+        l0_compaction_trigger: 2,
+        l0_slowdown_trigger: 4,
+        l0_stop_trigger: 6,
+        l1_max_bytes: 8192,
+        level_size_ratio: 4,
+        block_records: 8,
+        value_separation_threshold: SEPARATION,
+        value_log_segment_bytes: 4096,
+        value_log_gc_ratio: 0.3,
+        ..Options::default()
+    }
+}
+
+fn open(opts: Options, ctx: &str) -> Db {
+    Db::open(DIR, opts).unwrap_or_else(|e| panic!("{ctx}: reopen failed: {e}"))
+}
+
+/// Runs `writes` (numbered from 0) until the first error.
+fn run_writes(db: &Db, writes: &[Write]) -> Outcome {
+    let mut durable = 0;
+    for (i, w) in writes.iter().enumerate() {
+        if let Err(e) = db.write_opt(batch_of(w), WriteOptions { sync: w.sync }) {
+            return Outcome {
+                acked: i,
+                attempted: i + 1,
+                durable,
+                error: Some(e),
+            };
+        }
+        if w.sync {
+            durable = i + 1;
+        }
+    }
+    Outcome {
+        acked: writes.len(),
+        attempted: writes.len(),
+        durable,
+        error: None,
+    }
+}
+
+/// The whole database as seen by a forward scan; also checks the reverse scan agrees.
+fn scan(db: &Db, ctx: &str) -> Model {
+    let forward: Vec<(Vec<u8>, Vec<u8>)> = db
+        .iter()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("{ctx}: scan failed: {e}"));
+    let mut backward: Vec<(Vec<u8>, Vec<u8>)> = db
+        .iter()
+        .rev()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("{ctx}: reverse scan failed: {e}"));
+    backward.reverse();
+    assert_eq!(forward, backward, "{ctx}: forward and reverse scans differ");
+    forward.into_iter().collect()
+}
+
+/// Point reads of every key of the key space agree with `model`.
+fn check_gets(db: &Db, model: &Model, ctx: &str) {
+    for k in 0..KEY_SPACE {
+        let k = key(k);
+        let got = db
+            .get(&k)
+            .unwrap_or_else(|e| panic!("{ctx}: get failed: {e}"));
+        assert_eq!(
+            got.as_ref(),
+            model.get(&k),
+            "{ctx}: get({}) disagrees with the model",
+            String::from_utf8_lossy(&k)
+        );
+    }
+}
+
+/// Finds `P` in `lo..=hi` such that the database equals the model after `writes[..P]`;
+/// panics with a diagnosis if there is none. Returns `P`.
+fn matching_prefix(db: &Db, writes: &[Write], lo: usize, hi: usize, ctx: &str) -> usize {
+    let state = scan(db, ctx);
+    let mut model = model_after(&writes[..lo]);
+    for p in lo..=hi {
+        if p > lo {
+            apply(&mut model, &writes[p - 1]);
+        }
+        if model == state {
+            check_gets(db, &model, ctx);
+            return p;
+        }
+    }
+    let lo_model = model_after(&writes[..lo]);
+    let missing: Vec<_> = lo_model
+        .iter()
+        .filter(|(k, v)| state.get(*k) != Some(*v))
+        .map(|(k, v)| {
+            format!(
+                "{} = {:?} (have {:?})",
+                String::from_utf8_lossy(k),
+                String::from_utf8_lossy(&v[..v.len().min(12)]),
+                state
+                    .get(k)
+                    .map(|v| String::from_utf8_lossy(&v[..v.len().min(12)]).into_owned())
+            )
+        })
+        .take(5)
+        .collect();
+    panic!(
+        "{ctx}: the recovered state ({} keys) is not the state after any prefix of \
+         {lo}..={hi} writes; e.g. differences from prefix {lo}: {missing:?}",
+        state.len()
+    );
+}
+
+/// After recovery the database must accept writes and keep them over a clean reopen.
+fn check_still_works(db: Db, fs: &FaultFs, mut model: Model, seed: u64, ctx: &str) {
+    let extra = workload(seed, 40, 1_000_000);
+    for w in &extra {
+        db.write_opt(batch_of(w), WriteOptions { sync: w.sync })
+            .unwrap_or_else(|e| panic!("{ctx}: write after recovery failed: {e}"));
+        apply(&mut model, w);
+    }
+    db.flush()
+        .unwrap_or_else(|e| panic!("{ctx}: flush after recovery failed: {e}"));
+    drop(db);
+    let db = open(options(fs), ctx);
+    assert_eq!(scan(&db, ctx), model, "{ctx}: state after a clean reopen");
+    check_gets(&db, &model, ctx);
+    db.verify()
+        .unwrap_or_else(|e| panic!("{ctx}: verify failed: {e}"));
+}
+
+/// `count` crash points spread over `1..=total`, always including the first few and the last.
+fn crash_points(total: u64, count: u64) -> Vec<u64> {
+    let step = (total / count).max(1);
+    let mut points: Vec<u64> = (1..=total).step_by(step as usize).collect();
+    points.extend([2, 3, total]);
+    points.sort_unstable();
+    points.dedup();
+    points.retain(|&n| n >= 1 && n <= total);
+    points
+}
+
+/// Number of crash points per workload; `AUGUR_CRASH_POINTS` raises it for longer runs.
+fn point_budget(default: u64) -> u64 {
+    std::env::var("AUGUR_CRASH_POINTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Crashes the workload at the `n`-th counted operation of kind `op` after open, recovers,
+/// and checks the prefix contract. With `nested`, also crashes several times inside the
+/// recovery itself before the final open.
+fn crash_case(writes: &[Write], op: FaultOp, n: u64, nested: bool) {
+    let ctx = format!("crash at {op:?} #{n}");
+    let fs = FaultFs::new();
+    let db = open(options(&fs), &ctx);
+    fs.crash_at(op, n);
+    let out = run_writes(&db, writes);
+    assert!(
+        out.error.is_some() && fs.is_crashed(),
+        "{ctx}: the workload did not reach the crash point ({out:?})"
+    );
+    drop(db);
+    fs.reset_faults();
+    if nested {
+        crash_during_recovery(&fs);
+    }
+    let db = open(options(&fs), &ctx);
+    let p = matching_prefix(&db, writes, out.durable, out.attempted, &ctx);
+    assert!(p >= out.durable);
+    db.verify()
+        .unwrap_or_else(|e| panic!("{ctx}: verify after recovery failed: {e}"));
+    check_still_works(db, &fs, model_after(&writes[..p]), n, &ctx);
+}
+
+/// Crashes inside `Db::open` at growing operation counts until an open completes.
+fn crash_during_recovery(fs: &FaultFs) {
+    for m in [1, 2, 3, 5, 8, 13, 21, 34, 55, 89] {
+        fs.crash_at(FaultOp::Any, m);
+        let attempt = Db::open(DIR, options(fs));
+        let crashed = fs.is_crashed();
+        drop(attempt);
+        fs.reset_faults();
+        if !crashed {
+            break;
+        }
+    }
+}
+
+/// Runs the workload without faults; returns the operations of kind `op` it performed.
+fn dry_run(writes: &[Write], op: FaultOp) -> u64 {
+    let fs = FaultFs::new();
+    let db = open(options(&fs), "dry run");
+    let before = fs.op_count(op);
+    let out = run_writes(&db, writes);
+    assert!(out.error.is_none(), "dry run failed: {out:?}");
+    let ops = fs.op_count(op) - before;
+    let stats = db.stats();
+    assert!(stats.flushes >= 10, "too few flushes: {stats:?}");
+    assert!(stats.compactions >= 5, "too few compactions: {stats:?}");
+    assert!(stats.gc_runs >= 2, "too few value-log GC runs: {stats:?}");
+    assert_eq!(scan(&db, "dry run"), model_after(writes));
+    ops
+}
+
+#[test]
+fn crash_at_many_operation_counts_recovers_a_prefix_with_every_synced_write() {
+    let writes = workload(7, 1500, 0);
+    let total = dry_run(&writes, FaultOp::Any);
+    let points = crash_points(total, point_budget(800));
+    assert!(points.len() >= 500, "only {} crash points", points.len());
+    for (i, &n) in points.iter().enumerate() {
+        crash_case(&writes, FaultOp::Any, n, i % 8 == 0);
+    }
+}
+
+#[test]
+fn crash_at_each_sync_recovers_a_prefix_with_every_synced_write() {
+    let writes = workload(11, 700, 0);
+    let total = dry_run(&writes, FaultOp::Sync);
+    for n in crash_points(total, point_budget(total)) {
+        crash_case(&writes, FaultOp::Sync, n, false);
+    }
+}
+
+/// A state for the maintenance crash tests: separated values written, two thirds of them
+/// overwritten and some deleted, everything flushed to several L0 files (no automatic
+/// compaction or GC), and a synced tail of writes left in the memtable and WAL.
+fn maintenance_setup(opts: Options) -> (Db, Vec<Write>) {
+    let mut writes = Vec::new();
+    let put = |i: usize, k: u32, len: usize| Write {
+        ops: vec![(key(k), Some(value(i, 0, len)))],
+        sync: false,
+    };
+    for k in 0..KEY_SPACE {
+        writes.push(put(writes.len(), k, 60 + (k as usize * 7) % 200));
+    }
+    for k in (0..KEY_SPACE).filter(|k| k % 3 != 0) {
+        writes.push(put(writes.len(), k, 50 + (k as usize * 13) % 150));
+    }
+    for k in (0..KEY_SPACE).filter(|k| k % 5 == 0) {
+        writes.push(Write {
+            ops: vec![(key(k), None)],
+            sync: false,
+        });
+    }
+    let db = open(opts, "setup");
+    for chunk in writes.chunks(40) {
+        for w in chunk {
+            db.write_opt(batch_of(w), WriteOptions::default())
+                .expect("setup write");
+        }
+        db.flush().expect("setup flush");
+    }
+    let tail: Vec<Write> = (0..12)
+        .map(|j| {
+            let i = writes.len() + j;
+            let mut w = put(i, (j as u32 * 11) % KEY_SPACE, 40 + j * 20);
+            w.sync = j == 11;
+            w
+        })
+        .collect();
+    for w in &tail {
+        db.write_opt(batch_of(w), WriteOptions { sync: w.sync })
+            .expect("setup write");
+    }
+    writes.extend(tail);
+    (db, writes)
+}
+
+fn maintenance_options(fs: &FaultFs) -> Options {
+    Options {
+        l0_compaction_trigger: 100,
+        l0_slowdown_trigger: 100,
+        l0_stop_trigger: 100,
+        value_separation_threshold: 40,
+        value_log_gc_ratio: 1.0,
+        ..options(fs)
+    }
+}
+
+/// Crashes inside `step` at every counted operation it performs and checks that recovery
+/// loses nothing (the setup's writes are all durable) and that the step can be redone.
+fn crash_during(name: &str, step: impl Fn(&Db) -> augur::Result<()>, min_ops: u64) {
+    let fs = FaultFs::new();
+    let (db, writes) = maintenance_setup(maintenance_options(&fs));
+    let model = model_after(&writes);
+    let before = fs.op_count(FaultOp::Any);
+    step(&db).unwrap_or_else(|e| panic!("{name} without faults failed: {e}"));
+    let total = fs.op_count(FaultOp::Any) - before;
+    assert!(total >= min_ops, "{name} did only {total} operations");
+    assert_eq!(scan(&db, name), model);
+    drop(db);
+
+    for n in 1..=total {
+        let ctx = format!("crash during {name} at op #{n}");
+        let fs = FaultFs::new();
+        let (db, _) = maintenance_setup(maintenance_options(&fs));
+        fs.crash_at(FaultOp::Any, n);
+        // The step may still succeed when the crash hit a best-effort removal of an
+        // obsolete file after the step's result was durable.
+        let _ = step(&db);
+        assert!(
+            fs.is_crashed(),
+            "{ctx}: the step did not reach the crash point"
+        );
+        drop(db);
+        fs.reset_faults();
+        let db = open(maintenance_options(&fs), &ctx);
+        assert_eq!(scan(&db, &ctx), model, "{ctx}: state after recovery");
+        check_gets(&db, &model, &ctx);
+        db.verify()
+            .unwrap_or_else(|e| panic!("{ctx}: verify after recovery failed: {e}"));
+        step(&db).unwrap_or_else(|e| panic!("{ctx}: redoing {name} failed: {e}"));
+        assert_eq!(scan(&db, &ctx), model, "{ctx}: state after redoing {name}");
+        db.verify()
+            .unwrap_or_else(|e| panic!("{ctx}: verify after redoing failed: {e}"));
+        check_still_works(db, &fs, model.clone(), n, &ctx);
+    }
+}
+
+/// Three GC runs, each collecting the segment with the most garbage.
+fn gc_rounds(db: &Db) -> augur::Result<()> {
+    let mut collected = 0;
+    for _ in 0..3 {
+        if db.run_value_log_gc()?.segment.is_some() {
+            collected += 1;
+        }
+    }
+    if collected == 0 {
+        return Err(Error::InvalidArgument(
+            "GC found no segment to collect".into(),
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn crash_during_value_log_gc_loses_nothing() {
+    // Compact first so dropped pointers are counted as garbage; then GC is the step.
+    let step = |db: &Db| -> augur::Result<()> {
+        if db.stats().levels[0].files > 0 {
+            db.compact_range(None, None)?;
+        }
+        gc_rounds(db)
+    };
+    crash_during("value-log GC", step, 30);
+}
+
+#[test]
+fn crash_during_compaction_loses_nothing() {
+    let step = |db: &Db| db.compact_range(None, None);
+    crash_during("compact_range", step, 20);
+}
+
+/// Arms `fail_at(op, n, mode)`, runs the workload until the first error, checks that the
+/// database refuses further writes with `Poisoned`, then reopens (after a power cut when
+/// `power_cut`) and checks the prefix contract.
+fn fail_case(writes: &[Write], op: FaultOp, n: u64, mode: FaultMode, power_cut: bool) {
+    let ctx = format!("fail_at({op:?}, {n}, {mode:?}), power cut {power_cut}");
+    let fs = FaultFs::new();
+    let db = open(options(&fs), &ctx);
+    fs.fail_at(op, n, mode);
+    let out = run_writes(&db, writes);
+    match &out.error {
+        Some(e) => {
+            assert!(
+                matches!(e, Error::Io { .. } | Error::Poisoned(_)),
+                "{ctx}: unexpected error {e}"
+            );
+            let again = db.put("after-failure", "x");
+            assert!(
+                matches!(again, Err(Error::Poisoned(_))),
+                "{ctx}: a write after the failure ({e}) returned {again:?}, not Poisoned"
+            );
+            assert!(db.flush().is_err(), "{ctx}: flush after the failure worked");
+        }
+        None => {
+            // The failed operation was one whose failure is harmless (e.g. removing a
+            // flushed WAL): nothing may be lost.
+            assert_eq!(scan(&db, &ctx), model_after(writes), "{ctx}");
+        }
+    }
+    drop(db);
+    if power_cut {
+        fs.crash();
+        fs.reset_faults();
+        // A torn (`FaultMode::Tear`) sync leaves a torn tail that must stay recoverable
+        // even when recovery itself is interrupted.
+        crash_during_recovery(&fs);
+    }
+    fs.reset_faults();
+    let db = open(options(&fs), &ctx);
+    let lo = if power_cut { out.durable } else { out.acked };
+    let p = matching_prefix(&db, writes, lo, out.attempted, &ctx);
+    db.verify()
+        .unwrap_or_else(|e| panic!("{ctx}: verify after reopen failed: {e}"));
+    check_still_works(db, &fs, model_after(&writes[..p]), n, &ctx);
+}
+
+#[test]
+fn injected_io_errors_poison_the_db_and_reopen_recovers_a_prefix() {
+    let writes = workload(23, 500, 0);
+    let mut cases = 0;
+    // Renames happen only inside `Db::open` (CURRENT); see the open test below.
+    for op in [FaultOp::Write, FaultOp::Sync, FaultOp::Remove, FaultOp::Any] {
+        let total = dry_run(&writes, op);
+        assert!(total > 0, "the workload never does {op:?}");
+        for (i, n) in crash_points(total, 12).into_iter().enumerate() {
+            let mode = if i % 2 == 0 {
+                FaultMode::Error
+            } else {
+                FaultMode::Tear
+            };
+            fail_case(&writes, op, n, mode, i % 3 == 1);
+            cases += 1;
+        }
+    }
+    assert!(cases >= 50, "only {cases} cases");
+}
+
+/// The same contract with background flush, compaction and GC threads: crash points are
+/// no longer deterministic, so each case also checks whatever interleaving it got.
+#[test]
+fn crash_with_background_threads_recovers_a_prefix_with_every_synced_write() {
+    let writes = workload(31, 600, 0);
+    let bg_options = |fs: &FaultFs| Options {
+        background_threads: true,
+        ..options(fs)
+    };
+    let mut rng = StdRng::seed_from_u64(5);
+    for case in 0..40 {
+        let ctx = format!("background case {case}");
+        let fs = FaultFs::new();
+        let db = open(bg_options(&fs), &ctx);
+        fs.crash_at(FaultOp::Any, rng.gen_range(1..6000));
+        let out = run_writes(&db, &writes);
+        if !fs.is_crashed() {
+            fs.crash();
+        }
+        drop(db);
+        fs.reset_faults();
+        let db = open(bg_options(&fs), &ctx);
+        let p = matching_prefix(&db, &writes, out.durable, out.attempted, &ctx);
+        db.verify()
+            .unwrap_or_else(|e| panic!("{ctx}: verify after recovery failed: {e}"));
+        drop(db);
+        check_still_works(
+            open(options(&fs), &ctx),
+            &fs,
+            model_after(&writes[..p]),
+            case,
+            &ctx,
+        );
+    }
+}
+
+/// A failure at any operation of `Db::open` (recovery writes a table, a manifest, CURRENT
+/// by rename, a WAL, and removes obsolete files) is a clean error or a harmless one, and
+/// the next open recovers everything.
+#[test]
+fn injected_io_errors_during_open_fail_cleanly() {
+    let writes = workload(41, 300, 0);
+    let model = model_after(&writes);
+    let fs = FaultFs::new();
+    let db = open(options(&fs), "setup");
+    assert!(run_writes(&db, &writes).error.is_none());
+    drop(db);
+    let before = fs.op_count(FaultOp::Any);
+    drop(open(options(&fs), "dry open"));
+    let total = fs.op_count(FaultOp::Any) - before;
+    assert!(total >= 8, "open did only {total} operations");
+    for n in 1..=total + 2 {
+        for mode in [FaultMode::Error, FaultMode::Tear] {
+            let ctx = format!("fail_at(Any, {n}, {mode:?}) during open");
+            fs.fail_at(FaultOp::Any, n, mode);
+            match Db::open(DIR, options(&fs)) {
+                Ok(db) => assert_eq!(scan(&db, &ctx), model, "{ctx}"),
+                Err(e) => assert!(matches!(e, Error::Io { .. }), "{ctx}: {e}"),
+            }
+            fs.reset_faults();
+            let db = open(options(&fs), &ctx);
+            assert_eq!(scan(&db, &ctx), model, "{ctx}: state after the next open");
+        }
+    }
+    // Renames are counted only by open: fail each one.
+    for mode in [FaultMode::Error, FaultMode::Tear] {
+        fs.fail_at(FaultOp::Rename, 1, mode);
+        assert!(Db::open(DIR, options(&fs)).is_err());
+        fs.reset_faults();
+        let db = open(options(&fs), "after a failed rename");
+        assert_eq!(scan(&db, "after a failed rename"), model);
+    }
+}
+
+/// A power cut during a torn WAL sync leaves a torn tail in the newest WAL; recovery then
+/// creates a newer WAL. A crash at any point of that recovery must not turn the torn tail
+/// into "damage in an older WAL".
+#[test]
+fn torn_wal_tail_survives_a_crash_at_every_point_of_recovery() {
+    // Inline values only, few enough to stay in one memtable and WAL.
+    let writes: Vec<Write> = (0..30)
+        .map(|i| Write {
+            ops: vec![(key(i as u32 % KEY_SPACE), Some(value(i, 0, 20 + i % 7)))],
+            sync: i == 9,
+        })
+        .collect();
+    let torn_state = || {
+        let fs = FaultFs::new();
+        let db = open(options(&fs), "setup");
+        let out = run_writes(&db, &writes[..29]);
+        assert!(out.error.is_none());
+        fs.fail_at(FaultOp::Sync, 1, FaultMode::Tear);
+        let last = &writes[29];
+        assert!(db
+            .write_opt(batch_of(last), WriteOptions { sync: true })
+            .is_err());
+        drop(db);
+        fs.crash();
+        fs.reset_faults();
+        fs
+    };
+    let fs = torn_state();
+    let before = fs.op_count(FaultOp::Any);
+    let db = open(options(&fs), "dry recovery");
+    let total = fs.op_count(FaultOp::Any) - before;
+    let p = matching_prefix(&db, &writes, 10, 30, "dry recovery");
+    assert!(
+        p > 10,
+        "the torn sync made nothing beyond the synced write durable"
+    );
+    drop(db);
+    for m in 1..=total {
+        let ctx = format!("crash at op #{m} of the recovery of a torn WAL");
+        let fs = torn_state();
+        fs.crash_at(FaultOp::Any, m);
+        let attempt = Db::open(DIR, options(&fs));
+        assert!(
+            fs.is_crashed(),
+            "{ctx}: recovery did not reach the crash point"
+        );
+        drop(attempt);
+        fs.reset_faults();
+        let db = open(options(&fs), &ctx);
+        let p = matching_prefix(&db, &writes, 10, 30, &ctx);
+        check_still_works(db, &fs, model_after(&writes[..p]), m, &ctx);
+    }
+}
