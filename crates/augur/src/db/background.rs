@@ -95,7 +95,7 @@ impl DbInner {
     pub fn run_pending_work_inline(&self) -> Result<()> {
         while self.do_one_unit().inspect_err(|e| self.poison(e))? {}
         if self.opts.value_log_gc_ratio < 1.0 {
-            self.run_value_log_gc(self.opts.value_log_gc_ratio)?;
+            self.run_value_log_gc_if_idle(self.opts.value_log_gc_ratio)?;
         }
         Ok(())
     }

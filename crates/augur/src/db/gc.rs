@@ -56,6 +56,22 @@ impl DbInner {
     pub fn run_value_log_gc(&self, min_ratio: f64) -> Result<GcReport> {
         self.check_writable()?;
         let _gc = self.gc_lock.lock();
+        self.run_value_log_gc_locked(min_ratio)
+    }
+
+    /// Like [`Self::run_value_log_gc`], but does nothing when a GC is already running. The
+    /// inline work after a write uses it: that write may be a relocation of the running GC
+    /// itself, whose thread holds `gc_lock` (taking it again would deadlock).
+    pub fn run_value_log_gc_if_idle(&self, min_ratio: f64) -> Result<GcReport> {
+        self.check_writable()?;
+        let Some(_gc) = self.gc_lock.try_lock() else {
+            return Ok(GcReport::default());
+        };
+        self.run_value_log_gc_locked(min_ratio)
+    }
+
+    /// The body of a GC run. REQUIRES: the caller holds `gc_lock`.
+    fn run_value_log_gc_locked(&self, min_ratio: f64) -> Result<GcReport> {
         self.delete_unreachable_segments()?;
         let Some((segment, segment_bytes)) = self.worst_segment(min_ratio) else {
             return Ok(GcReport::default());
