@@ -119,8 +119,14 @@ impl DbInner {
                 }
                 db.gc_running.store(false, Ordering::Release);
             });
-        if spawned.is_err() {
-            self.gc_running.store(false, Ordering::Release);
+        match spawned {
+            // The previous GC thread has finished its work (it cleared `gc_running`).
+            Ok(h) => {
+                if let Some(old) = self.gc_thread.lock().replace(h) {
+                    let _ = old.join();
+                }
+            }
+            Err(_) => self.gc_running.store(false, Ordering::Release),
         }
     }
 

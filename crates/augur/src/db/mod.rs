@@ -95,6 +95,9 @@ pub(crate) struct DbInner {
     pub gc_lock: Mutex<()>,
     /// A background GC thread is running.
     pub gc_running: AtomicBool,
+    /// The last background GC thread started; `close` joins it, so that the directory lock
+    /// (released with the last reference to this state) is free once `close` returns.
+    pub gc_thread: Mutex<Option<JoinHandle<()>>>,
     /// Entries rewritten by the last relocation batch (read under `gc_lock`).
     pub relocated: AtomicU64,
     pub closed: AtomicBool,
@@ -303,6 +306,10 @@ impl Db {
             self.inner.bg_cv.notify_all();
         }
         if let Some(h) = self.background.lock().take() {
+            let _ = h.join();
+        }
+        // The background thread is gone, so no new GC thread can start.
+        if let Some(h) = self.inner.gc_thread.lock().take() {
             let _ = h.join();
         }
         // Hand buffered log bytes to the OS so a clean close loses nothing on process exit.

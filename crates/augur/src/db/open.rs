@@ -160,6 +160,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         strategy: Box::new(crate::compaction::Leveled::new()),
         gc_lock: Mutex::new(()),
         gc_running: AtomicBool::new(false),
+        gc_thread: parking_lot::Mutex::new(None),
         relocated: AtomicU64::new(0),
         closed: AtomicBool::new(false),
         _lock: lock,
