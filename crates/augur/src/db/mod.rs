@@ -157,10 +157,13 @@ impl DbInner {
 
     /// The oldest seqno any reader may still read at.
     pub fn oldest_readable_seqno(&self) -> SeqNo {
-        self.snapshots
-            .oldest()
-            .unwrap_or(SeqNo::MAX)
-            .min(self.visible_seqno())
+        self.snapshots.oldest_or(|| self.visible_seqno())
+    }
+
+    /// Registers a read view at the current visible seqno (atomically with respect to
+    /// compaction and GC deciding what is still readable).
+    pub fn register_current(&self) -> SnapshotGuard {
+        SnapshotGuard::new_current(self.snapshots.clone(), || self.visible_seqno())
     }
 }
 
@@ -264,9 +267,8 @@ impl Db {
 
     /// A snapshot of the current state.
     pub fn snapshot(&self) -> Snapshot {
-        let seqno = self.inner.visible_seqno();
         Snapshot {
-            guard: Arc::new(SnapshotGuard::new(self.inner.snapshots.clone(), seqno)),
+            guard: Arc::new(self.inner.register_current()),
         }
     }
 
@@ -277,8 +279,7 @@ impl Db {
 
     /// Iterates over the keys within `range`.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
-        let seqno = self.inner.visible_seqno();
-        let guard = Arc::new(SnapshotGuard::new(self.inner.snapshots.clone(), seqno));
+        let guard = Arc::new(self.inner.register_current());
         DbIterator::new(self.inner.clone(), guard, range)
     }
 

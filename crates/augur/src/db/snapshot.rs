@@ -13,9 +13,25 @@ pub(crate) struct SnapshotList {
 }
 
 impl SnapshotList {
-    /// Registers `seqno`.
-    pub fn acquire(&self, seqno: SeqNo) {
-        *self.live.lock().entry(seqno).or_default() += 1;
+    /// Registers the seqno returned by `current` (the visible seqno) and returns it. It is
+    /// read under the list's lock, so a concurrent [`Self::oldest_or`] or [`Self::oldest`]
+    /// either sees the registration or ran before `current` was read: compaction and GC never
+    /// drop what a snapshot being taken will read.
+    pub fn acquire_current(&self, current: impl FnOnce() -> SeqNo) -> SeqNo {
+        let mut live = self.live.lock();
+        let seqno = current();
+        *live.entry(seqno).or_default() += 1;
+        seqno
+    }
+
+    /// The oldest live snapshot, or `current()` (read under the lock) if that is smaller.
+    pub fn oldest_or(&self, current: impl FnOnce() -> SeqNo) -> SeqNo {
+        let live = self.live.lock();
+        live.keys()
+            .next()
+            .copied()
+            .unwrap_or(SeqNo::MAX)
+            .min(current())
     }
 
     /// Unregisters one registration of `seqno`.
@@ -48,9 +64,9 @@ pub(crate) struct SnapshotGuard {
 }
 
 impl SnapshotGuard {
-    /// Registers `seqno` in `list` until the guard is dropped.
-    pub fn new(list: Arc<SnapshotList>, seqno: SeqNo) -> Self {
-        list.acquire(seqno);
+    /// Registers the current seqno given by `current` (see [`SnapshotList::acquire_current`]).
+    pub fn new_current(list: Arc<SnapshotList>, current: impl FnOnce() -> SeqNo) -> Self {
+        let seqno = list.acquire_current(current);
         SnapshotGuard { list, seqno }
     }
 
@@ -74,10 +90,12 @@ mod tests {
     fn oldest_tracks_guards() {
         let list = Arc::new(SnapshotList::default());
         assert_eq!(list.oldest(), None);
-        let a = SnapshotGuard::new(list.clone(), 5);
-        let b = SnapshotGuard::new(list.clone(), 3);
-        let c = SnapshotGuard::new(list.clone(), 3);
+        let a = SnapshotGuard::new_current(list.clone(), || 5);
+        let b = SnapshotGuard::new_current(list.clone(), || 3);
+        let c = SnapshotGuard::new_current(list.clone(), || 3);
         assert_eq!(list.oldest(), Some(3));
+        assert_eq!(list.oldest_or(|| 4), 3);
+        assert_eq!(list.oldest_or(|| 2), 2);
         drop(b);
         assert_eq!(list.oldest(), Some(3));
         drop(c);

@@ -291,7 +291,11 @@ impl VersionSet {
         for (level, id) in &edit.deleted {
             if let Some(files) = next.levels.get_mut(*level) {
                 if let Some(pos) = files.iter().position(|f| f.meta.file_id == *id) {
-                    files.remove(pos).mark_obsolete();
+                    let removed = files.remove(pos);
+                    // A trivial move deletes and re-adds the same file: it stays live.
+                    if !edit.added.iter().any(|(_, m)| m.file_id == *id) {
+                        removed.mark_obsolete();
+                    }
                 }
             }
         }
