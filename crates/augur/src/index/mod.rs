@@ -89,7 +89,7 @@ pub trait Index: Send + Sync + std::fmt::Debug {
     /// `hi - lo <= self.max_window()`, for any u64 `key` (module docs).
     fn search(&self, key: u64) -> Window;
     /// The largest window [`Index::search`] can return (a property of the structure's
-    /// parameters: `2δ + 2` for PLR, the stride for fence pointers).
+    /// parameters: `2δ + 1` for PLR, the stride for fence pointers).
     fn max_window(&self) -> u64;
     /// Exact memory held by the structure: its inline size plus the capacity of its buffers.
     fn size_bytes(&self) -> usize;
@@ -158,7 +158,7 @@ pub struct IndexConfig {
     /// The index type.
     pub kind: IndexKind,
     /// PLR error bound δ: every prediction is within δ positions of the lower bound
-    /// (windows hold at most `2δ + 2` positions). Default 8, as in Bourbon.
+    /// (windows hold at most `2δ + 1` positions). Default 8, as in Bourbon.
     pub error_bound: u32,
     /// Keys per fence pointer (must be at least 1). Default 64.
     pub fence_stride: u32,

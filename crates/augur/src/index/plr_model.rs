@@ -11,9 +11,10 @@
 //!    Bourbon reference loses keys that way). Clamp `p` to `[pos_i, pos_{i+1}]` (`pos_{i+1}` is
 //!    `n` for the last segment): every key of the segment's range has its lower bound there,
 //!    and this is the segment-boundary fix of the Bourbon range-query report (§4.2).
-//! 4. With `r = δ + 1/64`, the window is `[⌊p − r⌋, ⌊p + r⌋ + 1)` intersected with
-//!    `[pos_i, pos_{i+1} + 1)`: at most **`2δ + 2`** positions, and `2δ + 1` unless `p` lies
-//!    within 1/64 of an integer (Bourbon reads the `2δ + 1` records `[p − δ, p + δ]`).
+//! 4. With `r = δ + 1/64`, the window is the integers of `[p − r, p + r]`, i.e.
+//!    `[⌈p − r⌉, ⌊p + r⌋ + 1)`, intersected with `[pos_i, pos_{i+1} + 1)`: at most
+//!    **`2δ + 1`** positions (an interval of length `2δ + 1/32` holds at most `2δ + 1`
+//!    integers), the `[p − δ, p + δ]` that Bourbon reads; `2δ` when `p` is far from an integer.
 //!
 //! Why it is safe: the fitter guarantees, in exact arithmetic, that the segment's line is
 //! within δ of `lb(x)` for every `x` of its range (see [`super::plr`]). Rounding the slope and
@@ -184,14 +185,19 @@ impl Index for PlrIndex {
         // f64 `max`/`min` (not `clamp`) never panic; `as` floors, saturates, maps NaN to 0.
         let p = predicted.max(line.pos as f64).min(next_pos as f64);
         let reach = f64::from(self.delta) + SLACK;
+        // lb is an integer in [p − reach, p + reach]; `as` truncates (= floors) non-negatives
+        // and saturates negatives to 0.
+        let lo = ((p - reach).ceil() as u64).max(line.pos);
+        let hi = ((p + reach) as u64 + 1).min(next_pos + 1);
+        // lo <= next_pos always; `max` only matters for a damaged model, keeping it non-empty.
         Window {
-            lo: ((p - reach) as u64).max(line.pos),
-            hi: ((p + reach) as u64 + 1).min(next_pos + 1),
+            lo,
+            hi: hi.max(lo + 1),
         }
     }
 
     fn max_window(&self) -> u64 {
-        2 * u64::from(self.delta) + 2
+        2 * u64::from(self.delta) + 1
     }
 
     fn size_bytes(&self) -> usize {

@@ -38,7 +38,7 @@ fn fence(stride: u32) -> IndexConfig {
 fn documented_bound(config: &IndexConfig) -> u64 {
     match config.kind {
         IndexKind::Fence => u64::from(config.fence_stride),
-        IndexKind::Plr => 2 * u64::from(config.error_bound) + 2,
+        IndexKind::Plr => 2 * u64::from(config.error_bound) + 1,
     }
 }
 
