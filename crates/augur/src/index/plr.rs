@@ -31,8 +31,8 @@ use crate::error::Result;
 /// A slope `num / den` with `den > 0`, or +∞ when `den == 0`.
 #[derive(Debug, Clone, Copy)]
 struct Slope {
-    num: i128,
-    den: i128,
+    num: i64,
+    den: u64,
 }
 
 impl Slope {
@@ -44,7 +44,11 @@ impl Slope {
         match (self.den, other.den) {
             (_, 0) => self.den != 0,
             (0, _) => false,
-            _ => self.num * other.den < other.num * self.den,
+            // |num| < 2^42 and den < 2^64: the products fit i128 with room to spare.
+            _ => {
+                i128::from(self.num) * i128::from(other.den)
+                    < i128::from(other.num) * i128::from(self.den)
+            }
         }
     }
 
@@ -91,7 +95,7 @@ impl Cone {
 /// The Greedy-PLR fitter: feed points with strictly increasing `x`, get segments.
 #[derive(Debug)]
 pub struct GreedyPlr {
-    delta: i128,
+    delta: i64,
     cone: Option<Cone>,
     segments: Vec<Segment>,
 }
@@ -100,7 +104,7 @@ impl GreedyPlr {
     /// A fitter with error bound `delta` (δ).
     pub fn new(delta: u32) -> Self {
         GreedyPlr {
-            delta: i128::from(delta),
+            delta: i64::from(delta),
             cone: None,
             segments: Vec::new(),
         }
@@ -114,8 +118,9 @@ impl GreedyPlr {
             self.cone = Some(Cone::start(x, y));
             return;
         };
-        let dx = i128::from(x.wrapping_sub(cone.x0));
-        let dy = i128::from(y) - i128::from(cone.y0);
+        let dx = x.wrapping_sub(cone.x0);
+        // Positions are below 2^40 (MAX_KEYS), so they and their difference fit i64.
+        let dy = y as i64 - cone.y0 as i64;
         let lower = Slope {
             num: dy - self.delta,
             den: dx,
