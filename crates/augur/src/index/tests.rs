@@ -329,3 +329,75 @@ fn size_bytes_counts_the_buffers() {
         "x² needs fewer PLR segments than 64-key fences"
     );
 }
+
+/// The reader's procedure of the module docs, over byte keys: search the projection's window
+/// for `lb(x)`, then scan forward through the run of equal projections comparing bytes.
+fn byte_lower_bound(idx: &dyn Index, keys: &[Vec<u8>], prefix: &[u8], query: &[u8]) -> usize {
+    let proj = |i: usize| projection::project(&keys[i], prefix.len());
+    let x = projection::project_bounded(query, prefix);
+    let w = idx.search(x);
+    let n = keys.len();
+    let end = (w.hi as usize).min(n);
+    let mut pos = (w.lo as usize..end).find(|&i| proj(i) >= x).unwrap_or(end);
+    while pos < n && proj(pos) == x && keys[pos].as_slice() < query {
+        pos += 1;
+    }
+    pos
+}
+
+/// Short byte strings over a small alphabet, so that projections collide often.
+fn suffix() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(vec![0u8, 1, 0x80, 0xff]), 0..13)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Byte keys with a long common prefix, differing only after 8 bytes, equal projections,
+    /// and duplicates (several versions of one key): the window plus the forward scan finds the
+    /// byte-key lower bound of any query, for both index kinds.
+    #[test]
+    fn byte_keys_sharing_projections(
+        prefix in prop::collection::vec(any::<u8>(), 0..12),
+        suffixes in prop::collection::vec((suffix(), 1usize..4), 1..300),
+        probes in prop::collection::vec(suffix(), 0..40),
+        d in prop::sample::select(DELTAS.to_vec()),
+        s in prop::sample::select(STRIDES.to_vec()),
+    ) {
+        let mut keys: Vec<Vec<u8>> = suffixes
+            .iter()
+            .flat_map(|(suf, versions)| {
+                std::iter::repeat_n([prefix.as_slice(), suf].concat(), *versions)
+            })
+            .collect();
+        keys.sort();
+        let p = projection::common_prefix_len(&keys[0], &keys[keys.len() - 1]);
+        let file_prefix = keys[0][..p].to_vec();
+        let projected: Vec<u64> = keys.iter().map(|k| projection::project(k, p)).collect();
+        let mut queries: Vec<Vec<u8>> = Vec::new();
+        for k in &keys {
+            queries.push(k.clone());
+            queries.push([k.as_slice(), &[0]].concat());
+            let mut smaller = k.clone();
+            smaller.pop();
+            queries.push(smaller);
+        }
+        for probe in &probes {
+            queries.push([prefix.as_slice(), probe].concat());
+            queries.push(probe.clone());
+        }
+        queries.push(Vec::new());
+        queries.push(vec![0xff; 30]);
+        for config in [plr(d), fence(s)] {
+            let idx = build(&config, &projected);
+            for q in &queries {
+                let expected = keys.partition_point(|k| k < q);
+                prop_assert_eq!(
+                    byte_lower_bound(idx.as_ref(), &keys, &file_prefix, q),
+                    expected,
+                    "query {:?} with {:?}", q, config
+                );
+            }
+        }
+    }
+}
