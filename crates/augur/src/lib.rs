@@ -10,6 +10,7 @@ mod db;
 mod error;
 pub mod filename;
 pub mod fs;
+pub mod index;
 pub mod iter;
 pub mod key;
 pub mod memtable;

@@ -1,0 +1,278 @@
+//! The index zoo: structures that map a key of one sorted file to a small window of positions
+//! holding its lower bound. The SSTable reader sees only the [`Index`] trait; this module owns
+//! the implementations, their builders and their serialized form (the SSTable's model section,
+//! `docs/format/index.md`).
+//!
+//! Where it sits: on the write path an [`IndexBuilder`] is fed the projected keys of a file in
+//! order (streaming, inside the flush/compaction loop or in a background learner) and yields an
+//! [`Index`]; on the read path the reader projects the lookup key ([`projection`]), asks
+//! [`Index::search`] for a [`Window`], and reads only the records of that window (Bourbon §4.5).
+//!
+//! # Keys and positions
+//!
+//! An index works on **u64 projections** of byte keys (see [`projection`]), handed over in
+//! non-decreasing order; equal projections are allowed (distinct byte keys may share one, and an
+//! internal-key file holds several versions of one user key). Positions are `0..n`. For a u64
+//! `key`, `lb(key)` is the first position whose projection is `>= key`, or `n` when there is
+//! none.
+//!
+//! # The window contract
+//!
+//! For **every** u64 `key` — present, absent, before the first key, after the last key, between
+//! two PLR segments — `search(key)` returns `Window { lo, hi }` with
+//!
+//! ```text
+//! lo <= lb(key) < hi <= n + 1        and        hi - lo <= max_window()
+//! ```
+//!
+//! Position `n` stands for "past the end": when `lb(key) = n` the window is `[lo, n + 1)`. A
+//! reader therefore looks at the records `[lo, min(hi, n))`: the first one whose projection is
+//! `>= key` is `lb(key)`; when there is none, `lb(key) = n` (then necessarily `hi = n + 1`).
+//!
+//! # Byte keys sharing a projection
+//!
+//! For a byte key `k` with projection `x`, every record whose projection is `< x` is `< k` and
+//! every record whose projection is `> x` is `> k` (the projection is monotone). So the byte-key
+//! lower bound of `k` lies in the run of records whose projection equals `x`, starting at
+//! `lb(x)`. The index locates the start of that run; a run of equal projections may extend past
+//! the window, and the reader scans forward while projections are equal (DESIGN.md, "Key
+//! projection").
+
+pub mod fence;
+pub mod plr;
+pub mod plr_model;
+pub mod projection;
+
+#[cfg(test)]
+mod tests;
+
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// Format version of every index encoding written by this build (the second header byte).
+pub const FORMAT_VERSION: u8 = 1;
+
+/// The largest number of keys an index accepts. Positions then fit in 41 bits with the error
+/// bound added, which keeps the PLR model's `f64` predictions exact to well under one position
+/// (see [`plr_model`]).
+pub const MAX_KEYS: u64 = 1 << 40;
+
+/// Half-open window of positions `[lo, hi)`; see the module docs for the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Window {
+    /// First position of the window.
+    pub lo: u64,
+    /// One past the last position of the window (at most `n + 1`).
+    pub hi: u64,
+}
+
+impl Window {
+    /// Number of positions in the window.
+    pub fn len(&self) -> u64 {
+        self.hi.saturating_sub(self.lo)
+    }
+
+    /// True when the window holds no position (never returned by [`Index::search`]).
+    pub fn is_empty(&self) -> bool {
+        self.hi <= self.lo
+    }
+
+    /// True when `pos` lies in `[lo, hi)`.
+    pub fn contains(&self, pos: u64) -> bool {
+        self.lo <= pos && pos < self.hi
+    }
+}
+
+/// A built index over the projected keys of one file. Immutable; safe to share across threads.
+pub trait Index: Send + Sync + std::fmt::Debug {
+    /// Returns a window `[lo, hi)` with `lo <= lb(key) < hi <= n + 1` and
+    /// `hi - lo <= self.max_window()`, for any u64 `key` (module docs).
+    fn search(&self, key: u64) -> Window;
+    /// The largest window [`Index::search`] can return (a property of the structure's
+    /// parameters: `2δ + 1` for PLR, the stride for fence pointers).
+    fn max_window(&self) -> u64;
+    /// Exact memory held by the structure: its inline size plus the capacity of its buffers.
+    fn size_bytes(&self) -> usize;
+    /// Which index type this is.
+    fn kind(&self) -> IndexKind;
+    /// Number of keys (positions) it was built over.
+    fn len(&self) -> u64;
+    /// True when it was built over no key.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Number of pieces it consists of: PLR segments, or fence pointers. A statistic.
+    fn segments(&self) -> u64;
+    /// Appends the serialized form (header included) to `out`; [`decode`] reads it back.
+    fn encode(&self, out: &mut Vec<u8>);
+}
+
+/// Builds an [`Index`] in one streaming pass over a file's projected keys.
+pub trait IndexBuilder: Send {
+    /// Adds the projection of the next key (position = number of keys added so far).
+    ///
+    /// # Errors
+    /// REQUIRES non-decreasing keys: a key smaller than the previous one, or more than
+    /// [`MAX_KEYS`] keys, gives `InvalidArgument` (and so does every later call and `finish`).
+    fn add(&mut self, key: u64) -> Result<()>;
+    /// Finishes the index.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if the configuration was invalid or an `add` failed.
+    fn finish(self: Box<Self>) -> Result<Box<dyn Index>>;
+}
+
+/// The index types. The discriminant is the first byte of the encoding.
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum IndexKind {
+    /// Fence pointers over projections: the baseline binary search ([`fence`]).
+    Fence = 1,
+    /// Bourbon's Greedy-PLR piecewise linear model ([`plr`], [`plr_model`]).
+    Plr = 2,
+}
+
+impl IndexKind {
+    /// The kind whose discriminant is `byte`, if this build knows it.
+    pub fn from_u8(byte: u8) -> Option<IndexKind> {
+        match byte {
+            1 => Some(IndexKind::Fence),
+            2 => Some(IndexKind::Plr),
+            _ => None,
+        }
+    }
+
+    /// A short lowercase name (`fence`, `plr`), as the CLI flag spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexKind::Fence => "fence",
+            IndexKind::Plr => "plr",
+        }
+    }
+}
+
+/// Which index to build and with which parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexConfig {
+    /// The index type.
+    pub kind: IndexKind,
+    /// PLR error bound δ: every prediction is within δ positions of the lower bound
+    /// (windows hold at most `2δ + 1` positions). Default 8, as in Bourbon.
+    pub error_bound: u32,
+    /// Keys per fence pointer (must be at least 1). Default 64.
+    pub fence_stride: u32,
+}
+
+impl Default for IndexConfig {
+    /// Greedy-PLR with δ = 8 (Bourbon's setting) and a fence stride of 64.
+    fn default() -> Self {
+        IndexConfig {
+            kind: IndexKind::Plr,
+            error_bound: 8,
+            fence_stride: 64,
+        }
+    }
+}
+
+/// Returns a builder for the index `config` describes. An invalid configuration (a fence stride
+/// of 0) is reported by the builder's first `add` or its `finish`.
+pub fn builder(config: &IndexConfig) -> Box<dyn IndexBuilder> {
+    match config.kind {
+        IndexKind::Fence => Box::new(fence::FenceBuilder::new(config.fence_stride)),
+        IndexKind::Plr => Box::new(plr::PlrBuilder::new(config.error_bound)),
+    }
+}
+
+/// Decodes an index written by [`Index::encode`]. `file` and `offset` (the model section's
+/// position in its file) only label errors.
+///
+/// # Errors
+/// - `UnsupportedVersion` for a format version this build does not read, or an unknown kind
+///   (then `version` is `kind << 8 | format_version`): the caller falls back to the fence path.
+/// - `Corruption` (naming `file` and `offset`) for malformed bytes: truncation, trailing bytes,
+///   out-of-range parameters, keys or positions out of order. Never panics.
+pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Box<dyn Index>> {
+    let (Some(&kind_byte), Some(&version)) = (bytes.first(), bytes.get(1)) else {
+        return Err(Error::corruption(file, offset, "index: missing header"));
+    };
+    let Some(kind) = IndexKind::from_u8(kind_byte) else {
+        return Err(Error::UnsupportedVersion {
+            file: file.to_path_buf(),
+            version: u32::from(kind_byte) << 8 | u32::from(version),
+        });
+    };
+    if version != FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion {
+            file: file.to_path_buf(),
+            version: u32::from(version),
+        });
+    }
+    let body = bytes.get(2..).unwrap_or_default();
+    let corrupt = |reason: String| Error::corruption(file, offset, format!("index: {reason}"));
+    match kind {
+        IndexKind::Fence => Ok(Box::new(
+            fence::FenceIndex::decode_body(body).map_err(corrupt)?,
+        )),
+        IndexKind::Plr => Ok(Box::new(
+            plr_model::PlrIndex::decode_body(body).map_err(corrupt)?,
+        )),
+    }
+}
+
+/// Appends the two header bytes (kind, format version).
+fn put_header(out: &mut Vec<u8>, kind: IndexKind) {
+    out.push(kind as u8);
+    out.push(FORMAT_VERSION);
+}
+
+/// Tracks the order and count of the keys fed to a builder.
+#[derive(Debug, Clone, Default)]
+struct KeyOrder {
+    /// The previous key, if any.
+    prev: Option<u64>,
+    /// Keys accepted so far.
+    count: u64,
+    /// Set once a call failed; every later call fails too.
+    failed: Option<String>,
+}
+
+impl KeyOrder {
+    /// Checks `key` against the previous one and the key limit; on success returns whether it is
+    /// a new distinct key and counts it.
+    fn accept(&mut self, key: u64) -> Result<bool> {
+        if let Some(reason) = &self.failed {
+            return Err(Error::InvalidArgument(reason.clone()));
+        }
+        if self.count >= MAX_KEYS {
+            return Err(self.fail(format!("index: more than {MAX_KEYS} keys")));
+        }
+        let distinct = match self.prev {
+            Some(prev) if key < prev => {
+                return Err(self.fail(format!(
+                    "index: keys must be non-decreasing, got {key} after {prev} at position {}",
+                    self.count
+                )));
+            }
+            Some(prev) => key != prev,
+            None => true,
+        };
+        self.prev = Some(key);
+        self.count += 1;
+        Ok(distinct)
+    }
+
+    /// Records a failure and returns it as an error.
+    fn fail(&mut self, reason: String) -> Error {
+        self.failed = Some(reason.clone());
+        Error::InvalidArgument(reason)
+    }
+
+    /// Errors if any call failed.
+    fn check(&self) -> Result<()> {
+        match &self.failed {
+            Some(reason) => Err(Error::InvalidArgument(reason.clone())),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! Greedy-PLR fitting (Bourbon §3.2, after Xie et al.; FITing-Tree's "shrinking cone"): the
+//! one-pass training half of the PLR index. Lookup lives in [`super::plr_model`] (STYLE.md §10).
+//!
+//! # What is fitted
+//!
+//! The model approximates the **lower-bound step function** `lb(x)` over the whole key range
+//! `[first key, last key]`, not only at the keys. For distinct keys `x_0 < … < x_{m−1}` whose
+//! runs start at positions `y_0 < … < y_{m−1}`, `lb(x) = y_j` for `x ∈ (x_{j−1}, x_j]`. Each
+//! step is fed to the fitter as its two ends, `(x_{j−1} + 1, y_j)` (skipped when it equals
+//! `x_j`) and `(x_j, y_j)`. Segment slopes are non-negative, so a prediction is monotone in `x`
+//! and stays within δ of `lb(x)` between two fitted points when it does at both: the error
+//! bound then holds for every u64 key in range — absent keys, keys inside a run of duplicate
+//! projections (trained on the run's first position only), and keys in the gap between two
+//! segments (the case the Bourbon range-query report fixes by clamping; here the clamp of
+//! [`super::plr_model`] is a second safety net). Bourbon trains on the keys alone, which bounds
+//! the error of present keys only. On dense keys the extra points vanish (`x_{j−1} + 1 = x_j`).
+//!
+//! # The greedy cone
+//!
+//! A segment is anchored at its first point `(x_0, y_0)` (error 0) with feasible slopes
+//! `[lo, hi] = [0, +∞)`. A point `(x, y)` with `dx = x − x_0` admits the slopes
+//! `[(y − δ − y_0)/dx, (y + δ − y_0)/dx]`; the cone is intersected with them, and when the
+//! intersection is empty the segment is closed with the midpoint slope and a new one starts at
+//! the point. The bounds are exact fractions compared in i128 (numerators below 2^42, `dx`
+//! below 2^64, products below 2^106); only the final slope is rounded to `f64`.
+
+use super::plr_model::{PlrIndex, Segment};
+use super::{Index, IndexBuilder, KeyOrder};
+use crate::error::Result;
+
+/// A slope `num / den` with `den > 0`, or +∞ when `den == 0`.
+#[derive(Debug, Clone, Copy)]
+struct Slope {
+    num: i64,
+    den: u64,
+}
+
+impl Slope {
+    const ZERO: Slope = Slope { num: 0, den: 1 };
+    const INFINITE: Slope = Slope { num: 1, den: 0 };
+
+    /// `self < other`, exactly.
+    fn less_than(self, other: Slope) -> bool {
+        match (self.den, other.den) {
+            (_, 0) => self.den != 0,
+            (0, _) => false,
+            // |num| < 2^42 and den < 2^64: the products fit i128 with room to spare.
+            _ => {
+                i128::from(self.num) * i128::from(other.den)
+                    < i128::from(other.num) * i128::from(self.den)
+            }
+        }
+    }
+
+    fn to_f64(self) -> f64 {
+        self.num as f64 / self.den as f64
+    }
+}
+
+/// The segment being grown: its anchor and feasible slope range.
+#[derive(Debug, Clone, Copy)]
+struct Cone {
+    x0: u64,
+    y0: u64,
+    lo: Slope,
+    hi: Slope,
+}
+
+impl Cone {
+    fn start(x0: u64, y0: u64) -> Cone {
+        Cone {
+            x0,
+            y0,
+            lo: Slope::ZERO,
+            hi: Slope::INFINITE,
+        }
+    }
+
+    /// The segment's slope: the middle of the cone (its lower end while the cone is unbounded,
+    /// i.e. the segment holds one point).
+    fn close(self) -> Segment {
+        let slope = if self.hi.den == 0 {
+            self.lo.to_f64()
+        } else {
+            (self.lo.to_f64() + self.hi.to_f64()) / 2.0
+        };
+        Segment {
+            key: self.x0,
+            pos: self.y0,
+            slope: slope.max(0.0),
+        }
+    }
+}
+
+/// The Greedy-PLR fitter: feed points with strictly increasing `x`, get segments.
+#[derive(Debug)]
+pub struct GreedyPlr {
+    delta: i64,
+    cone: Option<Cone>,
+    segments: Vec<Segment>,
+}
+
+impl GreedyPlr {
+    /// A fitter with error bound `delta` (δ).
+    pub fn new(delta: u32) -> Self {
+        GreedyPlr {
+            delta: i64::from(delta),
+            cone: None,
+            segments: Vec::new(),
+        }
+    }
+
+    /// Adds the point `(x, y)`.
+    ///
+    /// REQUIRES: `x` greater than the previous point's, `y` not smaller (the builder ensures it).
+    pub fn push(&mut self, x: u64, y: u64) {
+        let Some(cone) = self.cone.as_mut() else {
+            self.cone = Some(Cone::start(x, y));
+            return;
+        };
+        let dx = x.wrapping_sub(cone.x0);
+        // Positions are below 2^40 (MAX_KEYS), so they and their difference fit i64.
+        let dy = y as i64 - cone.y0 as i64;
+        let lower = Slope {
+            num: dy - self.delta,
+            den: dx,
+        };
+        let upper = Slope {
+            num: dy + self.delta,
+            den: dx,
+        };
+        let lo = if cone.lo.less_than(lower) {
+            lower
+        } else {
+            cone.lo
+        };
+        let hi = if upper.less_than(cone.hi) {
+            upper
+        } else {
+            cone.hi
+        };
+        if hi.less_than(lo) {
+            self.segments.push(cone.close());
+            *cone = Cone::start(x, y);
+        } else {
+            cone.lo = lo;
+            cone.hi = hi;
+        }
+    }
+
+    /// Closes the last segment and returns all of them, in key order.
+    pub fn finish(mut self) -> Vec<Segment> {
+        if let Some(cone) = self.cone.take() {
+            self.segments.push(cone.close());
+        }
+        self.segments
+    }
+}
+
+/// Streams projected keys into a [`PlrIndex`], feeding each step of `lb` to [`GreedyPlr`].
+#[derive(Debug)]
+pub struct PlrBuilder {
+    delta: u32,
+    order: KeyOrder,
+    first_key: u64,
+    fit: GreedyPlr,
+}
+
+impl PlrBuilder {
+    /// A builder with error bound `delta` (δ).
+    pub fn new(delta: u32) -> Self {
+        PlrBuilder {
+            delta,
+            order: KeyOrder::default(),
+            first_key: 0,
+            fit: GreedyPlr::new(delta),
+        }
+    }
+}
+
+impl IndexBuilder for PlrBuilder {
+    fn add(&mut self, key: u64) -> Result<()> {
+        let prev = self.order.prev;
+        let pos = self.order.count;
+        if !self.order.accept(key)? {
+            return Ok(()); // a duplicate: lb(key) is its run's first position, already fed
+        }
+        match prev {
+            None => self.first_key = key,
+            Some(prev) if prev + 1 < key => self.fit.push(prev + 1, pos),
+            Some(_) => {}
+        }
+        self.fit.push(key, pos);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Box<dyn Index>> {
+        self.order.check()?;
+        let last_key = self.order.prev.unwrap_or(0);
+        let index = PlrIndex::new(
+            self.delta,
+            self.order.count,
+            self.first_key,
+            last_key,
+            self.fit.finish(),
+        );
+        Ok(Box::new(index))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    fn build(delta: u32, keys: impl IntoIterator<Item = u64>) -> Box<dyn Index> {
+        let mut b = Box::new(PlrBuilder::new(delta));
+        for k in keys {
+            b.add(k).expect("sorted keys");
+        }
+        b.finish().expect("valid")
+    }
+
+    #[test]
+    fn dense_keys_need_one_segment_at_any_bound() {
+        for delta in [0, 1, 8] {
+            let idx = build(delta, 1000..101_000);
+            assert_eq!(idx.segments(), 1, "delta {delta}");
+        }
+    }
+
+    #[test]
+    fn linear_keys_need_one_segment() {
+        for delta in [1, 8, 64] {
+            let idx = build(delta, (0..100_000u64).map(|i| 7 + i * 1000));
+            assert_eq!(idx.segments(), 1, "delta {delta}");
+        }
+        // The largest keys: stride 2^44 up to near u64::MAX.
+        let idx = build(8, (0..1_000_000u64).map(|i| i << 44));
+        assert_eq!(idx.segments(), 1);
+    }
+
+    #[test]
+    fn segmented_keys_need_one_segment_per_piece() {
+        // Ten linear pieces of 1000 keys, each jumping far ahead of the previous one.
+        let keys = (0..10u64).flat_map(|s| (0..1000u64).map(move |i| s * 1_000_000_000 + i * 3));
+        let idx = build(8, keys);
+        assert_eq!(idx.segments(), 10);
+    }
+
+    #[test]
+    fn duplicates_collapse_to_their_run_start() {
+        // 1000 distinct keys each repeated 5 times: lb steps by 5 per key, which is linear.
+        let keys = (0..1000u64).flat_map(|i| std::iter::repeat_n(i * 10, 5));
+        let idx = build(8, keys);
+        assert_eq!(idx.len(), 5000);
+        assert_eq!(idx.segments(), 1);
+        assert!(idx.search(10 * 500).contains(5 * 500));
+        assert!(idx.search(10 * 500 + 1).contains(5 * 501));
+    }
+
+    #[test]
+    fn single_and_empty() {
+        let idx = build(8, [42]);
+        assert_eq!(idx.segments(), 1);
+        assert!(idx.search(42).contains(0));
+        assert!(idx.search(0).contains(0));
+        assert!(idx.search(43).contains(1));
+        let idx = build(8, []);
+        assert_eq!(idx.segments(), 0);
+        assert!(idx.search(5).contains(0));
+    }
+
+    /// The analysis of `plr_model`: at every fitted point (both ends of every step of `lb`),
+    /// the `f64` prediction is within δ + 2^-8 of `lb` — the rounding error stays far below
+    /// the 1/64 slack the lookup adds. Keys above 2^53 and slopes far from 1 included.
+    #[test]
+    fn f64_predictions_stay_within_the_bound_at_fitted_points() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let mut uniform: Vec<u64> = (0..50_000).map(|_| rng.gen()).collect();
+        uniform.sort_unstable();
+        let high_dense: Vec<u64> = (0..50_000u64).map(|i| (1 << 62) + i * 3).collect();
+        let top: Vec<u64> = (0..50_000u64).rev().map(|i| u64::MAX - i * i).collect();
+        let dup: Vec<u64> = (0..50_000u64).map(|i| (i / 7) << 50).collect();
+        for keys in [uniform, high_dense, top, dup] {
+            for delta in [0u32, 1, 8, 1024] {
+                let mut points = Vec::new();
+                for (pos, pair) in (0u64..).zip(keys.iter().enumerate()) {
+                    let (i, &k) = pair;
+                    let prev = i.checked_sub(1).and_then(|j| keys.get(j)).copied();
+                    match prev {
+                        Some(p) if p == k => continue,
+                        Some(p) if p + 1 < k => points.push((p + 1, pos)),
+                        _ => {}
+                    }
+                    points.push((k, pos));
+                }
+                let mut fit = GreedyPlr::new(delta);
+                for &(x, y) in &points {
+                    fit.push(x, y);
+                }
+                let segments = fit.finish();
+                for &(x, y) in &points {
+                    let i = segments.partition_point(|s| s.key <= x) - 1;
+                    let s = segments[i];
+                    let p = s.pos as f64 + s.slope * (x - s.key) as f64;
+                    let err = (p - y as f64).abs();
+                    assert!(
+                        err <= f64::from(delta) + 1.0 / 256.0,
+                        "delta {delta}: point ({x}, {y}) predicted {p}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_decreasing_keys() {
+        let mut b = Box::new(PlrBuilder::new(8));
+        b.add(5).expect("first");
+        b.add(5).expect("duplicate");
+        assert!(matches!(b.add(4), Err(Error::InvalidArgument(_))));
+        assert!(b.finish().is_err());
+    }
+}

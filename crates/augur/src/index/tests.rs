@@ -1,0 +1,403 @@
+//! Property tests of every index type against the window contract of [`super`]: for random and
+//! adversarial key sets and any query, `lo <= lb(key) < hi <= n + 1` and
+//! `hi - lo <= max_window()`, with `max_window()` equal to the documented bound; encodings
+//! round-trip; decoding damaged bytes never panics.
+
+use super::*;
+use proptest::prelude::*;
+use std::path::PathBuf;
+
+const DELTAS: [u32; 6] = [0, 1, 4, 8, 64, 1024];
+const STRIDES: [u32; 4] = [1, 2, 64, 4096];
+
+fn build(config: &IndexConfig, keys: &[u64]) -> Box<dyn Index> {
+    let mut b = builder(config);
+    for &k in keys {
+        b.add(k).expect("sorted keys are accepted");
+    }
+    b.finish().expect("a valid configuration")
+}
+
+fn plr(delta: u32) -> IndexConfig {
+    IndexConfig {
+        kind: IndexKind::Plr,
+        error_bound: delta,
+        ..IndexConfig::default()
+    }
+}
+
+fn fence(stride: u32) -> IndexConfig {
+    IndexConfig {
+        kind: IndexKind::Fence,
+        fence_stride: stride,
+        ..IndexConfig::default()
+    }
+}
+
+/// The documented window bound of a configuration.
+fn documented_bound(config: &IndexConfig) -> u64 {
+    match config.kind {
+        IndexKind::Fence => u64::from(config.fence_stride),
+        IndexKind::Plr => 2 * u64::from(config.error_bound) + 1,
+    }
+}
+
+/// The queries of a key set: every present key, its neighbours, both extremes, and `extra`.
+fn queries(keys: &[u64], extra: &[u64]) -> Vec<u64> {
+    let mut q = vec![0, 1, u64::MAX, u64::MAX - 1];
+    for &k in keys {
+        q.extend([k, k.wrapping_sub(1), k.wrapping_add(1)]);
+    }
+    q.extend_from_slice(extra);
+    q
+}
+
+/// Checks the window contract for every query; returns a description of the first violation.
+fn check(config: &IndexConfig, keys: &[u64], extra: &[u64]) -> Result<(), String> {
+    let idx = build(config, keys);
+    let n = keys.len() as u64;
+    if idx.len() != n || idx.kind() != config.kind {
+        return Err(format!("len {} kind {:?}", idx.len(), idx.kind()));
+    }
+    if idx.max_window() != documented_bound(config) {
+        return Err(format!("max_window {}", idx.max_window()));
+    }
+    for key in queries(keys, extra) {
+        let lb = keys.partition_point(|&k| k < key) as u64;
+        let w = idx.search(key);
+        if !(w.lo <= lb && lb < w.hi && w.hi <= n + 1) {
+            return Err(format!("key {key}: lb {lb} not in {w:?} (n {n})"));
+        }
+        if w.len() > idx.max_window() {
+            return Err(format!("key {key}: {w:?} wider than {}", idx.max_window()));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that encode → decode gives an index with identical answers, size and encoding.
+fn check_roundtrip(config: &IndexConfig, keys: &[u64], extra: &[u64]) -> Result<(), String> {
+    let idx = build(config, keys);
+    let mut bytes = Vec::new();
+    idx.encode(&mut bytes);
+    let back = decode(&bytes, &PathBuf::from("t.sst"), 0).map_err(|e| e.to_string())?;
+    let mut again = Vec::new();
+    back.encode(&mut again);
+    if again != bytes
+        || back.size_bytes() != idx.size_bytes()
+        || back.segments() != idx.segments()
+        || back.len() != idx.len()
+        || back.kind() != idx.kind()
+        || back.max_window() != idx.max_window()
+    {
+        return Err(format!("decoded index differs: {back:?} vs {idx:?}"));
+    }
+    for key in queries(keys, extra) {
+        if back.search(key) != idx.search(key) {
+            return Err(format!(
+                "key {key}: {:?} vs {:?}",
+                back.search(key),
+                idx.search(key)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Key-set shapes, each sorted (with duplicates where the shape has them).
+#[derive(Debug, Clone)]
+enum Shape {
+    Uniform(Vec<u64>),
+    /// Runs of equal keys: (key, run length).
+    Runs(Vec<(u64, usize)>),
+    Dense {
+        start: u64,
+        len: u64,
+    },
+    Linear {
+        start: u64,
+        step: u64,
+        len: u64,
+    },
+    Exponential {
+        base_milli: u64,
+        len: u64,
+    },
+    /// Clusters of consecutive keys separated by huge gaps.
+    Clusters(Vec<(u64, u64)>),
+    /// Keys bunched near 0 and near u64::MAX.
+    Extremes {
+        low: u64,
+        high: u64,
+    },
+    Mixed(Vec<Shape>),
+}
+
+impl Shape {
+    fn keys(&self) -> Vec<u64> {
+        let mut keys = match self {
+            Shape::Uniform(v) => v.clone(),
+            Shape::Runs(runs) => runs
+                .iter()
+                .flat_map(|&(k, len)| std::iter::repeat_n(k, len))
+                .collect(),
+            Shape::Dense { start, len } => (0..*len).map(|i| start.saturating_add(i)).collect(),
+            Shape::Linear { start, step, len } => (0..*len)
+                .map(|i| start.saturating_add(i.saturating_mul(*step)))
+                .collect(),
+            Shape::Exponential { base_milli, len } => {
+                let base = 1.0 + *base_milli as f64 / 1000.0;
+                (0..*len).map(|i| base.powi(i as i32) as u64).collect()
+            }
+            Shape::Clusters(c) => c
+                .iter()
+                .flat_map(|&(start, len)| (0..len).map(move |i| start.saturating_add(i)))
+                .collect(),
+            Shape::Extremes { low, high } => {
+                (0..*low).chain((0..*high).map(|i| u64::MAX - i)).collect()
+            }
+            Shape::Mixed(parts) => parts.iter().flat_map(Shape::keys).collect(),
+        };
+        keys.sort_unstable();
+        keys
+    }
+}
+
+fn leaf_shape() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        prop::collection::vec(any::<u64>(), 0..2000).prop_map(Shape::Uniform),
+        prop::collection::vec((any::<u64>(), 1usize..40), 1..200).prop_map(Shape::Runs),
+        // One long run (longer than most error bounds) amid a few other keys.
+        (
+            any::<u64>(),
+            100usize..2500,
+            prop::collection::vec(any::<u64>(), 0..50)
+        )
+            .prop_map(|(k, len, others)| {
+                let mut runs = vec![(k, len)];
+                runs.extend(others.into_iter().map(|o| (o, 1)));
+                Shape::Runs(runs)
+            }),
+        (any::<u64>(), 1u64..3000).prop_map(|(start, len)| Shape::Dense { start, len }),
+        (any::<u64>(), 1u64..1 << 50, 1u64..2000).prop_map(|(start, step, len)| Shape::Linear {
+            start,
+            step,
+            len
+        }),
+        (1u64..500, 1u64..3000)
+            .prop_map(|(base_milli, len)| Shape::Exponential { base_milli, len }),
+        prop::collection::vec((any::<u64>(), 1u64..300), 1..12).prop_map(Shape::Clusters),
+        (0u64..200, 0u64..200).prop_map(|(low, high)| Shape::Extremes { low, high }),
+        any::<u64>().prop_map(|k| Shape::Uniform(vec![k])),
+    ]
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        3 => leaf_shape(),
+        1 => prop::collection::vec(leaf_shape(), 2..4).prop_map(Shape::Mixed),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(192))]
+
+    #[test]
+    fn plr_window_contains_lower_bound(
+        shape in shape(),
+        d in prop::sample::select(DELTAS.to_vec()),
+        extra in prop::collection::vec(any::<u64>(), 0..64),
+    ) {
+        let keys = shape.keys();
+        prop_assert_eq!(check(&plr(d), &keys, &extra), Ok(()));
+    }
+
+    #[test]
+    fn fence_window_contains_lower_bound(
+        shape in shape(),
+        s in prop::sample::select(STRIDES.to_vec()),
+        extra in prop::collection::vec(any::<u64>(), 0..64),
+    ) {
+        let keys = shape.keys();
+        prop_assert_eq!(check(&fence(s), &keys, &extra), Ok(()));
+    }
+
+    #[test]
+    fn encodings_round_trip(
+        shape in shape(),
+        d in prop::sample::select(DELTAS.to_vec()),
+        s in prop::sample::select(STRIDES.to_vec()),
+        extra in prop::collection::vec(any::<u64>(), 0..64),
+    ) {
+        let keys = shape.keys();
+        prop_assert_eq!(check_roundtrip(&plr(d), &keys, &extra), Ok(()));
+        prop_assert_eq!(check_roundtrip(&fence(s), &keys, &extra), Ok(()));
+    }
+
+    /// Truncated or bit-flipped encodings decode to an error or to an index whose searches
+    /// do not panic; never a panic.
+    #[test]
+    fn damaged_encodings_never_panic(
+        shape in leaf_shape(),
+        d in prop::sample::select(DELTAS.to_vec()),
+        s in prop::sample::select(STRIDES.to_vec()),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), 0u8..8), 1..4),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let keys = shape.keys();
+        for config in [plr(d), fence(s)] {
+            let mut bytes = Vec::new();
+            build(&config, &keys).encode(&mut bytes);
+            let truncated = &bytes[..cut.index(bytes.len())];
+            prop_assert!(decode(truncated, &PathBuf::from("t"), 7).is_err());
+            let mut flipped = bytes.clone();
+            for (at, bit) in &flipped_positions(&flips, bytes.len()) {
+                flipped[*at] ^= 1 << bit;
+            }
+            if let Ok(idx) = decode(&flipped, &PathBuf::from("t"), 7) {
+                for key in queries(&keys, &[]).into_iter().take(300) {
+                    let w = idx.search(key);
+                    prop_assert!(w.lo < w.hi && w.hi <= idx.len() + 1);
+                }
+            }
+        }
+    }
+}
+
+fn flipped_positions(flips: &[(prop::sample::Index, u8)], len: usize) -> Vec<(usize, u8)> {
+    flips.iter().map(|(i, bit)| (i.index(len), *bit)).collect()
+}
+
+/// Larger files than the property tests use, at every error bound and stride.
+#[test]
+fn large_files_at_every_bound() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
+    let mut uniform: Vec<u64> = (0..200_000).map(|_| rng.gen()).collect();
+    uniform.sort_unstable();
+    // Dense keys above 2^53, where u64 → f64 conversion is lossy.
+    let high: Vec<u64> = (0..100_000u64).map(|i| (1 << 60) + i).collect();
+    // A normal-like distribution: sums of uniforms, scaled to the whole range.
+    let mut normal: Vec<u64> = (0..100_000)
+        .map(|_| (0..4).map(|_| rng.gen::<u64>() >> 2).sum())
+        .collect();
+    normal.sort_unstable();
+    let extra: Vec<u64> = (0..10_000).map(|_| rng.gen()).collect();
+    for keys in [&uniform, &high, &normal] {
+        for d in DELTAS {
+            assert_eq!(check(&plr(d), keys, &extra), Ok(()), "delta {d}");
+        }
+        for s in STRIDES {
+            assert_eq!(check(&fence(s), keys, &extra), Ok(()), "stride {s}");
+        }
+    }
+}
+
+#[test]
+fn decode_errors_name_the_file_and_offset() {
+    let mut bytes = Vec::new();
+    build(&plr(8), &[1, 2, 3, 50, 900]).encode(&mut bytes);
+    bytes.pop();
+    let err = decode(&bytes, &PathBuf::from("000007.sst"), 4096).expect_err("truncated");
+    assert!(
+        matches!(&err, Error::Corruption { file, offset: 4096, .. } if file.ends_with("000007.sst")),
+        "{err}"
+    );
+    let err = decode(&[9, 1], &PathBuf::from("x"), 0).expect_err("unknown kind");
+    assert!(
+        matches!(err, Error::UnsupportedVersion { version: 0x901, .. }),
+        "{err}"
+    );
+    let err = decode(&[2, 99], &PathBuf::from("x"), 0).expect_err("unknown version");
+    assert!(
+        matches!(err, Error::UnsupportedVersion { version: 99, .. }),
+        "{err}"
+    );
+    assert!(decode(&[], &PathBuf::from("x"), 0).is_err_and(|e| e.is_corruption()));
+}
+
+#[test]
+fn size_bytes_counts_the_buffers() {
+    let keys: Vec<u64> = (0..10_000u64).map(|i| i * i).collect();
+    let f = build(&fence(64), &keys);
+    assert_eq!(f.segments(), 157);
+    assert!(f.size_bytes() >= 157 * 8);
+    let p = build(&plr(8), &keys);
+    assert!(p.size_bytes() >= p.segments() as usize * 24);
+    assert!(
+        p.segments() < 157,
+        "x² needs fewer PLR segments than 64-key fences"
+    );
+}
+
+/// The reader's procedure of the module docs, over byte keys: search the projection's window
+/// for `lb(x)`, then scan forward through the run of equal projections comparing bytes.
+fn byte_lower_bound(idx: &dyn Index, keys: &[Vec<u8>], prefix: &[u8], query: &[u8]) -> usize {
+    let proj = |i: usize| projection::project(&keys[i], prefix.len());
+    let x = projection::project_bounded(query, prefix);
+    let w = idx.search(x);
+    let n = keys.len();
+    let end = (w.hi as usize).min(n);
+    let mut pos = (w.lo as usize..end).find(|&i| proj(i) >= x).unwrap_or(end);
+    while pos < n && proj(pos) == x && keys[pos].as_slice() < query {
+        pos += 1;
+    }
+    pos
+}
+
+/// Short byte strings over a small alphabet, so that projections collide often.
+fn suffix() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(vec![0u8, 1, 0x80, 0xff]), 0..13)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Byte keys with a long common prefix, differing only after 8 bytes, equal projections,
+    /// and duplicates (several versions of one key): the window plus the forward scan finds the
+    /// byte-key lower bound of any query, for both index kinds.
+    #[test]
+    fn byte_keys_sharing_projections(
+        prefix in prop::collection::vec(any::<u8>(), 0..12),
+        suffixes in prop::collection::vec((suffix(), 1usize..4), 1..300),
+        probes in prop::collection::vec(suffix(), 0..40),
+        d in prop::sample::select(DELTAS.to_vec()),
+        s in prop::sample::select(STRIDES.to_vec()),
+    ) {
+        let mut keys: Vec<Vec<u8>> = suffixes
+            .iter()
+            .flat_map(|(suf, versions)| {
+                std::iter::repeat_n([prefix.as_slice(), suf].concat(), *versions)
+            })
+            .collect();
+        keys.sort();
+        let p = projection::common_prefix_len(&keys[0], &keys[keys.len() - 1]);
+        let file_prefix = keys[0][..p].to_vec();
+        let projected: Vec<u64> = keys.iter().map(|k| projection::project(k, p)).collect();
+        let mut queries: Vec<Vec<u8>> = Vec::new();
+        for k in &keys {
+            queries.push(k.clone());
+            queries.push([k.as_slice(), &[0]].concat());
+            let mut smaller = k.clone();
+            smaller.pop();
+            queries.push(smaller);
+        }
+        for probe in &probes {
+            queries.push([prefix.as_slice(), probe].concat());
+            queries.push(probe.clone());
+        }
+        queries.push(Vec::new());
+        queries.push(vec![0xff; 30]);
+        for config in [plr(d), fence(s)] {
+            let idx = build(&config, &projected);
+            for q in &queries {
+                let expected = keys.partition_point(|k| k < q);
+                prop_assert_eq!(
+                    byte_lower_bound(idx.as_ref(), &keys, &file_prefix, q),
+                    expected,
+                    "query {:?} with {:?}", q, config
+                );
+            }
+        }
+    }
+}
