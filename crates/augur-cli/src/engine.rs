@@ -1,7 +1,7 @@
 //! Engine options given on the command line (global flags) and opening the database.
 
 use crate::error::CliError;
-use augur::{Db, Options, ReadMode};
+use augur::{Db, IndexKind, LearningPolicy, Options, ReadMode};
 use clap::{Args, ValueEnum};
 use std::path::Path;
 
@@ -22,6 +22,24 @@ impl ReadModeArg {
             ReadModeArg::Pread => ReadMode::Pread,
         }
     }
+}
+
+/// The learned index trained per SSTable.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexArg {
+    /// Fence pointers over key projections (the baseline index, in the model section).
+    Fence,
+    /// Bourbon's Greedy-PLR piecewise linear model.
+    Plr,
+}
+
+/// When models are learned.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LearningArg {
+    /// No models: lookups take the baseline path (fence pointers + binary search).
+    Never,
+    /// Train while writing each SSTable; lookups use the model.
+    AtBuild,
 }
 
 /// Engine options; unset ones keep the engine defaults (see `augur::Options`).
@@ -47,6 +65,15 @@ pub struct EngineArgs {
     /// Target SSTable size in MiB (engine default 32).
     #[arg(long, global = true, value_name = "MB", alias = "target_file_mb")]
     pub target_file_mb: Option<u64>,
+    /// Learned index type (engine default plr).
+    #[arg(long, global = true, value_enum)]
+    pub index: Option<IndexArg>,
+    /// Learning policy (engine default at-build).
+    #[arg(long, global = true, value_enum)]
+    pub learning: Option<LearningArg>,
+    /// Error bound δ of learned indexes: a lookup reads at most 2δ+1 slots (engine default 8).
+    #[arg(long, global = true, value_name = "N", alias = "error_bound")]
+    pub error_bound: Option<u32>,
     /// Do not create the database if it does not exist (commands that only read or
     /// delete never create one).
     #[arg(long, global = true)]
@@ -71,6 +98,21 @@ impl EngineArgs {
         }
         if let Some(mb) = self.target_file_mb {
             o.target_file_size_bytes = mb.saturating_mul(1 << 20);
+        }
+        if let Some(i) = self.index {
+            o.index = match i {
+                IndexArg::Fence => IndexKind::Fence,
+                IndexArg::Plr => IndexKind::Plr,
+            };
+        }
+        if let Some(l) = self.learning {
+            o.learning = match l {
+                LearningArg::Never => LearningPolicy::Never,
+                LearningArg::AtBuild => LearningPolicy::AtBuild,
+            };
+        }
+        if let Some(e) = self.error_bound {
+            o.error_bound = e;
         }
         o
     }

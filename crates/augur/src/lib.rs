@@ -13,6 +13,7 @@ pub mod fs;
 pub mod index;
 pub mod iter;
 pub mod key;
+pub mod learning;
 pub mod memtable;
 mod options;
 pub mod sst;
@@ -25,5 +26,7 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use fs::ReadMode;
+pub use index::IndexKind;
 pub use iter::DbIterator;
+pub use learning::LearningPolicy;
 pub use options::Options;

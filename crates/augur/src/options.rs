@@ -4,6 +4,8 @@
 
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, ReadMode, StdFs};
+use crate::index::{IndexConfig, IndexKind};
+use crate::learning::LearningPolicy;
 use std::sync::Arc;
 
 /// Options of a database, fixed at [`crate::Db::open`].
@@ -49,6 +51,13 @@ pub struct Options {
     /// Garbage ratio (garbage bytes / segment bytes) past which background GC rewrites a
     /// sealed segment. 1.0 or above disables automatic GC. Default 0.5.
     pub value_log_gc_ratio: f64,
+    /// The learned index trained per SSTable (`--index`). Default Greedy-PLR.
+    pub index: IndexKind,
+    /// Error bound δ of learned indexes: a lookup reads at most `2δ + 1` slots. Default 8.
+    pub error_bound: u32,
+    /// When models are learned and whether lookups use them (`--learning`). Default
+    /// `at-build`.
+    pub learning: LearningPolicy,
     /// The file system. Default the real one ([`StdFs`]).
     pub fs: Arc<dyn FileSystem>,
     /// Run flush and compaction in background threads. When `false`, they run inline in the
@@ -80,6 +89,9 @@ impl std::fmt::Debug for Options {
             .field("value_log_segment_bytes", &self.value_log_segment_bytes)
             .field("value_log_gc_ratio", &self.value_log_gc_ratio)
             .field("background_threads", &self.background_threads)
+            .field("index", &self.index)
+            .field("error_bound", &self.error_bound)
+            .field("learning", &self.learning)
             .finish_non_exhaustive()
     }
 }
@@ -106,6 +118,9 @@ impl Default for Options {
             value_log_gc_ratio: 0.5,
             fs: Arc::new(StdFs),
             background_threads: true,
+            index: IndexKind::Plr,
+            error_bound: 8,
+            learning: LearningPolicy::AtBuild,
         }
     }
 }
@@ -173,7 +188,19 @@ impl Options {
         if self.value_log_gc_ratio.is_nan() || self.value_log_gc_ratio <= 0.0 {
             return Err(invalid("value_log_gc_ratio", "must be a number above 0"));
         }
+        if self.error_bound > 1 << 20 {
+            return Err(invalid("error_bound", "must be at most 1048576"));
+        }
         Ok(())
+    }
+
+    /// The index the builder trains, or `None` when the policy does not learn at build time.
+    pub fn build_model_config(&self) -> Option<IndexConfig> {
+        (self.learning == LearningPolicy::AtBuild).then_some(IndexConfig {
+            kind: self.index,
+            error_bound: self.error_bound,
+            fence_stride: self.block_records as u32,
+        })
     }
 }
 

@@ -13,7 +13,9 @@
 //! and the operation count of every configuration.
 
 use augur::fs::MemFs;
-use augur::{Db, DbIterator, Options, ReadMode, Snapshot, Stats, WriteBatch};
+use augur::{
+    Db, DbIterator, IndexKind, LearningPolicy, Options, ReadMode, Snapshot, Stats, WriteBatch,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -59,6 +61,15 @@ struct Config {
 }
 
 /// Seeds from `AUGUR_DIFF_SEEDS` (`a..b` or `a,b,c`), else `defaults`.
+/// A learning policy: mostly at-build (models in use), sometimes never (baseline path).
+fn random_learning(rng: &mut StdRng) -> LearningPolicy {
+    if rng.gen_bool(0.3) {
+        LearningPolicy::Never
+    } else {
+        LearningPolicy::AtBuild
+    }
+}
+
 fn seeds(defaults: &[u64]) -> Vec<u64> {
     let Ok(s) = std::env::var("AUGUR_DIFF_SEEDS") else {
         return defaults.to_vec();
@@ -219,6 +230,9 @@ impl Run {
             bloom_bits_per_key: [0, 10][rng.gen_range(0..2)],
             level_size_ratio: rng.gen_range(2..=10),
             background_threads: cfg.background,
+            index: [IndexKind::Fence, IndexKind::Plr][rng.gen_range(0..2)],
+            error_bound: [0, 1, 4, 8, 64][rng.gen_range(0..5)],
+            learning: random_learning(&mut rng),
             ..Options::default()
         };
         let (path, tmp) = match cfg.storage {
@@ -601,6 +615,9 @@ impl Run {
                 ReadMode::Pread
             };
         }
+        // Switching the policy at reopen mixes files with and without models, and reads
+        // files that have one on the baseline path: results must not change.
+        self.opts.learning = random_learning(&mut self.rng);
         let db = Db::open(&self.path, self.opts.clone());
         self.db = Some(self.ok(db, "reopen"));
     }

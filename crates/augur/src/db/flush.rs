@@ -16,10 +16,7 @@ use std::path::Path;
 
 /// Builder options derived from the database options.
 pub(crate) fn builder_options(opts: &Options) -> BuilderOptions {
-    BuilderOptions {
-        block_records: opts.block_records,
-        bloom_bits_per_key: opts.bloom_bits_per_key,
-    }
+    BuilderOptions::from(opts)
 }
 
 /// Writes the entries of `mem` to table `file_id` in `dir` and syncs it. `None` when the

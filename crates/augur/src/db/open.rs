@@ -58,8 +58,13 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         create_new(fs.as_ref(), dir, &opts)?;
     }
 
-    let (versions, recovered) =
-        VersionSet::recover(fs.clone(), dir, opts.read_mode, opts.num_levels)?;
+    let (versions, recovered) = VersionSet::recover(
+        fs.clone(),
+        dir,
+        opts.read_mode,
+        opts.learning.uses_models(),
+        opts.num_levels,
+    )?;
     let recovered_version = versions.current();
     // Never reuse the id of a segment the manifest still mentions.
     let min_segment = recovered_version

@@ -71,6 +71,18 @@ pub struct LevelStats {
     pub bytes: u64,
     /// Total entries (all versions and tombstones).
     pub entries: u64,
+    /// Files whose lookups go through a learned index.
+    pub files_with_model: usize,
+    /// Memory of the learned indexes of the level (bytes).
+    pub model_bytes: u64,
+    /// Segments (PLR) or pointers (fence) of those indexes.
+    pub model_segments: u64,
+    /// Memory of the fence-pointer block indexes and bloom filters (bytes).
+    pub index_bytes: u64,
+    /// Point lookups into the level's live files that found their key.
+    pub positive_lookups: u64,
+    /// Point lookups into the level's live files that did not (filtered or absent).
+    pub negative_lookups: u64,
 }
 
 /// One value-log segment.
@@ -150,11 +162,20 @@ impl DbInner {
             .levels
             .iter()
             .enumerate()
-            .map(|(level, files)| LevelStats {
-                level,
-                files: files.len(),
-                bytes: files.iter().map(|f| f.meta.file_size).sum(),
-                entries: files.iter().map(|f| f.meta.entries).sum(),
+            .map(|(level, files)| {
+                let tables = || files.iter().map(|f| &f.table);
+                LevelStats {
+                    level,
+                    files: files.len(),
+                    bytes: files.iter().map(|f| f.meta.file_size).sum(),
+                    entries: files.iter().map(|f| f.meta.entries).sum(),
+                    files_with_model: tables().filter(|t| t.has_model()).count(),
+                    model_bytes: tables().map(|t| t.model_size_bytes() as u64).sum(),
+                    model_segments: tables().map(|t| t.model_segments()).sum(),
+                    index_bytes: tables().map(|t| t.index_size_bytes() as u64).sum(),
+                    positive_lookups: tables().map(|t| t.lookups().0).sum(),
+                    negative_lookups: tables().map(|t| t.lookups().1).sum(),
+                }
             })
             .collect();
         let active = self.vlog.active_segment();

@@ -10,6 +10,7 @@
 use crate::checksum::crc;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
+use crate::index::{self, projection, IndexConfig};
 use crate::key::{compare, pack_trailer, InternalKey, SeqNo, ValueKind, MAX_KEY_LEN, MAX_SEQNO};
 use crate::options::Options;
 use crate::sst::fence;
@@ -28,6 +29,9 @@ pub struct BuilderOptions {
     pub block_records: usize,
     /// Bloom filter bits per distinct user key; 0 writes no filter.
     pub bloom_bits_per_key: u32,
+    /// The learned index to train while writing the file (Bourbon "at build"), stored in the
+    /// model section; `None` leaves the section empty.
+    pub model: Option<IndexConfig>,
 }
 
 impl Default for BuilderOptions {
@@ -35,6 +39,7 @@ impl Default for BuilderOptions {
         BuilderOptions {
             block_records: 64,
             bloom_bits_per_key: 10,
+            model: None,
         }
     }
 }
@@ -44,6 +49,7 @@ impl From<&Options> for BuilderOptions {
         BuilderOptions {
             block_records: o.block_records,
             bloom_bits_per_key: o.bloom_bits_per_key,
+            model: o.build_model_config(),
         }
     }
 }
@@ -336,13 +342,15 @@ impl Builder {
         footer.values = write_section(&mut self.file, &self.values, false)?;
         footer.filter = write_section(&mut self.file, &self.filter.finish(), true)?;
         footer.index = write_section(&mut self.file, &index, true)?;
-        footer.model = write_section(&mut self.file, &[], true)?;
+        let common_prefix = common_prefix_len(&smallest.user_key, &largest.user_key);
+        let model = self.train_model(common_prefix)?;
+        footer.model = write_section(&mut self.file, &model, true)?;
         let props = Properties {
             entries: self.entries.len() as u64,
             key_width: key_width as u32,
             block_records,
             blocks: (self.entries.len() as u64).div_ceil(u64::from(block_records)),
-            common_prefix_len: common_prefix_len(&smallest.user_key, &largest.user_key) as u32,
+            common_prefix_len: common_prefix as u32,
             bloom_bits_per_key: self.opts.bloom_bits_per_key,
             deletes: self.deletes,
             inline_values: self.inline_values,
@@ -362,6 +370,24 @@ impl Builder {
             smallest,
             largest,
         })
+    }
+}
+
+impl Builder {
+    /// Trains the configured index over the projections of the file's keys (in order, one
+    /// per entry, so positions are slot positions) and returns its encoding; empty when no
+    /// model is configured.
+    fn train_model(&self, common_prefix: usize) -> Result<Vec<u8>> {
+        let Some(config) = self.opts.model else {
+            return Ok(Vec::new());
+        };
+        let mut builder = index::builder(&config);
+        for e in &self.entries {
+            builder.add(projection::project(self.key_of(e), common_prefix))?;
+        }
+        let mut out = Vec::new();
+        builder.finish()?.encode(&mut out);
+        Ok(out)
     }
 }
 
@@ -396,6 +422,7 @@ mod tests {
         let opts = BuilderOptions {
             block_records,
             bloom_bits_per_key: 10,
+            model: None,
         };
         Builder::new(Box::new(NullFile(0)), PathBuf::from("t.sst"), opts)
     }

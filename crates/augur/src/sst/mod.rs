@@ -12,6 +12,8 @@ mod fence;
 mod filter;
 mod format;
 mod iter;
+#[cfg(test)]
+mod learned_tests;
 mod properties;
 mod reader;
 #[cfg(test)]

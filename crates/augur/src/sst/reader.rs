@@ -12,6 +12,7 @@
 use crate::checksum::crc;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, RandomAccessFile, ReadMode};
+use crate::index::Index;
 use crate::key::{compare, unpack_trailer, InternalKey, SeqNo, ValueKind, MAX_SEQNO};
 use crate::sst::fence::FenceIndex;
 use crate::sst::filter::Bloom;
@@ -23,6 +24,8 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
+
+mod learned;
 
 /// A set of block numbers, settable from many threads at once (one bit per block).
 #[derive(Debug)]
@@ -79,8 +82,16 @@ pub struct Table {
     slot_bytes: usize,
     filter: Option<Bloom>,
     fence: FenceIndex,
+    /// The learned index of the model section, when present, readable and enabled.
+    model: Option<Box<dyn Index>>,
+    /// The common prefix of all user keys of the file: what projections strip.
+    prefix: Vec<u8>,
     verified_blocks: VerifiedSet,
     verified_value_chunks: VerifiedSet,
+    /// Lookups that found their key here / that did not (filtered or absent): the inputs
+    /// of Bourbon's cost–benefit analysis, and of the per-level statistics.
+    positive_lookups: AtomicU64,
+    negative_lookups: AtomicU64,
 }
 
 impl std::fmt::Debug for Table {
@@ -126,6 +137,23 @@ impl Table {
     /// `Corruption` naming `path` and the offset for a truncated or damaged file;
     /// `UnsupportedVersion` for another format version; `Io` when the file cannot be read.
     pub fn open(fs: &dyn FileSystem, path: &Path, file_id: u64, mode: ReadMode) -> Result<Table> {
+        Self::open_with(fs, path, file_id, mode, true)
+    }
+
+    /// [`Table::open`], choosing whether lookups use the file's learned index (when it has
+    /// one). A model section that passes its checksum but that this build cannot read (a
+    /// newer index type or version) is ignored with a warning: lookups then take the fence
+    /// path (STYLE.md §6).
+    ///
+    /// # Errors
+    /// As [`Table::open`]; a model section failing its checksum is `Corruption`.
+    pub fn open_with(
+        fs: &dyn FileSystem,
+        path: &Path,
+        file_id: u64,
+        mode: ReadMode,
+        use_model: bool,
+    ) -> Result<Table> {
         let file = fs.open(path, mode)?;
         let file_size = file.len()?;
         if file_size < FOOTER_LEN as u64 {
@@ -183,6 +211,18 @@ impl Table {
                     .map_err(|why| Error::corruption(path, footer.filter.offset, why))?,
             )
         };
+        let model = if use_model && footer.model.len > 0 {
+            let bytes = checked(&footer.model, "model")?;
+            learned::load_model(&bytes, &properties, path, footer.model.offset)
+        } else {
+            None
+        };
+        let prefix = properties
+            .smallest
+            .user_key
+            .get(..properties.common_prefix_len as usize)
+            .unwrap_or_default()
+            .to_vec();
         drop((props_bytes, index_bytes, footer_bytes));
         let blocks = properties.blocks;
         Ok(Table {
@@ -196,8 +236,12 @@ impl Table {
             properties,
             filter,
             fence,
+            model,
+            prefix,
             verified_blocks: VerifiedSet::new(blocks),
             verified_value_chunks: VerifiedSet::new(blocks),
+            positive_lookups: AtomicU64::new(0),
+            negative_lookups: AtomicU64::new(0),
         })
     }
 
@@ -252,25 +296,32 @@ impl Table {
         self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
     }
 
-    /// The newest entry for `user_key` with seqno `<= snapshot` (filter → fence-pointer
-    /// binary search → binary search inside the block), or `None`.
+    /// The newest entry for `user_key` with seqno `<= snapshot`, or `None`: filter → the
+    /// learned index's window (model path, Bourbon §4.5) or the fence pointers' block
+    /// (baseline path) → binary search of the fixed-width slots there → the entry.
     ///
     /// # Errors
     /// `Corruption` when a block or value read fails its checksum or is malformed.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
+        let found = self.find(user_key, snapshot)?;
+        let counter = if found.is_some() {
+            &self.positive_lookups
+        } else {
+            &self.negative_lookups
+        };
+        counter.fetch_add(1, AtomicOrdering::Relaxed);
+        Ok(found)
+    }
+
+    fn find(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
         if !self.may_contain(user_key) {
             return Ok(None);
         }
-        let trailer = seek_trailer(snapshot);
-        let window = self.fence.search(user_key, trailer);
-        if window.is_empty() {
+        let pos = self.seek_position(user_key, seek_trailer(snapshot))?;
+        if pos >= self.entries() {
             return Ok(None);
         }
-        let block = self.load_block(self.fence.block_of(window.start), false)?;
-        let pos = self.lower_bound_in(&block, window.end, user_key, trailer)?;
-        if pos >= window.end {
-            return Ok(None);
-        }
+        let block = self.load_block(self.fence.block_of(pos), false)?;
         let slot = self.slot(&block, pos)?;
         if slot.key != user_key {
             return Ok(None);
@@ -278,14 +329,46 @@ impl Table {
         self.entry_from_slot(&block, pos, &slot).map(Some)
     }
 
+    /// Point lookups served by this table so far: (found, not found).
+    pub fn lookups(&self) -> (u64, u64) {
+        (
+            self.positive_lookups.load(AtomicOrdering::Relaxed),
+            self.negative_lookups.load(AtomicOrdering::Relaxed),
+        )
+    }
+
     /// Position of the first entry `>= (user_key, seqno)` in internal order (`entries()` if
     /// none), i.e. the first version of `user_key` visible at snapshot `seqno`, or the first
-    /// entry of the next user key.
+    /// entry of the next user key. Iterators seek with it, so a learned file also gets a
+    /// learned seek.
     ///
     /// # Errors
     /// `Corruption` when the block read fails its checksum or is malformed.
     pub fn lower_bound(&self, user_key: &[u8], seqno: SeqNo) -> Result<u64> {
-        let trailer = seek_trailer(seqno);
+        self.seek_position(user_key, seek_trailer(seqno))
+    }
+
+    /// True when lookups into this file go through a learned index.
+    pub fn has_model(&self) -> bool {
+        self.model.is_some()
+    }
+
+    /// Bytes of the learned index in memory (0 without one).
+    pub fn model_size_bytes(&self) -> usize {
+        self.model.as_ref().map_or(0, |m| m.size_bytes())
+    }
+
+    /// Segments (or fence pointers) of the learned index (0 without one).
+    pub fn model_segments(&self) -> u64 {
+        self.model.as_ref().map_or(0, |m| m.segments())
+    }
+
+    /// The lower bound of `(user_key, trailer)`: through the model when the file has one,
+    /// else through the fence pointers and one block.
+    fn seek_position(&self, user_key: &[u8], trailer: u64) -> Result<u64> {
+        if let Some(model) = &self.model {
+            return self.model_lower_bound(model.as_ref(), user_key, trailer);
+        }
         let window = self.fence.search(user_key, trailer);
         if window.is_empty() {
             return Ok(window.start);

@@ -41,6 +41,8 @@ pub struct VersionSet {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
     read_mode: ReadMode,
+    /// Whether tables are opened with their learned index in use.
+    use_models: bool,
     current: Mutex<Arc<Version>>,
     /// Serializes manifest appends. Lock order: `manifest` before `current`.
     manifest: Mutex<ManifestState>,
@@ -144,6 +146,7 @@ impl VersionSet {
         fs: Arc<dyn FileSystem>,
         dir: &Path,
         read_mode: ReadMode,
+        use_models: bool,
         num_levels: usize,
     ) -> Result<(VersionSet, RecoveredState)> {
         let current = filename::current_path(dir);
@@ -192,7 +195,13 @@ impl VersionSet {
                         format!("references table {} which does not exist", path.display()),
                     ));
                 }
-                let table = Arc::new(Table::open(fs.as_ref(), &path, meta.file_id, read_mode)?);
+                let table = Arc::new(Table::open_with(
+                    fs.as_ref(),
+                    &path,
+                    meta.file_id,
+                    read_mode,
+                    use_models,
+                )?);
                 version.levels[level].push(Arc::new(TableFile::new(
                     meta.clone(),
                     table,
@@ -223,6 +232,7 @@ impl VersionSet {
             dir: dir.to_path_buf(),
             fs,
             read_mode,
+            use_models,
             current: Mutex::new(Arc::new(version)),
             manifest: Mutex::new(ManifestState {
                 writer,
@@ -266,11 +276,12 @@ impl VersionSet {
         let mut added = Vec::with_capacity(edit.added.len());
         for (level, meta) in &edit.added {
             let path = filename::table_path(&self.dir, meta.file_id);
-            let table = Arc::new(Table::open(
+            let table = Arc::new(Table::open_with(
                 self.fs.as_ref(),
                 &path,
                 meta.file_id,
                 self.read_mode,
+                self.use_models,
             )?);
             added.push((
                 *level,

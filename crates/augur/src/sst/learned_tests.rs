@@ -1,0 +1,104 @@
+//! The model path of table lookups against the baseline path: for tables built with a learned
+//! index (PLR at several error bounds, fence pointers over projections), every `get` and
+//! `lower_bound` gives exactly what the same file gives without its model, and what a sorted
+//! `Vec` gives — for adversarial byte keys: long shared prefixes, keys that differ only after
+//! byte 8 of the suffix (equal projections), the empty key, many versions of one key.
+
+use super::*;
+use crate::fs::{FileSystem, ReadMode, StdFs};
+use crate::index::{IndexConfig, IndexKind};
+use crate::key::{ValueKind, MAX_SEQNO};
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+
+fn key_strategy() -> impl Strategy<Value = Vec<u8>> {
+    // A shared 12-byte prefix plus a short suffix over a tiny alphabet produces long runs of
+    // equal projections; a few keys stray outside the prefix.
+    prop_oneof![
+        8 => proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xffu8)], 0..14)
+            .prop_map(|s| { let mut k = b"common-prefx".to_vec(); k.extend(s); k }),
+        1 => proptest::collection::vec(any::<u8>(), 0..4),
+    ]
+}
+
+fn build(
+    entries: &[Entry],
+    model: Option<IndexConfig>,
+    dir: &std::path::Path,
+) -> std::path::PathBuf {
+    let path = dir.join(format!("{}.sst", model.map_or(0, |m| m.error_bound + 1)));
+    let opts = BuilderOptions {
+        block_records: 4,
+        bloom_bits_per_key: 10,
+        model,
+    };
+    let mut b = Builder::new(StdFs.create(&path).unwrap(), path.clone(), opts);
+    for e in entries {
+        b.add(&e.user_key, e.seqno, e.kind, &e.value).unwrap();
+    }
+    b.finish().unwrap();
+    path
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn model_path_equals_baseline_path(
+        keys in proptest::collection::btree_set(key_strategy(), 1..120),
+        versions in proptest::collection::vec(1u64..4, 1..120),
+        probes in proptest::collection::vec(key_strategy(), 0..40),
+        snapshots in proptest::collection::vec(0u64..400, 1..4),
+    ) {
+        // Entries in internal order: each key gets 1–3 versions with descending seqnos
+        // (10_000 + …), the middle one a tombstone.
+        let mut entries = Vec::new();
+        let mut next_seqno = 10_500u64;
+        for (i, k) in keys.iter().enumerate() {
+            for v in 0..versions[i % versions.len()] {
+                next_seqno -= 1;
+                let (kind, value) = if v == 1 {
+                    (ValueKind::Delete, Vec::new())
+                } else {
+                    (ValueKind::Value, next_seqno.to_le_bytes().to_vec())
+                };
+                entries.push(Entry { user_key: k.clone(), seqno: next_seqno, kind, value });
+            }
+            next_seqno = 10_500 - (i as u64 + 1) % 7 * 60;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let baseline_path = build(&entries, None, dir.path());
+        let baseline = Table::open(&StdFs, &baseline_path, 1, ReadMode::Mmap).unwrap();
+        let mut all_probes: BTreeSet<Vec<u8>> = keys.clone();
+        all_probes.extend(probes);
+        all_probes.insert(Vec::new());
+        all_probes.insert(vec![0xff; 20]);
+        for config in [
+            IndexConfig { kind: IndexKind::Plr, error_bound: 0, fence_stride: 4 },
+            IndexConfig { kind: IndexKind::Plr, error_bound: 1, fence_stride: 4 },
+            IndexConfig { kind: IndexKind::Plr, error_bound: 8, fence_stride: 4 },
+            IndexConfig { kind: IndexKind::Fence, error_bound: 8, fence_stride: 3 },
+        ] {
+            let path = build(&entries, Some(config), dir.path());
+            for mode in [ReadMode::Mmap, ReadMode::Pread] {
+                let learned = Table::open(&StdFs, &path, 2, mode).unwrap();
+                prop_assert!(learned.has_model());
+                let unlearned = Table::open_with(&StdFs, &path, 2, mode, false).unwrap();
+                prop_assert!(!unlearned.has_model());
+                for probe in &all_probes {
+                    for &snap in snapshots.iter().chain([&MAX_SEQNO, &0]) {
+                        let snap = snap + 10_000;
+                        let want = baseline.get(probe, snap).unwrap();
+                        prop_assert_eq!(&learned.get(probe, snap).unwrap(), &want, "{:?} {:?}", config, probe);
+                        prop_assert_eq!(&unlearned.get(probe, snap).unwrap(), &want);
+                        let want_pos = entries.partition_point(|e| {
+                            crate::key::compare(&e.user_key, crate::key::pack_trailer(e.seqno, e.kind),
+                                probe, (snap.min(MAX_SEQNO) << 8) | 0xff) == std::cmp::Ordering::Less
+                        }) as u64;
+                        prop_assert_eq!(learned.lower_bound(probe, snap).unwrap(), want_pos, "{:?} {:?}", config, probe);
+                        prop_assert_eq!(baseline.lower_bound(probe, snap).unwrap(), want_pos);
+                    }
+                }
+            }
+        }
+    }
+}
