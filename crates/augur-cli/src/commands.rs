@@ -152,9 +152,13 @@ pub fn stats_json(s: &augur::Stats) -> Value {
     let levels: Vec<Value> = s
         .levels
         .iter()
-        .map(
-            |l| json!({"level": l.level, "files": l.files, "bytes": l.bytes, "entries": l.entries}),
-        )
+        .map(|l| {
+            json!({"level": l.level, "files": l.files, "bytes": l.bytes, "entries": l.entries,
+                   "files_with_model": l.files_with_model, "model_bytes": l.model_bytes,
+                   "model_segments": l.model_segments, "index_bytes": l.index_bytes,
+                   "positive_lookups": l.positive_lookups,
+                   "negative_lookups": l.negative_lookups})
+        })
         .collect();
     let segments: Vec<Value> = s
         .value_log
@@ -200,13 +204,26 @@ fn ratio(part: u64, whole: u64) -> f64 {
 /// The statistics as human-readable tables.
 pub fn stats_text(s: &augur::Stats) -> String {
     let mut levels = Table::new();
-    levels.set_header(vec!["level", "files", "bytes", "entries"]);
+    levels.set_header(vec![
+        "level",
+        "files",
+        "bytes",
+        "entries",
+        "learned files",
+        "model bytes",
+        "segments",
+        "fence+filter bytes",
+    ]);
     for l in &s.levels {
         levels.add_row(vec![
             l.level.to_string(),
             l.files.to_string(),
             l.bytes.to_string(),
             l.entries.to_string(),
+            l.files_with_model.to_string(),
+            l.model_bytes.to_string(),
+            l.model_segments.to_string(),
+            l.index_bytes.to_string(),
         ]);
     }
     let mut out = format!("{levels}\n");
