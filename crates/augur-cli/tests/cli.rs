@@ -315,7 +315,11 @@ fn load_generated_sosd_file_then_verify_detects_missing_and_wrong_keys() {
 #[test]
 fn load_real_dataset_in_release_builds() {
     // 144k real keys (S2 cell ids); in debug builds the generated file above covers this.
-    let file = PathBuf::from("/work/shared/datasets/geonames_cities_s2cells.u64");
+    // `shared/` sits beside the repository (in CI too).
+    let file = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/datasets/geonames_cities_s2cells.u64"
+    ));
     if cfg!(debug_assertions) || !file.exists() {
         return;
     }
