@@ -15,9 +15,9 @@
 //! effect. Models built at build time are persisted. Switching policy at open keeps the models
 //! files carry (every policy but `never` uses them).
 
-// cost_benefit
-// learner
-// stats
+pub mod cost_benefit;
+pub(crate) mod learner;
+pub(crate) mod stats;
 
 use crate::error::{Error, Result};
 

@@ -357,7 +357,6 @@ impl Table {
 
     /// Runs `action` once, on a lookup thread, when the table has served `after` point
     /// lookups (at once if it already has). Only the first call arms; later ones are ignored.
-    #[allow(dead_code)] // used by the learner (next commit)
     pub(crate) fn on_lookups(&self, after: u64, action: Box<dyn Fn() + Send + Sync>) {
         self.stats.arm(after, action);
     }

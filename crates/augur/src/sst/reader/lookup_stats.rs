@@ -144,7 +144,6 @@ impl LookupStats {
 
     /// Arms the once-only trigger (a second call is ignored). Fires at once when the table
     /// already served `after` lookups.
-    #[allow(dead_code)] // used by the learner (next commit)
     pub(crate) fn arm(&self, after: u64, action: Box<dyn Fn() + Send + Sync>) {
         let armed = self
             .trigger
