@@ -157,7 +157,17 @@ pub fn stats_json(s: &augur::Stats) -> Value {
                    "files_with_model": l.files_with_model, "model_bytes": l.model_bytes,
                    "model_segments": l.model_segments, "index_bytes": l.index_bytes,
                    "positive_lookups": l.positive_lookups,
-                   "negative_lookups": l.negative_lookups})
+                   "negative_lookups": l.negative_lookups,
+                   "model_path_lookups": l.model_path_lookups,
+                   "baseline_path_lookups": l.baseline_path_lookups,
+                   "avg_model_lookup_ns": l.avg_model_lookup_ns,
+                   "avg_baseline_lookup_ns": l.avg_baseline_lookup_ns,
+                   "dead_files": l.dead_files,
+                   "avg_file_lifetime_us": l.avg_file_lifetime_us,
+                   "models_built": l.models_built, "models_skipped": l.models_skipped,
+                   "models_wasted": l.models_wasted,
+                   "files_died_before_learning": l.files_died_before_learning,
+                   "learning_ns": l.learning_ns})
         })
         .collect();
     let segments: Vec<Value> = s
@@ -190,6 +200,15 @@ pub fn stats_json(s: &augur::Stats) -> Value {
             "compaction_entries_dropped": s.compaction_entries_dropped,
             "gc_runs": s.gc_runs,
             "gc_entries_relocated": s.gc_entries_relocated,
+        },
+        "learning": {
+            "model_path_lookups": s.model_path_lookups,
+            "baseline_path_lookups": s.baseline_path_lookups,
+            "model_path_fraction": s.model_path_fraction(),
+            "models_built": s.models_built,
+            "learning_ns_total": s.learning_ns_total,
+            "training_ns_per_key": s.training_ns_per_key,
+            "pending": s.learning_pending,
         },
         "write_amplification": s.write_amplification(),
         "live_snapshots": s.live_snapshots,
@@ -227,6 +246,7 @@ pub fn stats_text(s: &augur::Stats) -> String {
         ]);
     }
     let mut out = format!("{levels}\n");
+    out.push_str(&format!("{}\n", learning_table(s)));
     if !s.value_log.is_empty() {
         let mut vlog = Table::new();
         vlog.set_header(vec![
@@ -273,7 +293,60 @@ pub fn stats_text(s: &augur::Stats) -> String {
         "write amplification",
         s.write_amplification()
     ));
+    out.push_str(&format!(
+        "  {:<28} {:.1}% ({} model, {} baseline)\n  {:<28} {} ({:.2} ms, {:.1} ns/key, {} pending)\n",
+        "lookups on the model path",
+        100.0 * s.model_path_fraction(),
+        s.model_path_lookups,
+        s.baseline_path_lookups,
+        "models learned",
+        s.models_built,
+        s.learning_ns_total as f64 / 1e6,
+        s.training_ns_per_key,
+        s.learning_pending
+    ));
     out
+}
+
+/// Per level: lookups by outcome and path, sampled path latencies, file lifetimes and what
+/// the learner did.
+fn learning_table(s: &augur::Stats) -> Table {
+    let mut t = Table::new();
+    t.set_header(vec![
+        "level",
+        "lookups +",
+        "lookups -",
+        "model path",
+        "baseline path",
+        "model ns",
+        "baseline ns",
+        "dead files",
+        "avg life ms",
+        "built",
+        "skipped",
+        "wasted",
+        "died early",
+        "learn ms",
+    ]);
+    for l in &s.levels {
+        t.add_row(vec![
+            l.level.to_string(),
+            l.positive_lookups.to_string(),
+            l.negative_lookups.to_string(),
+            l.model_path_lookups.to_string(),
+            l.baseline_path_lookups.to_string(),
+            l.avg_model_lookup_ns.to_string(),
+            l.avg_baseline_lookup_ns.to_string(),
+            l.dead_files.to_string(),
+            format!("{:.1}", l.avg_file_lifetime_us as f64 / 1000.0),
+            l.models_built.to_string(),
+            l.models_skipped.to_string(),
+            l.models_wasted.to_string(),
+            l.files_died_before_learning.to_string(),
+            format!("{:.2}", l.learning_ns as f64 / 1e6),
+        ]);
+    }
+    t
 }
 
 /// `stats`.

@@ -40,6 +40,15 @@ pub enum LearningArg {
     Never,
     /// Train while writing each SSTable; lookups use the model.
     AtBuild,
+    /// Learn every new SSTable in the background after T_wait.
+    Always,
+    /// Learn in the background after T_wait when Bourbon's cost–benefit analyzer expects
+    /// the model to pay off.
+    CostBenefit,
+    /// Learn an SSTable in the background after its k-th lookup.
+    Lazy,
+    /// Learn only on demand (`Db::learn_all`); never learn later files.
+    Offline,
 }
 
 /// Engine options; unset ones keep the engine defaults (see `augur::Options`).
@@ -71,6 +80,9 @@ pub struct EngineArgs {
     /// Learning policy (engine default at-build).
     #[arg(long, global = true, value_enum)]
     pub learning: Option<LearningArg>,
+    /// T_wait of background learning, in milliseconds (engine default 50).
+    #[arg(long, global = true, value_name = "MS", alias = "learning_wait_ms")]
+    pub learning_wait_ms: Option<u64>,
     /// Error bound δ of learned indexes: a lookup reads at most 2δ+1 slots (engine default 8).
     #[arg(long, global = true, value_name = "N", alias = "error_bound")]
     pub error_bound: Option<u32>,
@@ -109,7 +121,14 @@ impl EngineArgs {
             o.learning = match l {
                 LearningArg::Never => LearningPolicy::Never,
                 LearningArg::AtBuild => LearningPolicy::AtBuild,
+                LearningArg::Always => LearningPolicy::Always,
+                LearningArg::CostBenefit => LearningPolicy::CostBenefit,
+                LearningArg::Lazy => LearningPolicy::Lazy,
+                LearningArg::Offline => LearningPolicy::Offline,
             };
+        }
+        if let Some(ms) = self.learning_wait_ms {
+            o.learning_wait_ms = ms;
         }
         if let Some(e) = self.error_bound {
             o.error_bound = e;

@@ -523,3 +523,43 @@ fn bench_default_runs_inline_and_separated_and_rejects_bad_flags() {
     assert!(err.contains("precious.txt"), "{err}");
     assert!(t.path().join("precious.txt").exists());
 }
+
+#[test]
+fn every_learning_policy_is_accepted_and_stats_show_learning() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    ok(augur(&db, &["put", "k", "v"]));
+    ok(augur(&db, &["flush"]));
+    for policy in [
+        "never",
+        "at-build",
+        "always",
+        "cost-benefit",
+        "lazy",
+        "offline",
+    ] {
+        let j = ok_json(augur(&db, &["--learning", policy, "--json", "get", "k"]));
+        assert_eq!(j["value"], "v", "{policy}");
+    }
+    let j = ok_json(augur(
+        &db,
+        &[
+            "--learning",
+            "lazy",
+            "--learning-wait-ms",
+            "0",
+            "stats",
+            "--json",
+        ],
+    ));
+    assert!(j["learning"]["model_path_fraction"].is_number(), "{j}");
+    assert!(j["learning"]["models_built"].is_u64(), "{j}");
+    assert!(j["levels"][0]["models_wasted"].is_u64(), "{j}");
+    assert!(j["levels"][0]["avg_baseline_lookup_ns"].is_u64(), "{j}");
+    let text = ok(augur(&db, &["stats"]));
+    assert!(
+        text.contains("model path") && text.contains("wasted"),
+        "{text}"
+    );
+    fails(augur(&db, &["--learning", "sometimes", "stats"]));
+}

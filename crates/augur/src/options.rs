@@ -58,6 +58,14 @@ pub struct Options {
     /// When models are learned and whether lookups use them (`--learning`). Default
     /// `at-build`.
     pub learning: LearningPolicy,
+    /// `T_wait` of the background policies (`always`, `cost-benefit`): how long a new file
+    /// must live before it is considered for learning, in milliseconds (Bourbon §4.4.1).
+    /// Default 50, as in Bourbon.
+    pub learning_wait_ms: u64,
+    /// Threads of the background learner (`always`, `cost-benefit`, `lazy`). Default 1.
+    pub learning_threads: usize,
+    /// `lazy`: a file is learned after this many point lookups into it. Default 1.
+    pub lazy_learning_reads: u64,
     /// The file system. Default the real one ([`StdFs`]).
     pub fs: Arc<dyn FileSystem>,
     /// Run flush and compaction in background threads. When `false`, they run inline in the
@@ -92,6 +100,9 @@ impl std::fmt::Debug for Options {
             .field("index", &self.index)
             .field("error_bound", &self.error_bound)
             .field("learning", &self.learning)
+            .field("learning_wait_ms", &self.learning_wait_ms)
+            .field("learning_threads", &self.learning_threads)
+            .field("lazy_learning_reads", &self.lazy_learning_reads)
             .finish_non_exhaustive()
     }
 }
@@ -121,6 +132,9 @@ impl Default for Options {
             index: IndexKind::Plr,
             error_bound: 8,
             learning: LearningPolicy::AtBuild,
+            learning_wait_ms: 50,
+            learning_threads: 1,
+            lazy_learning_reads: 1,
         }
     }
 }
@@ -191,16 +205,30 @@ impl Options {
         if self.error_bound > 1 << 20 {
             return Err(invalid("error_bound", "must be at most 1048576"));
         }
+        if !(1..=64).contains(&self.learning_threads) {
+            return Err(invalid("learning_threads", "must be between 1 and 64"));
+        }
+        if self.lazy_learning_reads == 0 {
+            return Err(invalid("lazy_learning_reads", "must be at least 1"));
+        }
+        if self.learning_wait_ms > 24 * 3600 * 1000 {
+            return Err(invalid("learning_wait_ms", "must be at most one day"));
+        }
         Ok(())
+    }
+
+    /// The index learned models use (at build time or in the background).
+    pub fn index_config(&self) -> IndexConfig {
+        IndexConfig {
+            kind: self.index,
+            error_bound: self.error_bound,
+            fence_stride: self.block_records as u32,
+        }
     }
 
     /// The index the builder trains, or `None` when the policy does not learn at build time.
     pub fn build_model_config(&self) -> Option<IndexConfig> {
-        (self.learning == LearningPolicy::AtBuild).then_some(IndexConfig {
-            kind: self.index,
-            error_bound: self.error_bound,
-            fence_stride: self.block_records as u32,
-        })
+        (self.learning == LearningPolicy::AtBuild).then(|| self.index_config())
     }
 }
 

@@ -61,13 +61,10 @@ struct Config {
 }
 
 /// Seeds from `AUGUR_DIFF_SEEDS` (`a..b` or `a,b,c`), else `defaults`.
-/// A learning policy: mostly at-build (models in use), sometimes never (baseline path).
+/// A learning policy, any of them: background learners (with a tiny `T_wait`, set by the
+/// caller) install models while operations run; results must not change.
 fn random_learning(rng: &mut StdRng) -> LearningPolicy {
-    if rng.gen_bool(0.3) {
-        LearningPolicy::Never
-    } else {
-        LearningPolicy::AtBuild
-    }
+    augur::learning::ALL_POLICIES[rng.gen_range(0..augur::learning::ALL_POLICIES.len())]
 }
 
 fn seeds(defaults: &[u64]) -> Vec<u64> {
@@ -233,6 +230,8 @@ impl Run {
             index: [IndexKind::Fence, IndexKind::Plr][rng.gen_range(0..2)],
             error_bound: [0, 1, 4, 8, 64][rng.gen_range(0..5)],
             learning: random_learning(&mut rng),
+            learning_wait_ms: rng.gen_range(0..3),
+            lazy_learning_reads: rng.gen_range(1..4),
             ..Options::default()
         };
         let (path, tmp) = match cfg.storage {
@@ -619,7 +618,12 @@ impl Run {
         // files that have one on the baseline path: results must not change.
         self.opts.learning = random_learning(&mut self.rng);
         let db = Db::open(&self.path, self.opts.clone());
-        self.db = Some(self.ok(db, "reopen"));
+        let db = self.ok(db, "reopen");
+        if self.opts.learning == LearningPolicy::Offline {
+            let learned = db.learn_all();
+            self.ok(learned, "learn_all");
+        }
+        self.db = Some(db);
     }
 
     fn check_all(&mut self, what: &str) {

@@ -125,6 +125,8 @@ pub(crate) struct DbInner {
     /// Entries rewritten by the last relocation batch (read under `gc_lock`).
     pub relocated: AtomicU64,
     pub closed: AtomicBool,
+    /// The background learner and the learning statistics.
+    pub learner: Arc<crate::learning::learner::Learner>,
     pub _lock: Box<dyn FileLock>,
 }
 
@@ -315,6 +317,17 @@ impl Db {
         self.inner.stats()
     }
 
+    /// Learns a model for every live SSTable that has none, on the calling thread, and
+    /// returns how many models were installed. The `offline` policy's one learning pass
+    /// (files created later are not learned); allowed under every policy but `never`.
+    /// Models learned this way are not persisted: a restart needs another pass.
+    ///
+    /// # Errors
+    /// `InvalidArgument` under the `never` policy; `Corruption` from a damaged file.
+    pub fn learn_all(&self) -> Result<u64> {
+        self.inner.learner.learn_all(&self.inner.versions.current())
+    }
+
     /// Checks every checksum of every live SSTable and value-log segment. Returns the number
     /// of table entries and value-log entries checked.
     pub fn verify(&self) -> Result<(u64, u64)> {
@@ -334,6 +347,7 @@ impl Db {
         if let Some(h) = self.background.lock().take() {
             let _ = h.join();
         }
+        self.inner.learner.shutdown();
         // The background thread is gone, so no new GC thread can start; a running one
         // stops at its next write (the database is closed).
         let gc = self.inner.gc_thread.lock().take();

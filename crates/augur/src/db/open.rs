@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
 use crate::fs::FileSystem;
 use crate::key::ValueKind;
+use crate::learning::learner::{Learner, LearnerOptions};
 use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::version::{Version, VersionEdit, VersionSet};
@@ -28,6 +29,7 @@ use parking_lot::{Condvar, Mutex};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Opens or creates the database in `dir`.
 pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
@@ -179,6 +181,16 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     fs.sync_dir(dir)?;
     let version = versions.log_and_apply(edit)?;
     remove_obsolete_files(fs.as_ref(), dir, &version, wal_number, &vlog)?;
+    let learner = Learner::start(LearnerOptions {
+        policy: opts.learning,
+        config: opts.index_config(),
+        wait: Duration::from_millis(opts.learning_wait_ms),
+        threads: opts.learning_threads,
+        lazy_reads: opts.lazy_learning_reads,
+        num_levels: opts.num_levels,
+    })?;
+    versions.set_listener(learner.clone());
+    learner.announce_existing(&version);
 
     Ok(DbInner {
         dir: dir.to_path_buf(),
@@ -202,6 +214,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         gc_thread: Mutex::new(None),
         relocated: AtomicU64::new(0),
         closed: AtomicBool::new(false),
+        learner,
         _lock: lock,
         opts,
     })

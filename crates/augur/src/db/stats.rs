@@ -2,6 +2,7 @@
 //! tree's shape returned by `Db::stats()`.
 
 use super::DbInner;
+use crate::sst::LookupCounts;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Live counters.
@@ -83,6 +84,30 @@ pub struct LevelStats {
     pub positive_lookups: u64,
     /// Point lookups into the level's live files that did not (filtered or absent).
     pub negative_lookups: u64,
+    /// Point lookups into the level's live files served on the model path.
+    pub model_path_lookups: u64,
+    /// Point lookups into the level's live files served on the baseline path.
+    pub baseline_path_lookups: u64,
+    /// Sampled average latency of a model-path lookup in the level's files, live and dead
+    /// (ns; 0 without samples).
+    pub avg_model_lookup_ns: u64,
+    /// Sampled average latency of a baseline-path lookup in the level's files, live and
+    /// dead (ns; 0 without samples).
+    pub avg_baseline_lookup_ns: u64,
+    /// Files removed from the level by compaction since open.
+    pub dead_files: u64,
+    /// Their average lifetime (µs; 0 without dead files).
+    pub avg_file_lifetime_us: u64,
+    /// Models trained in the background (or by `Db::learn_all`) for the level's files.
+    pub models_built: u64,
+    /// Files the cost–benefit analyzer chose not to learn.
+    pub models_skipped: u64,
+    /// Files deleted with a model that never served a lookup.
+    pub models_wasted: u64,
+    /// Files that died before the learner got to them (within `T_wait` or while queued).
+    pub files_died_before_learning: u64,
+    /// Nanoseconds spent training models for the level's files.
+    pub learning_ns: u64,
 }
 
 /// One value-log segment.
@@ -139,6 +164,27 @@ pub struct Stats {
     pub live_snapshots: usize,
     /// Latest sequence number.
     pub last_seqno: u64,
+    /// Point lookups into SSTables (live and dead) served on the model path since open.
+    pub model_path_lookups: u64,
+    /// Point lookups into SSTables (live and dead) served on the baseline path since open.
+    pub baseline_path_lookups: u64,
+    /// Models trained in the background or by `Db::learn_all` since open.
+    pub models_built: u64,
+    /// Nanoseconds spent training them.
+    pub learning_ns_total: u64,
+    /// Average training cost per key (ns; 0 before the first model).
+    pub training_ns_per_key: f64,
+    /// Files waiting for `T_wait`, queued for learning, or being learned.
+    pub learning_pending: usize,
+}
+
+impl Stats {
+    /// Fraction of SSTable point lookups served on the model path since open (0 without
+    /// lookups).
+    pub fn model_path_fraction(&self) -> f64 {
+        let all = self.model_path_lookups + self.baseline_path_lookups;
+        self.model_path_lookups as f64 / all.max(1) as f64
+    }
 }
 
 impl Stats {
@@ -158,12 +204,27 @@ impl DbInner {
         let c = &self.counters;
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let version = self.versions.current();
-        let levels = version
+        let book = self.learner.book();
+        let mut all_lookups = LookupCounts::default();
+        let levels: Vec<LevelStats> = version
             .levels
             .iter()
             .enumerate()
             .map(|(level, files)| {
                 let tables = || files.iter().map(|f| &f.table);
+                let mut live = LookupCounts::default();
+                for t in tables() {
+                    live.add(&t.lookup_counts());
+                }
+                let history = book.history(level);
+                let mut every = history.dead_lookups;
+                every.add(&live);
+                all_lookups.add(&every);
+                let avg = |p: &[crate::sst::PathCounts; 2]| {
+                    let mut c = p[0];
+                    c.add(&p[1]);
+                    c.avg_ns().map_or(0, |ns| ns.round() as u64)
+                };
                 LevelStats {
                     level,
                     files: files.len(),
@@ -175,6 +236,19 @@ impl DbInner {
                     index_bytes: tables().map(|t| t.index_size_bytes() as u64).sum(),
                     positive_lookups: tables().map(|t| t.lookups().0).sum(),
                     negative_lookups: tables().map(|t| t.lookups().1).sum(),
+                    model_path_lookups: live.model_lookups(),
+                    baseline_path_lookups: live.baseline_lookups(),
+                    avg_model_lookup_ns: avg(&every.model),
+                    avg_baseline_lookup_ns: avg(&every.baseline),
+                    dead_files: history.dead_files,
+                    avg_file_lifetime_us: (history.dead_lifetime_ns
+                        / u128::from(history.dead_files.max(1))
+                        / 1000) as u64,
+                    models_built: history.models_built,
+                    models_skipped: history.models_skipped,
+                    models_wasted: history.models_wasted,
+                    files_died_before_learning: history.died_before_learning,
+                    learning_ns: history.learn_ns,
                 }
             })
             .collect();
@@ -191,7 +265,6 @@ impl DbInner {
             })
             .collect();
         Stats {
-            levels,
             value_log_bytes: value_log.iter().map(|s| s.bytes).sum(),
             value_log,
             value_log_bytes_written: get(&c.vlog_bytes),
@@ -210,6 +283,13 @@ impl DbInner {
             gc_entries_relocated: get(&c.gc_relocated),
             live_snapshots: self.snapshots.count(),
             last_seqno: self.visible_seqno(),
+            model_path_lookups: all_lookups.model_lookups(),
+            baseline_path_lookups: all_lookups.baseline_lookups(),
+            models_built: levels.iter().map(|l| l.models_built).sum(),
+            learning_ns_total: book.learn_ns_total(),
+            training_ns_per_key: book.train_ns_per_key().unwrap_or(0.0),
+            learning_pending: self.learner.pending(),
+            levels,
         }
     }
 }

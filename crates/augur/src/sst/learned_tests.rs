@@ -84,21 +84,60 @@ proptest! {
                 prop_assert!(learned.has_model());
                 let unlearned = Table::open_with(&StdFs, &path, 2, mode, false).unwrap();
                 prop_assert!(!unlearned.has_model());
+                // A model learned after open from the file's own slots is the at-build one.
+                let late = Table::open(&StdFs, &baseline_path, 3, mode).unwrap();
+                prop_assert!(!late.has_model());
+                let report = late.learn(&config).unwrap();
+                prop_assert!(report.installed && late.has_model());
+                prop_assert_eq!(report.keys, entries.len() as u64);
+                prop_assert_eq!(late.model_segments(), learned.model_segments());
+                prop_assert_eq!(late.model_size_bytes(), learned.model_size_bytes());
                 for probe in &all_probes {
                     for &snap in snapshots.iter().chain([&MAX_SEQNO, &0]) {
                         let snap = snap + 10_000;
                         let want = baseline.get(probe, snap).unwrap();
                         prop_assert_eq!(&learned.get(probe, snap).unwrap(), &want, "{:?} {:?}", config, probe);
                         prop_assert_eq!(&unlearned.get(probe, snap).unwrap(), &want);
+                        prop_assert_eq!(&late.get(probe, snap).unwrap(), &want);
                         let want_pos = entries.partition_point(|e| {
                             crate::key::compare(&e.user_key, crate::key::pack_trailer(e.seqno, e.kind),
                                 probe, (snap.min(MAX_SEQNO) << 8) | 0xff) == std::cmp::Ordering::Less
                         }) as u64;
                         prop_assert_eq!(learned.lower_bound(probe, snap).unwrap(), want_pos, "{:?} {:?}", config, probe);
                         prop_assert_eq!(baseline.lower_bound(probe, snap).unwrap(), want_pos);
+                        prop_assert_eq!(late.lower_bound(probe, snap).unwrap(), want_pos);
                     }
                 }
             }
         }
     }
+}
+
+#[test]
+fn learn_installs_once_counts_paths_and_respects_disabled_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries: Vec<Entry> = (0u64..100)
+        .map(|i| Entry {
+            user_key: (i * 7).to_be_bytes().to_vec(),
+            seqno: 1,
+            kind: ValueKind::Value,
+            value: vec![1],
+        })
+        .collect();
+    let path = build(&entries, None, dir.path());
+    let config = IndexConfig::default();
+    let disabled = Table::open_with(&StdFs, &path, 1, ReadMode::Pread, false).unwrap();
+    assert!(disabled.learn(&config).is_err());
+    let t = Table::open(&StdFs, &path, 1, ReadMode::Pread).unwrap();
+    assert!(t.get(&7u64.to_be_bytes(), MAX_SEQNO).unwrap().is_some());
+    let first = t.learn(&config).unwrap();
+    assert!(first.installed);
+    assert_eq!(first.keys, 100);
+    assert!(first.segments >= 1 && first.model_bytes > 0);
+    assert!(!t.learn(&config).unwrap().installed);
+    assert!(t.get(&14u64.to_be_bytes(), MAX_SEQNO).unwrap().is_some());
+    assert!(t.get(&15u64.to_be_bytes(), MAX_SEQNO).unwrap().is_none());
+    let c = t.lookup_counts();
+    assert_eq!((c.baseline_lookups(), c.model_lookups()), (1, 2));
+    assert_eq!(t.lookups(), (2, 1));
 }

@@ -23,7 +23,8 @@ pub use builder::{Builder, BuilderOptions, TableSummary};
 pub use format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION, MAGIC, SLOT_OVERHEAD_BYTES};
 pub use iter::TableIter;
 pub use properties::Properties;
-pub use reader::Table;
+pub use reader::lookup_stats::{LookupCounts, PathCounts};
+pub use reader::{LearnReport, Table};
 
 use crate::key::{SeqNo, ValueKind};
 

@@ -23,9 +23,14 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 mod learned;
+pub mod lookup_stats;
+
+pub use learned::LearnReport;
+use lookup_stats::LookupStats;
 
 /// A set of block numbers, settable from many threads at once (one bit per block).
 #[derive(Debug)]
@@ -82,16 +87,22 @@ pub struct Table {
     slot_bytes: usize,
     filter: Option<Bloom>,
     fence: FenceIndex,
-    /// The learned index of the model section, when present, readable and enabled.
-    model: Option<Box<dyn Index>>,
+    /// The learned index: from the model section (when present, readable and enabled) or
+    /// installed once later by [`Table::learn`]. Readers take the model path as soon as it
+    /// is set; no lock on the read path.
+    model: OnceLock<Box<dyn Index>>,
+    /// Whether lookups may use a model (false under the `never` policy): `learn` refuses
+    /// otherwise.
+    models_enabled: bool,
+    /// When the table was opened: its installation in the tree (or the database's open).
+    opened_at: Instant,
     /// The common prefix of all user keys of the file: what projections strip.
     prefix: Vec<u8>,
     verified_blocks: VerifiedSet,
     verified_value_chunks: VerifiedSet,
-    /// Lookups that found their key here / that did not (filtered or absent): the inputs
-    /// of Bourbon's cost–benefit analysis, and of the per-level statistics.
-    positive_lookups: AtomicU64,
-    negative_lookups: AtomicU64,
+    /// Lookups per path and outcome, with sampled latencies: the inputs of Bourbon's
+    /// cost–benefit analysis, and of the per-level statistics.
+    stats: LookupStats,
 }
 
 impl std::fmt::Debug for Table {
@@ -211,12 +222,13 @@ impl Table {
                     .map_err(|why| Error::corruption(path, footer.filter.offset, why))?,
             )
         };
-        let model = if use_model && footer.model.len > 0 {
+        let model = OnceLock::new();
+        if use_model && footer.model.len > 0 {
             let bytes = checked(&footer.model, "model")?;
-            learned::load_model(&bytes, &properties, path, footer.model.offset)
-        } else {
-            None
-        };
+            if let Some(m) = learned::load_model(&bytes, &properties, path, footer.model.offset) {
+                let _ = model.set(m);
+            }
+        }
         let prefix = properties
             .smallest
             .user_key
@@ -237,11 +249,12 @@ impl Table {
             filter,
             fence,
             model,
+            models_enabled: use_model,
+            opened_at: Instant::now(),
             prefix,
             verified_blocks: VerifiedSet::new(blocks),
             verified_value_chunks: VerifiedSet::new(blocks),
-            positive_lookups: AtomicU64::new(0),
-            negative_lookups: AtomicU64::new(0),
+            stats: LookupStats::default(),
         })
     }
 
@@ -303,21 +316,23 @@ impl Table {
     /// # Errors
     /// `Corruption` when a block or value read fails its checksum or is malformed.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
-        let found = self.find(user_key, snapshot)?;
-        let counter = if found.is_some() {
-            &self.positive_lookups
-        } else {
-            &self.negative_lookups
-        };
-        counter.fetch_add(1, AtomicOrdering::Relaxed);
+        let model = self.model.get().map(|m| m.as_ref());
+        let started = lookup_stats::sample_this_lookup().then(Instant::now);
+        let found = self.find(model, user_key, snapshot)?;
+        self.stats.record(model.is_some(), found.is_some(), started);
         Ok(found)
     }
 
-    fn find(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
+    fn find(
+        &self,
+        model: Option<&dyn Index>,
+        user_key: &[u8],
+        snapshot: SeqNo,
+    ) -> Result<Option<Entry>> {
         if !self.may_contain(user_key) {
             return Ok(None);
         }
-        let pos = self.seek_position(user_key, seek_trailer(snapshot))?;
+        let pos = self.seek_position(model, user_key, seek_trailer(snapshot))?;
         if pos >= self.entries() {
             return Ok(None);
         }
@@ -331,10 +346,24 @@ impl Table {
 
     /// Point lookups served by this table so far: (found, not found).
     pub fn lookups(&self) -> (u64, u64) {
-        (
-            self.positive_lookups.load(AtomicOrdering::Relaxed),
-            self.negative_lookups.load(AtomicOrdering::Relaxed),
-        )
+        let c = self.stats.snapshot();
+        (c.positive(), c.negative())
+    }
+
+    /// Point lookups per path and outcome, with sampled latencies.
+    pub fn lookup_counts(&self) -> lookup_stats::LookupCounts {
+        self.stats.snapshot()
+    }
+
+    /// Runs `action` once, on a lookup thread, when the table has served `after` point
+    /// lookups (at once if it already has). Only the first call arms; later ones are ignored.
+    pub(crate) fn on_lookups(&self, after: u64, action: Box<dyn Fn() + Send + Sync>) {
+        self.stats.arm(after, action);
+    }
+
+    /// When the table was opened (installed in the tree, or found at database open).
+    pub fn opened_at(&self) -> Instant {
+        self.opened_at
     }
 
     /// Position of the first entry `>= (user_key, seqno)` in internal order (`entries()` if
@@ -345,29 +374,38 @@ impl Table {
     /// # Errors
     /// `Corruption` when the block read fails its checksum or is malformed.
     pub fn lower_bound(&self, user_key: &[u8], seqno: SeqNo) -> Result<u64> {
-        self.seek_position(user_key, seek_trailer(seqno))
+        self.seek_position(
+            self.model.get().map(|m| m.as_ref()),
+            user_key,
+            seek_trailer(seqno),
+        )
     }
 
     /// True when lookups into this file go through a learned index.
     pub fn has_model(&self) -> bool {
-        self.model.is_some()
+        self.model.get().is_some()
     }
 
     /// Bytes of the learned index in memory (0 without one).
     pub fn model_size_bytes(&self) -> usize {
-        self.model.as_ref().map_or(0, |m| m.size_bytes())
+        self.model.get().map_or(0, |m| m.size_bytes())
     }
 
     /// Segments (or fence pointers) of the learned index (0 without one).
     pub fn model_segments(&self) -> u64 {
-        self.model.as_ref().map_or(0, |m| m.segments())
+        self.model.get().map_or(0, |m| m.segments())
     }
 
     /// The lower bound of `(user_key, trailer)`: through the model when the file has one,
     /// else through the fence pointers and one block.
-    fn seek_position(&self, user_key: &[u8], trailer: u64) -> Result<u64> {
-        if let Some(model) = &self.model {
-            return self.model_lower_bound(model.as_ref(), user_key, trailer);
+    fn seek_position(
+        &self,
+        model: Option<&dyn Index>,
+        user_key: &[u8],
+        trailer: u64,
+    ) -> Result<u64> {
+        if let Some(model) = model {
+            return self.model_lower_bound(model, user_key, trailer);
         }
         let window = self.fence.search(user_key, trailer);
         if window.is_empty() {

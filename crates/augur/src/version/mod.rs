@@ -7,5 +7,5 @@ mod set;
 mod version;
 
 pub use edit::{FileMeta, VersionEdit};
-pub use set::{RecoveredState, VersionSet};
+pub use set::{RecoveredState, VersionListener, VersionSet};
 pub use version::{TableFile, Version};

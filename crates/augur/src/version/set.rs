@@ -36,6 +36,15 @@ struct ManifestState {
     last_seqno: u64,
 }
 
+/// Told about every installed version's file changes (the background learner).
+pub trait VersionListener: Send + Sync {
+    /// Called after a version is installed, with the manifest lock held (so calls arrive in
+    /// version order); must not block. `added` holds every file the edit added (trivially
+    /// moved ones included, at their new level); `removed` the files removed for good, with
+    /// the level they left.
+    fn files_changed(&self, added: &[(usize, Arc<TableFile>)], removed: &[(usize, Arc<TableFile>)]);
+}
+
 /// The versions of one database.
 pub struct VersionSet {
     dir: PathBuf,
@@ -47,6 +56,7 @@ pub struct VersionSet {
     /// Serializes manifest appends. Lock order: `manifest` before `current`.
     manifest: Mutex<ManifestState>,
     next_file_number: AtomicU64,
+    listener: std::sync::OnceLock<Arc<dyn VersionListener>>,
 }
 
 /// Files and value-log state accumulated while replaying edits.
@@ -240,8 +250,15 @@ impl VersionSet {
                 last_seqno: replay.last_seqno,
             }),
             next_file_number: AtomicU64::new(replay.next_file_number),
+            listener: std::sync::OnceLock::new(),
         };
         Ok((set, state))
+    }
+
+    /// Installs the listener told about every later version change (only the first call
+    /// takes effect).
+    pub fn set_listener(&self, listener: Arc<dyn VersionListener>) {
+        let _ = self.listener.set(listener);
     }
 
     /// The current version.
@@ -273,16 +290,33 @@ impl VersionSet {
             debug_assert!(n >= manifest.log_number);
         }
         // Open the new tables before touching the manifest, so a bad table fails cleanly.
+        // A trivially moved file keeps its open table: its lookup statistics, its opening
+        // time and any model learned in the background stay with it.
         let mut added = Vec::with_capacity(edit.added.len());
         for (level, meta) in &edit.added {
             let path = filename::table_path(&self.dir, meta.file_id);
-            let table = Arc::new(Table::open_with(
-                self.fs.as_ref(),
-                &path,
-                meta.file_id,
-                self.read_mode,
-                self.use_models,
-            )?);
+            let moved = edit.deleted.iter().any(|(_, id)| *id == meta.file_id);
+            let existing = moved
+                .then(|| {
+                    let current = self.current.lock();
+                    current
+                        .levels
+                        .iter()
+                        .flatten()
+                        .find(|f| f.meta.file_id == meta.file_id)
+                        .map(|f| f.table.clone())
+                })
+                .flatten();
+            let table = match existing {
+                Some(t) => t,
+                None => Arc::new(Table::open_with(
+                    self.fs.as_ref(),
+                    &path,
+                    meta.file_id,
+                    self.read_mode,
+                    self.use_models,
+                )?),
+            };
             added.push((
                 *level,
                 Arc::new(TableFile::new(meta.clone(), table, self.fs.clone(), path)),
@@ -299,6 +333,7 @@ impl VersionSet {
 
         let mut current = self.current.lock();
         let mut next = Version::clone(&current);
+        let mut removed_files = Vec::new();
         for (level, id) in &edit.deleted {
             if let Some(files) = next.levels.get_mut(*level) {
                 if let Some(pos) = files.iter().position(|f| f.meta.file_id == *id) {
@@ -306,13 +341,14 @@ impl VersionSet {
                     // A trivial move deletes and re-adds the same file: it stays live.
                     if !edit.added.iter().any(|(_, m)| m.file_id == *id) {
                         removed.mark_obsolete();
+                        removed_files.push((*level, removed));
                     }
                 }
             }
         }
-        for (level, file) in added {
-            if let Some(files) = next.levels.get_mut(level) {
-                files.push(file);
+        for (level, file) in &added {
+            if let Some(files) = next.levels.get_mut(*level) {
+                files.push(file.clone());
             }
         }
         for (level, files) in next.levels.iter_mut().enumerate() {
@@ -329,6 +365,12 @@ impl VersionSet {
         }
         let next = Arc::new(next);
         *current = next.clone();
+        drop(current);
+        if let Some(listener) = self.listener.get() {
+            if !added.is_empty() || !removed_files.is_empty() {
+                listener.files_changed(&added, &removed_files);
+            }
+        }
         Ok(next)
     }
 }

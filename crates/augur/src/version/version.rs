@@ -44,6 +44,12 @@ impl TableFile {
         self.obsolete.store(true, Ordering::Release);
     }
 
+    /// True once a version edit removed the file for good (it is deleted when the last
+    /// reader lets go).
+    pub fn is_obsolete(&self) -> bool {
+        self.obsolete.load(Ordering::Acquire)
+    }
+
     /// Smallest user key.
     pub fn smallest_key(&self) -> &[u8] {
         &self.meta.smallest.user_key

@@ -9,12 +9,28 @@
 //! from the window's end.
 
 use super::{LoadedBlock, Table};
-use crate::error::Result;
-use crate::index::{self, projection, Index};
+use crate::error::{Error, Result};
+use crate::index::{self, projection, Index, IndexConfig};
 use crate::key::compare;
 use crate::sst::properties::Properties;
 use std::cmp::Ordering;
 use std::path::Path;
+use std::time::Instant;
+
+/// What [`Table::learn`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LearnReport {
+    /// Keys (slots) the model was trained over.
+    pub keys: u64,
+    /// Nanoseconds spent reading the slots and training (0 when nothing was trained).
+    pub train_ns: u64,
+    /// Segments of the model.
+    pub segments: u64,
+    /// Memory of the model (bytes).
+    pub model_bytes: usize,
+    /// False when the table already had a model (nothing trained, nothing replaced).
+    pub installed: bool,
+}
 
 /// Decodes a model section. `None` (with a warning) when this build cannot use it.
 pub(super) fn load_model(
@@ -45,6 +61,56 @@ pub(super) fn load_model(
 }
 
 impl Table {
+    /// Trains the index `config` describes over the file's own slots (every key projected
+    /// with the file's common prefix, in slot order) and installs it: lookups take the model
+    /// path from then on. Such a model lives in memory only; the file is not rewritten, so a
+    /// restart loses it. Does nothing (`installed: false`) when the table already has a
+    /// model. Safe to call from any thread while lookups run.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the table was opened with models disabled (`never` policy) or
+    /// the configuration is invalid; `Corruption` when a block fails its checksum.
+    pub fn learn(&self, config: &IndexConfig) -> Result<LearnReport> {
+        if !self.models_enabled {
+            return Err(Error::InvalidArgument(format!(
+                "{}: opened with learned indexes disabled",
+                self.path.display()
+            )));
+        }
+        if self.model.get().is_some() {
+            return Ok(LearnReport::default());
+        }
+        let started = Instant::now();
+        let prefix_len = self.prefix.len();
+        let mut builder = index::builder(config);
+        for block_no in 0..self.fence.block_count() {
+            let block = self.load_block(block_no, false)?;
+            for pos in self.fence.block_positions(block_no) {
+                builder.add(projection::project(self.slot(&block, pos)?.key, prefix_len))?;
+            }
+        }
+        let model = builder.finish()?;
+        let train_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        if model.len() != self.entries() {
+            return Err(Error::corruption(
+                &self.path,
+                self.footer.data.offset,
+                "the file's blocks do not cover its entries",
+            ));
+        }
+        let report = LearnReport {
+            keys: model.len(),
+            train_ns,
+            segments: model.segments(),
+            model_bytes: model.size_bytes(),
+            installed: true,
+        };
+        Ok(LearnReport {
+            installed: self.model.set(model).is_ok(),
+            ..report
+        })
+    }
+
     /// The lower bound of `(user_key, trailer)` found through `model`.
     pub(super) fn model_lower_bound(
         &self,
