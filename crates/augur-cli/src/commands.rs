@@ -213,11 +213,37 @@ pub fn stats_json(s: &augur::Stats) -> Value {
         "write_amplification": s.write_amplification(),
         "live_snapshots": s.live_snapshots,
         "last_seqno": s.last_seqno,
+        "lookup_breakdown": breakdown_json(&s.lookup_breakdown),
     })
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {
     part as f64 / whole.max(1) as f64
+}
+
+/// The sampled lookup-step breakdown as JSON: samples, average total, average per step (ns).
+pub fn breakdown_json(b: &augur::stats::breakdown::LookupBreakdown) -> Value {
+    let steps: serde_json::Map<String, Value> = augur::stats::breakdown::STEP_NAMES
+        .iter()
+        .zip(b.avg_step_ns)
+        .map(|(name, ns)| (name.to_string(), json!(ns)))
+        .collect();
+    json!({"samples": b.samples, "avg_total_ns": b.avg_total_ns, "avg_step_ns": steps})
+}
+
+/// The sampled lookup-step breakdown as one text line per step.
+pub fn breakdown_text(b: &augur::stats::breakdown::LookupBreakdown) -> String {
+    let mut out = format!(
+        "point-lookup breakdown ({} sampled lookups, avg {:.0} ns):\n",
+        b.samples, b.avg_total_ns
+    );
+    for (name, ns) in augur::stats::breakdown::STEP_NAMES
+        .iter()
+        .zip(b.avg_step_ns)
+    {
+        out.push_str(&format!("  {name:<12} {ns:>9.0} ns\n"));
+    }
+    out
 }
 
 /// The statistics as human-readable tables.
@@ -305,6 +331,9 @@ pub fn stats_text(s: &augur::Stats) -> String {
         s.training_ns_per_key,
         s.learning_pending
     ));
+    if s.lookup_breakdown.samples > 0 {
+        out.push_str(&breakdown_text(&s.lookup_breakdown));
+    }
     out
 }
 

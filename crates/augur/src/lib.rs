@@ -17,6 +17,7 @@ pub mod learning;
 pub mod memtable;
 mod options;
 pub mod sst;
+pub mod stats;
 pub mod version;
 pub mod vlog;
 pub mod wal;

@@ -113,6 +113,8 @@ pub(crate) struct DbInner {
     /// snapshots to go: (segment, seqno after relocation).
     pub pending_segment_deletions: Mutex<Vec<(u64, SeqNo)>>,
     pub counters: stats::Counters,
+    /// Sampled per-step lookup times (Bourbon Figure 8).
+    pub breakdown: crate::stats::breakdown::BreakdownTotals,
     /// The compaction strategy.
     pub strategy: Box<dyn crate::compaction::Strategy>,
     /// One value-log GC at a time.

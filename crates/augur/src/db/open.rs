@@ -208,6 +208,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         poisoned: Mutex::new(None),
         pending_segment_deletions: Mutex::new(Vec::new()),
         counters: Default::default(),
+        breakdown: Default::default(),
         strategy: Box::new(crate::compaction::Leveled::new()),
         gc_lock: Mutex::new(()),
         gc_running: AtomicBool::new(false),

@@ -7,9 +7,11 @@ use crate::error::{Error, Result};
 use crate::key::{SeqNo, ValueKind};
 use crate::memtable::Memtable;
 use crate::sst::Entry;
+use crate::stats::breakdown::{self, Step};
 use crate::version::Version;
 use crate::vlog::ValuePointer;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// What a reader needs to see one consistent state: the memtables and the version.
 pub(crate) struct ReadView {
@@ -33,12 +35,13 @@ impl DbInner {
     /// The newest internal entry of `key` visible at `seqno` (tombstones included).
     pub fn get_entry(&self, key: &[u8], seqno: SeqNo) -> Result<Option<Entry>> {
         let view = self.read_view();
-        for mem in view.memtables.iter() {
-            if let Some(e) = mem.get(key, seqno) {
-                return Ok(Some(e));
-            }
+        let in_memtables = breakdown::timed(Step::Memtable, || {
+            view.memtables.iter().find_map(|mem| mem.get(key, seqno))
+        });
+        if let Some(e) = in_memtables {
+            return Ok(Some(e));
         }
-        view.version.get(key, seqno)
+        breakdown::timed_files(|| view.version.get(key, seqno))
     }
 
     /// The user-visible value of `key` at `snapshot` (or now).
@@ -47,6 +50,15 @@ impl DbInner {
             return Err(Error::Closed);
         }
         self.counters.note_get();
+        let sampled = breakdown::begin().then(Instant::now);
+        let result = self.get_with_retry(key, snapshot);
+        if let Some(started) = sampled {
+            self.breakdown.finish(started.elapsed().as_nanos() as u64);
+        }
+        result
+    }
+
+    fn get_with_retry(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Vec<u8>>> {
         // A read without a snapshot may race with value-log GC deleting a segment its
         // (older) entry points into; reading again at the new seqno then finds the relocated
         // entry. A snapshot read is protected by its registration instead.
@@ -82,7 +94,9 @@ impl DbInner {
                 })?;
                 // Checking the entry's key costs one comparison and guarantees a damaged
                 // pointer can never return another key's value.
-                self.vlog.read_with_key(&ptr, &e.user_key).map(Some)
+                breakdown::timed(Step::ReadValue, || {
+                    self.vlog.read_with_key(&ptr, &e.user_key).map(Some)
+                })
             }
         }
     }

@@ -128,6 +128,8 @@ pub struct ValueLogSegmentStats {
 pub struct Stats {
     /// Per level.
     pub levels: Vec<LevelStats>,
+    /// Average time per step of sampled point lookups (Bourbon Figure 8).
+    pub lookup_breakdown: crate::stats::breakdown::LookupBreakdown,
     /// Per value-log segment.
     pub value_log: Vec<ValueLogSegmentStats>,
     /// Entries written (puts, deletes, relocations).
@@ -283,6 +285,7 @@ impl DbInner {
             gc_entries_relocated: get(&c.gc_relocated),
             live_snapshots: self.snapshots.count(),
             last_seqno: self.visible_seqno(),
+            lookup_breakdown: self.breakdown.snapshot(),
             model_path_lookups: all_lookups.model_lookups(),
             baseline_path_lookups: all_lookups.baseline_lookups(),
             models_built: levels.iter().map(|l| l.models_built).sum(),

@@ -19,6 +19,7 @@ use crate::sst::filter::Bloom;
 use crate::sst::format::{Footer, InlineRef, Section, FOOTER_LEN, REF_BYTES};
 use crate::sst::properties::Properties;
 use crate::sst::Entry;
+use crate::stats::breakdown::{self, Step};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
@@ -329,19 +330,21 @@ impl Table {
         user_key: &[u8],
         snapshot: SeqNo,
     ) -> Result<Option<Entry>> {
-        if !self.may_contain(user_key) {
+        if !breakdown::timed(Step::Filter, || self.may_contain(user_key)) {
             return Ok(None);
         }
         let pos = self.seek_position(model, user_key, seek_trailer(snapshot))?;
         if pos >= self.entries() {
             return Ok(None);
         }
-        let block = self.load_block(self.fence.block_of(pos), false)?;
-        let slot = self.slot(&block, pos)?;
-        if slot.key != user_key {
-            return Ok(None);
-        }
-        self.entry_from_slot(&block, pos, &slot).map(Some)
+        breakdown::timed(Step::Load, || {
+            let block = self.load_block(self.fence.block_of(pos), false)?;
+            let slot = self.slot(&block, pos)?;
+            if slot.key != user_key {
+                return Ok(None);
+            }
+            self.entry_from_slot(&block, pos, &slot).map(Some)
+        })
     }
 
     /// Point lookups served by this table so far: (found, not found).
@@ -407,12 +410,14 @@ impl Table {
         if let Some(model) = model {
             return self.model_lower_bound(model, user_key, trailer);
         }
-        let window = self.fence.search(user_key, trailer);
+        let window = breakdown::timed(Step::Search, || self.fence.search(user_key, trailer));
         if window.is_empty() {
             return Ok(window.start);
         }
-        let block = self.load_block(self.fence.block_of(window.start), false)?;
-        self.lower_bound_in(&block, window.end, user_key, trailer)
+        breakdown::timed(Step::Locate, || {
+            let block = self.load_block(self.fence.block_of(window.start), false)?;
+            self.lower_bound_in(&block, window.end, user_key, trailer)
+        })
     }
 
     /// The entry at position `i` (0-based), with its value (inline bytes or pointer bytes).

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::index::{self, projection, Index, IndexConfig};
 use crate::key::compare;
 use crate::sst::properties::Properties;
+use crate::stats::breakdown::{self, Step};
 use std::cmp::Ordering;
 use std::path::Path;
 use std::time::Instant;
@@ -119,8 +120,17 @@ impl Table {
         trailer: u64,
     ) -> Result<u64> {
         let n = self.entries();
-        let window = model.search(projection::project_bounded(user_key, &self.prefix));
-        let (lo, hi) = (window.lo.min(n), window.hi.min(n));
+        let window = breakdown::timed(Step::Search, || {
+            model.search(projection::project_bounded(user_key, &self.prefix))
+        });
+        breakdown::timed(Step::Locate, || {
+            self.locate_from_window(window.lo.min(n), window.hi.min(n), user_key, trailer)
+        })
+    }
+
+    /// The lower bound, given a window `[lo, hi)` that holds the start of the key's run.
+    fn locate_from_window(&self, lo: u64, hi: u64, user_key: &[u8], trailer: u64) -> Result<u64> {
+        let n = self.entries();
         let mut cache = None;
         let pos = self.lower_bound_between(&mut cache, lo, hi, user_key, trailer)?;
         if pos < hi || hi == n {
