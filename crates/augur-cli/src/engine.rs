@@ -86,6 +86,9 @@ pub struct EngineArgs {
     /// Error bound δ of learned indexes: a lookup reads at most 2δ+1 slots (engine default 8).
     #[arg(long, global = true, value_name = "N", alias = "error_bound")]
     pub error_bound: Option<u32>,
+    /// Learn one model per sorted level when idle (Bourbon level learning; read-mostly).
+    #[arg(long, global = true, alias = "level_models")]
+    pub level_models: bool,
     /// Do not create the database if it does not exist (commands that only read or
     /// delete never create one).
     #[arg(long, global = true)]
@@ -132,6 +135,9 @@ impl EngineArgs {
         }
         if let Some(e) = self.error_bound {
             o.error_bound = e;
+        }
+        if self.level_models {
+            o.level_models = true;
         }
         o
     }

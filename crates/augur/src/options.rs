@@ -66,6 +66,10 @@ pub struct Options {
     pub learning_threads: usize,
     /// `lazy`: a file is learned after this many point lookups into it. Default 1.
     pub lazy_learning_reads: u64,
+    /// Learn one model per sorted level (Bourbon level learning) when the background thread
+    /// is idle; any change to a level invalidates its model until it is retrained. For
+    /// read-mostly workloads. Ignored under the `never` policy. Default `false`.
+    pub level_models: bool,
     /// The file system. Default the real one ([`StdFs`]).
     pub fs: Arc<dyn FileSystem>,
     /// Run flush and compaction in background threads. When `false`, they run inline in the
@@ -103,6 +107,7 @@ impl std::fmt::Debug for Options {
             .field("learning_wait_ms", &self.learning_wait_ms)
             .field("learning_threads", &self.learning_threads)
             .field("lazy_learning_reads", &self.lazy_learning_reads)
+            .field("level_models", &self.level_models)
             .finish_non_exhaustive()
     }
 }
@@ -135,6 +140,7 @@ impl Default for Options {
             learning_wait_ms: 50,
             learning_threads: 1,
             lazy_learning_reads: 1,
+            level_models: false,
         }
     }
 }

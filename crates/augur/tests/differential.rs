@@ -230,6 +230,7 @@ impl Run {
             index: [IndexKind::Fence, IndexKind::Plr][rng.gen_range(0..2)],
             error_bound: [0, 1, 4, 8, 64][rng.gen_range(0..5)],
             learning: random_learning(&mut rng),
+            level_models: rng.gen_bool(0.5),
             learning_wait_ms: rng.gen_range(0..3),
             lazy_learning_reads: rng.gen_range(1..4),
             ..Options::default()

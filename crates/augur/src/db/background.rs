@@ -8,6 +8,8 @@
 use super::DbInner;
 use crate::compaction::{self, Choice, Compaction, CompactionContext};
 use crate::error::Result;
+use crate::index::IndexConfig;
+use crate::learning::level_model::LevelModel;
 use crate::version::Version;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -75,6 +77,33 @@ impl DbInner {
             return Ok(true);
         }
         self.delete_unreachable_segments()?;
+        self.train_one_level_model(&version)
+    }
+
+    /// With `Options::level_models`, trains the model of one sorted level that lacks it.
+    /// Returns whether it did (more may follow).
+    fn train_one_level_model(&self, version: &Version) -> Result<bool> {
+        if !self.opts.level_models || !self.opts.learning.uses_models() {
+            return Ok(false);
+        }
+        let config = IndexConfig {
+            kind: self.opts.index,
+            error_bound: self.opts.error_bound,
+            fence_stride: self.opts.block_records as u32,
+        };
+        for (level, files) in version.levels.iter().enumerate().skip(1) {
+            let Some(slot) = version.level_models.get(level) else {
+                continue;
+            };
+            if files.is_empty() || slot.get().is_some() {
+                continue;
+            }
+            let model = LevelModel::train(files, &config)?;
+            self.counters.note_level_model(model.train_ns());
+            // Only this thread sets level models, and it holds `bg_work`.
+            let _ = slot.set(Arc::new(model));
+            return Ok(true);
+        }
         Ok(false)
     }
 

@@ -22,6 +22,8 @@ pub(crate) struct Counters {
     gc_relocated: AtomicU64,
     user_bytes: AtomicU64,
     vlog_bytes: AtomicU64,
+    level_models_built: AtomicU64,
+    level_model_train_ns: AtomicU64,
 }
 
 fn add(c: &AtomicU64, v: u64) {
@@ -54,6 +56,10 @@ impl Counters {
         add(&self.compaction_bytes_read, read);
         add(&self.compaction_bytes_written, written);
         add(&self.compaction_entries_dropped, dropped);
+    }
+    pub fn note_level_model(&self, train_ns: u64) {
+        add(&self.level_models_built, 1);
+        add(&self.level_model_train_ns, train_ns);
     }
     pub fn note_gc(&self, relocated: u64) {
         add(&self.gc_runs, 1);
@@ -108,6 +114,10 @@ pub struct LevelStats {
     pub files_died_before_learning: u64,
     /// Nanoseconds spent training models for the level's files.
     pub learning_ns: u64,
+    /// Bytes of the level model, when one is in use (`Options::level_models`).
+    pub level_model_bytes: u64,
+    /// Segments of the level model (0 without one).
+    pub level_model_segments: u64,
 }
 
 /// One value-log segment.
@@ -166,6 +176,10 @@ pub struct Stats {
     pub live_snapshots: usize,
     /// Latest sequence number.
     pub last_seqno: u64,
+    /// Level models trained since open.
+    pub level_models_built: u64,
+    /// Nanoseconds spent training level models.
+    pub level_model_train_ns: u64,
     /// Point lookups into SSTables (live and dead) served on the model path since open.
     pub model_path_lookups: u64,
     /// Point lookups into SSTables (live and dead) served on the baseline path since open.
@@ -227,6 +241,10 @@ impl DbInner {
                     c.add(&p[1]);
                     c.avg_ns().map_or(0, |ns| ns.round() as u64)
                 };
+                let level_model = version
+                    .level_models
+                    .get(level)
+                    .and_then(std::sync::OnceLock::get);
                 LevelStats {
                     level,
                     files: files.len(),
@@ -251,6 +269,8 @@ impl DbInner {
                     models_wasted: history.models_wasted,
                     files_died_before_learning: history.died_before_learning,
                     learning_ns: history.learn_ns,
+                    level_model_bytes: level_model.map_or(0, |m| m.size_bytes() as u64),
+                    level_model_segments: level_model.map_or(0, |m| m.segments()),
                 }
             })
             .collect();
@@ -286,6 +306,8 @@ impl DbInner {
             live_snapshots: self.snapshots.count(),
             last_seqno: self.visible_seqno(),
             lookup_breakdown: self.breakdown.snapshot(),
+            level_models_built: get(&c.level_models_built),
+            level_model_train_ns: get(&c.level_model_train_ns),
             model_path_lookups: all_lookups.model_lookups(),
             baseline_path_lookups: all_lookups.baseline_lookups(),
             models_built: levels.iter().map(|l| l.models_built).sum(),

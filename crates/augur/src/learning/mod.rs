@@ -10,6 +10,9 @@
 //! - `offline`: models are learned once, when the application calls `Db::learn_all`; files
 //!   created later are never learned.
 //!
+//! Independently of the policy, `Options::level_models` adds [`level_model`]s: one model per
+//! sorted level, trained when the level is unchanged and the background thread is idle.
+//!
 //! Models learned in the background live in memory only: they are not written back into the
 //! (immutable) file, so after a restart those files are learned again under the policy then in
 //! effect. Models built at build time are persisted. Switching policy at open keeps the models
@@ -17,6 +20,7 @@
 
 pub mod cost_benefit;
 pub(crate) mod learner;
+pub mod level_model;
 pub(crate) mod stats;
 
 use crate::error::{Error, Result};

@@ -28,6 +28,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 mod learned;
+
+pub(crate) use learned::Locator;
 pub mod lookup_stats;
 
 pub use learned::LearnReport;
@@ -317,19 +319,31 @@ impl Table {
     /// # Errors
     /// `Corruption` when a block or value read fails its checksum or is malformed.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
-        let model = self.model.get().map(|m| m.as_ref());
-        let started = lookup_stats::sample_this_lookup().then(Instant::now);
-        let found = self.find(model, user_key, snapshot)?;
-        self.stats.record(model.is_some(), found.is_some(), started);
-        Ok(found)
+        self.get_with(self.locator(), user_key, snapshot)
     }
 
-    fn find(
+    /// [`Table::get`] locating the key with `locator`, counting the lookup per path.
+    fn get_with(
         &self,
-        model: Option<&dyn Index>,
+        locator: Locator<'_>,
         user_key: &[u8],
         snapshot: SeqNo,
     ) -> Result<Option<Entry>> {
+        let learned = !matches!(locator, Locator::Fence);
+        let started = lookup_stats::sample_this_lookup().then(Instant::now);
+        let found = self.find(locator, user_key, snapshot)?;
+        self.stats.record(learned, found.is_some(), started);
+        Ok(found)
+    }
+
+    /// The file's own way of locating keys: its model, else the fence pointers.
+    fn locator(&self) -> Locator<'_> {
+        self.model
+            .get()
+            .map_or(Locator::Fence, |m| Locator::Model(m.as_ref()))
+    }
+
+    fn find(&self, model: Locator<'_>, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
         if !breakdown::timed(Step::Filter, || self.may_contain(user_key)) {
             return Ok(None);
         }
@@ -377,11 +391,7 @@ impl Table {
     /// # Errors
     /// `Corruption` when the block read fails its checksum or is malformed.
     pub fn lower_bound(&self, user_key: &[u8], seqno: SeqNo) -> Result<u64> {
-        self.seek_position(
-            self.model.get().map(|m| m.as_ref()),
-            user_key,
-            seek_trailer(seqno),
-        )
+        self.seek_position(self.locator(), user_key, seek_trailer(seqno))
     }
 
     /// True when lookups into this file go through a learned index.
@@ -401,14 +411,15 @@ impl Table {
 
     /// The lower bound of `(user_key, trailer)`: through the model when the file has one,
     /// else through the fence pointers and one block.
-    fn seek_position(
-        &self,
-        model: Option<&dyn Index>,
-        user_key: &[u8],
-        trailer: u64,
-    ) -> Result<u64> {
-        if let Some(model) = model {
-            return self.model_lower_bound(model, user_key, trailer);
+    fn seek_position(&self, locator: Locator<'_>, user_key: &[u8], trailer: u64) -> Result<u64> {
+        match locator {
+            Locator::Model(model) => return self.model_lower_bound(model, user_key, trailer),
+            Locator::Window { lo, hi } => {
+                return breakdown::timed(Step::Locate, || {
+                    self.locate_from_window(lo, hi, user_key, trailer)
+                })
+            }
+            Locator::Fence => {}
         }
         let window = breakdown::timed(Step::Search, || self.fence.search(user_key, trailer));
         if window.is_empty() {

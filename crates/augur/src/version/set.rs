@@ -354,6 +354,12 @@ impl VersionSet {
         for (level, files) in next.levels.iter_mut().enumerate() {
             sort_level(level, files);
         }
+        // A level model is only valid for the files it was trained on.
+        for (slot, files) in next.level_models.iter_mut().zip(&next.levels) {
+            if slot.get().is_some_and(|m| !m.matches(files)) {
+                *slot = std::sync::OnceLock::new();
+            }
+        }
         for (seg, bytes) in &edit.vlog_garbage {
             if !next.vlog_deleted.contains(seg) {
                 *next.vlog_garbage.entry(*seg).or_default() += bytes;

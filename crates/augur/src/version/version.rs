@@ -9,11 +9,12 @@ use super::edit::FileMeta;
 use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::key::SeqNo;
+use crate::learning::level_model::LevelModel;
 use crate::sst::{Entry, Table};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A live SSTable: its manifest metadata and its open reader. When the last reference is
 /// dropped after compaction marked it obsolete, the file is deleted.
@@ -97,6 +98,9 @@ pub struct Version {
     pub vlog_garbage: BTreeMap<u64, u64>,
     /// Segments deleted by GC (pointers into them are obsolete).
     pub vlog_deleted: BTreeSet<u64>,
+    /// Level models (Bourbon level learning), per level; set at most once per version and
+    /// carried to the next version while the level's files do not change.
+    pub level_models: Vec<OnceLock<Arc<LevelModel>>>,
 }
 
 impl Version {
@@ -106,6 +110,7 @@ impl Version {
             levels: vec![Vec::new(); num_levels],
             vlog_garbage: BTreeMap::new(),
             vlog_deleted: BTreeSet::new(),
+            level_models: vec![OnceLock::new(); num_levels],
         }
     }
 
@@ -136,10 +141,20 @@ impl Version {
             }
         }
         for level in 1..self.levels.len() {
-            if let Some(f) = self.find_file(level, user_key) {
-                if let Some(e) = f.table.get(user_key, snapshot)? {
-                    return Ok(Some(e));
+            let files = &self.levels[level];
+            let i = files.partition_point(|f| f.largest_key() < user_key);
+            let Some(f) = files.get(i).filter(|f| f.smallest_key() <= user_key) else {
+                continue;
+            };
+            let found = match self.level_models.get(level).and_then(OnceLock::get) {
+                Some(lm) => {
+                    let (lo, hi) = lm.window_in_file(i, user_key);
+                    f.table.get_in_window(user_key, snapshot, lo, hi)?
                 }
+                None => f.table.get(user_key, snapshot)?,
+            };
+            if found.is_some() {
+                return Ok(found);
             }
         }
         Ok(None)

@@ -11,8 +11,9 @@
 use super::{LoadedBlock, Table};
 use crate::error::{Error, Result};
 use crate::index::{self, projection, Index, IndexConfig};
-use crate::key::compare;
+use crate::key::{compare, SeqNo};
 use crate::sst::properties::Properties;
+use crate::sst::Entry;
 use crate::stats::breakdown::{self, Step};
 use std::cmp::Ordering;
 use std::path::Path;
@@ -31,6 +32,23 @@ pub struct LearnReport {
     pub model_bytes: usize,
     /// False when the table already had a model (nothing trained, nothing replaced).
     pub installed: bool,
+}
+
+/// How a lookup finds a key's position in a table.
+#[derive(Clone, Copy)]
+pub(crate) enum Locator<'a> {
+    /// Fence pointers and one block (the baseline path).
+    Fence,
+    /// The table's own learned index.
+    Model(&'a dyn Index),
+    /// A window `[lo, hi)` of the table's positions predicted elsewhere (by a level model,
+    /// `learning::level_model`); `lo` is at most the key's lower bound in this table.
+    Window {
+        /// First position of the window.
+        lo: u64,
+        /// End of the window (exclusive).
+        hi: u64,
+    },
 }
 
 /// Decodes a model section. `None` (with a warning) when this build cannot use it.
@@ -84,12 +102,7 @@ impl Table {
         let started = Instant::now();
         let prefix_len = self.prefix.len();
         let mut builder = index::builder(config);
-        for block_no in 0..self.fence.block_count() {
-            let block = self.load_block(block_no, false)?;
-            for pos in self.fence.block_positions(block_no) {
-                builder.add(projection::project(self.slot(&block, pos)?.key, prefix_len))?;
-            }
-        }
+        self.for_each_key(|key| builder.add(projection::project(key, prefix_len)))?;
         let model = builder.finish()?;
         let train_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         if model.len() != self.entries() {
@@ -128,8 +141,38 @@ impl Table {
         })
     }
 
+    /// [`Table::get`] through a window predicted by a level model (Bourbon's level learning):
+    /// the table's own index is skipped. REQUIRES: `lo` is at most the position of the first
+    /// entry of `user_key` (or of the first larger entry) in this table.
+    pub(crate) fn get_in_window(
+        &self,
+        user_key: &[u8],
+        snapshot: SeqNo,
+        lo: u64,
+        hi: u64,
+    ) -> Result<Option<Entry>> {
+        self.get_with(Locator::Window { lo, hi }, user_key, snapshot)
+    }
+
+    /// Calls `f` with every key of the file in slot order (verifying each block once).
+    pub(crate) fn for_each_key(&self, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        for block_no in 0..self.fence.block_count() {
+            let block = self.load_block(block_no, false)?;
+            for pos in self.fence.block_positions(block_no) {
+                f(self.slot(&block, pos)?.key)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The lower bound, given a window `[lo, hi)` that holds the start of the key's run.
-    fn locate_from_window(&self, lo: u64, hi: u64, user_key: &[u8], trailer: u64) -> Result<u64> {
+    pub(super) fn locate_from_window(
+        &self,
+        lo: u64,
+        hi: u64,
+        user_key: &[u8],
+        trailer: u64,
+    ) -> Result<u64> {
         let n = self.entries();
         let mut cache = None;
         let pos = self.lower_bound_between(&mut cache, lo, hi, user_key, trailer)?;

@@ -1,0 +1,115 @@
+//! Level models (Bourbon §4.2 "level learning"): one learned index over all the keys of a
+//! sorted level (>= 1), mapping a key to a window of positions in the concatenation of the
+//! level's files. A lookup finds the key's file by its key range, then searches only the part
+//! of the window inside that file — the files' own indexes are skipped.
+//!
+//! A level model is only valid for the exact list of files it was trained on: any change to
+//! the level (a flush never touches it; a compaction does) drops it from the new version,
+//! and lookups fall back to the file models until it is retrained. It suits read-mostly
+//! workloads (`Options::level_models`).
+//!
+//! Correctness: keys are projected with the level's common prefix, which is monotone over the
+//! level's sorted keys, so the window's start is at most the global position of the key's
+//! lower bound (index window contract). Inside the key's file that position is at or after
+//! the clamped window start, and the table's locate step gallops past the window's end over a
+//! long run of equal projections.
+
+use crate::error::Result;
+use crate::index::{self, projection, Index, IndexConfig};
+use crate::version::TableFile;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A learned index over one whole level.
+#[derive(Debug)]
+pub struct LevelModel {
+    prefix: Vec<u8>,
+    model: Box<dyn Index>,
+    /// `starts[i]` = global position of the first entry of file `i`; one more at the end.
+    starts: Vec<u64>,
+    /// The files it was trained on, in order.
+    file_ids: Vec<u64>,
+    train_ns: u64,
+}
+
+impl LevelModel {
+    /// Trains over `files` (a sorted level), reading every key once.
+    ///
+    /// # Errors
+    /// `Corruption` when a block fails its checksum; `InvalidArgument` for a bad config.
+    pub fn train(files: &[Arc<TableFile>], config: &IndexConfig) -> Result<LevelModel> {
+        let started = Instant::now();
+        let prefix = match (files.first(), files.last()) {
+            (Some(first), Some(last)) => {
+                let (a, b) = (first.smallest_key(), last.largest_key());
+                a[..projection::common_prefix_len(a, b)].to_vec()
+            }
+            _ => Vec::new(),
+        };
+        let mut builder = index::builder(config);
+        let mut starts = Vec::with_capacity(files.len() + 1);
+        let mut position = 0u64;
+        for f in files {
+            starts.push(position);
+            f.table
+                .for_each_key(|key| builder.add(projection::project(key, prefix.len())))?;
+            position += f.table.entries();
+        }
+        starts.push(position);
+        Ok(LevelModel {
+            prefix,
+            model: builder.finish()?,
+            starts,
+            file_ids: files.iter().map(|f| f.meta.file_id).collect(),
+            train_ns: u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+        })
+    }
+
+    /// True when it was trained on exactly these files.
+    pub fn matches(&self, files: &[Arc<TableFile>]) -> bool {
+        self.file_ids.len() == files.len()
+            && self
+                .file_ids
+                .iter()
+                .zip(files)
+                .all(|(id, f)| *id == f.meta.file_id)
+    }
+
+    /// The window of positions of file `file_index` (local to that file) that holds
+    /// `user_key`'s lower bound there, when the key belongs to that file's key range.
+    pub fn window_in_file(&self, file_index: usize, user_key: &[u8]) -> (u64, u64) {
+        let (Some(&start), Some(&end)) =
+            (self.starts.get(file_index), self.starts.get(file_index + 1))
+        else {
+            return (0, 0);
+        };
+        let w = self
+            .model
+            .search(projection::project_bounded(user_key, &self.prefix));
+        let lo = w.lo.clamp(start, end) - start;
+        let hi = w.hi.clamp(start, end) - start;
+        (lo, hi.max(lo))
+    }
+
+    /// Bytes in memory.
+    pub fn size_bytes(&self) -> usize {
+        self.model.size_bytes()
+            + self.prefix.capacity()
+            + (self.starts.capacity() + self.file_ids.capacity()) * 8
+    }
+
+    /// Segments of the model.
+    pub fn segments(&self) -> u64 {
+        self.model.segments()
+    }
+
+    /// Keys it covers.
+    pub fn keys(&self) -> u64 {
+        self.starts.last().copied().unwrap_or(0)
+    }
+
+    /// Nanoseconds its training took.
+    pub fn train_ns(&self) -> u64 {
+        self.train_ns
+    }
+}

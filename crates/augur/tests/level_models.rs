@@ -1,0 +1,77 @@
+//! Level models (Bourbon level learning): trained for unchanged sorted levels, used by point
+//! lookups, dropped when the level changes and retrained; results never change.
+
+use augur::fs::MemFs;
+use augur::{Db, Options};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+fn opts(fs: &MemFs, level_models: bool) -> Options {
+    Options {
+        fs: Arc::new(fs.clone()),
+        memtable_size_bytes: 16 << 10,
+        target_file_size_bytes: 16 << 10,
+        l1_max_bytes: 64 << 10,
+        background_threads: false,
+        level_models,
+        ..Options::default()
+    }
+}
+
+fn key(i: u64) -> Vec<u8> {
+    // A shared prefix and keys that differ only late exercise the level's projection.
+    format!("user/{:012}/x", i * 7919 % 100_003).into_bytes()
+}
+
+#[test]
+fn level_models_serve_lookups_and_follow_level_changes() {
+    let fs = MemFs::new();
+    let db = Db::open("/db", opts(&fs, true)).unwrap();
+    let mut model = BTreeMap::new();
+    for round in 0..3u64 {
+        for i in 0..3000u64 {
+            if (i + round) % 5 == 0 {
+                db.delete(key(i)).unwrap();
+                model.remove(&key(i));
+            } else {
+                let v = format!("v{round}-{i}").into_bytes();
+                db.put(key(i), &v).unwrap();
+                model.insert(key(i), v);
+            }
+        }
+        db.compact_range(None, None).unwrap();
+        // An idle unit of background work trains the level models (inline mode: the next
+        // write runs it).
+        db.put(b"zzz-trigger", b"1").unwrap();
+        model.insert(b"zzz-trigger".to_vec(), b"1".to_vec());
+        let stats = db.stats();
+        let learned: Vec<_> = stats
+            .levels
+            .iter()
+            .filter(|l| l.level > 0 && l.files > 0)
+            .collect();
+        assert!(!learned.is_empty());
+        assert!(
+            learned
+                .iter()
+                .all(|l| l.level_model_bytes > 0 && l.level_model_segments > 0),
+            "round {round}: every non-empty sorted level has a level model: {learned:?}"
+        );
+        for i in 0..3100u64 {
+            assert_eq!(
+                db.get(key(i)).unwrap(),
+                model.get(&key(i)).cloned(),
+                "round {round} key {i}"
+            );
+        }
+        assert_eq!(db.get(b"user/").unwrap(), None);
+        assert_eq!(db.get(b"zzzz").unwrap(), None);
+    }
+    let built = db.stats().level_models_built;
+    assert!(
+        built >= 3,
+        "models are retrained after each level change ({built})"
+    );
+    let all: Vec<_> = db.iter().map(|r| r.unwrap()).collect();
+    assert_eq!(all, model.into_iter().collect::<Vec<_>>());
+}
