@@ -34,6 +34,9 @@ pub struct LearnReport {
     pub installed: bool,
 }
 
+/// Windows of at most this many slots are searched linearly (see `lower_bound_between`).
+const LINEAR_SCAN_SLOTS: u64 = 24;
+
 /// How a lookup finds a key's position in a table.
 #[derive(Clone, Copy)]
 pub(crate) enum Locator<'a> {
@@ -205,6 +208,14 @@ impl Table {
         user_key: &[u8],
         trailer: u64,
     ) -> Result<u64> {
+        // Narrow windows are scanned in slot order: the slots are contiguous, so the
+        // hardware prefetcher streams them while a binary search would stall on each probe.
+        if hi - lo <= LINEAR_SCAN_SLOTS {
+            while lo < hi && self.cmp_at(cache, lo, user_key, trailer)? == Ordering::Less {
+                lo += 1;
+            }
+            return Ok(lo);
+        }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.cmp_at(cache, mid, user_key, trailer)? == Ordering::Less {
