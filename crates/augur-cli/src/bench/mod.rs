@@ -8,17 +8,25 @@
 //! Unless `--value-separation-threshold` or `--use_existing_db` is given, every benchmark
 //! list runs twice: once with values inline (no separation) and once with every value
 //! separated into the value log (threshold 0, the Bourbon preset).
+//!
+//! Key sources (`--keys`, `--keys-text`, `--distribution`, `--load-order`): see `sources.rs`.
 
 mod keys;
 mod report;
+pub mod sources;
 mod workloads;
 
 use crate::engine::EngineArgs;
 use crate::error::{io_err, CliError};
-use clap::{ArgAction, Args};
+use clap::{ArgAction, Args, ValueEnum};
 use serde_json::{json, Value};
+use sources::{Distribution, KeySet, LoadOrder};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use workloads::{Params, Runner, NAMES};
+
+/// `--num` when neither it nor a key file says otherwise.
+const DEFAULT_NUM: u64 = 200_000;
 
 /// Benchmarks run when `--benchmarks` is not given. The flush makes the reads go to
 /// SSTables: with the default 64 MiB memtable, 200,000 entries would otherwise all be read
@@ -38,7 +46,14 @@ fn parse_bool(s: &str) -> Result<bool, String> {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Benchmarks: fillseq fillrandom overwrite readrandom readmissing readseq \
-readreverse seekrandom deleteseq deleterandom flush compact stats.\n\
+readreverse seekrandom deleteseq deleterandom flush compact stats train.\n\
+train: builds --index over the projected keys (no database) and reports ns/key, segments and \
+bytes/key.\n\
+Key sources: --keys=FILE (SOSD u64: 8 bytes big-endian + '0' padding to --key_size >= 8), \
+--keys-text=FILE (one key per line, as-is), --distribution=NAME (synthetic u64, by --seed). With \
+a source, --num defaults to all keys of a file (a smaller --num keeps evenly spaced keys), fills \
+write each key once (fillseq ascending, fillrandom shuffled; --load-order overrides), reads draw \
+source keys, and readmissing reads a source key plus one byte ('0', or 0x00 for text keys).\n\
 Keys are db_bench's: the key number as 8 big-endian bytes, padded with ASCII '0' to --key_size. \
 Values are random bytes (no compression).\n\
 fillrandom/overwrite/readrandom draw key numbers uniformly from [0, num) with repeats, as db_bench.\n\
@@ -50,9 +65,28 @@ pub struct BenchArgs {
     /// Comma-separated benchmarks, run in order (default fillrandom,flush,readrandom,readseq,stats).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub benchmarks: Vec<String>,
-    /// Number of key numbers (and of writes in fills).
-    #[arg(long, default_value_t = 200_000)]
-    pub num: u64,
+    /// Number of key numbers (and of writes in fills); default 200000, or every key of
+    /// --keys/--keys-text (a smaller value keeps evenly spaced keys of the file).
+    #[arg(long)]
+    pub num: Option<u64>,
+    /// Keys from an SOSD binary file (little-endian u64 count, then the u64 keys).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["keys_text", "distribution"])]
+    pub keys: Option<PathBuf>,
+    /// Keys from a text file, one key per line, used as-is.
+    #[arg(
+        long = "keys-text",
+        alias = "keys_text",
+        value_name = "FILE",
+        conflicts_with = "distribution"
+    )]
+    pub keys_text: Option<PathBuf>,
+    /// Synthetic u64 keys of this distribution (--num of them, deterministic by --seed).
+    #[arg(long, value_enum)]
+    pub distribution: Option<Distribution>,
+    /// Order in which fills write the keys of a source (default: fillseq sequential,
+    /// fillrandom random).
+    #[arg(long = "load-order", alias = "load_order", value_enum)]
+    pub load_order: Option<LoadOrder>,
     /// Number of reads (negative: --num).
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub reads: i64,
@@ -139,7 +173,7 @@ pub fn run(
             NAMES.join(", ")
         )));
     }
-    if a.num == 0 {
+    if a.num == Some(0) {
         return Err(CliError::failed("--num must be at least 1"));
     }
     if a.key_size == 0 {
@@ -147,6 +181,11 @@ pub fn run(
             "--key_size must be at least 1 (empty keys are not allowed)",
         ));
     }
+    let keys = key_set(a)?;
+    if keys.len() == 0 {
+        return Err(CliError::failed("the key source holds no key"));
+    }
+    let num = keys.len();
     if a.compression_type != "none" {
         return Err(CliError::failed(format!(
             "--compression_type={} is not supported: Augur does not compress (use none)",
@@ -157,15 +196,18 @@ pub fn run(
         return Err(CliError::failed("--use_existing_db needs --db DIR"));
     }
     let p = Params {
-        num: a.num,
-        reads: u64::try_from(a.reads).unwrap_or(a.num),
+        num,
+        reads: u64::try_from(a.reads).unwrap_or(num),
         key_size: a.key_size,
         value_size: a.value_size,
         sync: a.sync,
         seed: a.seed,
         histogram: a.histogram,
         use_existing_db: a.use_existing_db,
+        keys: Arc::new(keys),
+        load_order: a.load_order,
     };
+    let source = source_name(a);
     let mut base_opts = engine.options();
     if let Some(b) = a.write_buffer_size {
         base_opts.memtable_size_bytes = b;
@@ -198,9 +240,9 @@ pub fn run(
         };
         let mut opts = base_opts.clone();
         opts.value_separation_threshold = *threshold;
-        let config = config_json(label, &p, &opts);
+        let config = config_json(label, &p, &opts, &source);
         if print_text {
-            print_header(label, &p, &opts, &dir);
+            print_header(label, &p, &opts, &dir, &source);
         }
         let mut runner = Runner::new(dir, opts, p.clone(), record, !print_text);
         for name in &names {
@@ -233,6 +275,48 @@ pub fn run(
     Ok(())
 }
 
+/// The keys of the run (see `sources.rs`).
+fn key_set(a: &BenchArgs) -> Result<KeySet, CliError> {
+    let u64_keys = a.keys.is_some() || a.distribution.is_some();
+    if u64_keys && a.key_size < 8 {
+        return Err(CliError::failed(format!(
+            "--key_size={} is too small for u64 keys (at least 8)",
+            a.key_size
+        )));
+    }
+    if a.load_order.is_some() && !u64_keys && a.keys_text.is_none() {
+        return Err(CliError::failed(
+            "--load-order needs a key source (--keys, --keys-text or --distribution)",
+        ));
+    }
+    Ok(if let Some(f) = &a.keys {
+        KeySet::U64(sources::cap(sources::load_sosd(f)?, a.num))
+    } else if let Some(f) = &a.keys_text {
+        KeySet::Text(sources::cap(sources::load_text(f)?, a.num))
+    } else if let Some(d) = a.distribution {
+        KeySet::U64(sources::generate(d, a.num.unwrap_or(DEFAULT_NUM), a.seed))
+    } else {
+        KeySet::Numbers(a.num.unwrap_or(DEFAULT_NUM))
+    })
+}
+
+/// How the key source is named in reports.
+fn source_name(a: &BenchArgs) -> String {
+    if let Some(f) = &a.keys {
+        format!("sosd:{}", f.display())
+    } else if let Some(f) = &a.keys_text {
+        format!("text:{}", f.display())
+    } else if let Some(d) = a.distribution {
+        format!(
+            "distribution:{}",
+            d.to_possible_value()
+                .map_or("?".into(), |v| v.get_name().to_string())
+        )
+    } else {
+        "db_bench".to_string()
+    }
+}
+
 fn threshold_json(t: usize) -> Value {
     if t == usize::MAX {
         Value::Null
@@ -241,9 +325,14 @@ fn threshold_json(t: usize) -> Value {
     }
 }
 
-fn config_json(label: &str, p: &Params, o: &augur::Options) -> Value {
+fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Value {
     json!({
         "label": label,
+        "key_source": source,
+        "load_order": p.load_order.map(|l| format!("{l:?}").to_lowercase()),
+        "index": o.index.name(),
+        "learning": o.learning.name(),
+        "error_bound": o.error_bound,
         "num": p.num,
         "reads": p.reads,
         "key_size": p.key_size,
@@ -259,7 +348,7 @@ fn config_json(label: &str, p: &Params, o: &augur::Options) -> Value {
     })
 }
 
-fn print_header(label: &str, p: &Params, o: &augur::Options, dir: &Path) {
+fn print_header(label: &str, p: &Params, o: &augur::Options, dir: &Path, source: &str) {
     let values = match o.value_separation_threshold {
         usize::MAX => "inline (no value separation)".to_string(),
         0 => "separated (every value in the value log)".to_string(),
@@ -274,7 +363,8 @@ fn print_header(label: &str, p: &Params, o: &augur::Options, dir: &Path) {
             format!(" [{label}]")
         }
     );
-    println!("Keys:       {} bytes each (db_bench layout)", p.key_size);
+    println!("Keys:       {}", p.keys.describe(p.key_size));
+    println!("Key source: {source}");
     println!("Values:     {} bytes each, {values}", p.value_size);
     println!("Entries:    {}", p.num);
     println!("Reads:      {}", p.reads);

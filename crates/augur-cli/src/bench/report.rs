@@ -19,9 +19,26 @@ pub struct Outcome {
     pub write_amplification: Option<f64>,
     /// Per-operation latencies in nanoseconds, when recorded.
     pub latency_ns: Option<Histogram<u64>>,
+    /// Benchmark-specific results (e.g. `train`'s segments), appended to the line and the
+    /// JSON record.
+    pub extra: Vec<(&'static str, Value)>,
 }
 
 impl Outcome {
+    /// An outcome of `ops` operations in `seconds`, with nothing else measured.
+    pub fn new(name: &str, ops: u64, seconds: f64) -> Self {
+        Outcome {
+            name: name.to_string(),
+            ops,
+            seconds,
+            bytes: 0,
+            found: None,
+            write_amplification: None,
+            latency_ns: None,
+            extra: Vec::new(),
+        }
+    }
+
     fn micros_per_op(&self) -> f64 {
         self.seconds * 1e6 / self.ops.max(1) as f64
     }
@@ -69,6 +86,15 @@ impl Outcome {
         if let Some(wa) = self.write_amplification {
             s.push_str(&format!(" write amplification {wa:.2}"));
         }
+        for (k, v) in &self.extra {
+            match v.as_f64() {
+                Some(f) if v.is_f64() => s.push_str(&format!(" {k}={f:.3}")),
+                _ => s.push_str(&format!(
+                    " {k}={}",
+                    v.as_str().map_or(v.to_string(), str::to_string)
+                )),
+            }
+        }
         s
     }
 
@@ -88,7 +114,7 @@ impl Outcome {
 
     /// The JSON record (`config` describes the run).
     pub fn to_json(&self, config: &Value) -> Value {
-        json!({
+        let mut record = json!({
             "benchmark": self.name,
             "engine": "augur",
             "ops": self.ops,
@@ -102,7 +128,13 @@ impl Outcome {
             "p999_us": self.percentile_us(0.999),
             "write_amplification": self.write_amplification,
             "config": config,
-        })
+        });
+        if let Some(map) = record.as_object_mut() {
+            for (k, v) in &self.extra {
+                map.insert((*k).to_string(), v.clone());
+            }
+        }
+        record
     }
 }
 
@@ -120,6 +152,7 @@ mod tests {
             found: Some((600, 1000)),
             write_amplification: None,
             latency_ns: None,
+            extra: Vec::new(),
         };
         let l = o.line();
         assert!(
@@ -132,5 +165,15 @@ mod tests {
         let j = o.to_json(&json!({}));
         assert_eq!(j["ops_per_sec"], 2000.0);
         assert!(j["p50_us"].is_null());
+        let mut t = Outcome::new("train", 10, 1.0);
+        t.extra = vec![("segments", json!(3)), ("train_ns_per_key", json!(12.5))];
+        assert!(
+            t.line().ends_with(" segments=3 train_ns_per_key=12.500"),
+            "{}",
+            t.line()
+        );
+        let j = t.to_json(&json!({}));
+        assert_eq!(j["segments"], 3);
+        assert_eq!(j["train_ns_per_key"], 12.5);
     }
 }

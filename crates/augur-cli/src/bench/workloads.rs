@@ -11,6 +11,15 @@
 //! - `deleteseq` / `deleterandom`: num deletes in order / of random key numbers.
 //! - `flush`, `compact`: one `Db::flush` / full `Db::compact_range` (timed as one op).
 //! - `stats`: prints `Db::stats()` (not timed).
+//! - `train`: no database: builds the configured index (`--index`, `--error-bound`) over the
+//!   projected keys of the whole key set in sorted order, as one file's index, and reports the
+//!   training time per key (projection excluded), segments and model bytes per key.
+//!
+//! With a key source (`--keys`, `--keys-text`, `--distribution`; see `sources.rs`), `num` is the
+//! number of source keys, fills write every key exactly once — `fillseq` in ascending order,
+//! `fillrandom` shuffled with the run's seed, either overridden by `--load-order` — and the
+//! random benchmarks (`overwrite`, `readrandom`, `seekrandom`, `deleterandom`) draw source keys
+//! uniformly with repeats; `readmissing` reads the missing keys `sources.rs` describes.
 //!
 //! Fill benchmarks report the write amplification of the benchmark itself: bytes written to
 //! WAL, value log, flushed and compacted SSTables during the benchmark divided by user bytes,
@@ -18,14 +27,20 @@
 //! far and not the ones still pending (no final flush is forced), like db_bench's own
 //! statistics at the end of a fill.
 
-use super::keys::{make_key, ValueGen};
+use super::keys::ValueGen;
 use super::report::Outcome;
+use super::sources::{KeySet, LoadOrder};
 use crate::error::{io_err, CliError};
+use augur::index::projection::{common_prefix_len, project};
+use augur::index::{builder, IndexConfig};
 use augur::{Db, Options, Stats, WriteBatch, WriteOptions};
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
+use serde_json::json;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Every benchmark name understood.
@@ -43,6 +58,7 @@ pub const NAMES: &[&str] = &[
     "flush",
     "compact",
     "stats",
+    "train",
 ];
 
 /// Parameters shared by all benchmarks of a run.
@@ -56,6 +72,10 @@ pub struct Params {
     pub seed: u64,
     pub histogram: bool,
     pub use_existing_db: bool,
+    /// The keys (db_bench numbers or a key source).
+    pub keys: Arc<KeySet>,
+    /// Order of fills over a key source (`None`: by benchmark name).
+    pub load_order: Option<LoadOrder>,
 }
 
 /// Per-operation timing.
@@ -98,6 +118,7 @@ impl Meter {
             found: None,
             write_amplification: None,
             latency_ns: self.hist,
+            extra: Vec::new(),
         }
     }
 }
@@ -186,15 +207,26 @@ impl Runner {
             }
             self.fresh()?;
         }
-        let ks = self.p.key_size;
+        let order = |default| match self.p.load_order {
+            Some(LoadOrder::Random) if !self.p.keys.is_numbers() => Order::Shuffled,
+            Some(LoadOrder::Sequential) => Order::Sequential,
+            _ => default,
+        };
+        let fill_random = if self.p.keys.is_numbers() {
+            Order::Drawn
+        } else {
+            Order::Shuffled
+        };
         let outcome = match name {
-            "fillseq" => self.write(name, &mut rng, Op::Put, false)?,
-            "fillrandom" | "overwrite" => self.write(name, &mut rng, Op::Put, true)?,
-            "deleteseq" => self.write(name, &mut rng, Op::Delete, false)?,
-            "deleterandom" => self.write(name, &mut rng, Op::Delete, true)?,
-            "readrandom" => self.read_random(name, &mut rng, ks)?,
-            // db_bench's readmissing: one more byte of key (an extra '0'), never present.
-            "readmissing" => self.read_random(name, &mut rng, ks + 1)?,
+            "fillseq" => self.write(name, &mut rng, Op::Put, order(Order::Sequential))?,
+            "fillrandom" => self.write(name, &mut rng, Op::Put, order(fill_random))?,
+            "overwrite" => self.write(name, &mut rng, Op::Put, Order::Drawn)?,
+            "deleteseq" => self.write(name, &mut rng, Op::Delete, Order::Sequential)?,
+            "deleterandom" => self.write(name, &mut rng, Op::Delete, Order::Drawn)?,
+            "readrandom" => self.read_random(name, &mut rng, false)?,
+            // db_bench's readmissing: one more byte of key, never present (sources.rs).
+            "readmissing" => self.read_random(name, &mut rng, true)?,
+            "train" => train(name, &self.p, &self.opts)?,
             "seekrandom" => self.seek_random(name, &mut rng)?,
             "readseq" => self.read_seq(name, false)?,
             "readreverse" => self.read_seq(name, true)?,
@@ -226,7 +258,7 @@ impl Runner {
         name: &str,
         rng: &mut StdRng,
         op: Op,
-        random: bool,
+        order: Order,
     ) -> Result<Outcome, CliError> {
         let Params {
             num,
@@ -236,6 +268,15 @@ impl Runner {
             ..
         } = self.p;
         let record = self.record;
+        let keys = Arc::clone(&self.p.keys);
+        let shuffled = match order {
+            Order::Shuffled => {
+                let mut v: Vec<u64> = (0..num).collect();
+                v.shuffle(rng);
+                v
+            }
+            _ => Vec::new(),
+        };
         let (db, values) = self.parts()?;
         let before = db.stats();
         let wo = WriteOptions { sync };
@@ -243,13 +284,17 @@ impl Runner {
         let mut bytes = 0u64;
         let mut meter = Meter::new(record);
         for i in 0..num {
-            let n = if random { rng.gen_range(0..num) } else { i };
-            make_key(n, key_size, &mut key);
+            let n = match order {
+                Order::Sequential => i,
+                Order::Drawn => rng.gen_range(0..num),
+                Order::Shuffled => shuffled.get(i as usize).copied().unwrap_or(i),
+            };
+            keys.key(n, key_size, &mut key);
             let mut b = WriteBatch::new();
             match op {
                 Op::Put => {
                     b.put(&key, values.next(value_size));
-                    bytes += (key_size + value_size) as u64;
+                    bytes += (key.len() + value_size) as u64;
                 }
                 Op::Delete => {
                     b.delete(&key);
@@ -263,21 +308,32 @@ impl Runner {
         Ok(out)
     }
 
-    /// `reads` gets of random key numbers, with keys of `key_size` bytes.
+    /// `reads` gets of random keys of the set, or of missing keys next to them.
     fn read_random(
         &mut self,
         name: &str,
         rng: &mut StdRng,
-        key_size: usize,
+        missing: bool,
     ) -> Result<Outcome, CliError> {
-        let Params { num, reads, .. } = self.p;
+        let Params {
+            num,
+            reads,
+            key_size,
+            ..
+        } = self.p;
         let record = self.record;
+        let keys = Arc::clone(&self.p.keys);
         let (db, _) = self.parts()?;
-        let mut key = Vec::with_capacity(key_size);
+        let mut key = Vec::with_capacity(key_size + 1);
         let (mut found, mut bytes) = (0u64, 0u64);
         let mut meter = Meter::new(record);
         for _ in 0..reads {
-            make_key(rng.gen_range(0..num), key_size, &mut key);
+            let n = rng.gen_range(0..num);
+            if missing {
+                keys.missing(n, key_size, &mut key);
+            } else {
+                keys.key(n, key_size, &mut key);
+            }
             if let Some(v) = db.get(&key)? {
                 found += 1;
                 bytes += (key.len() + v.len()) as u64;
@@ -298,12 +354,13 @@ impl Runner {
             ..
         } = self.p;
         let record = self.record;
+        let keys = Arc::clone(&self.p.keys);
         let (db, _) = self.parts()?;
         let mut key = Vec::with_capacity(key_size);
         let (mut found, mut bytes) = (0u64, 0u64);
         let mut meter = Meter::new(record);
         for _ in 0..reads {
-            make_key(rng.gen_range(0..num), key_size, &mut key);
+            keys.key(rng.gen_range(0..num), key_size, &mut key);
             if let Some(entry) = db.range(key.as_slice()..).next() {
                 let (k, v) = entry?;
                 found += 1;
@@ -359,6 +416,71 @@ impl Runner {
 enum Op {
     Put,
     Delete,
+}
+
+/// Which keys a write benchmark visits, in which order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Every key once, ascending.
+    Sequential,
+    /// Every key once, in an order shuffled with the run's seed.
+    Shuffled,
+    /// `num` uniform draws with repeats (db_bench's random writes).
+    Drawn,
+}
+
+/// The `train` benchmark: builds one index over the projected, sorted keys of the set, as the
+/// engine's SSTable builder does for one file (projection excluded from the timing). The
+/// build is repeated until it has run 5 times or for a second, and the mean is reported.
+fn train(name: &str, p: &Params, o: &Options) -> Result<Outcome, CliError> {
+    let config = IndexConfig {
+        kind: o.index,
+        error_bound: o.error_bound,
+        fence_stride: u32::try_from(o.block_records).unwrap_or(u32::MAX),
+    };
+    let n = p.keys.len();
+    let (mut first, mut last, mut key) = (Vec::new(), Vec::new(), Vec::new());
+    p.keys.key(0, p.key_size, &mut first);
+    p.keys.key(n.saturating_sub(1), p.key_size, &mut last);
+    let prefix = common_prefix_len(&first, &last);
+    let projected: Vec<u64> = (0..n)
+        .map(|i| {
+            p.keys.key(i, p.key_size, &mut key);
+            project(&key, prefix)
+        })
+        .collect();
+    let start = Instant::now();
+    let mut passes = 0u64;
+    let mut built = None;
+    while passes < 5 && (passes == 0 || start.elapsed().as_secs_f64() < 1.0) {
+        let mut b = builder(&config);
+        for &x in &projected {
+            b.add(x)?;
+        }
+        built = Some(b.finish()?);
+        passes += 1;
+    }
+    let seconds = start.elapsed().as_secs_f64() / passes as f64;
+    let mut out = Outcome::new(name, n, seconds);
+    if let Some(index) = built {
+        let per_key = |v: f64| v / n.max(1) as f64;
+        out.extra = vec![
+            ("index", json!(index.kind().name())),
+            ("error_bound", json!(config.error_bound)),
+            ("train_ns_per_key", json!(per_key(seconds * 1e9))),
+            ("segments", json!(index.segments())),
+            (
+                "keys_per_segment",
+                json!(n as f64 / index.segments().max(1) as f64),
+            ),
+            ("model_bytes", json!(index.size_bytes())),
+            (
+                "model_bytes_per_key",
+                json!(per_key(index.size_bytes() as f64)),
+            ),
+        ];
+    }
+    Ok(out)
 }
 
 /// Bytes written to files so far.

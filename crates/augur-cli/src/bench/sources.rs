@@ -1,0 +1,364 @@
+//! Key sources of `augur bench`: which keys a run writes and reads.
+//!
+//! - **db_bench numbers** (no source flag): key numbers `0..num`, encoded by
+//!   [`super::keys::make_key`].
+//! - **`--keys=FILE`**: an SOSD binary file (little-endian u64 count, then that many
+//!   little-endian u64 keys). Each u64 becomes a db_bench-style key: 8 bytes big-endian, then
+//!   ASCII `'0'` padding up to `--key_size` (which must be at least 8), so `--key_size=16`
+//!   gives 16-byte keys whose byte order is the numeric order.
+//! - **`--keys-text=FILE`**: one key per line (a trailing `\r` and empty lines are dropped);
+//!   the bytes of a line are the key, whatever `--key_size` says.
+//! - **`--distribution=NAME`**: `--num` synthetic u64 keys (Bourbon §5, SOSD), encoded as for
+//!   `--keys` and deterministic for a given `--seed`:
+//!   - `linear`: `start + i * 100` (a constant stride; `start` drawn from the seed);
+//!   - `seg1` / `seg10`: runs of 100 / 10 consecutive integers (stride 1), each run followed
+//!     by a gap drawn uniformly from `[1000, 1_000_000)`: a gap after 1% / 10% of the keys;
+//!   - `normal`: samples of N(0, 1) (Box–Muller), mapped linearly from `[-8, 8]` onto the u64
+//!     range;
+//!   - `lognormal`: `exp(2 z) * 1e9` for z ~ N(0, 1) (SOSD's lognormal(0, 2) scaling);
+//!   - `uniform-dense`: `num` distinct integers drawn uniformly from `[0, 2 num)`;
+//!   - `uniform-sparse`: `num` distinct integers drawn uniformly from the whole u64 range.
+//!
+//! Every source is sorted and deduplicated (random draws are topped up until there are exactly
+//! `num` distinct keys). With a file source, `--num` (when given and smaller than the file)
+//! keeps `num` keys evenly spaced in sorted order (key `i * len / num`), which preserves the
+//! shape of the distribution; without `--num` every key of the file is used.
+//!
+//! Missing keys (`readmissing`): the `i`-th key followed by one more byte — `'0'` for u64 keys
+//! (db_bench's readmissing: a key of `key_size + 1` bytes), `0x00` for text keys. Every source
+//! key has a different length or no such suffix, so it is never present, and it sorts right
+//! after an existing key (a negative lookup inside the key range, not outside it).
+
+use super::keys::make_key;
+use crate::error::{io_err, CliError};
+use clap::ValueEnum;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::path::Path;
+
+/// Synthetic key distributions (`--distribution`).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distribution {
+    /// Consecutive keys with a constant stride.
+    Linear,
+    /// Linear runs of 100 keys separated by gaps (gaps after 1% of the keys).
+    Seg1,
+    /// Linear runs of 10 keys separated by gaps (gaps after 10% of the keys).
+    Seg10,
+    /// Normally distributed keys.
+    Normal,
+    /// Log-normally distributed keys.
+    Lognormal,
+    /// Uniform over a range twice the key count.
+    UniformDense,
+    /// Uniform over the whole u64 range.
+    UniformSparse,
+}
+
+/// Order in which fills write the keys of a source (`--load-order`).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadOrder {
+    /// Shuffled with the run's seed.
+    Random,
+    /// Ascending key order.
+    Sequential,
+}
+
+/// The keys of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySet {
+    /// db_bench key numbers `0..num` (drawn with repeats by random benchmarks).
+    Numbers(u64),
+    /// Sorted distinct u64 keys, encoded like db_bench key numbers.
+    U64(Vec<u64>),
+    /// Sorted distinct byte keys, used as they are.
+    Text(Vec<Vec<u8>>),
+}
+
+impl KeySet {
+    /// Number of keys.
+    pub fn len(&self) -> u64 {
+        match self {
+            KeySet::Numbers(n) => *n,
+            KeySet::U64(k) => k.len() as u64,
+            KeySet::Text(k) => k.len() as u64,
+        }
+    }
+
+    /// True for the db_bench key numbers (no key source).
+    pub fn is_numbers(&self) -> bool {
+        matches!(self, KeySet::Numbers(_))
+    }
+
+    /// Writes the `i`-th key in sorted order into `buf` (`i < len()`).
+    pub fn key(&self, i: u64, key_size: usize, buf: &mut Vec<u8>) {
+        match self {
+            KeySet::Numbers(_) => make_key(i, key_size, buf),
+            KeySet::U64(k) => make_key(at(k, i).copied().unwrap_or(0), key_size, buf),
+            KeySet::Text(k) => {
+                buf.clear();
+                buf.extend_from_slice(at(k, i).map(Vec::as_slice).unwrap_or_default());
+            }
+        }
+    }
+
+    /// Writes a key that is not in the set and sorts right after the `i`-th key (module docs).
+    pub fn missing(&self, i: u64, key_size: usize, buf: &mut Vec<u8>) {
+        match self {
+            KeySet::Numbers(_) | KeySet::U64(_) => self.key(i, key_size + 1, buf),
+            KeySet::Text(_) => {
+                self.key(i, key_size, buf);
+                buf.push(0);
+            }
+        }
+    }
+
+    /// A short description for the report header.
+    pub fn describe(&self, key_size: usize) -> String {
+        match self {
+            KeySet::Numbers(_) => format!("{key_size} bytes each (db_bench layout)"),
+            KeySet::U64(_) => {
+                format!("{key_size} bytes each (u64 big-endian, '0'-padded)")
+            }
+            KeySet::Text(k) => {
+                let total: usize = k.iter().map(Vec::len).sum();
+                format!(
+                    "text, {:.1} bytes on average",
+                    total as f64 / k.len().max(1) as f64
+                )
+            }
+        }
+    }
+}
+
+fn at<T>(v: &[T], i: u64) -> Option<&T> {
+    usize::try_from(i).ok().and_then(|i| v.get(i))
+}
+
+/// Reads an SOSD key file: sorted and deduplicated.
+pub fn load_sosd(path: &Path) -> Result<Vec<u64>, CliError> {
+    let mut keys = crate::sosd::read_keys(path)?;
+    keys.sort_unstable();
+    keys.dedup();
+    Ok(keys)
+}
+
+/// Reads a text key file (one key per line): sorted and deduplicated.
+pub fn load_text(path: &Path) -> Result<Vec<Vec<u8>>, CliError> {
+    let bytes = std::fs::read(path).map_err(io_err(format!("reading {}", path.display())))?;
+    Ok(parse_text(&bytes))
+}
+
+/// Splits text into keys (module docs), sorted and deduplicated.
+pub fn parse_text(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = bytes
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// Keeps `num` keys evenly spaced in sorted order (all of them when `num >= len`).
+pub fn cap<T: Clone>(keys: Vec<T>, num: Option<u64>) -> Vec<T> {
+    let len = keys.len();
+    match num.and_then(|n| usize::try_from(n).ok()) {
+        Some(n) if n < len => (0..n)
+            .filter_map(|i| keys.get(i * len / n).cloned())
+            .collect(),
+        _ => keys,
+    }
+}
+
+/// `num` sorted distinct keys of `dist`, deterministic for `seed`.
+pub fn generate(dist: Distribution, num: u64, seed: u64) -> Vec<u64> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let n = usize::try_from(num).unwrap_or(usize::MAX);
+    match dist {
+        Distribution::Linear => {
+            let start: u64 = rng.gen_range(0..1 << 40);
+            (0..num).map(|i| start + i * 100).collect()
+        }
+        Distribution::Seg1 => segmented(&mut rng, num, 100),
+        Distribution::Seg10 => segmented(&mut rng, num, 10),
+        Distribution::Normal => distinct(&mut rng, n, |r| {
+            let z = gaussian(r).clamp(-8.0, 8.0);
+            ((z + 8.0) / 16.0 * u64::MAX as f64) as u64
+        }),
+        Distribution::Lognormal => {
+            distinct(&mut rng, n, |r| ((2.0 * gaussian(r)).exp() * 1e9) as u64)
+        }
+        Distribution::UniformDense => select(&mut rng, num, num.saturating_mul(2)),
+        Distribution::UniformSparse => distinct(&mut rng, n, |r| r.gen()),
+    }
+}
+
+/// Runs of `run` consecutive integers, each followed by a random gap.
+fn segmented(rng: &mut StdRng, num: u64, run: u64) -> Vec<u64> {
+    let mut next: u64 = rng.gen_range(0..1 << 20);
+    let mut keys = Vec::with_capacity(usize::try_from(num).unwrap_or(0));
+    for i in 0..num {
+        if i > 0 && i % run == 0 {
+            next += rng.gen_range(1000..1_000_000);
+        }
+        keys.push(next);
+        next += 1;
+    }
+    keys
+}
+
+/// A standard normal sample (Box–Muller).
+fn gaussian(rng: &mut StdRng) -> f64 {
+    let u1: f64 = 1.0 - rng.gen::<f64>(); // in (0, 1]
+    let u2: f64 = rng.gen();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// `n` distinct values of `draw`, sorted; draws more while duplicates are found.
+fn distinct(rng: &mut StdRng, n: usize, mut draw: impl FnMut(&mut StdRng) -> u64) -> Vec<u64> {
+    let mut keys: Vec<u64> = (0..n).map(|_| draw(rng)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    // Ranges of 2^64 make duplicates rare; bound the top-up rounds anyway.
+    for _ in 0..64 {
+        if keys.len() >= n {
+            break;
+        }
+        let missing = n - keys.len();
+        keys.extend((0..missing).map(|_| draw(rng)));
+        keys.sort_unstable();
+        keys.dedup();
+    }
+    keys.truncate(n);
+    keys
+}
+
+/// `num` distinct integers of `[0, range)` chosen uniformly, in order (Knuth's selection
+/// sampling, Algorithm S).
+fn select(rng: &mut StdRng, num: u64, range: u64) -> Vec<u64> {
+    let mut keys = Vec::with_capacity(usize::try_from(num).unwrap_or(0));
+    let mut needed = num;
+    for x in 0..range {
+        if needed == 0 {
+            break;
+        }
+        if rng.gen_range(0..range - x) < needed {
+            keys.push(x);
+            needed -= 1;
+        }
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted_unique(k: &[u64]) -> bool {
+        k.windows(2).all(|w| w[0] < w[1])
+    }
+
+    #[test]
+    fn every_distribution_is_sorted_unique_exact_and_seeded() {
+        for d in Distribution::value_variants() {
+            let k = generate(*d, 20_000, 7);
+            assert_eq!(k.len(), 20_000, "{d:?}");
+            assert!(sorted_unique(&k), "{d:?}");
+            assert_eq!(k, generate(*d, 20_000, 7), "{d:?} not deterministic");
+            assert_ne!(k, generate(*d, 20_000, 8), "{d:?} ignores the seed");
+            assert_eq!(generate(*d, 1, 3).len(), 1);
+            assert!(generate(*d, 0, 3).is_empty());
+        }
+    }
+
+    #[test]
+    fn linear_has_a_constant_stride() {
+        let k = generate(Distribution::Linear, 10_000, 1);
+        assert!(k.windows(2).all(|w| w[1] - w[0] == 100));
+    }
+
+    #[test]
+    fn segmented_gaps_follow_1_and_10_percent_of_keys() {
+        for (d, run) in [(Distribution::Seg1, 100usize), (Distribution::Seg10, 10)] {
+            let k = generate(d, 100_000, 5);
+            let gaps: Vec<usize> = k
+                .windows(2)
+                .enumerate()
+                .filter(|(_, w)| w[1] - w[0] > 1)
+                .map(|(i, _)| i + 1)
+                .collect();
+            assert_eq!(gaps.len(), 100_000 / run - 1, "{d:?}");
+            assert!(gaps.iter().all(|i| i % run == 0), "{d:?}");
+            assert!(k
+                .windows(2)
+                .all(|w| w[1] - w[0] == 1 || w[1] - w[0] >= 1000));
+        }
+    }
+
+    #[test]
+    fn shapes_match_their_names() {
+        let n = 100_000u64;
+        // Normal: about 68% of the keys within one standard deviation (1/16 of the range).
+        let k = generate(Distribution::Normal, n, 2);
+        let sd = u64::MAX / 16;
+        let mid = u64::MAX / 2;
+        let inside = k.iter().filter(|&&x| x.abs_diff(mid) <= sd).count() as f64 / n as f64;
+        assert!((0.66..0.70).contains(&inside), "{inside}");
+        // Lognormal: the median is about 1e9 and the mean well above it (right skew).
+        let k = generate(Distribution::Lognormal, n, 2);
+        let median = k[k.len() / 2] as f64;
+        assert!((0.9e9..1.1e9).contains(&median), "{median}");
+        let mean = k.iter().map(|&x| x as f64).sum::<f64>() / n as f64;
+        assert!(mean > 3.0 * median, "{mean}");
+        // Dense: inside [0, 2n), each half of the range holds about half the keys.
+        let k = generate(Distribution::UniformDense, n, 2);
+        assert!(*k.last().unwrap() < 2 * n);
+        let low = k.iter().filter(|&&x| x < n).count() as f64 / n as f64;
+        assert!((0.48..0.52).contains(&low), "{low}");
+        // Sparse: spread over the whole range.
+        let k = generate(Distribution::UniformSparse, n, 2);
+        let low = k.iter().filter(|&&x| x < u64::MAX / 2).count() as f64 / n as f64;
+        assert!((0.48..0.52).contains(&low), "{low}");
+    }
+
+    #[test]
+    fn text_keys_are_lines_sorted_and_deduplicated() {
+        let k = parse_text(b"pear\napple\r\n\nfig\napple\n");
+        assert_eq!(
+            k,
+            vec![b"apple".to_vec(), b"fig".to_vec(), b"pear".to_vec()]
+        );
+        assert!(parse_text(b"").is_empty());
+    }
+
+    #[test]
+    fn cap_keeps_evenly_spaced_keys() {
+        let k: Vec<u64> = (0..100).collect();
+        assert_eq!(cap(k.clone(), Some(4)), vec![0, 25, 50, 75]);
+        assert_eq!(cap(k.clone(), Some(1000)).len(), 100);
+        assert_eq!(cap(k.clone(), None), k);
+    }
+
+    #[test]
+    fn keys_and_missing_keys_encode_as_documented() {
+        let set = KeySet::U64(vec![5, 9]);
+        let mut b = Vec::new();
+        set.key(1, 16, &mut b);
+        assert_eq!(b, b"\0\0\0\0\0\0\0\x0900000000".to_vec());
+        let mut m = Vec::new();
+        set.missing(0, 16, &mut m);
+        assert_eq!(m.len(), 17);
+        let mut k0 = Vec::new();
+        set.key(0, 16, &mut k0);
+        assert!(k0 < m && m < b);
+        let text = KeySet::Text(vec![b"a".to_vec(), b"b".to_vec()]);
+        text.key(0, 16, &mut b);
+        assert_eq!(b, b"a");
+        text.missing(0, 16, &mut b);
+        assert_eq!(b, b"a\0");
+        assert_eq!(text.len(), 2);
+    }
+}
