@@ -10,7 +10,7 @@
 # Usage: scripts/bench_learned.sh
 # Env:   NUM     keys of the synthetic datasets (default 10000000)
 #        READS   lookups per readrandom run (default 2000000)
-#        DATASETS directory of the real datasets (default /work/shared/datasets)
+#        DATASETS directory of the real datasets (default ../shared/datasets, beside the repo)
 #        WORK    scratch directory (default /tmp/augur-learned); AUGUR the binary
 #        ONLY    space-separated subset of dataset names to run
 # Needs: a release build (cargo build --release -p augur-cli) and python3.
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 AUGUR=${AUGUR:-target/release/augur}
 NUM=${NUM:-10000000}
 READS=${READS:-2000000}
-DATASETS=${DATASETS:-/work/shared/datasets}
+DATASETS=${DATASETS:-../shared/datasets}
 WORK=${WORK:-/tmp/augur-learned}
 mkdir -p "$WORK"
 
