@@ -413,8 +413,8 @@ fn bench_runs_every_benchmark_and_writes_json() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("bench");
     let json = t.path().join("out.json");
-    let all = "fillseq,fillrandom,overwrite,readrandom,readmissing,readseq,readreverse,\
-               seekrandom,deleteseq,deleterandom,flush,compact,stats";
+    let all = "fillseq,fillrandom,overwrite,readrandom,readmissing,readrandomwriterandom,\
+               readseq,readreverse,seekrandom,deleteseq,deleterandom,flush,compact,stats";
     let names: Vec<&str> = all.split(',').map(str::trim).collect();
     let benchmarks = format!("--benchmarks={}", names.join(","));
     let out = ok(augur(

@@ -87,9 +87,12 @@ pub struct BenchArgs {
     /// fillrandom random).
     #[arg(long = "load-order", alias = "load_order", value_enum)]
     pub load_order: Option<LoadOrder>,
-    /// Number of reads (negative: --num).
+    /// Number of reads (negative: --num); also the operations of readrandomwriterandom.
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub reads: i64,
+    /// readrandomwriterandom: percentage of operations that are reads (db_bench's flag).
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub readwritepercent: u32,
     /// Key size in bytes.
     #[arg(long = "key_size", alias = "key-size", default_value_t = 16)]
     pub key_size: usize,
@@ -198,6 +201,7 @@ pub fn run(
     let p = Params {
         num,
         reads: u64::try_from(a.reads).unwrap_or(num),
+        readwritepercent: a.readwritepercent,
         key_size: a.key_size,
         value_size: a.value_size,
         sync: a.sync,

@@ -50,6 +50,7 @@ pub const NAMES: &[&str] = &[
     "overwrite",
     "readrandom",
     "readmissing",
+    "readrandomwriterandom",
     "readseq",
     "readreverse",
     "seekrandom",
@@ -66,6 +67,8 @@ pub const NAMES: &[&str] = &[
 pub struct Params {
     pub num: u64,
     pub reads: u64,
+    /// readrandomwriterandom: percentage of reads.
+    pub readwritepercent: u32,
     pub key_size: usize,
     pub value_size: usize,
     pub sync: bool,
@@ -224,6 +227,7 @@ impl Runner {
             "deleteseq" => self.write(name, &mut rng, Op::Delete, Order::Sequential)?,
             "deleterandom" => self.write(name, &mut rng, Op::Delete, Order::Drawn)?,
             "readrandom" => self.read_random(name, &mut rng, false)?,
+            "readrandomwriterandom" => self.read_write_random(name, &mut rng)?,
             // db_bench's readmissing: one more byte of key, never present (sources.rs).
             "readmissing" => self.read_random(name, &mut rng, true)?,
             "train" => train(name, &self.p, &self.opts)?,
@@ -342,6 +346,74 @@ impl Runner {
         }
         let mut out = meter.finish(name, reads, bytes);
         out.found = Some((found, reads));
+        Ok(out)
+    }
+
+    /// db_bench's readrandomwriterandom: `reads` operations on random keys of the set, each a
+    /// get with probability `readwritepercent`% and otherwise a put of a new value (Bourbon
+    /// Figure 13's mixed workloads). Reports, besides the foreground time, what the engine
+    /// spent learning meanwhile and the share of internal lookups on the model path.
+    fn read_write_random(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, CliError> {
+        let Params {
+            num,
+            reads,
+            key_size,
+            value_size,
+            sync,
+            readwritepercent,
+            ..
+        } = self.p;
+        let record = self.record;
+        let keys = Arc::clone(&self.p.keys);
+        let (db, values) = self.parts()?;
+        let before = db.stats();
+        let wo = WriteOptions { sync };
+        let mut key = Vec::with_capacity(key_size);
+        let (mut found, mut gets, mut bytes) = (0u64, 0u64, 0u64);
+        let mut meter = Meter::new(record);
+        for _ in 0..reads {
+            keys.key(rng.gen_range(0..num), key_size, &mut key);
+            if rng.gen_range(0..100) < readwritepercent {
+                gets += 1;
+                if let Some(v) = db.get(&key)? {
+                    found += 1;
+                    bytes += (key.len() + v.len()) as u64;
+                }
+            } else {
+                let mut b = WriteBatch::new();
+                b.put(&key, values.next(value_size));
+                bytes += (key.len() + value_size) as u64;
+                db.write_opt(b, wo)?;
+            }
+            meter.op_done();
+        }
+        let mut out = meter.finish(name, reads, bytes);
+        out.found = Some((found, gets));
+        let after = db.stats();
+        out.write_amplification = Some(write_amplification(&before, &after));
+        // Learning = background/offline training plus training inside flush and compaction.
+        let learned = |s: &augur::Stats| s.learning_ns_total + s.at_build_training_ns;
+        let learning_ns = learned(&after).saturating_sub(learned(&before));
+        let model = after
+            .model_path_lookups
+            .saturating_sub(before.model_path_lookups);
+        let baseline = after
+            .baseline_path_lookups
+            .saturating_sub(before.baseline_path_lookups);
+        let foreground_s = out.seconds;
+        out.extra = vec![
+            ("readwritepercent", json!(readwritepercent)),
+            ("foreground_s", json!(foreground_s)),
+            ("learning_s", json!(learning_ns as f64 / 1e9)),
+            (
+                "total_work_s",
+                json!(foreground_s + learning_ns as f64 / 1e9),
+            ),
+            (
+                "model_path_fraction",
+                json!(model as f64 / (model + baseline).max(1) as f64),
+            ),
+        ];
         Ok(out)
     }
 

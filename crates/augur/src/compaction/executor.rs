@@ -45,6 +45,8 @@ pub(crate) struct CompactionOutcome {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub entries_dropped: u64,
+    /// Nanoseconds spent training the outputs' models (at-build learning).
+    pub model_train_ns: u64,
 }
 
 /// True when no level deeper than `output_level` may contain `user_key`.
@@ -77,6 +79,7 @@ pub(crate) fn execute(
             bytes_read: 0,
             bytes_written: 0,
             entries_dropped: 0,
+            model_train_ns: 0,
         });
     }
 
@@ -96,6 +99,7 @@ pub(crate) fn execute(
     // Seqno of the previous (newer) entry of the current key; MAX when it is the first.
     let mut last_seqno_for_key = SeqNo::MAX;
     let mut entries_dropped = 0;
+    let mut model_train_ns = 0;
 
     for entry in merged {
         let e = entry?;
@@ -105,7 +109,7 @@ pub(crate) fn execute(
             if let Some((_, b)) = &builder {
                 if b.estimated_size_bytes() >= ctx.opts.target_file_size_bytes {
                     if let Some((id, b)) = builder.take() {
-                        outputs.push(finish(id, b)?);
+                        outputs.push(finish(id, b, &mut model_train_ns)?);
                     }
                 }
             }
@@ -140,7 +144,7 @@ pub(crate) fn execute(
         }
     }
     if let Some((id, b)) = builder.take() {
-        outputs.push(finish(id, b)?);
+        outputs.push(finish(id, b, &mut model_train_ns)?);
     }
     if !outputs.is_empty() {
         ctx.fs.sync_dir(ctx.dir)?;
@@ -153,11 +157,13 @@ pub(crate) fn execute(
         bytes_read,
         bytes_written,
         entries_dropped,
+        model_train_ns,
     })
 }
 
-fn finish(file_id: u64, b: Builder) -> Result<FileMeta> {
+fn finish(file_id: u64, b: Builder, model_train_ns: &mut u64) -> Result<FileMeta> {
     let s = b.finish()?;
+    *model_train_ns += s.model_train_ns;
     Ok(FileMeta {
         file_id,
         file_size: s.file_size,

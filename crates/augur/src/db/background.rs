@@ -172,6 +172,7 @@ impl DbInner {
             outcome.bytes_written,
             outcome.entries_dropped,
         );
+        self.counters.note_build_training(outcome.model_train_ns);
         Ok(())
     }
 

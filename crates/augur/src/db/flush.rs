@@ -19,15 +19,15 @@ pub(crate) fn builder_options(opts: &Options) -> BuilderOptions {
     BuilderOptions::from(opts)
 }
 
-/// Writes the entries of `mem` to table `file_id` in `dir` and syncs it. `None` when the
-/// memtable is empty.
+/// Writes the entries of `mem` to table `file_id` in `dir` and syncs it; returns its metadata
+/// and the nanoseconds spent training its model. `None` when the memtable is empty.
 pub(crate) fn write_table_from_memtable(
     fs: &dyn FileSystem,
     dir: &Path,
     file_id: u64,
     mem: &Memtable,
     opts: &Options,
-) -> Result<Option<FileMeta>> {
+) -> Result<Option<(FileMeta, u64)>> {
     if mem.is_empty() {
         return Ok(None);
     }
@@ -38,13 +38,14 @@ pub(crate) fn write_table_from_memtable(
     }
     let summary = builder.finish()?;
     fs.sync_dir(dir)?;
-    Ok(Some(FileMeta {
+    let meta = FileMeta {
         file_id,
         file_size: summary.file_size,
         entries: summary.entries,
         smallest: summary.smallest,
         largest: summary.largest,
-    }))
+    };
+    Ok(Some((meta, summary.model_train_ns)))
 }
 
 impl DbInner {
@@ -62,13 +63,14 @@ impl DbInner {
         let file_id = self.versions.new_file_number();
         let meta =
             write_table_from_memtable(self.opts.fs.as_ref(), &self.dir, file_id, &mem, &self.opts)?;
-        if let Some(m) = &meta {
+        if let Some((m, train_ns)) = &meta {
             self.counters.note_flush(m.file_size);
+            self.counters.note_build_training(*train_ns);
         }
         let edit = VersionEdit {
             log_number: Some(next_log),
             last_seqno: Some(mem.max_seqno()),
-            added: meta.into_iter().map(|m| (0, m)).collect(),
+            added: meta.into_iter().map(|(m, _)| (0, m)).collect(),
             ..VersionEdit::default()
         };
         self.versions.log_and_apply(edit)?;

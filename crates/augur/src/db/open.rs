@@ -169,7 +169,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     if !mem.is_empty() {
         vlog.sync()?;
         let id = versions.new_file_number();
-        if let Some(meta) = write_table_from_memtable(fs.as_ref(), dir, id, &mem, &opts)? {
+        if let Some((meta, _)) = write_table_from_memtable(fs.as_ref(), dir, id, &mem, &opts)? {
             edit.added.push((0, meta));
         }
     }

@@ -23,6 +23,7 @@ pub(crate) struct Counters {
     user_bytes: AtomicU64,
     vlog_bytes: AtomicU64,
     level_models_built: AtomicU64,
+    build_train_ns: AtomicU64,
     level_model_train_ns: AtomicU64,
 }
 
@@ -56,6 +57,9 @@ impl Counters {
         add(&self.compaction_bytes_read, read);
         add(&self.compaction_bytes_written, written);
         add(&self.compaction_entries_dropped, dropped);
+    }
+    pub fn note_build_training(&self, train_ns: u64) {
+        add(&self.build_train_ns, train_ns);
     }
     pub fn note_level_model(&self, train_ns: u64) {
         add(&self.level_models_built, 1);
@@ -188,6 +192,9 @@ pub struct Stats {
     pub models_built: u64,
     /// Nanoseconds spent training them.
     pub learning_ns_total: u64,
+    /// Nanoseconds spent training models while flushing and compacting (at-build learning),
+    /// since open.
+    pub at_build_training_ns: u64,
     /// Average training cost per key (ns; 0 before the first model).
     pub training_ns_per_key: f64,
     /// Files waiting for `T_wait`, queued for learning, or being learned.
@@ -312,6 +319,7 @@ impl DbInner {
             baseline_path_lookups: all_lookups.baseline_lookups(),
             models_built: levels.iter().map(|l| l.models_built).sum(),
             learning_ns_total: book.learn_ns_total(),
+            at_build_training_ns: get(&c.build_train_ns),
             training_ns_per_key: book.train_ns_per_key().unwrap_or(0.0),
             learning_pending: self.learner.pending(),
             levels,

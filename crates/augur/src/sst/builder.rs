@@ -65,6 +65,8 @@ pub struct TableSummary {
     pub smallest: InternalKey,
     /// Last internal key.
     pub largest: InternalKey,
+    /// Nanoseconds spent training the model (0 without one): the cost of at-build learning.
+    pub model_train_ns: u64,
 }
 
 /// One buffered entry: where its key is in the key arena, its trailer and slot reference.
@@ -343,7 +345,13 @@ impl Builder {
         footer.filter = write_section(&mut self.file, &self.filter.finish(), true)?;
         footer.index = write_section(&mut self.file, &index, true)?;
         let common_prefix = common_prefix_len(&smallest.user_key, &largest.user_key);
+        let training = std::time::Instant::now();
         let model = self.train_model(common_prefix)?;
+        let model_train_ns = if model.is_empty() {
+            0
+        } else {
+            u64::try_from(training.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        };
         footer.model = write_section(&mut self.file, &model, true)?;
         let props = Properties {
             entries: self.entries.len() as u64,
@@ -369,6 +377,7 @@ impl Builder {
             entries: props.entries,
             smallest,
             largest,
+            model_train_ns,
         })
     }
 }
