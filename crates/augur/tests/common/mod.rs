@@ -9,6 +9,9 @@
 //! models, the lazy read count) come from a generator seeded by `n`, so they do not move in
 //! lockstep with the policy.
 
+// Each test binary that includes this module uses a subset of it.
+#![allow(dead_code)]
+
 use augur::learning::ALL_POLICIES;
 use augur::{Db, IndexKind, LearningPolicy, Options};
 use rand::rngs::StdRng;
