@@ -669,7 +669,7 @@ fn crash_with_background_threads_recovers_a_prefix_with_every_synced_write() {
         ..options_with(fs, l)
     };
     let mut rng = StdRng::seed_from_u64(5);
-    for case in 0..40 {
+    for case in 0..48 {
         let written = Learning::nth(case);
         let recovery = Learning::reopen_of(case);
         let ctx = format!("background case {case} ({written:?}, recovery {recovery:?})");
