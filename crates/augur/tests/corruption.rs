@@ -11,8 +11,16 @@
 //! newest WAL may be taken for a torn tail, so the writes it holds may come back as a
 //! prefix. The database is built so that the newest WAL holds only inline puts of fresh
 //! keys, which makes "a prefix of them" easy to check.
+//!
+//! Learning (issue 3): the database is built under `at-build` with both index types (each
+//! build round reopens with the other one), so SSTables carry PLR and fence models; damage
+//! case `i` is then opened under [`Learning::nth`]`(i)`, so the cases walk through every
+//! learning policy × index type (`offline` learns the damaged database with `learn_all`).
 
-use augur::{Db, Error, Options, ReadMode, WriteBatch, WriteOptions};
+mod common;
+
+use augur::{Db, Error, LearningPolicy, Options, ReadMode, WriteBatch, WriteOptions};
+use common::{Learning, INDEX_KINDS};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -22,8 +30,8 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 /// Keys written only to the newest WAL, in this order.
 const WAL_KEYS: usize = 40;
 
-fn options(read_mode: ReadMode) -> Options {
-    Options {
+fn options(read_mode: ReadMode, l: &Learning) -> Options {
+    l.apply(Options {
         background_threads: false,
         memtable_size_bytes: 8 << 10,
         target_file_size_bytes: 8 << 10,
@@ -34,6 +42,16 @@ fn options(read_mode: ReadMode) -> Options {
         block_records: 16,
         read_mode,
         ..Options::default()
+    })
+}
+
+/// The learning options of build round `round`: models built with the files, PLR and
+/// fence pointers in turn.
+fn build_learning(round: u32) -> Learning {
+    Learning {
+        policy: LearningPolicy::AtBuild,
+        index: INDEX_KINDS[round as usize % 2],
+        ..Learning::of(&Options::default())
     }
 }
 
@@ -46,8 +64,12 @@ fn wal_key(i: usize) -> Vec<u8> {
 /// inline puts of fresh keys. Returns the model.
 fn build(dir: &Path) -> Model {
     let mut model = Model::new();
-    let db = Db::open(dir, options(ReadMode::Mmap)).expect("open");
+    let mut db = Db::open(dir, options(ReadMode::Mmap, &build_learning(0))).expect("open");
     for round in 0..3 {
+        if round > 0 {
+            drop(db);
+            db = Db::open(dir, options(ReadMode::Mmap, &build_learning(round))).expect("open");
+        }
         for i in 0..400u32 {
             if (i + round) % 7 == 0 {
                 continue;
@@ -160,13 +182,17 @@ fn check_damaged(
     file: &Path,
     model: &Model,
     mode: ReadMode,
+    learning: &Learning,
     prefix_ok: bool,
     ctx: &str,
 ) {
-    let db = match Db::open(dir, options(mode)) {
+    let db = match Db::open(dir, options(mode, learning)) {
         Ok(db) => db,
         Err(e) => return check_error(&e, file, ctx),
     };
+    if let Err(e) = learning.after_open(&db) {
+        check_error(&e, file, ctx);
+    }
     // Newest-WAL keys found (Some(true)), missing (Some(false)) or unreadable (None).
     let mut wal_present: Vec<Option<bool>> = vec![None; WAL_KEYS];
     for (k, v) in model {
@@ -243,13 +269,14 @@ fn run_file_type(select: impl Fn(&str) -> bool, modes: &[ReadMode], min_files: u
         let len = std::fs::metadata(pristine.join(name)).expect("meta").len();
         for d in damages(len) {
             for &mode in modes {
-                let ctx = format!("{name} ({len} bytes) {d:?} {mode:?}");
+                let learning = Learning::nth(cases);
+                let ctx = format!("{name} ({len} bytes) {d:?} {mode:?} {learning:?}");
                 copy_dir(&pristine, &work);
                 let file = work.join(name);
                 damage(&file, d);
                 let prefix_ok = newest_wal.as_deref() == Some(name.as_str());
                 let outcome = catch_unwind(AssertUnwindSafe(|| {
-                    check_damaged(&work, &file, &model, mode, prefix_ok, &ctx)
+                    check_damaged(&work, &file, &model, mode, &learning, prefix_ok, &ctx)
                 }));
                 if let Err(panic) = outcome {
                     std::panic::resume_unwind(panic);
@@ -265,6 +292,7 @@ fn run_file_type(select: impl Fn(&str) -> bool, modes: &[ReadMode], min_files: u
         &PathBuf::new(),
         &model,
         ReadMode::Mmap,
+        &build_learning(0),
         false,
         "pristine",
     );

@@ -17,9 +17,21 @@
 //! value-log GC, compaction and recovery itself, and injected (non-crash) I/O errors, which
 //! must poison the database. `AUGUR_CRASH_POINTS=N` raises the number of crash points of
 //! the main workload (every operation: `AUGUR_CRASH_POINTS=100000`).
+//!
+//! Learning (issue 3): case `i` of every test runs under [`Learning::nth`]`(i)`, so each
+//! suite walks through every learning policy × index type, with error bounds, level models
+//! and a `T_wait` of 0–2 ms (background learners train while the workload runs and may be
+//! mid-training at the crash). Recovery often opens under a different policy than the one
+//! that wrote the data ([`Learning::reopen_of`]), and the clean reopen after it goes back:
+//! models persisted by `at-build` files keep serving lookups, `never` ignores them, and the
+//! contract is the same under all of them. The workload also reads (lazy learning) and, under
+//! `offline`, calls `Db::learn_all`.
+
+mod common;
 
 use augur::fs::{FaultFs, FaultMode, FaultOp};
-use augur::{Db, Error, Options, WriteBatch, WriteOptions};
+use augur::{Db, Error, LearningPolicy, Options, WriteBatch, WriteOptions};
+use common::Learning;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
@@ -154,24 +166,59 @@ fn options(fs: &FaultFs) -> Options {
     }
 }
 
+/// [`options`] under the learning configuration `l`.
+fn options_with(fs: &FaultFs, l: &Learning) -> Options {
+    l.apply(options(fs))
+}
+
 fn open(opts: Options, ctx: &str) -> Db {
     Db::open(DIR, opts).unwrap_or_else(|e| panic!("{ctx}: reopen failed: {e}"))
 }
 
-/// Runs `writes` (numbered from 0) until the first error.
-fn run_writes(db: &Db, writes: &[Write]) -> Outcome {
+/// Opens under `l` (and, under `offline`, learns the files found).
+fn open_with(fs: &FaultFs, l: &Learning, ctx: &str) -> Db {
+    let db = open(options_with(fs, l), ctx);
+    l.after_open(&db)
+        .unwrap_or_else(|e| panic!("{ctx}: learn_all after open failed: {e}"));
+    db
+}
+
+/// Runs `writes` (numbered from 0) until the first error. Every 8th write is read back
+/// (which also drives `lazy` learning); under `offline`, `Db::learn_all` runs every 250
+/// writes. Reads and learning do no counted file-system operations, so crash points stay
+/// deterministic; a failed read or `learn_all` (after a crash) ends the run like a write.
+fn run_writes(db: &Db, writes: &[Write], l: &Learning) -> Outcome {
     let mut durable = 0;
     for (i, w) in writes.iter().enumerate() {
+        let stop = |acked: usize, e: Error, durable: usize| Outcome {
+            acked,
+            attempted: i + 1,
+            durable,
+            error: Some(e),
+        };
         if let Err(e) = db.write_opt(batch_of(w), WriteOptions { sync: w.sync }) {
-            return Outcome {
-                acked: i,
-                attempted: i + 1,
-                durable,
-                error: Some(e),
-            };
+            return stop(i, e, durable);
         }
         if w.sync {
             durable = i + 1;
+        }
+        if i % 8 == 0 {
+            let (k, _) = &w.ops[0];
+            let want = w
+                .ops
+                .iter()
+                .rev()
+                .find(|(k2, _)| k2 == k)
+                .and_then(|(_, v)| v.as_ref());
+            match db.get(k) {
+                Ok(got) => assert_eq!(got.as_ref(), want, "{l:?}: read-back of write {i}"),
+                Err(e) => return stop(i + 1, e, durable),
+            }
+        }
+        if l.policy == LearningPolicy::Offline && i % 250 == 249 {
+            if let Err(e) = db.learn_all() {
+                return stop(i + 1, e, durable);
+            }
         }
     }
     Outcome {
@@ -251,8 +298,19 @@ fn matching_prefix(db: &Db, writes: &[Write], lo: usize, hi: usize, ctx: &str) -
     );
 }
 
-/// After recovery the database must accept writes and keep them over a clean reopen.
-fn check_still_works(db: Db, fs: &FaultFs, mut model: Model, seed: u64, ctx: &str) {
+/// Under `never`, no file serves lookups through a model, even one persisted at build time.
+fn check_model_use(db: &Db, l: &Learning, ctx: &str) {
+    if l.policy == LearningPolicy::Never {
+        let s = db.stats();
+        let with_model: usize = s.levels.iter().map(|l| l.files_with_model).sum();
+        assert_eq!(with_model, 0, "{ctx}: `never` loaded models: {s:?}");
+        assert_eq!(s.model_path_lookups, 0, "{ctx}: `never` used models: {s:?}");
+    }
+}
+
+/// After recovery the database must accept writes and keep them over a clean reopen under
+/// the learning configuration `l`.
+fn check_still_works(db: Db, fs: &FaultFs, mut model: Model, seed: u64, l: &Learning, ctx: &str) {
     let extra = workload(seed, 40, 1_000_000);
     for w in &extra {
         db.write_opt(batch_of(w), WriteOptions { sync: w.sync })
@@ -262,9 +320,10 @@ fn check_still_works(db: Db, fs: &FaultFs, mut model: Model, seed: u64, ctx: &st
     db.flush()
         .unwrap_or_else(|e| panic!("{ctx}: flush after recovery failed: {e}"));
     drop(db);
-    let db = open(options(fs), ctx);
+    let db = open_with(fs, l, ctx);
     assert_eq!(scan(&db, ctx), model, "{ctx}: state after a clean reopen");
     check_gets(&db, &model, ctx);
+    check_model_use(&db, l, ctx);
     db.verify()
         .unwrap_or_else(|e| panic!("{ctx}: verify failed: {e}"));
 }
@@ -288,15 +347,23 @@ fn point_budget(default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// Crashes the workload at the `n`-th counted operation of kind `op` after open, recovers,
-/// and checks the prefix contract. With `nested`, also crashes several times inside the
-/// recovery itself before the final open.
-fn crash_case(writes: &[Write], op: FaultOp, n: u64, nested: bool) {
-    let ctx = format!("crash at {op:?} #{n}");
+/// Crashes the workload, run under [`Learning::nth`]`(case)`, at the `n`-th counted
+/// operation of kind `op` after open, recovers (every other case under a different policy,
+/// [`Learning::reopen_of`]), and checks the prefix contract; the clean reopen that follows
+/// goes back to the writing configuration. With `nested`, also crashes several times
+/// inside the recovery itself before the final open.
+fn crash_case(writes: &[Write], op: FaultOp, n: u64, nested: bool, case: u64) {
+    let written = Learning::nth(case);
+    let recovery = if case % 2 == 1 {
+        Learning::reopen_of(case)
+    } else {
+        written
+    };
+    let ctx = format!("crash at {op:?} #{n} (case {case}: {written:?}, recovery {recovery:?})");
     let fs = FaultFs::new();
-    let db = open(options(&fs), &ctx);
+    let db = open_with(&fs, &written, &ctx);
     fs.crash_at(op, n);
-    let out = run_writes(&db, writes);
+    let out = run_writes(&db, writes, &written);
     assert!(
         out.error.is_some() && fs.is_crashed(),
         "{ctx}: the workload did not reach the crash point ({out:?})"
@@ -304,21 +371,23 @@ fn crash_case(writes: &[Write], op: FaultOp, n: u64, nested: bool) {
     drop(db);
     fs.reset_faults();
     if nested {
-        crash_during_recovery(&fs);
+        crash_during_recovery(&fs, &recovery);
     }
-    let db = open(options(&fs), &ctx);
+    let db = open_with(&fs, &recovery, &ctx);
     let p = matching_prefix(&db, writes, out.durable, out.attempted, &ctx);
     assert!(p >= out.durable);
+    check_model_use(&db, &recovery, &ctx);
     db.verify()
         .unwrap_or_else(|e| panic!("{ctx}: verify after recovery failed: {e}"));
-    check_still_works(db, &fs, model_after(&writes[..p]), n, &ctx);
+    check_still_works(db, &fs, model_after(&writes[..p]), n, &written, &ctx);
 }
 
-/// Crashes inside `Db::open` at growing operation counts until an open completes.
-fn crash_during_recovery(fs: &FaultFs) {
+/// Crashes inside `Db::open` (under `l`) at growing operation counts until an open
+/// completes.
+fn crash_during_recovery(fs: &FaultFs, l: &Learning) {
     for m in [1, 2, 3, 5, 8, 13, 21, 34, 55, 89] {
         fs.crash_at(FaultOp::Any, m);
-        let attempt = Db::open(DIR, options(fs));
+        let attempt = Db::open(DIR, options_with(fs, l));
         let crashed = fs.is_crashed();
         drop(attempt);
         fs.reset_faults();
@@ -328,12 +397,15 @@ fn crash_during_recovery(fs: &FaultFs) {
     }
 }
 
-/// Runs the workload without faults; returns the operations of kind `op` it performed.
+/// Runs the workload without faults (under the engine's default learning options); returns
+/// the operations of kind `op` it performed. Learning policies and index types do not change
+/// that count (the model section is written, empty or not, by one append), which
+/// `crash_case` checks by asserting that each crash point is reached.
 fn dry_run(writes: &[Write], op: FaultOp) -> u64 {
     let fs = FaultFs::new();
     let db = open(options(&fs), "dry run");
     let before = fs.op_count(op);
-    let out = run_writes(&db, writes);
+    let out = run_writes(&db, writes, &Learning::of(&options(&fs)));
     assert!(out.error.is_none(), "dry run failed: {out:?}");
     let ops = fs.op_count(op) - before;
     let stats = db.stats();
@@ -351,7 +423,7 @@ fn crash_at_many_operation_counts_recovers_a_prefix_with_every_synced_write() {
     let points = crash_points(total, point_budget(800));
     assert!(points.len() >= 500, "only {} crash points", points.len());
     for (i, &n) in points.iter().enumerate() {
-        crash_case(&writes, FaultOp::Any, n, i % 8 == 0);
+        crash_case(&writes, FaultOp::Any, n, i % 8 == 0, i as u64);
     }
 }
 
@@ -359,8 +431,11 @@ fn crash_at_many_operation_counts_recovers_a_prefix_with_every_synced_write() {
 fn crash_at_each_sync_recovers_a_prefix_with_every_synced_write() {
     let writes = workload(11, 700, 0);
     let total = dry_run(&writes, FaultOp::Sync);
-    for n in crash_points(total, point_budget(total)) {
-        crash_case(&writes, FaultOp::Sync, n, false);
+    for (i, n) in crash_points(total, point_budget(total))
+        .into_iter()
+        .enumerate()
+    {
+        crash_case(&writes, FaultOp::Sync, n, false, i as u64);
     }
 }
 
@@ -409,22 +484,25 @@ fn maintenance_setup(opts: Options) -> (Db, Vec<Write>) {
     (db, writes)
 }
 
-fn maintenance_options(fs: &FaultFs) -> Options {
-    Options {
+fn maintenance_options(fs: &FaultFs, l: &Learning) -> Options {
+    l.apply(Options {
         l0_compaction_trigger: 100,
         l0_slowdown_trigger: 100,
         l0_stop_trigger: 100,
         value_separation_threshold: 40,
         value_log_gc_ratio: 1.0,
         ..options(fs)
-    }
+    })
 }
 
 /// Crashes inside `step` at every counted operation it performs and checks that recovery
 /// loses nothing (the setup's writes are all durable) and that the step can be redone.
+/// Crash `n` runs the setup and step under [`Learning::nth`]`(n)` and recovers (for odd
+/// `n`) under a different policy.
 fn crash_during(name: &str, step: impl Fn(&Db) -> augur::Result<()>, min_ops: u64) {
     let fs = FaultFs::new();
-    let (db, writes) = maintenance_setup(maintenance_options(&fs));
+    let dry = Learning::of(&options(&fs));
+    let (db, writes) = maintenance_setup(maintenance_options(&fs, &dry));
     let model = model_after(&writes);
     let before = fs.op_count(FaultOp::Any);
     step(&db).unwrap_or_else(|e| panic!("{name} without faults failed: {e}"));
@@ -434,9 +512,15 @@ fn crash_during(name: &str, step: impl Fn(&Db) -> augur::Result<()>, min_ops: u6
     drop(db);
 
     for n in 1..=total {
-        let ctx = format!("crash during {name} at op #{n}");
+        let written = Learning::nth(n);
+        let recovery = if n % 2 == 1 {
+            Learning::reopen_of(n)
+        } else {
+            written
+        };
+        let ctx = format!("crash during {name} at op #{n} ({written:?}, recovery {recovery:?})");
         let fs = FaultFs::new();
-        let (db, _) = maintenance_setup(maintenance_options(&fs));
+        let (db, _) = maintenance_setup(maintenance_options(&fs, &written));
         fs.crash_at(FaultOp::Any, n);
         // The step may still succeed when the crash hit a best-effort removal of an
         // obsolete file after the step's result was durable.
@@ -447,16 +531,20 @@ fn crash_during(name: &str, step: impl Fn(&Db) -> augur::Result<()>, min_ops: u6
         );
         drop(db);
         fs.reset_faults();
-        let db = open(maintenance_options(&fs), &ctx);
+        let db = open(maintenance_options(&fs, &recovery), &ctx);
+        recovery
+            .after_open(&db)
+            .unwrap_or_else(|e| panic!("{ctx}: learn_all failed: {e}"));
         assert_eq!(scan(&db, &ctx), model, "{ctx}: state after recovery");
         check_gets(&db, &model, &ctx);
+        check_model_use(&db, &recovery, &ctx);
         db.verify()
             .unwrap_or_else(|e| panic!("{ctx}: verify after recovery failed: {e}"));
         step(&db).unwrap_or_else(|e| panic!("{ctx}: redoing {name} failed: {e}"));
         assert_eq!(scan(&db, &ctx), model, "{ctx}: state after redoing {name}");
         db.verify()
             .unwrap_or_else(|e| panic!("{ctx}: verify after redoing failed: {e}"));
-        check_still_works(db, &fs, model.clone(), n, &ctx);
+        check_still_works(db, &fs, model.clone(), n, &written, &ctx);
     }
 }
 
@@ -497,12 +585,22 @@ fn crash_during_compaction_loses_nothing() {
 /// Arms `fail_at(op, n, mode)`, runs the workload until the first error, checks that the
 /// database refuses further writes with `Poisoned`, then reopens (after a power cut when
 /// `power_cut`) and checks the prefix contract.
-fn fail_case(writes: &[Write], op: FaultOp, n: u64, mode: FaultMode, power_cut: bool) {
-    let ctx = format!("fail_at({op:?}, {n}, {mode:?}), power cut {power_cut}");
+/// The workload runs under [`Learning::nth`]`(case)`; the reopen is under a different policy
+/// for odd cases.
+fn fail_case(writes: &[Write], op: FaultOp, n: u64, mode: FaultMode, power_cut: bool, case: u64) {
+    let written = Learning::nth(case);
+    let recovery = if case % 2 == 1 {
+        Learning::reopen_of(case)
+    } else {
+        written
+    };
+    let ctx = format!(
+        "fail_at({op:?}, {n}, {mode:?}), power cut {power_cut} ({written:?}, recovery {recovery:?})"
+    );
     let fs = FaultFs::new();
-    let db = open(options(&fs), &ctx);
+    let db = open_with(&fs, &written, &ctx);
     fs.fail_at(op, n, mode);
-    let out = run_writes(&db, writes);
+    let out = run_writes(&db, writes, &written);
     match &out.error {
         Some(e) => {
             assert!(
@@ -528,15 +626,16 @@ fn fail_case(writes: &[Write], op: FaultOp, n: u64, mode: FaultMode, power_cut: 
         fs.reset_faults();
         // A torn (`FaultMode::Tear`) sync leaves a torn tail that must stay recoverable
         // even when recovery itself is interrupted.
-        crash_during_recovery(&fs);
+        crash_during_recovery(&fs, &recovery);
     }
     fs.reset_faults();
-    let db = open(options(&fs), &ctx);
+    let db = open_with(&fs, &recovery, &ctx);
     let lo = if power_cut { out.durable } else { out.acked };
     let p = matching_prefix(&db, writes, lo, out.attempted, &ctx);
+    check_model_use(&db, &recovery, &ctx);
     db.verify()
         .unwrap_or_else(|e| panic!("{ctx}: verify after reopen failed: {e}"));
-    check_still_works(db, &fs, model_after(&writes[..p]), n, &ctx);
+    check_still_works(db, &fs, model_after(&writes[..p]), n, &written, &ctx);
 }
 
 #[test]
@@ -553,7 +652,7 @@ fn injected_io_errors_poison_the_db_and_reopen_recovers_a_prefix() {
             } else {
                 FaultMode::Tear
             };
-            fail_case(&writes, op, n, mode, i % 3 == 1);
+            fail_case(&writes, op, n, mode, i % 3 == 1, cases);
             cases += 1;
         }
     }
@@ -565,32 +664,42 @@ fn injected_io_errors_poison_the_db_and_reopen_recovers_a_prefix() {
 #[test]
 fn crash_with_background_threads_recovers_a_prefix_with_every_synced_write() {
     let writes = workload(31, 600, 0);
-    let bg_options = |fs: &FaultFs| Options {
+    let bg_options = |fs: &FaultFs, l: &Learning| Options {
         background_threads: true,
-        ..options(fs)
+        ..options_with(fs, l)
     };
     let mut rng = StdRng::seed_from_u64(5);
-    for case in 0..40 {
-        let ctx = format!("background case {case}");
+    for case in 0..48 {
+        let written = Learning::nth(case);
+        let recovery = Learning::reopen_of(case);
+        let ctx = format!("background case {case} ({written:?}, recovery {recovery:?})");
         let fs = FaultFs::new();
-        let db = open(bg_options(&fs), &ctx);
+        let db = open(bg_options(&fs, &written), &ctx);
+        written
+            .after_open(&db)
+            .unwrap_or_else(|e| panic!("{ctx}: learn_all failed: {e}"));
         fs.crash_at(FaultOp::Any, rng.gen_range(1..6000));
-        let out = run_writes(&db, &writes);
+        let out = run_writes(&db, &writes, &written);
         if !fs.is_crashed() {
             fs.crash();
         }
         drop(db);
         fs.reset_faults();
-        let db = open(bg_options(&fs), &ctx);
+        let db = open(bg_options(&fs, &recovery), &ctx);
+        recovery
+            .after_open(&db)
+            .unwrap_or_else(|e| panic!("{ctx}: learn_all failed: {e}"));
         let p = matching_prefix(&db, &writes, out.durable, out.attempted, &ctx);
+        check_model_use(&db, &recovery, &ctx);
         db.verify()
             .unwrap_or_else(|e| panic!("{ctx}: verify after recovery failed: {e}"));
         drop(db);
         check_still_works(
-            open(options(&fs), &ctx),
+            open_with(&fs, &written, &ctx),
             &fs,
             model_after(&writes[..p]),
             case,
+            &written,
             &ctx,
         );
     }
@@ -605,23 +714,30 @@ fn injected_io_errors_during_open_fail_cleanly() {
     let model = model_after(&writes);
     let fs = FaultFs::new();
     let db = open(options(&fs), "setup");
-    assert!(run_writes(&db, &writes).error.is_none());
+    assert!(run_writes(&db, &writes, &Learning::of(&options(&fs)))
+        .error
+        .is_none());
     drop(db);
     let before = fs.op_count(FaultOp::Any);
     drop(open(options(&fs), "dry open"));
     let total = fs.op_count(FaultOp::Any) - before;
     assert!(total >= 8, "open did only {total} operations");
     for n in 1..=total + 2 {
-        for mode in [FaultMode::Error, FaultMode::Tear] {
-            let ctx = format!("fail_at(Any, {n}, {mode:?}) during open");
+        for (m, mode) in [FaultMode::Error, FaultMode::Tear].into_iter().enumerate() {
+            // The failing open and the next one run under different policies.
+            let case = 2 * n + m as u64;
+            let (failing, next) = (Learning::nth(case), Learning::reopen_of(case));
+            let ctx = format!("fail_at(Any, {n}, {mode:?}) during open ({failing:?}, {next:?})");
             fs.fail_at(FaultOp::Any, n, mode);
-            match Db::open(DIR, options(&fs)) {
+            match Db::open(DIR, options_with(&fs, &failing)) {
                 Ok(db) => assert_eq!(scan(&db, &ctx), model, "{ctx}"),
                 Err(e) => assert!(matches!(e, Error::Io { .. }), "{ctx}: {e}"),
             }
             fs.reset_faults();
-            let db = open(options(&fs), &ctx);
+            let db = open_with(&fs, &next, &ctx);
             assert_eq!(scan(&db, &ctx), model, "{ctx}: state after the next open");
+            check_gets(&db, &model, &ctx);
+            check_model_use(&db, &next, &ctx);
         }
     }
     // Renames are counted only by open: fail each one.
@@ -649,7 +765,7 @@ fn torn_wal_tail_survives_a_crash_at_every_point_of_recovery() {
     let torn_state = || {
         let fs = FaultFs::new();
         let db = open(options(&fs), "setup");
-        let out = run_writes(&db, &writes[..29]);
+        let out = run_writes(&db, &writes[..29], &Learning::of(&options(&fs)));
         assert!(out.error.is_none());
         fs.fail_at(FaultOp::Sync, 1, FaultMode::Tear);
         let last = &writes[29];
@@ -672,18 +788,82 @@ fn torn_wal_tail_survives_a_crash_at_every_point_of_recovery() {
     );
     drop(db);
     for m in 1..=total {
-        let ctx = format!("crash at op #{m} of the recovery of a torn WAL");
+        let (crashed, next) = (Learning::nth(m), Learning::reopen_of(m));
+        let ctx =
+            format!("crash at op #{m} of the recovery of a torn WAL ({crashed:?}, then {next:?})");
         let fs = torn_state();
         fs.crash_at(FaultOp::Any, m);
-        let attempt = Db::open(DIR, options(&fs));
+        let attempt = Db::open(DIR, options_with(&fs, &crashed));
         assert!(
             fs.is_crashed(),
             "{ctx}: recovery did not reach the crash point"
         );
         drop(attempt);
         fs.reset_faults();
-        let db = open(options(&fs), &ctx);
+        let db = open_with(&fs, &next, &ctx);
         let p = matching_prefix(&db, &writes, 10, 30, &ctx);
-        check_still_works(db, &fs, model_after(&writes[..p]), m, &ctx);
+        check_model_use(&db, &next, &ctx);
+        check_still_works(db, &fs, model_after(&writes[..p]), m, &crashed, &ctx);
+    }
+}
+
+/// Files written under `at-build` keep their persisted models through a crash: whatever
+/// policy recovery and later opens use, the state obeys the prefix contract; every policy
+/// but `never` loads the models of all files and serves lookups through them, and `never`
+/// ignores them. (Background learning is held off — `T_wait` of a minute, a huge lazy read
+/// count, no `learn_all` — so any model in use is a persisted one.)
+#[test]
+fn at_build_models_survive_a_crash_and_serve_every_policy_but_never() {
+    use augur::learning::ALL_POLICIES;
+    let writes = workload(53, 600, 0);
+    let total = dry_run(&writes, FaultOp::Any);
+    for (i, index) in common::INDEX_KINDS.into_iter().enumerate() {
+        let written = Learning {
+            policy: LearningPolicy::AtBuild,
+            index,
+            ..Learning::nth(i as u64)
+        };
+        let fs = FaultFs::new();
+        let db = open_with(&fs, &written, "setup");
+        fs.crash_at(FaultOp::Any, total * 2 / 3 + i as u64);
+        let out = run_writes(&db, &writes, &written);
+        assert!(out.error.is_some() && fs.is_crashed(), "{out:?}");
+        drop(db);
+        fs.reset_faults();
+        let (mut lo, mut hi) = (out.durable, out.attempted);
+        // At-build first, so that the file recovery flushes from the WAL has a model too.
+        let order = [LearningPolicy::AtBuild].into_iter().chain(
+            ALL_POLICIES
+                .into_iter()
+                .filter(|&p| p != LearningPolicy::AtBuild),
+        );
+        for (j, policy) in order.enumerate() {
+            let l = Learning {
+                policy,
+                index: common::INDEX_KINDS[(i + j) % 2],
+                wait_ms: 60_000,
+                level_models: false,
+                lazy_reads: 1 << 40,
+                ..Learning::nth(j as u64)
+            };
+            let ctx = format!("written {written:?}, reopened {l:?}");
+            let db = open(options_with(&fs, &l), &ctx);
+            let p = matching_prefix(&db, &writes, lo, hi, &ctx);
+            (lo, hi) = (p, p);
+            check_model_use(&db, &l, &ctx);
+            let s = db.stats();
+            let files: usize = s.levels.iter().map(|l| l.files).sum();
+            let with_model: usize = s.levels.iter().map(|l| l.files_with_model).sum();
+            assert!(files >= 2, "{ctx}: only {files} files");
+            if policy != LearningPolicy::Never {
+                assert_eq!(with_model, files, "{ctx}: persisted models not loaded");
+                assert!(
+                    s.model_path_lookups > 0,
+                    "{ctx}: no lookup used a persisted model: {s:?}"
+                );
+            }
+            db.verify()
+                .unwrap_or_else(|e| panic!("{ctx}: verify failed: {e}"));
+        }
     }
 }

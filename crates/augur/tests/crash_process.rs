@@ -12,8 +12,17 @@
 //! durability promise, unsynced ones because the WAL and value log are handed to the OS
 //! before a write returns — and the state is the state after a prefix of the round's writes
 //! (the acknowledged ones, plus possibly the one in flight when the kill came).
+//!
+//! Learning (issue 3): the child of round `r` writes under [`Learning::nth`]`(r)` (so the
+//! rounds walk through every learning policy × index type, with a `T_wait` of 0–2 ms: the
+//! kill often lands while a background learner trains), reads every 4th write back (lazy
+//! learning) and, under `offline`, calls `Db::learn_all` now and then. The parent checks the
+//! state under a different policy, [`Learning::reopen_of`]`(r)`.
 
-use augur::{Db, Options, WriteBatch, WriteOptions};
+mod common;
+
+use augur::{Db, LearningPolicy, Options, WriteBatch, WriteOptions};
+use common::Learning;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
@@ -77,9 +86,10 @@ fn apply(model: &mut Model, ops: &Ops) {
     }
 }
 
-/// Small sizes so flushes, compactions and GC run (in background threads) while killed.
-fn options() -> Options {
-    Options {
+/// Small sizes so flushes, compactions and GC run (in background threads) while killed;
+/// learning options `l`.
+fn options(l: &Learning) -> Options {
+    l.apply(Options {
         memtable_size_bytes: 16 << 10,
         target_file_size_bytes: 16 << 10,
         l1_max_bytes: 64 << 10,
@@ -87,7 +97,7 @@ fn options() -> Options {
         value_log_segment_bytes: 32 << 10,
         value_log_gc_ratio: 0.3,
         ..Options::default()
-    }
+    })
 }
 
 fn ack_path(dir: &Path, round: u32) -> PathBuf {
@@ -96,7 +106,8 @@ fn ack_path(dir: &Path, round: u32) -> PathBuf {
 
 /// The child: write forever (bounded, in case the parent died), recording acknowledgments.
 fn child(dir: &Path, round: u32) {
-    let db = Db::open(dir, options()).expect("child: open");
+    let l = Learning::nth(u64::from(round));
+    let db = Db::open(dir, options(&l)).expect("child: open");
     let mut acks = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -113,6 +124,22 @@ fn child(dir: &Path, round: u32) {
         }
         db.write_opt(batch, WriteOptions { sync })
             .expect("child: write");
+        if i % 4 == 0 {
+            let (k, _) = &ops[0];
+            let want = ops
+                .iter()
+                .rev()
+                .find(|(k2, _)| k2 == k)
+                .and_then(|(_, v)| v.as_ref());
+            assert_eq!(
+                db.get(k).expect("child: get").as_ref(),
+                want,
+                "child: read-back"
+            );
+        }
+        if l.policy == LearningPolicy::Offline && i % 500 == 499 {
+            db.learn_all().expect("child: learn_all");
+        }
         acks.write_all(format!("{i}\n").as_bytes())
             .expect("child: ack");
     }
@@ -189,8 +216,12 @@ fn sigkill_at_random_moments_keeps_every_acknowledged_write() {
 
         let acked = acknowledged(&dir, round);
         total_acked += acked;
-        let db = Db::open(&dir, options())
+        let reopen = Learning::reopen_of(u64::from(round));
+        let db = Db::open(&dir, options(&reopen))
             .unwrap_or_else(|e| panic!("round {round}: reopen after SIGKILL failed: {e}"));
+        reopen
+            .after_open(&db)
+            .unwrap_or_else(|e| panic!("round {round}: learn_all failed: {e}"));
         let state = scan(&db);
         // The prefix: all acknowledged writes, plus possibly the one in flight.
         let mut candidate = model.clone();
@@ -208,6 +239,13 @@ fn sigkill_at_random_moments_keeps_every_acknowledged_write() {
         }
         for (k, v) in &candidate {
             assert_eq!(db.get(k).expect("get").as_ref(), Some(v), "round {round}");
+        }
+        if reopen.policy == LearningPolicy::Never {
+            let s = db.stats();
+            assert_eq!(
+                s.model_path_lookups, 0,
+                "round {round}: `never` used models"
+            );
         }
         db.verify()
             .unwrap_or_else(|e| panic!("round {round}: verify failed: {e}"));
