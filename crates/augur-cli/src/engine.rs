@@ -86,6 +86,15 @@ pub struct EngineArgs {
     /// Error bound δ of learned indexes: a lookup reads at most 2δ+1 slots (engine default 8).
     #[arg(long, global = true, value_name = "N", alias = "error_bound")]
     pub error_bound: Option<u32>,
+    /// Garbage ratio past which a value-log segment is collected automatically; 1 or more
+    /// disables automatic GC (engine default 0.5).
+    #[arg(
+        long,
+        global = true,
+        value_name = "RATIO",
+        alias = "value_log_gc_ratio"
+    )]
+    pub value_log_gc_ratio: Option<f64>,
     /// Learn one model per sorted level when idle (Bourbon level learning; read-mostly).
     #[arg(long, global = true, alias = "level_models")]
     pub level_models: bool,
@@ -138,6 +147,9 @@ impl EngineArgs {
         }
         if self.level_models {
             o.level_models = true;
+        }
+        if let Some(r) = self.value_log_gc_ratio {
+            o.value_log_gc_ratio = r;
         }
         o
     }
