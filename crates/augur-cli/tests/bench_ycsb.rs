@@ -100,6 +100,11 @@ fn every_ycsb_benchmark_runs_with_its_mix() {
                 assert_eq!(count(r, k), 0, "{name}: {k} in {r}");
             }
         }
+        // Each kind that occurred has its own p99 latency; the others have none.
+        let p99 = |k: &str| r[format!("{}_p99_us", k.trim_end_matches('s'))].as_f64();
+        for k in kinds {
+            assert_eq!(p99(k).is_some(), count(r, k) > 0, "{name}: {k} in {r}");
+        }
         if *name != "ycsb-e" {
             let gets = count(r, "reads") + count(r, "read_modify_writes");
             assert_eq!(count(r, "found"), gets, "{r}");

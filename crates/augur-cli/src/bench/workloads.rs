@@ -14,6 +14,8 @@
 //! - `train`: no database: builds the configured index (`--index`, `--error-bound`) over the
 //!   projected keys of the whole key set in sorted order, as one file's index, and reports the
 //!   training time per key (projection excluded), segments and model bytes per key.
+//! - `ycsb-load`, `ycsb-a` … `ycsb-f`: YCSB's core workloads (see `ycsb.rs`); `ycsb-load`
+//!   starts from a fresh database like the fills.
 //!
 //! With a key source (`--keys`, `--keys-text`, `--distribution`; see `sources.rs`), `num` is the
 //! number of source keys, fills write every key exactly once — `fillseq` in ascending order,
@@ -114,11 +116,17 @@ impl Meter {
         }
     }
 
-    pub(super) fn op_done(&mut self) {
-        if let Some(h) = &mut self.hist {
-            let now = Instant::now();
-            h.saturating_record(now.duration_since(self.last).as_nanos() as u64);
-            self.last = now;
+    /// Records one operation; returns its latency in nanoseconds (0 when not recording).
+    pub(super) fn op_done(&mut self) -> u64 {
+        match &mut self.hist {
+            Some(h) => {
+                let now = Instant::now();
+                let ns = now.duration_since(self.last).as_nanos() as u64;
+                h.saturating_record(ns);
+                self.last = now;
+                ns
+            }
+            None => 0,
         }
     }
 

@@ -29,7 +29,8 @@
 //! - `sequential`: records `0, 1, 2, …` cycling.
 //!
 //! A workload's outcome carries its throughput, per-operation latencies (always recorded),
-//! the number of reads found and the count of each operation kind.
+//! the number of reads found, the count of each operation kind and each kind's p99 latency
+//! (`read_p99_us`, `update_p99_us`, …, for the kinds that occurred).
 
 use super::keys::ValueGen;
 use super::report::Outcome;
@@ -37,6 +38,7 @@ use super::workloads::{write_amplification, Meter};
 use crate::error::CliError;
 use augur::{Db, WriteBatch, WriteOptions};
 use clap::ValueEnum;
+use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
 use rand::Rng;
 use serde_json::json;
@@ -325,14 +327,25 @@ impl Chooser {
     }
 }
 
-/// Counts of each operation kind done.
-#[derive(Debug, Default)]
-struct Counts {
-    read: u64,
-    update: u64,
-    insert: u64,
-    scan: u64,
-    rmw: u64,
+impl Kind {
+    const ALL: [Kind; 5] = [
+        Kind::Read,
+        Kind::Update,
+        Kind::Insert,
+        Kind::Scan,
+        Kind::ReadModifyWrite,
+    ];
+
+    /// The JSON field counting this kind, and the one holding its p99 latency.
+    fn fields(self) -> (&'static str, &'static str) {
+        match self {
+            Kind::Read => ("reads", "read_p99_us"),
+            Kind::Update => ("updates", "update_p99_us"),
+            Kind::Insert => ("inserts", "insert_p99_us"),
+            Kind::Scan => ("scans", "scan_p99_us"),
+            Kind::ReadModifyWrite => ("read_modify_writes", "read_modify_write_p99_us"),
+        }
+    }
 }
 
 /// Settings of one YCSB benchmark.
@@ -389,7 +402,12 @@ pub fn transactions(
     let wo = WriteOptions { sync: r.sync };
     let scan_max = r.ycsb.scan_length.max(1);
     let mut key = Vec::new();
-    let (mut c, mut found, mut gets, mut bytes) = (Counts::default(), 0u64, 0u64, 0u64);
+    // Per kind: operations done and their latencies (YCSB reports each kind apart).
+    let mut per_kind: Vec<(u64, Option<Histogram<u64>>)> = Kind::ALL
+        .iter()
+        .map(|_| (0, Histogram::new_with_bounds(1, 3_600_000_000_000, 3).ok()))
+        .collect();
+    let (mut found, mut gets, mut bytes) = (0u64, 0u64, 0u64);
     let before = db.stats();
     let mut meter = Meter::new(true);
     for _ in 0..r.ops {
@@ -397,7 +415,6 @@ pub fn transactions(
         if kind == Kind::Insert {
             record_key(count, &mut key);
             count += 1;
-            c.insert += 1;
         } else {
             record_key(chooser.next(count, rng), &mut key);
         }
@@ -415,15 +432,8 @@ pub fn transactions(
                     let (k, v) = entry?;
                     bytes += (k.len() + v.len()) as u64;
                 }
-                c.scan += 1;
             }
             Kind::Update | Kind::Insert => {}
-        }
-        match kind {
-            Kind::Read => c.read += 1,
-            Kind::Update => c.update += 1,
-            Kind::ReadModifyWrite => c.rmw += 1,
-            _ => {}
         }
         if matches!(kind, Kind::Update | Kind::Insert | Kind::ReadModifyWrite) {
             let mut b = WriteBatch::new();
@@ -431,24 +441,36 @@ pub fn transactions(
             bytes += (key.len() + r.value_size) as u64;
             db.write_opt(b, wo)?;
         }
-        meter.op_done();
+        let ns = meter.op_done();
+        if let Some((n, h)) = per_kind.get_mut(kind as usize) {
+            *n += 1;
+            if let Some(h) = h {
+                h.saturating_record(ns);
+            }
+        }
     }
     state.records = Some(count);
     let mut out = meter.finish(r.name, r.ops, bytes);
     if gets > 0 {
         out.found = Some((found, gets));
     }
-    if c.update + c.insert + c.rmw > 0 {
+    let writes: u64 = [Kind::Update, Kind::Insert, Kind::ReadModifyWrite]
+        .iter()
+        .map(|k| per_kind[*k as usize].0)
+        .sum();
+    if writes > 0 {
         out.write_amplification = Some(write_amplification(&before, &db.stats()));
     }
-    out.extra = vec![
-        ("distribution", json!(dist.name())),
-        ("reads", json!(c.read)),
-        ("updates", json!(c.update)),
-        ("inserts", json!(c.insert)),
-        ("scans", json!(c.scan)),
-        ("read_modify_writes", json!(c.rmw)),
-    ];
+    out.extra = vec![("distribution", json!(dist.name()))];
+    for (kind, (n, _)) in Kind::ALL.iter().zip(&per_kind) {
+        out.extra.push((kind.fields().0, json!(n)));
+    }
+    for (kind, (n, h)) in Kind::ALL.iter().zip(&per_kind) {
+        if let (true, Some(h)) = (*n > 0, h) {
+            let p99 = h.value_at_quantile(0.99) as f64 / 1000.0;
+            out.extra.push((kind.fields().1, json!(p99)));
+        }
+    }
     Ok(out)
 }
 
