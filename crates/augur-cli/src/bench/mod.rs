@@ -15,6 +15,7 @@ mod keys;
 mod report;
 pub mod sources;
 mod workloads;
+pub mod ycsb;
 
 use crate::engine::EngineArgs;
 use crate::error::{io_err, CliError};
@@ -46,7 +47,12 @@ fn parse_bool(s: &str) -> Result<bool, String> {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Benchmarks: fillseq fillrandom overwrite readrandom readmissing readseq \
-readreverse seekrandom deleteseq deleterandom flush compact stats train.\n\
+readreverse seekrandom deleteseq deleterandom flush compact stats train ycsb-load ycsb-a ycsb-b \
+ycsb-c ycsb-d ycsb-e ycsb-f.\n\
+YCSB: keys user<fnv64(n)> (--key_size and key sources do not apply), ycsb-load inserts --num \
+records, ycsb-a..f run --reads operations (A 50/50 read/update, B 95/5 read/update, C read, \
+D 95/5 read/insert latest, E 95/5 scan/insert, F 50/50 read/read-modify-write; zipfian unless \
+noted or --request-distribution is given).\n\
 train: builds --index over the projected keys (no database) and reports ns/key, segments and \
 bytes/key.\n\
 Key sources: --keys=FILE (SOSD u64: 8 bytes big-endian + '0' padding to --key_size >= 8), \
@@ -133,6 +139,17 @@ pub struct BenchArgs {
         default_value = "none"
     )]
     pub compression_type: String,
+    /// YCSB: request distribution of every ycsb-a..f workload (default: the workload's own).
+    #[arg(
+        long = "request-distribution",
+        alias = "request_distribution",
+        value_enum
+    )]
+    pub request_distribution: Option<ycsb::RequestDist>,
+    /// YCSB workload E: scans read uniformly 1..=N entries.
+    #[arg(long = "scan-length", alias = "scan_length", default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub scan_length: u64,
 }
 
 /// A temporary directory removed on drop.
@@ -210,6 +227,10 @@ pub fn run(
         use_existing_db: a.use_existing_db,
         keys: Arc::new(keys),
         load_order: a.load_order,
+        ycsb: ycsb::YcsbParams {
+            distribution: a.request_distribution,
+            scan_length: a.scan_length,
+        },
     };
     let source = source_name(a);
     let mut base_opts = engine.options();
@@ -255,7 +276,7 @@ pub fn run(
             };
             if print_text {
                 println!("{}", outcome.line());
-                if p.histogram {
+                if p.histogram || name.starts_with("ycsb-") {
                     if let Some(h) = outcome.histogram_line() {
                         println!("{h}");
                     }
@@ -348,6 +369,8 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
         "sync": p.sync,
         "seed": p.seed,
         "use_existing_db": p.use_existing_db,
+        "request_distribution": p.ycsb.distribution.map(ycsb::RequestDist::name),
+        "scan_length": p.ycsb.scan_length,
         "version": env!("CARGO_PKG_VERSION"),
     })
 }

@@ -14,6 +14,8 @@
 //! - `train`: no database: builds the configured index (`--index`, `--error-bound`) over the
 //!   projected keys of the whole key set in sorted order, as one file's index, and reports the
 //!   training time per key (projection excluded), segments and model bytes per key.
+//! - `ycsb-load`, `ycsb-a` … `ycsb-f`: YCSB's core workloads (see `ycsb.rs`); `ycsb-load`
+//!   starts from a fresh database like the fills.
 //!
 //! With a key source (`--keys`, `--keys-text`, `--distribution`; see `sources.rs`), `num` is the
 //! number of source keys, fills write every key exactly once — `fillseq` in ascending order,
@@ -30,6 +32,7 @@
 use super::keys::ValueGen;
 use super::report::Outcome;
 use super::sources::{KeySet, LoadOrder};
+use super::ycsb::{self, YcsbParams};
 use crate::error::{io_err, CliError};
 use augur::index::projection::{common_prefix_len, project};
 use augur::index::{builder, IndexConfig};
@@ -60,6 +63,13 @@ pub const NAMES: &[&str] = &[
     "compact",
     "stats",
     "train",
+    "ycsb-load",
+    "ycsb-a",
+    "ycsb-b",
+    "ycsb-c",
+    "ycsb-d",
+    "ycsb-e",
+    "ycsb-f",
 ];
 
 /// Parameters shared by all benchmarks of a run.
@@ -79,17 +89,19 @@ pub struct Params {
     pub keys: Arc<KeySet>,
     /// Order of fills over a key source (`None`: by benchmark name).
     pub load_order: Option<LoadOrder>,
+    /// YCSB's request distribution and scan length (see `ycsb.rs`).
+    pub ycsb: YcsbParams,
 }
 
 /// Per-operation timing.
-struct Meter {
+pub(super) struct Meter {
     start: Instant,
     last: Instant,
     hist: Option<Histogram<u64>>,
 }
 
 impl Meter {
-    fn new(record: bool) -> Self {
+    pub(super) fn new(record: bool) -> Self {
         let now = Instant::now();
         Meter {
             start: now,
@@ -104,15 +116,21 @@ impl Meter {
         }
     }
 
-    fn op_done(&mut self) {
-        if let Some(h) = &mut self.hist {
-            let now = Instant::now();
-            h.saturating_record(now.duration_since(self.last).as_nanos() as u64);
-            self.last = now;
+    /// Records one operation; returns its latency in nanoseconds (0 when not recording).
+    pub(super) fn op_done(&mut self) -> u64 {
+        match &mut self.hist {
+            Some(h) => {
+                let now = Instant::now();
+                let ns = now.duration_since(self.last).as_nanos() as u64;
+                h.saturating_record(ns);
+                self.last = now;
+                ns
+            }
+            None => 0,
         }
     }
 
-    fn finish(self, name: &str, ops: u64, bytes: u64) -> Outcome {
+    pub(super) fn finish(self, name: &str, ops: u64, bytes: u64) -> Outcome {
         Outcome {
             name: name.to_string(),
             ops,
@@ -138,6 +156,8 @@ pub struct Runner {
     record: bool,
     /// Print nothing on stdout (it carries the JSON report).
     quiet: bool,
+    /// YCSB records present (grows with YCSB inserts).
+    ycsb: ycsb::State,
 }
 
 impl Runner {
@@ -153,6 +173,7 @@ impl Runner {
             runs: 0,
             record,
             quiet,
+            ycsb: ycsb::State::default(),
         }
     }
 
@@ -200,7 +221,7 @@ impl Runner {
     pub fn run(&mut self, name: &str) -> Result<Option<Outcome>, CliError> {
         let mut rng = StdRng::seed_from_u64(self.p.seed.wrapping_add(self.runs));
         self.runs += 1;
-        let fresh = matches!(name, "fillseq" | "fillrandom");
+        let fresh = matches!(name, "fillseq" | "fillrandom" | "ycsb-load");
         if fresh {
             if self.p.use_existing_db {
                 if !self.quiet {
@@ -235,6 +256,7 @@ impl Runner {
             "readseq" => self.read_seq(name, false)?,
             "readreverse" => self.read_seq(name, true)?,
             "flush" | "compact" => self.maintenance(name)?,
+            n if n.starts_with("ycsb-") => self.ycsb(name, &mut rng)?,
             "stats" => {
                 let stats = self.db()?.stats();
                 if !self.quiet {
@@ -253,6 +275,27 @@ impl Runner {
         match self.db.as_ref() {
             Some(db) => Ok((db, &mut self.values)),
             None => Err(CliError::failed("database not open")),
+        }
+    }
+
+    /// A YCSB benchmark (`ycsb.rs`): the load or a workload of `reads` operations.
+    fn ycsb(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, CliError> {
+        let r = ycsb::Run {
+            name,
+            num: self.p.num,
+            ops: self.p.reads,
+            value_size: self.p.value_size,
+            sync: self.p.sync,
+            ycsb: self.p.ycsb,
+        };
+        self.db()?;
+        let (Some(db), values, state) = (self.db.as_ref(), &mut self.values, &mut self.ycsb) else {
+            return Err(CliError::failed("database not open"));
+        };
+        if name == "ycsb-load" {
+            ycsb::load(&r, db, values, state)
+        } else {
+            ycsb::transactions(&r, db, values, state, rng)
         }
     }
 
@@ -564,7 +607,7 @@ fn written(s: &Stats) -> u64 {
 }
 
 /// Write amplification between two statistics snapshots.
-fn write_amplification(before: &Stats, after: &Stats) -> f64 {
+pub(super) fn write_amplification(before: &Stats, after: &Stats) -> f64 {
     let user = after
         .user_bytes_written
         .saturating_sub(before.user_bytes_written);

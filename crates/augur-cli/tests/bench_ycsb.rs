@@ -1,0 +1,191 @@
+//! End-to-end tests of `augur bench`'s YCSB benchmarks: every `ycsb-*` name on a tiny
+//! `--num`, the operation counts and keys they leave, `--request-distribution`,
+//! `--scan-length` and the flag errors.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const WORKLOADS: &[&str] = &["ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "ycsb-f"];
+
+/// Runs `augur ARGS...`.
+fn augur(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_augur"))
+        .args(args)
+        .output()
+        .expect("run the augur binary")
+}
+
+/// Asserts success and returns stdout.
+fn ok(o: Output) -> String {
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Runs a bench in `dir` writing JSON to a file and returns the records.
+fn bench_json(dir: &Path, args: &[&str]) -> Vec<Value> {
+    let json = dir.with_extension("json");
+    let mut all = vec![
+        "--db",
+        dir.to_str().unwrap(),
+        "bench",
+        "--value-separation-threshold=0",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    ok(augur(&all));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v.as_array().unwrap().clone()
+}
+
+fn record<'a>(records: &'a [Value], name: &str) -> &'a Value {
+    records
+        .iter()
+        .find(|r| r["benchmark"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {records:?}"))
+}
+
+fn count(r: &Value, field: &str) -> u64 {
+    r[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{field} in {r}"))
+}
+
+#[test]
+fn every_ycsb_benchmark_runs_with_its_mix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let list = format!("ycsb-load,{}", WORKLOADS.join(","));
+    let recs = bench_json(
+        &dir,
+        &[
+            "--benchmarks",
+            &list,
+            "--num=300",
+            "--reads=400",
+            "--scan-length=5",
+        ],
+    );
+    assert_eq!(recs.len(), 7);
+    let load = record(&recs, "ycsb-load");
+    assert_eq!(count(load, "ops"), 300);
+    assert_eq!(count(load, "inserts"), 300);
+    let mut inserted = 0;
+    for name in WORKLOADS {
+        let r = record(&recs, name);
+        assert_eq!(count(r, "ops"), 400, "{r}");
+        for key in ["p50_us", "p99_us", "p999_us", "ops_per_sec"] {
+            assert!(r[key].as_f64().is_some(), "{key} in {r}");
+        }
+        let kinds = ["reads", "updates", "inserts", "scans", "read_modify_writes"];
+        let total: u64 = kinds.iter().map(|k| count(r, k)).sum();
+        assert_eq!(total, 400, "{r}");
+        // Only the workload's own kinds occur; reads always find their record.
+        let allowed: &[&str] = match *name {
+            "ycsb-a" | "ycsb-b" => &["reads", "updates"],
+            "ycsb-c" => &["reads"],
+            "ycsb-d" => &["reads", "inserts"],
+            "ycsb-e" => &["scans", "inserts"],
+            _ => &["reads", "read_modify_writes"],
+        };
+        for k in kinds {
+            if !allowed.contains(&k) {
+                assert_eq!(count(r, k), 0, "{name}: {k} in {r}");
+            }
+        }
+        // Each kind that occurred has its own p99 latency; the others have none.
+        let p99 = |k: &str| r[format!("{}_p99_us", k.trim_end_matches('s'))].as_f64();
+        for k in kinds {
+            assert_eq!(p99(k).is_some(), count(r, k) > 0, "{name}: {k} in {r}");
+        }
+        if *name != "ycsb-e" {
+            let gets = count(r, "reads") + count(r, "read_modify_writes");
+            assert_eq!(count(r, "found"), gets, "{r}");
+        }
+        let default = if *name == "ycsb-d" {
+            "latest"
+        } else {
+            "zipfian"
+        };
+        assert_eq!(r["distribution"], default);
+        inserted += count(r, "inserts");
+    }
+    assert!(inserted > 0);
+    // The database holds the loaded records plus the inserted ones, all named as YCSB does.
+    let scan = ok(augur(&["--db", dir.to_str().unwrap(), "--hex", "scan"]));
+    let keys: Vec<String> = scan
+        .lines()
+        .map(|l| String::from_utf8(hex::decode(l.split('\t').next().unwrap()).unwrap()).unwrap())
+        .collect();
+    assert_eq!(keys.len() as u64, 300 + inserted);
+    assert!(
+        keys.iter().any(|k| k == "user6284781860667377211"),
+        "record 0"
+    );
+    assert!(keys
+        .iter()
+        .all(|k| k.starts_with("user") && k[4..].bytes().all(|b| b.is_ascii_digit())));
+}
+
+#[test]
+fn request_distribution_overrides_the_workload_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    for dist in [
+        "uniform",
+        "zipfian",
+        "latest",
+        "hotspot",
+        "exponential",
+        "sequential",
+    ] {
+        let dir = tmp.path().join(dist);
+        let recs = bench_json(
+            &dir,
+            &[
+                "--benchmarks=ycsb-load,ycsb-c,ycsb-d",
+                "--num=200",
+                "--reads=300",
+                &format!("--request-distribution={dist}"),
+            ],
+        );
+        for name in ["ycsb-c", "ycsb-d"] {
+            let r = record(&recs, name);
+            assert_eq!(r["distribution"], dist, "{r}");
+            assert_eq!(count(r, "found"), count(r, "reads"), "{r}");
+            assert_eq!(r["config"]["request_distribution"], dist);
+        }
+    }
+}
+
+#[test]
+fn text_report_prints_latencies_and_bad_flags_fail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let out = ok(augur(&[
+        "--db",
+        dir.to_str().unwrap(),
+        "bench",
+        "--value-separation-threshold=0",
+        "--benchmarks=ycsb-load,ycsb-e",
+        "--num=50",
+        "--reads=20",
+    ]));
+    assert!(out.contains("ycsb-e"), "{out}");
+    assert!(out.contains("latency us: p50"), "{out}");
+    assert!(out.contains("scans="), "{out}");
+    for bad in [
+        "--request-distribution=pareto",
+        "--scan-length=0",
+        "--benchmarks=ycsb-g",
+    ] {
+        let o = augur(&["bench", "--num=10", bad]);
+        assert!(!o.status.success(), "{bad} accepted");
+    }
+}
