@@ -11,6 +11,7 @@
 //!
 //! Key sources (`--keys`, `--keys-text`, `--distribution`, `--load-order`): see `sources.rs`.
 
+pub mod engine;
 mod keys;
 mod report;
 pub mod sources;
@@ -20,6 +21,7 @@ pub mod ycsb;
 use crate::engine::EngineArgs;
 use crate::error::{io_err, CliError};
 use clap::{ArgAction, Args, ValueEnum};
+use engine::EngineKind;
 use serde_json::{json, Value};
 use sources::{Distribution, KeySet, LoadOrder};
 use std::path::{Path, PathBuf};
@@ -150,6 +152,10 @@ pub struct BenchArgs {
     #[arg(long = "scan-length", alias = "scan_length", default_value_t = 100,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub scan_length: u64,
+    /// Engine benchmarked: augur, or rocksdb (a peer, in builds with the cargo feature
+    /// `rocksdb`; run on the same key and value streams with comparable settings).
+    #[arg(long, value_enum, default_value = "augur")]
+    pub engine: EngineKind,
 }
 
 /// A temporary directory removed on drop.
@@ -201,6 +207,7 @@ pub fn run(
             "--key_size must be at least 1 (empty keys are not allowed)",
         ));
     }
+    a.engine.check_available()?;
     let keys = key_set(a)?;
     if keys.len() == 0 {
         return Err(CliError::failed("the key source holds no key"));
@@ -239,6 +246,8 @@ pub fn run(
     }
     base_opts.validate()?;
     let configs: Vec<(&str, usize)> = match engine.value_separation_threshold {
+        // Peers keep values inline (BlobDB is not wired in): one run.
+        _ if a.engine != EngineKind::Augur => vec![("", usize::MAX)],
         Some(t) => vec![("", t)],
         None if a.use_existing_db => vec![("", base_opts.value_separation_threshold)],
         None => vec![("inline", usize::MAX), ("separated", 0)],
@@ -265,11 +274,12 @@ pub fn run(
         };
         let mut opts = base_opts.clone();
         opts.value_separation_threshold = *threshold;
-        let config = config_json(label, &p, &opts, &source);
+        let mut config = config_json(label, &p, &opts, &source);
+        config["engine"] = json!(a.engine.name());
         if print_text {
-            print_header(label, &p, &opts, &dir, &source);
+            print_header(a.engine, label, &p, &opts, &dir, &source);
         }
-        let mut runner = Runner::new(dir, opts, p.clone(), record, !print_text);
+        let mut runner = Runner::new(dir, opts, p.clone(), a.engine, record, !print_text);
         for name in &names {
             let Some(outcome) = runner.run(name)? else {
                 continue;
@@ -282,7 +292,7 @@ pub fn run(
                     }
                 }
             }
-            records.push(outcome.to_json(&config));
+            records.push(outcome.to_json(a.engine.name(), &config));
         }
         if print_text {
             println!();
@@ -375,12 +385,26 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
     })
 }
 
-fn print_header(label: &str, p: &Params, o: &augur::Options, dir: &Path, source: &str) {
+fn print_header(
+    kind: EngineKind,
+    label: &str,
+    p: &Params,
+    o: &augur::Options,
+    dir: &Path,
+    source: &str,
+) {
     let values = match o.value_separation_threshold {
         usize::MAX => "inline (no value separation)".to_string(),
         0 => "separated (every value in the value log)".to_string(),
         t => format!("separated from {t} bytes"),
     };
+    if kind != EngineKind::Augur {
+        println!(
+            "Engine:     {} (bloom {} bits/key, no compression, write buffer = memtable)",
+            kind.name(),
+            o.bloom_bits_per_key
+        );
+    }
     println!(
         "Augur:      version {}{}",
         env!("CARGO_PKG_VERSION"),

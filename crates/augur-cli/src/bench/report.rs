@@ -112,11 +112,11 @@ impl Outcome {
         ))
     }
 
-    /// The JSON record (`config` describes the run).
-    pub fn to_json(&self, config: &Value) -> Value {
+    /// The JSON record of a run on `engine` (`config` describes the run).
+    pub fn to_json(&self, engine: &str, config: &Value) -> Value {
         let mut record = json!({
             "benchmark": self.name,
-            "engine": "augur",
+            "engine": engine,
             "ops": self.ops,
             "seconds": self.seconds,
             "micros_per_op": self.micros_per_op(),
@@ -162,7 +162,7 @@ mod tests {
             "{l}"
         );
         assert!(l.ends_with("2.0 MB/s (600 of 1000 found)"), "{l}");
-        let j = o.to_json(&json!({}));
+        let j = o.to_json("augur", &json!({}));
         assert_eq!(j["ops_per_sec"], 2000.0);
         assert!(j["p50_us"].is_null());
         let mut t = Outcome::new("train", 10, 1.0);
@@ -172,7 +172,7 @@ mod tests {
             "{}",
             t.line()
         );
-        let j = t.to_json(&json!({}));
+        let j = t.to_json("augur", &json!({}));
         assert_eq!(j["segments"], 3);
         assert_eq!(j["train_ns_per_key"], 12.5);
     }

@@ -29,6 +29,7 @@
 //! far and not the ones still pending (no final flush is forced), like db_bench's own
 //! statistics at the end of a fill.
 
+use super::engine::{self, BenchEngine, EngineKind};
 use super::keys::ValueGen;
 use super::report::Outcome;
 use super::sources::{KeySet, LoadOrder};
@@ -36,7 +37,7 @@ use super::ycsb::{self, YcsbParams};
 use crate::error::{io_err, CliError};
 use augur::index::projection::{common_prefix_len, project};
 use augur::index::{builder, IndexConfig};
-use augur::{Db, Options, Stats, WriteBatch, WriteOptions};
+use augur::{Options, Stats};
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -149,7 +150,9 @@ pub struct Runner {
     dir: PathBuf,
     opts: Options,
     p: Params,
-    db: Option<Db>,
+    /// The engine benchmarked.
+    kind: EngineKind,
+    db: Option<Box<dyn BenchEngine>>,
     values: ValueGen,
     /// Benchmarks run so far; benchmark `i` uses the random seed `seed + i` (db_bench).
     runs: u64,
@@ -162,12 +165,20 @@ pub struct Runner {
 
 impl Runner {
     /// A runner; `record` asks for per-operation latencies, `quiet` for no text on stdout.
-    pub fn new(dir: PathBuf, opts: Options, p: Params, record: bool, quiet: bool) -> Self {
+    pub fn new(
+        dir: PathBuf,
+        opts: Options,
+        p: Params,
+        kind: EngineKind,
+        record: bool,
+        quiet: bool,
+    ) -> Self {
         let values = ValueGen::new(p.seed, p.value_size);
         Runner {
             dir,
             opts,
             p,
+            kind,
             db: None,
             values,
             runs: 0,
@@ -177,19 +188,30 @@ impl Runner {
         }
     }
 
-    fn db(&mut self) -> Result<&Db, CliError> {
+    fn db(&mut self) -> Result<&dyn BenchEngine, CliError> {
         if self.db.is_none() {
             let mut o = self.opts.clone();
             o.create_if_missing = !self.p.use_existing_db;
-            self.db = Some(Db::open(&self.dir, o)?);
+            self.db = Some(engine::open(self.kind, &self.dir, &o, self.p.sync)?);
         }
         self.db
-            .as_ref()
+            .as_deref()
             .ok_or_else(|| CliError::failed("database not open"))
     }
 
+    /// The Augur handle, or an error naming the Augur-only benchmark `name`.
+    fn augur_db(&mut self, name: &str) -> Result<&augur::Db, CliError> {
+        let kind = self.kind;
+        self.db()?.augur().ok_or_else(|| {
+            CliError::failed(format!(
+                "benchmark {name} is not supported with --engine={}",
+                kind.name()
+            ))
+        })
+    }
+
     /// Closes the database and deletes its files, refusing to touch a directory that
-    /// holds anything but Augur files.
+    /// holds anything but the engine's files.
     fn fresh(&mut self) -> Result<(), CliError> {
         if let Some(db) = self.db.take() {
             db.close()?;
@@ -201,10 +223,11 @@ impl Runner {
             for e in entries {
                 let e = e.map_err(io_err(format!("listing {}", self.dir.display())))?;
                 let name = e.file_name().to_string_lossy().into_owned();
-                if augur::filename::parse(&name).is_none() {
+                if !engine::owns_file(self.kind, &name) {
                     return Err(CliError::failed(format!(
-                        "refusing to delete the database in {}: it holds {name:?}, which is not an Augur file",
-                        self.dir.display()
+                        "refusing to delete the database in {}: it holds {name:?}, which is not a {} file",
+                        self.dir.display(),
+                        self.kind.name()
                     )));
                 }
                 files.push(e.path());
@@ -258,7 +281,12 @@ impl Runner {
             "flush" | "compact" => self.maintenance(name)?,
             n if n.starts_with("ycsb-") => self.ycsb(name, &mut rng)?,
             "stats" => {
-                let stats = self.db()?.stats();
+                let Some(stats) = self.db()?.stats() else {
+                    if !self.quiet {
+                        println!("{name:<12} : not available for {}", self.kind.name());
+                    }
+                    return Ok(None);
+                };
                 if !self.quiet {
                     print!("{}", crate::commands::stats_text(&stats));
                 }
@@ -270,9 +298,9 @@ impl Runner {
     }
 
     /// Opens the database if needed and returns it with the value generator (split borrow).
-    fn parts(&mut self) -> Result<(&Db, &mut ValueGen), CliError> {
+    fn parts(&mut self) -> Result<(&dyn BenchEngine, &mut ValueGen), CliError> {
         self.db()?;
-        match self.db.as_ref() {
+        match self.db.as_deref() {
             Some(db) => Ok((db, &mut self.values)),
             None => Err(CliError::failed("database not open")),
         }
@@ -288,8 +316,12 @@ impl Runner {
             sync: self.p.sync,
             ycsb: self.p.ycsb,
         };
-        self.db()?;
-        let (Some(db), values, state) = (self.db.as_ref(), &mut self.values, &mut self.ycsb) else {
+        self.augur_db(name)?;
+        let (Some(db), values, state) = (
+            self.db.as_deref().and_then(|d| d.augur()),
+            &mut self.values,
+            &mut self.ycsb,
+        ) else {
             return Err(CliError::failed("database not open"));
         };
         if name == "ycsb-load" {
@@ -311,7 +343,6 @@ impl Runner {
             num,
             key_size,
             value_size,
-            sync,
             ..
         } = self.p;
         let record = self.record;
@@ -326,7 +357,6 @@ impl Runner {
         };
         let (db, values) = self.parts()?;
         let before = db.stats();
-        let wo = WriteOptions { sync };
         let mut key = Vec::with_capacity(key_size);
         let mut bytes = 0u64;
         let mut meter = Meter::new(record);
@@ -337,21 +367,17 @@ impl Runner {
                 Order::Shuffled => shuffled.get(i as usize).copied().unwrap_or(i),
             };
             keys.key(n, key_size, &mut key);
-            let mut b = WriteBatch::new();
             match op {
                 Op::Put => {
-                    b.put(&key, values.next(value_size));
+                    db.put(&key, values.next(value_size))?;
                     bytes += (key.len() + value_size) as u64;
                 }
-                Op::Delete => {
-                    b.delete(&key);
-                }
+                Op::Delete => db.delete(&key)?,
             }
-            db.write_opt(b, wo)?;
             meter.op_done();
         }
         let mut out = meter.finish(name, num, bytes);
-        out.write_amplification = Some(write_amplification(&before, &db.stats()));
+        out.write_amplification = amplification(before.as_ref(), db.stats().as_ref());
         Ok(out)
     }
 
@@ -402,7 +428,6 @@ impl Runner {
             reads,
             key_size,
             value_size,
-            sync,
             readwritepercent,
             ..
         } = self.p;
@@ -410,7 +435,6 @@ impl Runner {
         let keys = Arc::clone(&self.p.keys);
         let (db, values) = self.parts()?;
         let before = db.stats();
-        let wo = WriteOptions { sync };
         let mut key = Vec::with_capacity(key_size);
         let (mut found, mut gets, mut bytes) = (0u64, 0u64, 0u64);
         let mut meter = Meter::new(record);
@@ -423,17 +447,19 @@ impl Runner {
                     bytes += (key.len() + v.len()) as u64;
                 }
             } else {
-                let mut b = WriteBatch::new();
-                b.put(&key, values.next(value_size));
+                db.put(&key, values.next(value_size))?;
                 bytes += (key.len() + value_size) as u64;
-                db.write_opt(b, wo)?;
             }
             meter.op_done();
         }
         let mut out = meter.finish(name, reads, bytes);
         out.found = Some((found, gets));
         let after = db.stats();
-        out.write_amplification = Some(write_amplification(&before, &after));
+        out.write_amplification = amplification(before.as_ref(), after.as_ref());
+        let (Some(before), Some(after)) = (before, after) else {
+            out.extra = vec![("readwritepercent", json!(readwritepercent))];
+            return Ok(out);
+        };
         // Learning = background/offline training plus training inside flush and compaction.
         let learned = |s: &augur::Stats| s.learning_ns_total + s.at_build_training_ns;
         let learning_ns = learned(&after).saturating_sub(learned(&before));
@@ -476,11 +502,9 @@ impl Runner {
         let mut meter = Meter::new(record);
         for _ in 0..reads {
             keys.key(rng.gen_range(0..num), key_size, &mut key);
-            if let Some(entry) = db.range(key.as_slice()..).next() {
-                let (k, v) = entry?;
-                found += 1;
-                bytes += (k.len() + v.len()) as u64;
-            }
+            let (n, b) = db.scan_from(&key, 1)?;
+            found += n;
+            bytes += b;
             meter.op_done();
         }
         let mut out = meter.finish(name, reads, bytes);
@@ -492,7 +516,14 @@ impl Runner {
     fn read_seq(&mut self, name: &str, reverse: bool) -> Result<Outcome, CliError> {
         let reads = self.p.reads;
         let record = self.record;
-        let (db, _) = self.parts()?;
+        if !reverse && self.db()?.augur().is_none() {
+            // Peers: one scan (no per-entry latencies).
+            let db = self.db()?;
+            let meter = Meter::new(false);
+            let (ops, bytes) = db.scan_from(&[], usize::try_from(reads).unwrap_or(usize::MAX))?;
+            return Ok(meter.finish(name, ops, bytes));
+        }
+        let db = self.augur_db(name)?;
         let (mut ops, mut bytes) = (0u64, 0u64);
         let mut meter = Meter::new(record);
         let iter = db.iter();
@@ -515,13 +546,14 @@ impl Runner {
         if name == "flush" {
             db.flush()?;
         } else {
-            db.compact_range(None, None)?;
+            db.compact()?;
         }
         meter.op_done();
         let mut out = meter.finish(name, 1, 0);
-        let after = db.stats();
         out.write_amplification = None;
-        out.bytes = written(&after).saturating_sub(written(&before));
+        if let (Some(before), Some(after)) = (before, db.stats()) {
+            out.bytes = written(&after).saturating_sub(written(&before));
+        }
         Ok(out)
     }
 }
@@ -604,6 +636,11 @@ fn written(s: &Stats) -> u64 {
         + s.value_log_bytes_written
         + s.flush_bytes_written
         + s.compaction_bytes_written
+}
+
+/// Write amplification between two optional statistics snapshots (`None` for peers).
+fn amplification(before: Option<&Stats>, after: Option<&Stats>) -> Option<f64> {
+    Some(write_amplification(before?, after?))
 }
 
 /// Write amplification between two statistics snapshots.
