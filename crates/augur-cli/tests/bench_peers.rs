@@ -134,3 +134,23 @@ fn rocksdb_and_augur_see_the_same_key_stream() {
     );
     assert_eq!(found(&rocks), found(&ours));
 }
+
+#[cfg(feature = "rocksdb")]
+#[test]
+fn rocksdb_runs_ycsb_load_and_workloads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = bench_json(
+        &tmp.path().join("rocks"),
+        "rocksdb",
+        &[
+            "--num=300",
+            "--reads=200",
+            "--benchmarks=ycsb-load,ycsb-c,ycsb-e",
+        ],
+    );
+    assert_eq!(record(&r, "ycsb-load")["ops"], 300);
+    // Workload C only reads loaded records: every one is found.
+    let c = record(&r, "ycsb-c");
+    assert_eq!(c["found"], c["ops"]);
+    assert_eq!(record(&r, "ycsb-e")["ops"], 200);
+}

@@ -313,15 +313,11 @@ impl Runner {
             num: self.p.num,
             ops: self.p.reads,
             value_size: self.p.value_size,
-            sync: self.p.sync,
             ycsb: self.p.ycsb,
         };
-        self.augur_db(name)?;
-        let (Some(db), values, state) = (
-            self.db.as_deref().and_then(|d| d.augur()),
-            &mut self.values,
-            &mut self.ycsb,
-        ) else {
+        self.db()?;
+        let (Some(db), values, state) = (self.db.as_deref(), &mut self.values, &mut self.ycsb)
+        else {
             return Err(CliError::failed("database not open"));
         };
         if name == "ycsb-load" {
@@ -639,12 +635,12 @@ fn written(s: &Stats) -> u64 {
 }
 
 /// Write amplification between two optional statistics snapshots (`None` for peers).
-fn amplification(before: Option<&Stats>, after: Option<&Stats>) -> Option<f64> {
+pub(super) fn amplification(before: Option<&Stats>, after: Option<&Stats>) -> Option<f64> {
     Some(write_amplification(before?, after?))
 }
 
 /// Write amplification between two statistics snapshots.
-pub(super) fn write_amplification(before: &Stats, after: &Stats) -> f64 {
+fn write_amplification(before: &Stats, after: &Stats) -> f64 {
     let user = after
         .user_bytes_written
         .saturating_sub(before.user_bytes_written);

@@ -32,11 +32,11 @@
 //! the number of reads found, the count of each operation kind and each kind's p99 latency
 //! (`read_p99_us`, `update_p99_us`, …, for the kinds that occurred).
 
+use super::engine::BenchEngine;
 use super::keys::ValueGen;
 use super::report::Outcome;
-use super::workloads::{write_amplification, Meter};
+use super::workloads::{amplification, Meter};
 use crate::error::CliError;
-use augur::{Db, WriteBatch, WriteOptions};
 use clap::ValueEnum;
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
@@ -354,33 +354,29 @@ pub struct Run<'a> {
     pub num: u64,
     pub ops: u64,
     pub value_size: usize,
-    pub sync: bool,
     pub ycsb: YcsbParams,
 }
 
 /// `ycsb-load`: inserts records `0..num`.
 pub fn load(
     r: &Run,
-    db: &Db,
+    db: &dyn BenchEngine,
     values: &mut ValueGen,
     state: &mut State,
 ) -> Result<Outcome, CliError> {
     let before = db.stats();
-    let wo = WriteOptions { sync: r.sync };
     let mut key = Vec::new();
     let mut bytes = 0u64;
     let mut meter = Meter::new(true);
     for n in 0..r.num {
         record_key(n, &mut key);
-        let mut b = WriteBatch::new();
-        b.put(&key, values.next(r.value_size));
+        db.put(&key, values.next(r.value_size))?;
         bytes += (key.len() + r.value_size) as u64;
-        db.write_opt(b, wo)?;
         meter.op_done();
     }
     state.records = Some(r.num);
     let mut out = meter.finish(r.name, r.num, bytes);
-    out.write_amplification = Some(write_amplification(&before, &db.stats()));
+    out.write_amplification = amplification(before.as_ref(), db.stats().as_ref());
     out.extra = vec![("inserts", json!(r.num))];
     Ok(out)
 }
@@ -388,7 +384,7 @@ pub fn load(
 /// `ycsb-a` … `ycsb-f`: `ops` operations of the workload's mix.
 pub fn transactions(
     r: &Run,
-    db: &Db,
+    db: &dyn BenchEngine,
     values: &mut ValueGen,
     state: &mut State,
     rng: &mut StdRng,
@@ -399,7 +395,6 @@ pub fn transactions(
     let mut count = state.records.unwrap_or(r.num).max(1);
     let expected_inserts = (r.ops as f64 * mix.insert) as u64;
     let mut chooser = Chooser::new(dist, count, expected_inserts);
-    let wo = WriteOptions { sync: r.sync };
     let scan_max = r.ycsb.scan_length.max(1);
     let mut key = Vec::new();
     // Per kind: operations done and their latencies (YCSB reports each kind apart).
@@ -428,18 +423,13 @@ pub fn transactions(
             }
             Kind::Scan => {
                 let len = rng.gen_range(1..=scan_max);
-                for entry in db.range(key.as_slice()..).take(len as usize) {
-                    let (k, v) = entry?;
-                    bytes += (k.len() + v.len()) as u64;
-                }
+                bytes += db.scan_from(&key, len as usize)?.1;
             }
             Kind::Update | Kind::Insert => {}
         }
         if matches!(kind, Kind::Update | Kind::Insert | Kind::ReadModifyWrite) {
-            let mut b = WriteBatch::new();
-            b.put(&key, values.next(r.value_size));
+            db.put(&key, values.next(r.value_size))?;
             bytes += (key.len() + r.value_size) as u64;
-            db.write_opt(b, wo)?;
         }
         let ns = meter.op_done();
         if let Some((n, h)) = per_kind.get_mut(kind as usize) {
@@ -459,7 +449,7 @@ pub fn transactions(
         .map(|k| per_kind[*k as usize].0)
         .sum();
     if writes > 0 {
-        out.write_amplification = Some(write_amplification(&before, &db.stats()));
+        out.write_amplification = amplification(before.as_ref(), db.stats().as_ref());
     }
     out.extra = vec![("distribution", json!(dist.name()))];
     for (kind, (n, _)) in Kind::ALL.iter().zip(&per_kind) {
