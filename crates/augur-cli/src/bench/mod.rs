@@ -10,6 +10,9 @@
 //! separated into the value log (threshold 0, the Bourbon preset).
 //!
 //! Key sources (`--keys`, `--keys-text`, `--distribution`, `--load-order`): see `sources.rs`.
+//!
+//! `--engine=rocksdb` runs the same benchmarks on RocksDB (cargo feature `rocksdb`; see
+//! `engine.rs`), once, with values inline.
 
 pub mod engine;
 mod keys;
@@ -406,7 +409,12 @@ fn print_header(
         );
     }
     println!(
-        "Augur:      version {}{}",
+        "{:<12}version {}{}",
+        if kind == EngineKind::Augur {
+            "Augur:"
+        } else {
+            "Harness:"
+        },
         env!("CARGO_PKG_VERSION"),
         if label.is_empty() {
             String::new()
@@ -419,10 +427,12 @@ fn print_header(
     println!("Values:     {} bytes each, {values}", p.value_size);
     println!("Entries:    {}", p.num);
     println!("Reads:      {}", p.reads);
-    println!(
-        "Read mode:  {}",
-        format!("{:?}", o.read_mode).to_lowercase()
-    );
+    if kind == EngineKind::Augur {
+        println!(
+            "Read mode:  {}",
+            format!("{:?}", o.read_mode).to_lowercase()
+        );
+    }
     println!("Memtable:   {} bytes", o.memtable_size_bytes);
     println!("DB:         {}", dir.display());
     println!("------------------------------------------------");
