@@ -95,13 +95,7 @@ impl DbInner {
     /// memtable is flushed.
     pub fn flush_and_wait(&self) -> Result<()> {
         self.check_writable()?;
-        {
-            // Hold the writer queue so no group is in flight while switching.
-            let _q = self.writers.lock();
-            if !self.mem.lock().mem.is_empty() {
-                self.switch_memtable().inspect_err(|e| self.poison(e))?;
-            }
-        }
+        self.switch_memtable_in_turn()?;
         loop {
             self.check_writable()?;
             if self.mem.lock().imm.is_empty() {

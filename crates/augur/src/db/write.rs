@@ -310,6 +310,38 @@ impl DbInner {
     }
 }
 
+impl DbInner {
+    /// Makes the active memtable immutable (if it holds anything) as a writer of its own
+    /// turn: a leader releases the queue lock while it writes its group, so holding that lock
+    /// is not enough — switching then could leave the group's entries in a memtable already
+    /// being flushed (and lose them when its WAL is deleted). Waiting to be the queue's front
+    /// writer guarantees no group is in flight (LevelDB forces compactions through its writer
+    /// queue for the same reason).
+    pub fn switch_memtable_in_turn(&self) -> Result<()> {
+        let me = Arc::new(parking_lot::Mutex::new(Writer {
+            batch: WriteBatch::new(),
+            sync: false,
+            // Never gathered into another leader's group.
+            relocation: true,
+            done: false,
+            result: None,
+        }));
+        let mut q = self.writers.lock();
+        q.queue.push_back(me.clone());
+        while !q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
+            self.writers_cv.wait(&mut q);
+        }
+        let result = if self.mem.lock().mem.is_empty() {
+            Ok(())
+        } else {
+            self.switch_memtable().inspect_err(|e| self.poison(e))
+        };
+        q.queue.pop_front();
+        self.writers_cv.notify_all();
+        result
+    }
+}
+
 /// The writers the leader commits together: consecutive normal batches up to
 /// `MAX_GROUP_BYTES`; a relocation batch always alone.
 fn collect_group(
