@@ -2,51 +2,22 @@
 //! is refused with a clear error; with it, a tiny fill + reads on RocksDB find what the fill
 //! wrote, and on the same key stream RocksDB and Augur find the same number of keys.
 
+mod common;
+
+use common::augur;
+#[cfg(feature = "rocksdb")]
+use common::record;
 use serde_json::Value;
+#[cfg(feature = "rocksdb")]
 use std::path::Path;
-use std::process::{Command, Output};
 
-/// Runs `augur ARGS...`.
-fn augur(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_augur"))
-        .args(args)
-        .output()
-        .expect("run the augur binary")
-}
-
-/// Runs a bench in `dir` on `engine`, writing JSON to a file, and returns the records.
-#[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
+/// Runs a bench in `dir` on `engine` and returns the JSON records.
+#[cfg(feature = "rocksdb")]
 fn bench_json(dir: &Path, engine: &str, args: &[&str]) -> Vec<Value> {
-    let json = dir.with_extension("json");
     let engine_flag = format!("--engine={engine}");
-    let mut all = vec![
-        "--db",
-        dir.to_str().unwrap(),
-        "bench",
-        engine_flag.as_str(),
-        "--value-separation-threshold=0",
-        "--json",
-        json.to_str().unwrap(),
-    ];
+    let mut all = vec![engine_flag.as_str()];
     all.extend_from_slice(args);
-    let o = augur(&all);
-    assert!(
-        o.status.success(),
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    v.as_array().unwrap().clone()
-}
-
-#[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
-fn record<'a>(records: &'a [Value], name: &str) -> &'a Value {
-    records
-        .iter()
-        .find(|r| r["benchmark"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {records:?}"))
+    common::bench_json(dir, &all)
 }
 
 #[test]

@@ -2,59 +2,11 @@
 //! (`--keys-text`), synthetic distributions (`--distribution`), `--load-order`, `--num`
 //! capping, readmissing over a source, the `train` benchmark and the flag errors.
 
+mod common;
+
+use common::{augur, bench_json, fails, ok, record};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
-
-/// Runs `augur ARGS...`.
-fn augur(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_augur"))
-        .args(args)
-        .output()
-        .expect("run the augur binary")
-}
-
-/// Asserts success and returns stdout.
-fn ok(o: Output) -> String {
-    assert!(
-        o.status.success(),
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Asserts exit status 2 and returns stderr.
-fn fails(o: Output) -> String {
-    assert_eq!(o.status.code(), Some(2), "{o:?}");
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Runs a bench writing JSON to a file and returns the records.
-fn bench_json(dir: &Path, args: &[&str]) -> Vec<Value> {
-    let json = dir.with_extension("json");
-    let mut all = vec![
-        "--db",
-        dir.to_str().unwrap(),
-        "bench",
-        "--value-separation-threshold=0",
-        "--json",
-        json.to_str().unwrap(),
-    ];
-    all.extend_from_slice(args);
-    ok(augur(&all));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    v.as_array().unwrap().clone()
-}
-
-fn record<'a>(records: &'a [Value], name: &str) -> &'a Value {
-    records
-        .iter()
-        .find(|r| r["benchmark"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {records:?}"))
-}
 
 fn found(r: &Value) -> u64 {
     r["found"].as_u64().unwrap()

@@ -2,55 +2,12 @@
 //! `--num`, the operation counts and keys they leave, `--request-distribution`,
 //! `--scan-length` and the flag errors.
 
+mod common;
+
+use common::{augur, bench_json, ok, record};
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
 
 const WORKLOADS: &[&str] = &["ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "ycsb-f"];
-
-/// Runs `augur ARGS...`.
-fn augur(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_augur"))
-        .args(args)
-        .output()
-        .expect("run the augur binary")
-}
-
-/// Asserts success and returns stdout.
-fn ok(o: Output) -> String {
-    assert!(
-        o.status.success(),
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Runs a bench in `dir` writing JSON to a file and returns the records.
-fn bench_json(dir: &Path, args: &[&str]) -> Vec<Value> {
-    let json = dir.with_extension("json");
-    let mut all = vec![
-        "--db",
-        dir.to_str().unwrap(),
-        "bench",
-        "--value-separation-threshold=0",
-        "--json",
-        json.to_str().unwrap(),
-    ];
-    all.extend_from_slice(args);
-    ok(augur(&all));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    v.as_array().unwrap().clone()
-}
-
-fn record<'a>(records: &'a [Value], name: &str) -> &'a Value {
-    records
-        .iter()
-        .find(|r| r["benchmark"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {records:?}"))
-}
 
 fn count(r: &Value, field: &str) -> u64 {
     r[field]

@@ -1,0 +1,58 @@
+//! Helpers shared by the end-to-end tests of `augur bench`: run the binary, check its exit
+//! status, and read the JSON records a bench run writes. Each test file uses a subset.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `augur ARGS...`.
+pub fn augur(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_augur"))
+        .args(args)
+        .output()
+        .expect("run the augur binary")
+}
+
+/// Asserts success and returns stdout.
+pub fn ok(o: Output) -> String {
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Asserts exit status 2 and returns stderr.
+pub fn fails(o: Output) -> String {
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs a bench in `dir` (values separated) writing JSON to a file and returns the records.
+pub fn bench_json(dir: &Path, args: &[&str]) -> Vec<Value> {
+    let json = dir.with_extension("json");
+    let mut all = vec![
+        "--db",
+        dir.to_str().unwrap(),
+        "bench",
+        "--value-separation-threshold=0",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    ok(augur(&all));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v.as_array().unwrap().clone()
+}
+
+/// The record of benchmark `name`.
+pub fn record<'a>(records: &'a [Value], name: &str) -> &'a Value {
+    records
+        .iter()
+        .find(|r| r["benchmark"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {records:?}"))
+}
