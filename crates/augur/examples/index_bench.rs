@@ -51,6 +51,7 @@ fn main() {
                 kind,
                 error_bound,
                 fence_stride,
+                tuning: Default::default(),
             };
             let start = Instant::now();
             let mut b = builder(&config);

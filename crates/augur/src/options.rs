@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, ReadMode, StdFs};
-use crate::index::{IndexConfig, IndexKind};
+use crate::index::{IndexConfig, IndexKind, IndexTuning};
 use crate::learning::LearningPolicy;
 use std::sync::Arc;
 
@@ -55,6 +55,8 @@ pub struct Options {
     pub index: IndexKind,
     /// Error bound δ of learned indexes: a lookup reads at most `2δ + 1` slots. Default 8.
     pub error_bound: u32,
+    /// Type-specific parameters of the index types (radix bits, RMI leaves, ...).
+    pub index_tuning: IndexTuning,
     /// When models are learned and whether lookups use them (`--learning`). Default
     /// `at-build`.
     pub learning: LearningPolicy,
@@ -103,6 +105,7 @@ impl std::fmt::Debug for Options {
             .field("background_threads", &self.background_threads)
             .field("index", &self.index)
             .field("error_bound", &self.error_bound)
+            .field("index_tuning", &self.index_tuning)
             .field("learning", &self.learning)
             .field("learning_wait_ms", &self.learning_wait_ms)
             .field("learning_threads", &self.learning_threads)
@@ -136,6 +139,7 @@ impl Default for Options {
             background_threads: true,
             index: IndexKind::Plr,
             error_bound: 8,
+            index_tuning: IndexTuning::default(),
             learning: LearningPolicy::AtBuild,
             learning_wait_ms: 50,
             learning_threads: 1,
@@ -229,6 +233,7 @@ impl Options {
             kind: self.index,
             error_bound: self.error_bound,
             fence_stride: self.block_records as u32,
+            tuning: self.index_tuning,
         }
     }
 

@@ -35,8 +35,8 @@ use super::report::Outcome;
 use super::sources::{KeySet, LoadOrder};
 use super::ycsb::{self, YcsbParams};
 use crate::error::{io_err, CliError};
+use augur::index::builder;
 use augur::index::projection::{common_prefix_len, project};
-use augur::index::{builder, IndexConfig};
 use augur::{Options, Stats};
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
@@ -576,11 +576,7 @@ enum Order {
 /// engine's SSTable builder does for one file (projection excluded from the timing). The
 /// build is repeated until it has run 5 times or for a second, and the mean is reported.
 fn train(name: &str, p: &Params, o: &Options) -> Result<Outcome, CliError> {
-    let config = IndexConfig {
-        kind: o.index,
-        error_bound: o.error_bound,
-        fence_stride: u32::try_from(o.block_records).unwrap_or(u32::MAX),
-    };
+    let config = o.index_config();
     let n = p.keys.len();
     let (mut first, mut last, mut key) = (Vec::new(), Vec::new(), Vec::new());
     p.keys.key(0, p.key_size, &mut first);

@@ -8,7 +8,6 @@
 use super::DbInner;
 use crate::compaction::{self, Choice, Compaction, CompactionContext};
 use crate::error::Result;
-use crate::index::IndexConfig;
 use crate::learning::level_model::LevelModel;
 use crate::version::Version;
 use std::sync::atomic::Ordering;
@@ -86,11 +85,7 @@ impl DbInner {
         if !self.opts.level_models || !self.opts.learning.uses_models() {
             return Ok(false);
         }
-        let config = IndexConfig {
-            kind: self.opts.index,
-            error_bound: self.opts.error_bound,
-            fence_stride: self.opts.block_records as u32,
-        };
+        let config = self.opts.index_config();
         for (level, files) in version.levels.iter().enumerate().skip(1) {
             let Some(slot) = version.level_models.get(level) else {
                 continue;

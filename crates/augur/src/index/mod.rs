@@ -39,9 +39,14 @@
 //! projection").
 
 pub mod fence;
+pub mod fiting;
+pub mod pgm;
+pub mod plex;
 pub mod plr;
 pub mod plr_model;
 pub mod projection;
+pub mod radix_spline;
+pub mod rmi;
 
 #[cfg(test)]
 mod tests;
@@ -131,6 +136,16 @@ pub enum IndexKind {
     Fence = 1,
     /// Bourbon's Greedy-PLR piecewise linear model ([`plr`], [`plr_model`]).
     Plr = 2,
+    /// PGM-index: optimal piecewise linear approximation with recursive levels ([`pgm`]).
+    Pgm = 3,
+    /// RadixSpline: greedy spline with a radix table over its points ([`radix_spline`]).
+    RadixSpline = 4,
+    /// Two-layer recursive model index with per-leaf recorded errors ([`rmi`]).
+    Rmi = 5,
+    /// FITing-Tree: greedy segments indexed by a B+-tree ([`fiting`]).
+    Fiting = 6,
+    /// PLEX: spline points indexed by a self-tuned compact radix tree ([`plex`]).
+    Plex = 7,
 }
 
 impl IndexKind {
@@ -139,15 +154,80 @@ impl IndexKind {
         match byte {
             1 => Some(IndexKind::Fence),
             2 => Some(IndexKind::Plr),
+            3 => Some(IndexKind::Pgm),
+            4 => Some(IndexKind::RadixSpline),
+            5 => Some(IndexKind::Rmi),
+            6 => Some(IndexKind::Fiting),
+            7 => Some(IndexKind::Plex),
             _ => None,
         }
     }
 
-    /// A short lowercase name (`fence`, `plr`), as the CLI flag spells it.
+    /// Every kind, in discriminant order.
+    pub const ALL: [IndexKind; 7] = [
+        IndexKind::Fence,
+        IndexKind::Plr,
+        IndexKind::Pgm,
+        IndexKind::RadixSpline,
+        IndexKind::Rmi,
+        IndexKind::Fiting,
+        IndexKind::Plex,
+    ];
+
+    /// A short lowercase name (`fence`, `plr`, `pgm`, `rs`, `rmi`, `fiting`, `plex`), as the
+    /// CLI flag spells it.
     pub fn name(self) -> &'static str {
         match self {
             IndexKind::Fence => "fence",
             IndexKind::Plr => "plr",
+            IndexKind::Pgm => "pgm",
+            IndexKind::RadixSpline => "rs",
+            IndexKind::Rmi => "rmi",
+            IndexKind::Fiting => "fiting",
+            IndexKind::Plex => "plex",
+        }
+    }
+
+    /// The kind named `name` (as [`IndexKind::name`] spells it).
+    pub fn from_name(name: &str) -> Option<IndexKind> {
+        IndexKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// The root model of an RMI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum RmiRoot {
+    /// A linear root model (default).
+    #[default]
+    Linear,
+    /// A cubic root model.
+    Cubic,
+}
+
+/// Type-specific parameters of the index zoo; [`IndexConfig::error_bound`] is the shared
+/// position boundary. Each field is used by one type only and documented there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IndexTuning {
+    /// PGM: error bound ε of the recursive levels over the segment keys (≥ 1). Default 4.
+    pub pgm_recursive_error: u32,
+    /// RadixSpline: bits of the radix table over the spline points (1..=24). Default 18.
+    pub radix_bits: u32,
+    /// RMI: number of leaf models (1..=2^20), or 0 to size it from the error bound. Default 0.
+    pub rmi_leaves: u32,
+    /// RMI: the root model. Default linear.
+    pub rmi_root: RmiRoot,
+    /// FITing-Tree: fanout of the B+-tree over the segments (2..=256). Default 16.
+    pub fiting_fanout: u32,
+}
+
+impl Default for IndexTuning {
+    fn default() -> Self {
+        IndexTuning {
+            pgm_recursive_error: 4,
+            radix_bits: 18,
+            rmi_leaves: 0,
+            rmi_root: RmiRoot::Linear,
+            fiting_fanout: 16,
         }
     }
 }
@@ -162,6 +242,8 @@ pub struct IndexConfig {
     pub error_bound: u32,
     /// Keys per fence pointer (must be at least 1). Default 64.
     pub fence_stride: u32,
+    /// Parameters of the other index types.
+    pub tuning: IndexTuning,
 }
 
 impl Default for IndexConfig {
@@ -171,6 +253,7 @@ impl Default for IndexConfig {
             kind: IndexKind::Plr,
             error_bound: 8,
             fence_stride: 64,
+            tuning: IndexTuning::default(),
         }
     }
 }
@@ -181,6 +264,26 @@ pub fn builder(config: &IndexConfig) -> Box<dyn IndexBuilder> {
     match config.kind {
         IndexKind::Fence => Box::new(fence::FenceBuilder::new(config.fence_stride)),
         IndexKind::Plr => Box::new(plr::PlrBuilder::new(config.error_bound)),
+        IndexKind::Pgm => pgm::builder(config),
+        IndexKind::RadixSpline => radix_spline::builder(config),
+        IndexKind::Rmi => rmi::builder(config),
+        IndexKind::Fiting => fiting::builder(config),
+        IndexKind::Plex => plex::builder(config),
+    }
+}
+
+/// The largest window an index of `config` can return, when it is known before training (it
+/// is then exactly [`Index::max_window`] of every index built with `config`); `None` for types
+/// whose bound comes from the data (RMI records its errors while it trains).
+pub fn documented_max_window(config: &IndexConfig) -> Option<u64> {
+    match config.kind {
+        IndexKind::Fence => Some(u64::from(config.fence_stride)),
+        IndexKind::Plr => Some(2 * u64::from(config.error_bound) + 1),
+        IndexKind::Pgm => pgm::documented_max_window(config),
+        IndexKind::RadixSpline => radix_spline::documented_max_window(config),
+        IndexKind::Rmi => rmi::documented_max_window(config),
+        IndexKind::Fiting => fiting::documented_max_window(config),
+        IndexKind::Plex => plex::documented_max_window(config),
     }
 }
 
@@ -217,6 +320,11 @@ pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Box<dyn Index>> 
         IndexKind::Plr => Ok(Box::new(
             plr_model::PlrIndex::decode_body(body).map_err(corrupt)?,
         )),
+        IndexKind::Pgm => pgm::decode_body(body).map_err(corrupt),
+        IndexKind::RadixSpline => radix_spline::decode_body(body).map_err(corrupt),
+        IndexKind::Rmi => rmi::decode_body(body).map_err(corrupt),
+        IndexKind::Fiting => fiting::decode_body(body).map_err(corrupt),
+        IndexKind::Plex => plex::decode_body(body).map_err(corrupt),
     }
 }
 

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 const DELTAS: [u32; 6] = [0, 1, 4, 8, 64, 1024];
 const STRIDES: [u32; 4] = [1, 2, 64, 4096];
 
-fn build(config: &IndexConfig, keys: &[u64]) -> Box<dyn Index> {
+/// Builds the index `config` describes over `keys` (sorted), panicking on a builder error.
+pub(super) fn build(config: &IndexConfig, keys: &[u64]) -> Box<dyn Index> {
     let mut b = builder(config);
     for &k in keys {
         b.add(k).expect("sorted keys are accepted");
@@ -34,16 +35,8 @@ fn fence(stride: u32) -> IndexConfig {
     }
 }
 
-/// The documented window bound of a configuration.
-fn documented_bound(config: &IndexConfig) -> u64 {
-    match config.kind {
-        IndexKind::Fence => u64::from(config.fence_stride),
-        IndexKind::Plr => 2 * u64::from(config.error_bound) + 1,
-    }
-}
-
 /// The queries of a key set: every present key, its neighbours, both extremes, and `extra`.
-fn queries(keys: &[u64], extra: &[u64]) -> Vec<u64> {
+pub(super) fn queries(keys: &[u64], extra: &[u64]) -> Vec<u64> {
     let mut q = vec![0, 1, u64::MAX, u64::MAX - 1];
     for &k in keys {
         q.extend([k, k.wrapping_sub(1), k.wrapping_add(1)]);
@@ -53,14 +46,20 @@ fn queries(keys: &[u64], extra: &[u64]) -> Vec<u64> {
 }
 
 /// Checks the window contract for every query; returns a description of the first violation.
-fn check(config: &IndexConfig, keys: &[u64], extra: &[u64]) -> Result<(), String> {
+/// `max_window()` must equal [`documented_max_window`] when that is known before training.
+pub(super) fn check(config: &IndexConfig, keys: &[u64], extra: &[u64]) -> Result<(), String> {
     let idx = build(config, keys);
     let n = keys.len() as u64;
     if idx.len() != n || idx.kind() != config.kind {
         return Err(format!("len {} kind {:?}", idx.len(), idx.kind()));
     }
-    if idx.max_window() != documented_bound(config) {
-        return Err(format!("max_window {}", idx.max_window()));
+    if let Some(bound) = documented_max_window(config) {
+        if idx.max_window() != bound {
+            return Err(format!(
+                "max_window {} documented {bound}",
+                idx.max_window()
+            ));
+        }
     }
     for key in queries(keys, extra) {
         let lb = keys.partition_point(|&k| k < key) as u64;
@@ -76,7 +75,11 @@ fn check(config: &IndexConfig, keys: &[u64], extra: &[u64]) -> Result<(), String
 }
 
 /// Checks that encode → decode gives an index with identical answers, size and encoding.
-fn check_roundtrip(config: &IndexConfig, keys: &[u64], extra: &[u64]) -> Result<(), String> {
+pub(super) fn check_roundtrip(
+    config: &IndexConfig,
+    keys: &[u64],
+    extra: &[u64],
+) -> Result<(), String> {
     let idx = build(config, keys);
     let mut bytes = Vec::new();
     idx.encode(&mut bytes);
@@ -106,7 +109,7 @@ fn check_roundtrip(config: &IndexConfig, keys: &[u64], extra: &[u64]) -> Result<
 
 /// Key-set shapes, each sorted (with duplicates where the shape has them).
 #[derive(Debug, Clone)]
-enum Shape {
+pub(super) enum Shape {
     Uniform(Vec<u64>),
     /// Runs of equal keys: (key, run length).
     Runs(Vec<(u64, usize)>),
@@ -134,7 +137,8 @@ enum Shape {
 }
 
 impl Shape {
-    fn keys(&self) -> Vec<u64> {
+    /// The shape's keys, sorted.
+    pub(super) fn keys(&self) -> Vec<u64> {
         let mut keys = match self {
             Shape::Uniform(v) => v.clone(),
             Shape::Runs(runs) => runs
@@ -163,7 +167,9 @@ impl Shape {
     }
 }
 
-fn leaf_shape() -> impl Strategy<Value = Shape> {
+/// One key-set shape (uniform, runs of duplicates, dense, linear, exponential, clusters,
+/// extremes, a single key).
+pub(super) fn leaf_shape() -> impl Strategy<Value = Shape> {
     prop_oneof![
         prop::collection::vec(any::<u64>(), 0..2000).prop_map(Shape::Uniform),
         prop::collection::vec((any::<u64>(), 1usize..40), 1..200).prop_map(Shape::Runs),
@@ -192,7 +198,8 @@ fn leaf_shape() -> impl Strategy<Value = Shape> {
     ]
 }
 
-fn shape() -> impl Strategy<Value = Shape> {
+/// A leaf shape or a mix of two or three.
+pub(super) fn shape() -> impl Strategy<Value = Shape> {
     prop_oneof![
         3 => leaf_shape(),
         1 => prop::collection::vec(leaf_shape(), 2..4).prop_map(Shape::Mixed),
@@ -246,22 +253,38 @@ proptest! {
     ) {
         let keys = shape.keys();
         for config in [plr(d), fence(s)] {
-            let mut bytes = Vec::new();
-            build(&config, &keys).encode(&mut bytes);
-            let truncated = &bytes[..cut.index(bytes.len())];
-            prop_assert!(decode(truncated, &PathBuf::from("t"), 7).is_err());
-            let mut flipped = bytes.clone();
-            for (at, bit) in &flipped_positions(&flips, bytes.len()) {
-                flipped[*at] ^= 1 << bit;
-            }
-            if let Ok(idx) = decode(&flipped, &PathBuf::from("t"), 7) {
-                for key in queries(&keys, &[]).into_iter().take(300) {
-                    let w = idx.search(key);
-                    prop_assert!(w.lo < w.hi && w.hi <= idx.len() + 1);
-                }
+            prop_assert_eq!(check_damaged(&config, &keys, &flips, cut), Ok(()));
+        }
+    }
+}
+
+/// Checks that truncated or bit-flipped encodings of the index `config` builds over `keys`
+/// decode to an error or to an index whose searches stay in range; never a panic.
+pub(super) fn check_damaged(
+    config: &IndexConfig,
+    keys: &[u64],
+    flips: &[(prop::sample::Index, u8)],
+    cut: prop::sample::Index,
+) -> Result<(), String> {
+    let mut bytes = Vec::new();
+    build(config, keys).encode(&mut bytes);
+    let truncated = &bytes[..cut.index(bytes.len())];
+    if decode(truncated, &PathBuf::from("t"), 7).is_ok() {
+        return Err(format!("truncation to {} bytes decoded", truncated.len()));
+    }
+    let mut flipped = bytes.clone();
+    for (at, bit) in &flipped_positions(flips, bytes.len()) {
+        flipped[*at] ^= 1 << bit;
+    }
+    if let Ok(idx) = decode(&flipped, &PathBuf::from("t"), 7) {
+        for key in queries(keys, &[]).into_iter().take(300) {
+            let w = idx.search(key);
+            if !(w.lo < w.hi && w.hi <= idx.len() + 1) {
+                return Err(format!("damaged index: key {key} gave {w:?}"));
             }
         }
     }
+    Ok(())
 }
 
 fn flipped_positions(flips: &[(prop::sample::Index, u8)], len: usize) -> Vec<(usize, u8)> {

@@ -73,10 +73,10 @@ proptest! {
         all_probes.insert(Vec::new());
         all_probes.insert(vec![0xff; 20]);
         for config in [
-            IndexConfig { kind: IndexKind::Plr, error_bound: 0, fence_stride: 4 },
-            IndexConfig { kind: IndexKind::Plr, error_bound: 1, fence_stride: 4 },
-            IndexConfig { kind: IndexKind::Plr, error_bound: 8, fence_stride: 4 },
-            IndexConfig { kind: IndexKind::Fence, error_bound: 8, fence_stride: 3 },
+            IndexConfig { kind: IndexKind::Plr, error_bound: 0, fence_stride: 4, tuning: Default::default() },
+            IndexConfig { kind: IndexKind::Plr, error_bound: 1, fence_stride: 4, tuning: Default::default() },
+            IndexConfig { kind: IndexKind::Plr, error_bound: 8, fence_stride: 4, tuning: Default::default() },
+            IndexConfig { kind: IndexKind::Fence, error_bound: 8, fence_stride: 3, tuning: Default::default() },
         ] {
             let path = build(&entries, Some(config), dir.path());
             for mode in [ReadMode::Mmap, ReadMode::Pread] {
