@@ -16,7 +16,7 @@ mod write;
 
 pub use batch::WriteBatch;
 pub use gc::GcReport;
-pub use stats::{LevelStats, Stats, ValueLogSegmentStats};
+pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
 
 pub(crate) use read::ReadView;
 pub(crate) use snapshot::{SnapshotGuard, SnapshotList};
