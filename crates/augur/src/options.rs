@@ -230,7 +230,7 @@ impl Options {
             if level >= self.num_levels {
                 return Err(invalid(
                     "error_bound_per_level",
-                    &format!(
+                    format!(
                         "level {level} is not below num_levels ({})",
                         self.num_levels
                     ),
@@ -239,7 +239,7 @@ impl Options {
             if bound > MAX_ERROR_BOUND {
                 return Err(invalid(
                     "error_bound_per_level",
-                    &format!("the bound of level {level} must be at most 1048576"),
+                    format!("the bound of level {level} must be at most 1048576"),
                 ));
             }
         }
