@@ -57,7 +57,9 @@ pub struct Options {
     pub value_log_gc_ratio: f64,
     /// The learned index trained per SSTable (`--index`). Default Greedy-PLR.
     pub index: IndexKind,
-    /// Error bound δ of learned indexes: a lookup reads at most `2δ + 1` slots. Default 8.
+    /// Error bound δ of learned indexes — the position boundary: a lookup reads at most
+    /// `2δ + 1` slots (for every type but RMI, whose bound comes from the data; `fence` then
+    /// keeps one pointer per `2δ + 1` keys). Default 8.
     pub error_bound: u32,
     /// Per-level overrides of `error_bound` (`--error-bound-per-level=L0:4,L1:16`): level →
     /// δ. The learned-index study found read cost per level is not proportional to level
@@ -283,10 +285,17 @@ impl Options {
     /// The index learned models use (at build time or in the background), with the default
     /// `error_bound` (no per-level override).
     pub fn index_config(&self) -> IndexConfig {
+        self.index_config_with_bound(self.error_bound)
+    }
+
+    /// The index with error bound `delta`. The error bound is the position boundary of every
+    /// type: `fence` (pointers over projections) gets one pointer every `2δ + 1` keys, so its
+    /// windows are as wide as PLR's.
+    fn index_config_with_bound(&self, delta: u32) -> IndexConfig {
         IndexConfig {
             kind: self.index,
-            error_bound: self.error_bound,
-            fence_stride: self.block_records as u32,
+            error_bound: delta,
+            fence_stride: delta.saturating_mul(2).saturating_add(1),
             tuning: self.index_tuning,
         }
     }
@@ -301,10 +310,7 @@ impl Options {
 
     /// The index learned for the files (or the level model) of `level`.
     pub fn index_config_at(&self, level: usize) -> IndexConfig {
-        IndexConfig {
-            error_bound: self.error_bound_at(level),
-            ..self.index_config()
-        }
+        self.index_config_with_bound(self.error_bound_at(level))
     }
 
     /// The index the builder trains for a file of `level`, or `None` when the policy does not

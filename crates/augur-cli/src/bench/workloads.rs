@@ -65,6 +65,7 @@ pub const NAMES: &[&str] = &[
     "deleterandom",
     "flush",
     "compact",
+    "learn",
     "stats",
     "train",
     "ycsb-load",
@@ -331,6 +332,7 @@ impl Runner {
             "readseq" => self.read_seq(name, false)?,
             "readreverse" => self.read_seq(name, true)?,
             "flush" | "compact" => self.maintenance(name)?,
+            "learn" => self.learn(name)?,
             n if n.starts_with("ycsb-") => self.ycsb(name, &mut rng)?,
             "stats" => {
                 let Some(stats) = self.db()?.stats() else {
@@ -613,6 +615,33 @@ impl Runner {
         out.write_amplification = None;
         if let (Some(before), Some(after)) = (before, db.stats()) {
             out.bytes = written(&after).saturating_sub(written(&before));
+        }
+        Ok(out)
+    }
+}
+
+impl Runner {
+    /// `learn`: trains a model for every file of the tree that has none (`Db::learn_all`,
+    /// with the configured `--index` and error bounds) and reports the training time, keys
+    /// and models per second; Augur only.
+    fn learn(&mut self, name: &str) -> Result<Outcome, CliError> {
+        let record = self.record;
+        let kind = self.kind;
+        let (db, _) = self.parts()?;
+        let Some(augur) = db.augur() else {
+            return Err(CliError::failed(format!(
+                "{name}: not available for {}",
+                kind.name()
+            )));
+        };
+        let mut meter = Meter::new(record);
+        let models = augur.learn_all()?;
+        meter.op_done();
+        let mut out = meter.finish(name, models.max(1), 0);
+        out.extra.push(("models", json!(models)));
+        if let Some(s) = db.stats() {
+            out.extra
+                .push(("model_bytes", json!(s.total_model_bytes())));
         }
         Ok(out)
     }

@@ -82,7 +82,7 @@ impl DbInner {
 
     /// With `Options::level_models`, trains the model of one sorted level that lacks it.
     /// Returns whether it did (more may follow).
-    fn train_one_level_model(&self, version: &Version) -> Result<bool> {
+    pub(crate) fn train_one_level_model(&self, version: &Version) -> Result<bool> {
         if !self.opts.level_models || !self.opts.learning.uses_models() {
             return Ok(false);
         }
