@@ -21,7 +21,7 @@
 //! narrow it. A new point `Q` whose slope from `B` lies inside the corridor extends the
 //! segment (the line `B → Q` is within δ of every point in between, because its slope is
 //! feasible for each of them); otherwise the previous point becomes a knot and the corridor
-//! restarts from it. Slopes are exact fractions `num / den` compared in `i128` (numerators
+//! restarts from it. Slopes are exact fractions `num / den` compared in `u128` (numerators
 //! below 2^42 since positions are below 2^40 and δ below 2^32, denominators below 2^64).
 //!
 //! # Why the window contract holds
@@ -55,16 +55,22 @@ const SLACK: f64 = 1.0 / 64.0;
 /// The largest number of knots a spline may have: locators index knots with 31 bits.
 pub(super) const MAX_KNOTS: usize = (1 << 31) - 1;
 
-/// `a_num / a_den <= b_num / b_den`, exactly (denominators positive).
-fn slope_le(a_num: i64, a_den: u64, b_num: i64, b_den: u64) -> bool {
-    i128::from(a_num) * i128::from(b_den) <= i128::from(b_num) * i128::from(a_den)
+/// `a_num / a_den <= b_num / b_den`, exactly (denominators positive): one widening multiply
+/// each side.
+#[inline]
+fn slope_le(a_num: u64, a_den: u64, b_num: u64, b_den: u64) -> bool {
+    u128::from(a_num) * u128::from(b_den) <= u128::from(b_num) * u128::from(a_den)
 }
 
 /// The GreedySplineCorridor fitter: feed points with strictly increasing `x` and
 /// non-decreasing `y`, get knots.
+///
+/// Every slope here is `>= 0` (`y` never decreases), so a lower corridor limit below 0
+/// constrains nothing and is stored as 0: all numerators are non-negative u64 and the exact
+/// comparisons are single widening `u64 × u64 → u128` multiplies.
 #[derive(Debug)]
 pub(super) struct SplineFit {
-    delta: i64,
+    delta: u64,
     /// Knot keys so far (strictly increasing).
     keys: Vec<u64>,
     /// Knot positions, parallel to `keys`.
@@ -72,16 +78,16 @@ pub(super) struct SplineFit {
     /// The last point fed, when it is not the last knot.
     prev: Option<(u64, u64)>,
     /// Upper corridor limit from the last knot, `num / den`; valid when `prev` is some.
-    upper: (i64, u64),
-    /// Lower corridor limit from the last knot.
-    lower: (i64, u64),
+    upper: (u64, u64),
+    /// Lower corridor limit from the last knot, clamped at 0.
+    lower: (u64, u64),
 }
 
 impl SplineFit {
     /// A fitter with error bound `delta`.
     pub(super) fn new(delta: u32) -> SplineFit {
         SplineFit {
-            delta: i64::from(delta),
+            delta: u64::from(delta),
             keys: Vec::new(),
             pos: Vec::new(),
             prev: None,
@@ -93,6 +99,7 @@ impl SplineFit {
     /// Adds the point `(x, y)`.
     ///
     /// REQUIRES: `x` greater than the previous point's, `y` not smaller, `y < 2^40`.
+    #[inline]
     pub(super) fn push(&mut self, x: u64, y: u64) {
         let (Some(&bx), Some(&by)) = (self.keys.last(), self.pos.last()) else {
             self.keys.push(x);
@@ -100,8 +107,7 @@ impl SplineFit {
             return;
         };
         let dx = x.wrapping_sub(bx);
-        // Positions are below 2^40, so they and their differences fit i64.
-        let dy = y as i64 - by as i64;
+        let dy = y.wrapping_sub(by);
         if let Some((px, py)) = self.prev {
             let (un, ud) = self.upper;
             let (ln, ld) = self.lower;
@@ -109,24 +115,28 @@ impl SplineFit {
                 if slope_le(dy + self.delta, dx, un, ud) {
                     self.upper = (dy + self.delta, dx);
                 }
-                if slope_le(ln, ld, dy - self.delta, dx) {
-                    self.lower = (dy - self.delta, dx);
+                let low = dy.saturating_sub(self.delta);
+                if low > 0 && slope_le(ln, ld, low, dx) {
+                    self.lower = (low, dx);
                 }
             } else {
                 // The segment B → prev is feasible for every point before prev; prev becomes a
                 // knot and the corridor restarts from it with this point's limits.
                 self.keys.push(px);
                 self.pos.push(py);
-                let dx = x.wrapping_sub(px);
-                let dy = y as i64 - py as i64;
-                self.upper = (dy + self.delta, dx);
-                self.lower = (dy - self.delta, dx);
+                self.restart(x.wrapping_sub(px), y.wrapping_sub(py));
             }
         } else {
-            self.upper = (dy + self.delta, dx);
-            self.lower = (dy - self.delta, dx);
+            self.restart(dx, dy);
         }
         self.prev = Some((x, y));
+    }
+
+    /// Sets the corridor to the limits of one point at `(dx, dy)` from the last knot.
+    #[inline]
+    fn restart(&mut self, dx: u64, dy: u64) {
+        self.upper = (dy + self.delta, dx);
+        self.lower = (dy.saturating_sub(self.delta), dx);
     }
 
     /// Makes the last point a knot and returns the knots `(keys, positions)`.
@@ -286,8 +296,11 @@ impl Spline {
         let t = (x - xa) as f64 / (xb - xa) as f64;
         let p = (ya as f64 + dy * t).max(ya as f64).min(yb as f64);
         let reach = f64::from(self.delta) + SLACK;
-        // `as` floors non-negative values and saturates negatives to 0.
-        let lo = ((p - reach).ceil() as u64).max(ya);
+        // `as` floors non-negative values and saturates negatives to 0; ⌈t⌉ without the libm
+        // call `f64::ceil` compiles to on baseline x86-64.
+        let t = p - reach;
+        let floor = t as u64;
+        let lo = (floor + u64::from((floor as f64) < t)).max(ya);
         let hi = ((p + reach) as u64 + 1).min(yb + 1);
         Window {
             lo,
