@@ -23,8 +23,8 @@
 //!
 //! `NODE_COST = 1` (a cache miss per level) and `STEP_COST = 1/2` (the first steps of a
 //! binary search miss the cache, the last ones share a line). The space of a candidate is its
-//! exact table size. Candidates: CHT with `b ∈ 4..=12` and `e ∈ {8, 16, 32, 64}` (as the
-//! paper's grid), radix tables with `bits ∈ [r_max − 6, r_max]`, `r_max = ⌈log2 m⌉ + 1`.
+//! exact table size. Candidates: CHT with `b ∈ 4..=12` and `e ∈ {8, 16, 32, 64}`, radix
+//! tables with `bits ∈ [r_max − 6, r_max]`, `r_max = ⌈log2 m⌉ + 1`.
 //! Those over the **space budget** `8 · m + 1 KiB` bytes (half the spline's own 16 bytes per
 //! point, plus a small constant) are dropped; among the rest, the cheapest cost `c*` is found
 //! and the **smallest** candidate with cost `≤ 1.05 · c*` is taken (a 5% tolerance buys
@@ -130,13 +130,6 @@ pub(super) fn tune(keys: &[u64], pos: &[u64]) -> Choice {
                     max_error,
                 },
             });
-        }
-    }
-    #[cfg(test)]
-    if std::env::var("PLEX_DEBUG").is_ok() {
-        eprintln!("m {m} budget {budget}");
-        for c in &candidates {
-            eprintln!("  {c:?}");
         }
     }
     candidates.retain(|c| c.bytes <= budget);
