@@ -51,7 +51,7 @@ fn main() {
         }
     }
     let mut configs = Vec::new();
-    for delta in [8u32, 32, 128] {
+    for delta in [1u32, 8, 32, 128] {
         configs.push((
             format!("fence/{}", 2 * delta + 1),
             config(IndexKind::Fence, delta, 18),

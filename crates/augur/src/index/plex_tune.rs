@@ -11,7 +11,7 @@
 //! cost of a locator, in units of one dependent memory access, is
 //!
 //! ```text
-//! cost = NODE_COST · E[nodes visited] + STEP_COST · E[log2(size of the searched range)]
+//! cost = NODE_COST · E[nodes visited] + STEP_COST · E[⌈log2(size of the searched range)⌉]
 //! ```
 //!
 //! - radix table (`bits`): one node (the table slot), then a binary search over the
@@ -32,8 +32,9 @@
 //!
 //! All CHTs of one `b` are evaluated in a single walk: a node of the tree with `e = 8` exists
 //! in the tree with `e` iff its point count exceeds `e` (counts shrink downwards), so one
-//! traversal counts nodes and depths for every `e`. Tuning costs `O(m · depth)` per `b`, on
-//! the `m` spline points (far fewer than the keys for δ ≥ 1).
+//! traversal counts nodes and depths for every `e`; a walk stops as soon as even the tree with
+//! `e = 64` is over the budget. Tuning costs `O(m · depth)` per `b`, on the `m` spline points
+//! (far fewer than the keys for δ ≥ 8; about twice the keys at δ = 0 on gappy keys).
 
 use super::cht::{root, Cht};
 use super::radix_spline::RadixTable;
@@ -102,6 +103,9 @@ pub(super) fn tune(keys: &[u64], pos: &[u64]) -> Choice {
     let mut candidates: Vec<Candidate> = Vec::new();
     for bits in r_max.saturating_sub(RADIX_SPAN).max(1)..=r_max {
         let bytes = RadixTable::predicted_bytes(keys, bits);
+        if bytes > budget {
+            continue; // dropped anyway: do not price it
+        }
         let (min, shift) = root(keys, bits);
         let mut search = 0.0;
         for_each_group(
@@ -110,7 +114,7 @@ pub(super) fn tune(keys: &[u64], pos: &[u64]) -> Choice {
             keys.len(),
             |k| (k - min) >> shift,
             |a, b| {
-                search += weight(a, b) * ((b - a + 1) as f64).log2();
+                search += weight(a, b) * f64::from(steps(b - a));
             },
         );
         candidates.push(Candidate {
@@ -120,7 +124,7 @@ pub(super) fn tune(keys: &[u64], pos: &[u64]) -> Choice {
         });
     }
     for bin_bits in BIN_BITS {
-        for (max_error, nodes, weighted) in price_cht(keys, bin_bits, &weight) {
+        for (max_error, nodes, weighted) in price_cht(keys, bin_bits, &weight, budget) {
             let bytes = nodes.saturating_mul(4 << bin_bits);
             candidates.push(Candidate {
                 cost: weighted / total,
@@ -173,11 +177,15 @@ fn for_each_group(
 /// For every `e` of [`MAX_ERRORS`]: `(e, nodes, Σ weight · cost)` of the CHT with
 /// `bin_bits` over `keys`, in one walk of the tree with the smallest `e`. A lookup ending in a
 /// leaf bin of `c` points at depth `d` costs `NODE_COST · d + STEP_COST · log2(c + 1)`.
+///
+/// Stops early, returning no candidate, once even the tree with the largest `e` (the fewest
+/// nodes) exceeds `budget` bytes.
 fn price_cht(
     keys: &[u64],
     bin_bits: u32,
     weight: &impl Fn(usize, usize) -> f64,
-) -> [(u32, usize, f64); MAX_ERRORS.len()] {
+    budget: usize,
+) -> Vec<(u32, usize, f64)> {
     const NE: usize = MAX_ERRORS.len();
     let mask = (1u64 << bin_bits) - 1;
     let (min, root_shift) = root(keys, bin_bits);
@@ -196,7 +204,7 @@ fn price_cht(
             |a, b| {
                 let count = b - a;
                 let w = weight(a, b);
-                let search = STEP_COST * ((count + 1) as f64).log2();
+                let search = STEP_COST * f64::from(steps(count));
                 let split = count > MAX_ERRORS[0] as usize && shift > 0;
                 let mut child = [0u32; NE];
                 for k in 0..NE {
@@ -216,12 +224,18 @@ fn price_cht(
                 }
             },
         );
+        if nodes[NE - 1].saturating_mul(4 << bin_bits) > budget {
+            return Vec::new();
+        }
     }
-    let mut out = [(0, 0, 0.0); NE];
-    for (k, slot) in out.iter_mut().enumerate() {
-        *slot = (MAX_ERRORS[k], nodes[k], cost[k]);
-    }
-    out
+    (0..NE)
+        .map(|k| (MAX_ERRORS[k], nodes[k], cost[k]))
+        .collect()
+}
+
+/// Binary-search steps over `c + 1` elements: `⌈log2(c + 1)⌉`.
+fn steps(c: usize) -> u32 {
+    usize::BITS - c.leading_zeros()
 }
 
 /// Builds the locator `choice` names over `keys`.
