@@ -427,7 +427,9 @@ impl Runner {
             meter.op_done();
         }
         let mut out = meter.finish(name, num, bytes);
-        out.write_amplification = amplification(before.as_ref(), db.stats().as_ref());
+        let after = db.stats();
+        out.write_amplification = amplification(before.as_ref(), after.as_ref());
+        out.extra = background_work(before.as_ref(), after.as_ref());
         Ok(out)
     }
 
@@ -613,7 +615,9 @@ impl Runner {
         meter.op_done();
         let mut out = meter.finish(name, 1, 0);
         out.write_amplification = None;
-        if let (Some(before), Some(after)) = (before, db.stats()) {
+        let after = db.stats();
+        out.extra = background_work(before.as_ref(), after.as_ref());
+        if let (Some(before), Some(after)) = (before, after) {
             out.bytes = written(&after).saturating_sub(written(&before));
         }
         Ok(out)
@@ -645,6 +649,24 @@ impl Runner {
         }
         Ok(out)
     }
+}
+
+/// Flush and compaction time during a benchmark, and the part of it spent training at-build
+/// models (seconds; Augur only): the learned-index study's Figure 9.
+fn background_work(
+    before: Option<&Stats>,
+    after: Option<&Stats>,
+) -> Vec<(&'static str, serde_json::Value)> {
+    let (Some(b), Some(a)) = (before, after) else {
+        return Vec::new();
+    };
+    let secs = |f: fn(&Stats) -> u64| json!(f(a).saturating_sub(f(b)) as f64 / 1e9);
+    vec![
+        ("flush_s", secs(|s| s.flush_ns)),
+        ("flush_training_s", secs(|s| s.flush_training_ns)),
+        ("compaction_s", secs(|s| s.compaction_ns)),
+        ("compaction_training_s", secs(|s| s.compaction_training_ns)),
+    ]
 }
 
 /// A write benchmark's operation.
