@@ -47,6 +47,8 @@ pub mod plr_model;
 pub mod projection;
 pub mod radix_spline;
 pub mod rmi;
+pub mod rmi_fit;
+pub mod rmi_model;
 
 #[cfg(test)]
 mod tests;

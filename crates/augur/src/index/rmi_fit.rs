@@ -1,0 +1,385 @@
+//! RMI training: the fitting half of the two-layer recursive model index (Kraska et al.,
+//! SIGMOD 2018; lookup is in [`super::rmi_model`], the overview in [`super::rmi`]).
+//!
+//! Training runs over the buffered keys of a file in a few sequential passes:
+//!
+//! 1. **Root.** A least-squares fit of the positions, scaled to leaf units (`pos · L / n`),
+//!    against `dx = key − first_key`: a line (two passes, centered sums) or a cubic in
+//!    `u = t / 2^24 ∈ [0, 1)` (`t`, the key scaled to 24 bits, see [`Root::Cubic`]) (one pass of power sums, a 4×4 normal-equation solve),
+//!    quantized to exact i128 fixed point. A cubic that is not non-decreasing on its domain
+//!    (checked exactly, [`super::rmi_model::cubic_is_monotone`]), degenerate or out of range
+//!    falls back to the linear root, so routing is always monotone.
+//! 2. **Routing + leaf fits.** Every corner of the lower-bound step function over
+//!    `(first_key, last_key]` — for each distinct key `k_i` after the first, the points
+//!    `(k_{i−1} + 1, lb)` (when it differs from `k_i`) and `(k_i, lb)` — is routed by the root.
+//!    Monotone routing makes each leaf's points contiguous, so one accumulator suffices: a
+//!    least-squares line per leaf (sums shifted by the leaf's first point), slope clamped to
+//!    `>= 0`. The distinct keys' routes give each leaf's start position.
+//! 3. **Errors.** The corners are routed again and each leaf records the largest `q − lb` and
+//!    `lb − q` over its corners, where `q` is exactly the lookup's clamped, floored prediction.
+//!
+//! Leaf count: the configured `rmi_leaves`, or for 0 `ceil(n / (δ + 1))` capped at `n` and
+//! 2^20 (each leaf then holds about `δ + 1` positions, so its windows stay near `2δ + 1` when the
+//! data fit a line locally). When that model's largest window exceeds [`RETRY_FACTOR`] times
+//! `2δ + 1`, one retry with [`RETRY_GROWTH`] times as many leaves (within the caps) is trained and
+//! the one with the smaller largest window kept.
+
+use super::rmi_model::{Leaf, RmiIndex, Root, MAX_LEAVES, SATURATED};
+use super::{Index, IndexBuilder, IndexConfig, KeyOrder, RmiRoot};
+use crate::error::Result;
+
+/// An automatic leaf count is retried when the largest window exceeds this many times `2δ + 1`.
+const RETRY_FACTOR: u64 = 4;
+/// The automatic retry trains this many times as many leaves.
+const RETRY_GROWTH: u64 = 4;
+
+/// Streams projected keys into an [`RmiIndex`]: buffers them (8 bytes per key) and trains in
+/// [`IndexBuilder::finish`].
+#[derive(Debug)]
+pub struct RmiBuilder {
+    leaves: u32,
+    root: RmiRoot,
+    error_bound: u32,
+    order: KeyOrder,
+    keys: Vec<u64>,
+}
+
+impl RmiBuilder {
+    /// A builder for `config`; a leaf count above 2^20 is rejected by the first `add` (or
+    /// `finish`).
+    pub fn new(config: &IndexConfig) -> Self {
+        let mut order = KeyOrder::default();
+        let leaves = config.tuning.rmi_leaves;
+        if leaves > MAX_LEAVES {
+            order.failed = Some(format!(
+                "index: rmi_leaves must be in 1..={MAX_LEAVES}, or 0 for automatic, got {leaves}"
+            ));
+        }
+        RmiBuilder {
+            leaves,
+            root: config.tuning.rmi_root,
+            error_bound: config.error_bound,
+            order,
+            keys: Vec::new(),
+        }
+    }
+}
+
+impl IndexBuilder for RmiBuilder {
+    fn add(&mut self, key: u64) -> Result<()> {
+        self.order.accept(key)?;
+        self.keys.push(key);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Box<dyn Index>> {
+        self.order.check()?;
+        Ok(Box::new(train(
+            &self.keys,
+            self.leaves,
+            self.root,
+            self.error_bound,
+        )))
+    }
+}
+
+/// Trains an RMI over `keys` (sorted, duplicates allowed): `leaves` leaf models (0 = sized from
+/// `error_bound`), with the requested root.
+pub fn train(keys: &[u64], leaves: u32, root: RmiRoot, error_bound: u32) -> RmiIndex {
+    let n = keys.len() as u64;
+    if leaves != 0 {
+        return train_with(keys, u64::from(leaves).min(u64::from(MAX_LEAVES)), root);
+    }
+    let cap = n.min(u64::from(MAX_LEAVES));
+    let auto = n.div_ceil(u64::from(error_bound) + 1).clamp(1, cap.max(1));
+    let first = train_with(keys, auto, root);
+    let target = 2 * u64::from(error_bound) + 1;
+    let more = (auto * RETRY_GROWTH).min(cap);
+    if first.max_window() <= RETRY_FACTOR * target || more <= auto {
+        return first;
+    }
+    let second = train_with(keys, more, root);
+    if second.max_window() < first.max_window() {
+        second
+    } else {
+        first
+    }
+}
+
+/// Trains with exactly `count` leaves (`1..=2^20`; none when `keys` is empty).
+fn train_with(keys: &[u64], count: u64, root_kind: RmiRoot) -> RmiIndex {
+    let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
+        return RmiIndex::new(
+            0,
+            0,
+            0,
+            Root::Linear {
+                intercept: 0.0,
+                slope: 0.0,
+            },
+            Vec::new(),
+        );
+    };
+    let n = keys.len() as u64;
+    let scale = count as f64 / n as f64;
+    let root = match root_kind {
+        RmiRoot::Cubic => {
+            fit_cubic_root(keys, scale).unwrap_or_else(|| fit_linear_root(keys, scale))
+        }
+        RmiRoot::Linear => fit_linear_root(keys, scale),
+    };
+    let last_leaf = count - 1;
+    let route = |dx: u64| root.route(dx, last_leaf);
+
+    // Pass 2: starts and leaf lines.
+    let mut leaves = vec![
+        Leaf {
+            intercept: f64::NAN, // "no point yet"; replaced below
+            slope: 0.0,
+            start: n,
+            below: 0,
+            above: 0,
+        };
+        count as usize
+    ];
+    let mut next_start = 0usize; // leaves below this index have their start set
+    let mut set_starts = |leaves: &mut [Leaf], upto: usize, pos: u64| {
+        for leaf in leaves.iter_mut().take(upto + 1).skip(next_start) {
+            leaf.start = pos;
+        }
+        next_start = next_start.max(upto + 1);
+    };
+    set_starts(&mut leaves, route(0), 0);
+    let mut acc = LineFit::default();
+    let mut acc_leaf = 0usize;
+    for_each_corner(keys, |dx, pos, is_key| {
+        let j = route(dx);
+        if is_key {
+            set_starts(&mut leaves, j, pos);
+        }
+        if j != acc_leaf {
+            if let Some(leaf) = leaves.get_mut(acc_leaf) {
+                acc.finish_into(leaf);
+            }
+            acc = LineFit::default();
+            acc_leaf = j;
+        }
+        acc.push(dx, pos);
+    });
+    if let Some(leaf) = leaves.get_mut(acc_leaf) {
+        acc.finish_into(leaf);
+    }
+    for leaf in &mut leaves {
+        if leaf.intercept.is_nan() {
+            leaf.intercept = leaf.start as f64; // no point: predict the start
+        }
+    }
+
+    // Pass 3: recorded errors against the lookup's own prediction.
+    let ends: Vec<u64> = leaves.iter().skip(1).map(|l| l.start).chain([n]).collect();
+    for_each_corner(keys, |dx, pos, _| {
+        let j = route(dx);
+        let (Some(leaf), Some(&end)) = (leaves.get_mut(j), ends.get(j)) else {
+            return;
+        };
+        let q = leaf.floor_prediction(dx, end);
+        let saturate = |e: u64| u32::try_from(e).unwrap_or(SATURATED);
+        if q > pos {
+            leaf.below = leaf.below.max(saturate(q - pos));
+        } else {
+            leaf.above = leaf.above.max(saturate(pos - q));
+        }
+    });
+    RmiIndex::new(n, first, last, root, leaves)
+}
+
+/// Calls `f(dx, lb, is_key)` for every corner of the lower-bound step function over
+/// `(first_key, last_key]`, in increasing `dx = x − first_key`: for each distinct key `k_i`
+/// after the first (first position `lb`), `(k_{i−1} + 1, lb, false)` when `k_{i−1} + 1 < k_i`,
+/// then `(k_i, lb, true)`.
+fn for_each_corner(keys: &[u64], mut f: impl FnMut(u64, u64, bool)) {
+    let Some(&first) = keys.first() else {
+        return;
+    };
+    let mut prev = first;
+    for (pos, &k) in (0u64..).zip(keys) {
+        if k == prev {
+            continue; // a duplicate (or the first key): its run's first position was fed
+        }
+        if prev + 1 < k {
+            f(prev + 1 - first, pos, false);
+        }
+        f(k - first, pos, true);
+        prev = k;
+    }
+}
+
+/// Least-squares line accumulator; sums are shifted by the first point for conditioning.
+#[derive(Debug, Default)]
+struct LineFit {
+    count: f64,
+    x0: f64,
+    y0: f64,
+    su: f64,
+    sv: f64,
+    suu: f64,
+    suv: f64,
+}
+
+impl LineFit {
+    fn push(&mut self, dx: u64, pos: u64) {
+        let (x, y) = (dx as f64, pos as f64);
+        if self.count == 0.0 {
+            self.x0 = x;
+            self.y0 = y;
+        }
+        let (u, v) = (x - self.x0, y - self.y0);
+        self.count += 1.0;
+        self.su += u;
+        self.sv += v;
+        self.suu += u * u;
+        self.suv += u * v;
+    }
+
+    /// Writes the fitted line (in `dx`) into `leaf`: slope clamped to `>= 0`; a degenerate fit
+    /// (one point, all `x` equal, non-finite values) becomes the flat line through the mean.
+    fn finish_into(&self, leaf: &mut Leaf) {
+        if self.count == 0.0 {
+            return;
+        }
+        let m = self.count;
+        let den = m * self.suu - self.su * self.su;
+        let num = m * self.suv - self.su * self.sv;
+        let mut slope = if den > 0.0 { (num / den).max(0.0) } else { 0.0 };
+        if !slope.is_finite() {
+            slope = 0.0;
+        }
+        let c = (self.sv - slope * self.su) / m;
+        let mut intercept = self.y0 + c - slope * self.x0;
+        if !intercept.is_finite() {
+            slope = 0.0;
+            intercept = self.y0 + self.sv / m;
+        }
+        leaf.slope = slope;
+        leaf.intercept = if intercept.is_finite() {
+            intercept
+        } else {
+            self.y0
+        };
+    }
+}
+
+/// The distinct keys with the first position of their run, as `(dx, pos)`.
+fn distinct(keys: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    let first = keys.first().copied().unwrap_or(0);
+    let mut prev: Option<u64> = None;
+    (0u64..).zip(keys).filter_map(move |(pos, &k)| {
+        let new = prev != Some(k);
+        prev = Some(k);
+        new.then_some((k - first, pos))
+    })
+}
+
+/// Least-squares line of `pos · scale` against `dx` over the distinct keys (two passes,
+/// centered). A degenerate fit routes everything to leaf 0.
+fn fit_linear_root(keys: &[u64], scale: f64) -> Root {
+    let (mut m, mut sx, mut sy) = (0.0f64, 0.0f64, 0.0f64);
+    for (dx, pos) in distinct(keys) {
+        m += 1.0;
+        sx += dx as f64;
+        sy += pos as f64;
+    }
+    let (mx, my) = (sx / m, sy / m);
+    let (mut sxx, mut sxy) = (0.0f64, 0.0f64);
+    for (dx, pos) in distinct(keys) {
+        let u = dx as f64 - mx;
+        sxx += u * u;
+        sxy += u * (pos as f64 - my);
+    }
+    let slope = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
+    let root = Root::Linear {
+        intercept: (my - slope * mx) * scale,
+        slope: slope * scale,
+    };
+    if root.is_valid(0) {
+        root
+    } else {
+        Root::Linear {
+            intercept: 0.0,
+            slope: 0.0,
+        }
+    }
+}
+
+/// Least-squares cubic of `pos · scale` against `u = t / 2^24` (`t` scaled from `dx`), quantized to the
+/// exact fixed point of [`Root::Cubic`]; `None` when degenerate, out of range or not
+/// non-decreasing on the keys' range.
+fn fit_cubic_root(keys: &[u64], scale: f64) -> Option<Root> {
+    let range = keys.last()? - keys.first()?;
+    let shift = Root::cubic_shift(range);
+    let unit = 1.0 / (1u64 << 24) as f64;
+    // Power sums: s[k] = Σ u^k (k <= 6), r[k] = Σ u^k · y (k <= 3).
+    let mut s = [0.0f64; 7];
+    let mut r = [0.0f64; 4];
+    for (dx, pos) in distinct(keys) {
+        let u = shift.input(dx) as f64 * unit;
+        let y = pos as f64 * scale;
+        let mut p = 1.0;
+        for (k, sk) in s.iter_mut().enumerate() {
+            *sk += p;
+            if let Some(rk) = r.get_mut(k) {
+                *rk += p * y;
+            }
+            p *= u;
+        }
+    }
+    let mut a = [[0.0f64; 5]; 4];
+    for (i, row) in a.iter_mut().enumerate() {
+        for (j, cell) in row.iter_mut().take(4).enumerate() {
+            *cell = *s.get(i + j)?;
+        }
+        row[4] = *r.get(i)?;
+    }
+    let coef = solve4(a)?;
+    let mut coeffs = [0i128; 4];
+    for ((c, &x), (scale_bits, bound)) in coeffs.iter_mut().zip(&coef).zip(
+        Root::cubic_coeff_scale_bits()
+            .into_iter()
+            .zip(Root::cubic_coeff_bits()),
+    ) {
+        let v = (x * 2f64.powi(scale_bits as i32)).round();
+        if v.is_nan() || v.abs() >= 2f64.powi(bound as i32) {
+            return None;
+        }
+        *c = v as i128;
+    }
+    let root = Root::Cubic { shift, coeffs };
+    root.is_valid(range).then_some(root)
+}
+
+/// Solves the 4×4 system `[A | b]` by Gaussian elimination with partial pivoting; `None` when
+/// (numerically) singular.
+fn solve4(mut a: [[f64; 5]; 4]) -> Option<[f64; 4]> {
+    for col in 0..4 {
+        let pivot = (col..4).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        a.swap(col, pivot);
+        let pivot_row = a[col];
+        let p = pivot_row[col];
+        if !p.is_finite() || p.abs() <= 1e-300 {
+            return None;
+        }
+        for row in a.iter_mut().skip(col + 1) {
+            let factor = row[col] / p;
+            for (cell, &pv) in row.iter_mut().zip(&pivot_row).skip(col) {
+                *cell -= factor * pv;
+            }
+        }
+    }
+    let mut x = [0.0f64; 4];
+    for row in (0..4).rev() {
+        let r = a[row];
+        let v = (row + 1..4).fold(r[4], |v, k| v - r[k] * x[k]);
+        x[row] = v / r[row];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
