@@ -4,7 +4,7 @@
 //! Training runs over the buffered keys of a file in a few sequential passes:
 //!
 //! 1. **Root.** A least-squares fit of the positions, scaled to leaf units (`pos · L / n`),
-//!    against `dx = key − first_key`: a line (two passes, centered sums) or a cubic in
+//!    against `dx = key − first_key`: a line (one pass of sums) or a cubic in
 //!    `u = t / 2^24 ∈ [0, 1)` (`t`, the key scaled to 24 bits, see [`Root::Cubic`]) (one pass of power sums, a 4×4 normal-equation solve),
 //!    quantized to exact i128 fixed point. A cubic that is not non-decreasing on its domain
 //!    (checked exactly, [`super::rmi_model::cubic_is_monotone`]), degenerate or out of range
@@ -95,7 +95,10 @@ pub fn train(keys: &[u64], leaves: u32, root: RmiRoot, error_bound: u32) -> RmiI
     let first = train_with(keys, auto, root);
     let target = 2 * u64::from(error_bound) + 1;
     let more = (auto * RETRY_GROWTH).min(cap);
-    if first.max_window() <= RETRY_FACTOR * target || more <= auto {
+    if first.max_window() <= RETRY_FACTOR * target
+        || more <= auto
+        || !worst_leaf_splits(&first, keys, more as f64 / auto as f64)
+    {
         return first;
     }
     let second = train_with(keys, more, root);
@@ -104,6 +107,34 @@ pub fn train(keys: &[u64], leaves: u32, root: RmiRoot, error_bound: u32) -> RmiI
     } else {
         first
     }
+}
+
+/// Whether scaling the root's output by `growth` would spread the keys of the leaf with the
+/// largest window over more than one leaf. When it would not (typically a dense cluster that
+/// the root maps into a sliver of one leaf), a retry with more leaves cannot lower the largest
+/// window, and is skipped.
+fn worst_leaf_splits(idx: &RmiIndex, keys: &[u64], growth: f64) -> bool {
+    let leaves = idx.leaves();
+    let ends = leaves.iter().skip(1).map(|l| l.start).chain([idx.len()]);
+    let Some((leaf, end)) = leaves
+        .iter()
+        .zip(ends)
+        .max_by_key(|(leaf, end)| end.saturating_sub(leaf.start))
+    else {
+        return false;
+    };
+    let (Some(&first), Some(&lo), Some(&hi)) = (
+        keys.first(),
+        usize::try_from(leaf.start).ok().and_then(|i| keys.get(i)),
+        usize::try_from(end)
+            .ok()
+            .and_then(|i| keys.get(i.saturating_sub(1))),
+    ) else {
+        return false;
+    };
+    let root = idx.root();
+    let (a, b) = (root.value(lo - first), root.value(hi - first));
+    (b * growth).floor() > (a * growth).floor()
 }
 
 /// Trains with exactly `count` leaves (`1..=2^20`; none when `keys` is empty).
@@ -144,25 +175,26 @@ fn train_with(keys: &[u64], count: u64, root_kind: RmiRoot) -> RmiIndex {
     ];
     let mut next_start = 0usize; // leaves below this index have their start set
     let mut set_starts = |leaves: &mut [Leaf], upto: usize, pos: u64| {
-        for leaf in leaves.iter_mut().take(upto + 1).skip(next_start) {
-            leaf.start = pos;
+        if upto >= next_start {
+            for leaf in leaves.get_mut(next_start..=upto).unwrap_or_default() {
+                leaf.start = pos;
+            }
+            next_start = upto + 1;
         }
-        next_start = next_start.max(upto + 1);
     };
     set_starts(&mut leaves, route(0), 0);
     let mut acc = LineFit::default();
     let mut acc_leaf = 0usize;
-    for_each_corner(keys, |dx, pos, is_key| {
-        let j = route(dx);
-        if is_key {
-            set_starts(&mut leaves, j, pos);
-        }
+    for_each_corner(keys, route, |j, dx, pos, is_key| {
         if j != acc_leaf {
             if let Some(leaf) = leaves.get_mut(acc_leaf) {
                 acc.finish_into(leaf);
             }
             acc = LineFit::default();
             acc_leaf = j;
+        }
+        if is_key {
+            set_starts(&mut leaves, j, pos);
         }
         acc.push(dx, pos);
     });
@@ -175,42 +207,62 @@ fn train_with(keys: &[u64], count: u64, root_kind: RmiRoot) -> RmiIndex {
         }
     }
 
-    // Pass 3: recorded errors against the lookup's own prediction.
-    let ends: Vec<u64> = leaves.iter().skip(1).map(|l| l.start).chain([n]).collect();
-    for_each_corner(keys, |dx, pos, _| {
-        let j = route(dx);
-        let (Some(leaf), Some(&end)) = (leaves.get_mut(j), ends.get(j)) else {
+    // Pass 3: recorded errors against the lookup's own prediction, accumulated per leaf.
+    let end_of = |leaves: &[Leaf], j: usize| leaves.get(j + 1).map_or(n, |l| l.start);
+    let (mut cur, mut cur_end) = (0usize, end_of(&leaves, 0));
+    let (mut below, mut above) = (0u64, 0u64);
+    let record = |leaves: &mut [Leaf], j: usize, below: u64, above: u64| {
+        if let Some(leaf) = leaves.get_mut(j) {
+            let saturate = |e: u64| u32::try_from(e).unwrap_or(SATURATED);
+            leaf.below = saturate(below);
+            leaf.above = saturate(above);
+        }
+    };
+    for_each_corner(keys, route, |j, dx, pos, _| {
+        if j != cur {
+            record(&mut leaves, cur, below, above);
+            (cur, cur_end, below, above) = (j, end_of(&leaves, j), 0, 0);
+        }
+        let Some(leaf) = leaves.get(j) else {
             return;
         };
-        let q = leaf.floor_prediction(dx, end);
-        let saturate = |e: u64| u32::try_from(e).unwrap_or(SATURATED);
-        if q > pos {
-            leaf.below = leaf.below.max(saturate(q - pos));
-        } else {
-            leaf.above = leaf.above.max(saturate(pos - q));
-        }
+        let q = leaf.floor_prediction(dx, cur_end);
+        below = below.max(q.saturating_sub(pos));
+        above = above.max(pos.saturating_sub(q));
     });
+    record(&mut leaves, cur, below, above);
     RmiIndex::new(n, first, last, root, leaves)
 }
 
-/// Calls `f(dx, lb, is_key)` for every corner of the lower-bound step function over
+/// Calls `f(leaf, dx, lb, is_key)` for every corner of the lower-bound step function over
 /// `(first_key, last_key]`, in increasing `dx = x − first_key`: for each distinct key `k_i`
 /// after the first (first position `lb`), `(k_{i−1} + 1, lb, false)` when `k_{i−1} + 1 < k_i`,
-/// then `(k_i, lb, true)`.
-fn for_each_corner(keys: &[u64], mut f: impl FnMut(u64, u64, bool)) {
+/// then `(k_i, lb, true)`. `leaf` is `route(dx)`; since routing is monotone, a gap point
+/// between two keys of one leaf is in that leaf and is not routed again.
+fn for_each_corner(
+    keys: &[u64],
+    route: impl Fn(u64) -> usize,
+    mut f: impl FnMut(usize, u64, u64, bool),
+) {
     let Some(&first) = keys.first() else {
         return;
     };
     let mut prev = first;
+    let mut prev_leaf = route(0);
     for (pos, &k) in (0u64..).zip(keys) {
         if k == prev {
             continue; // a duplicate (or the first key): its run's first position was fed
         }
+        let dx = k - first;
+        let leaf = route(dx);
         if prev + 1 < k {
-            f(prev + 1 - first, pos, false);
+            let gap = prev + 1 - first;
+            let gap_leaf = if leaf == prev_leaf { leaf } else { route(gap) };
+            f(gap_leaf, gap, pos, false);
         }
-        f(k - first, pos, true);
+        f(leaf, dx, pos, true);
         prev = k;
+        prev_leaf = leaf;
     }
 }
 
@@ -272,33 +324,35 @@ impl LineFit {
 /// The distinct keys with the first position of their run, as `(dx, pos)`.
 fn distinct(keys: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
     let first = keys.first().copied().unwrap_or(0);
-    let mut prev: Option<u64> = None;
-    (0u64..).zip(keys).filter_map(move |(pos, &k)| {
-        let new = prev != Some(k);
-        prev = Some(k);
-        new.then_some((k - first, pos))
-    })
+    (0u64..)
+        .zip(keys.iter().zip(keys.iter().skip(1)))
+        .filter(|(_, (prev, k))| prev != k)
+        .map(move |(pos, (_, &k))| (k - first, pos + 1))
+        .chain(keys.first().map(|_| (0, 0)))
 }
 
-/// Least-squares line of `pos · scale` against `dx` over the distinct keys (two passes,
-/// centered). A degenerate fit routes everything to leaf 0.
+/// Least-squares line of `pos · scale` against `dx` over the distinct keys (one pass).
+/// A degenerate fit routes everything to leaf 0.
 fn fit_linear_root(keys: &[u64], scale: f64) -> Root {
-    let (mut m, mut sx, mut sy) = (0.0f64, 0.0f64, 0.0f64);
+    // One pass; the sums are of dx >= 0 and positions, so cancellation in the variance only
+    // costs a few digits of f64 (the fit need not be exact: routing is merely monotone).
+    let (mut m, mut sx, mut sy, mut sxx, mut sxy) = (0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for (dx, pos) in distinct(keys) {
+        let (x, y) = (dx as f64, pos as f64);
         m += 1.0;
-        sx += dx as f64;
-        sy += pos as f64;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
     }
-    let (mx, my) = (sx / m, sy / m);
-    let (mut sxx, mut sxy) = (0.0f64, 0.0f64);
-    for (dx, pos) in distinct(keys) {
-        let u = dx as f64 - mx;
-        sxx += u * u;
-        sxy += u * (pos as f64 - my);
-    }
-    let slope = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
+    let den = m * sxx - sx * sx;
+    let slope = if den > 0.0 {
+        ((m * sxy - sx * sy) / den).max(0.0)
+    } else {
+        0.0
+    };
     let root = Root::Linear {
-        intercept: (my - slope * mx) * scale,
+        intercept: (sy - slope * sx) / m * scale,
         slope: slope * scale,
     };
     if root.is_valid(0) {

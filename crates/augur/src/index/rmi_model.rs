@@ -90,9 +90,13 @@ impl Root {
     pub fn route(&self, dx: u64, last_leaf: u64) -> usize {
         let leaf = match *self {
             Root::Linear { intercept, slope } => {
-                // `as` floors non-negative values, saturates, and maps NaN (impossible for
-                // finite parameters) to 0: every step is monotone.
-                ((intercept + slope * dx as f64) as u64).min(last_leaf)
+                // Clamped in f64 first (`max` maps NaN, impossible for finite parameters, to
+                // 0), then `as` floors a value below 2^20: every step is monotone, and the
+                // signed conversion is a single instruction.
+                let v = (intercept + slope * dx as f64)
+                    .max(0.0)
+                    .min(last_leaf as f64);
+                v as i64 as u64
             }
             Root::Cubic { shift, coeffs } => {
                 let j = cubic_eval(&coeffs, shift.input(dx)) >> CUBIC_SCALE_BITS;
@@ -101,6 +105,17 @@ impl Root {
         };
         // last_leaf < 2^20 fits usize.
         leaf as usize
+    }
+
+    /// The unclamped routing value of `dx` in leaf units (`route` floors and clamps it); for
+    /// statistics and sizing decisions only.
+    pub fn value(&self, dx: u64) -> f64 {
+        match *self {
+            Root::Linear { intercept, slope } => intercept + slope * dx as f64,
+            Root::Cubic { shift, coeffs } => {
+                cubic_eval(&coeffs, shift.input(dx)) as f64 / 2f64.powi(CUBIC_SCALE_BITS as i32)
+            }
+        }
     }
 
     /// The root's parameters are valid for keys spanning `range` (finite linear parameters with
@@ -201,8 +216,9 @@ impl Leaf {
     #[inline]
     pub fn floor_prediction(&self, dx: u64, end: u64) -> u64 {
         let p = self.intercept + self.slope * dx as f64;
-        // Positions are below 2^41, exact in f64. `max`/`min` never panic; `as` floors.
-        p.max(self.start as f64).min(end as f64) as u64
+        // Positions are below 2^41, exact in f64. `max`/`min` never panic (and map NaN to
+        // `start`); `as` floors the non-negative result.
+        p.max(self.start as f64).min(end as f64) as i64 as u64
     }
 
     /// The window of a key with prediction `q` in this leaf, whose range ends at `end`.

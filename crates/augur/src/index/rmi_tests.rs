@@ -95,6 +95,54 @@ proptest! {
     }
 }
 
+/// The keys where routing changes leaf (found by binary search over u64), and their
+/// neighbours: the places where a window depends on the leaf clamps and on errors trained at
+/// the far end of a step.
+fn route_boundaries(idx: &RmiIndex, keys: &[u64]) -> Vec<u64> {
+    let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
+        return Vec::new();
+    };
+    let last_leaf = idx.segments().saturating_sub(1);
+    let route = |k: u64| idx.root().route(k - first, last_leaf);
+    let mut out = Vec::new();
+    let mut lo = first + 1; // smallest key not yet attributed
+    while lo <= last {
+        let j = route(lo);
+        // The first key in (lo, last] routed past j, if any.
+        let (mut a, mut b) = (lo, last);
+        if route(b) == j {
+            break;
+        }
+        while b - a > 1 {
+            let mid = a + (b - a) / 2;
+            if route(mid) == j {
+                a = mid;
+            } else {
+                b = mid;
+            }
+        }
+        out.extend([b - 1, b, b.saturating_add(1)]);
+        lo = b;
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn windows_at_leaf_boundaries(
+        shape in shape(),
+        leaves in prop::sample::select(vec![2u32, 5, 64, 1000]),
+        root in prop::sample::select(ROOTS.to_vec()),
+    ) {
+        let keys = shape.keys();
+        let idx = train(&keys, leaves, root, 8);
+        let extra = route_boundaries(&idx, &keys);
+        prop_assert_eq!(check(&rmi(8, leaves, root), &keys, &extra), Ok(()));
+    }
+}
+
 /// Larger files than the property tests use, at every error bound, leaf extreme and root.
 #[test]
 fn large_files_at_every_bound() {
