@@ -9,7 +9,9 @@
 //! A **root** model (linear, or cubic: [`super::IndexTuning::rmi_root`]) maps a key to one of
 //! `L` **leaves** ([`super::IndexTuning::rmi_leaves`], 1..=2^20, or 0 to size it from the error
 //! bound: `ceil(n / (δ + 1))` capped at `n` and 2^20, with one retry at 4× the leaves when the
-//! largest window exceeds 4·(2δ + 1)). Each leaf is a least-squares line over the points routed
+//! largest window exceeds 4·(2δ + 1) and more leaves can split the widest one; see
+//! [`super::rmi_fit`]). An explicit leaf count is used as given, even above `n` (leaves then
+//! are mostly empty and cost 32 bytes each). Each leaf is a least-squares line over the points routed
 //! to it and records, at training time, how far below and above its prediction the lower bound
 //! was. The error bound is therefore a property of the data, not a parameter:
 //! [`super::documented_max_window`] is `None`, and [`super::Index::max_window`] is the largest

@@ -4,9 +4,9 @@
 //! Training runs over the buffered keys of a file in a few sequential passes:
 //!
 //! 1. **Root.** A least-squares fit of the positions, scaled to leaf units (`pos · L / n`),
-//!    against `dx = key − first_key`: a line (one pass of sums) or a cubic in
-//!    `u = t / 2^24 ∈ [0, 1)` (`t`, the key scaled to 24 bits, see [`Root::Cubic`]) (one pass of power sums, a 4×4 normal-equation solve),
-//!    quantized to exact i128 fixed point. A cubic that is not non-decreasing on its domain
+//!    against `dx = key − first_key`: a line (one pass of sums), or a cubic in
+//!    `u = t / 2^24 ∈ [0, 1)` where `t` is `dx` scaled to 24 bits ([`Root::Cubic`]; one pass of
+//!    power sums, a 4×4 normal-equation solve), quantized to exact i128 fixed point. A cubic that is not non-decreasing on its domain
 //!    (checked exactly, [`super::rmi_model::cubic_is_monotone`]), degenerate or out of range
 //!    falls back to the linear root, so routing is always monotone.
 //! 2. **Routing + leaf fits.** Every corner of the lower-bound step function over
@@ -20,9 +20,11 @@
 //!
 //! Leaf count: the configured `rmi_leaves`, or for 0 `ceil(n / (δ + 1))` capped at `n` and
 //! 2^20 (each leaf then holds about `δ + 1` positions, so its windows stay near `2δ + 1` when the
-//! data fit a line locally). When that model's largest window exceeds [`RETRY_FACTOR`] times
-//! `2δ + 1`, one retry with [`RETRY_GROWTH`] times as many leaves (within the caps) is trained and
-//! the one with the smaller largest window kept.
+//! data fit a line locally). When that model's largest window exceeds `RETRY_FACTOR` (4)
+//! times `2δ + 1`, one retry with `RETRY_GROWTH` (4) times as many leaves (within the caps) is
+//! trained and the one with the smaller largest window kept — unless the finer routing would not split the
+//! middle half of the widest leaf (typically a dense cluster that the root maps into a sliver
+//! of one leaf: more leaves cannot help there, and skipping keeps training cheap).
 
 use super::rmi_model::{Leaf, RmiIndex, Root, MAX_LEAVES, SATURATED};
 use super::{Index, IndexBuilder, IndexConfig, KeyOrder, RmiRoot};
@@ -109,10 +111,9 @@ pub fn train(keys: &[u64], leaves: u32, root: RmiRoot, error_bound: u32) -> RmiI
     }
 }
 
-/// Whether scaling the root's output by `growth` would spread the keys of the leaf with the
-/// largest window over more than one leaf. When it would not (typically a dense cluster that
-/// the root maps into a sliver of one leaf), a retry with more leaves cannot lower the largest
-/// window, and is skipped.
+/// Whether scaling the root's output by `growth` would spread the middle half of the keys of
+/// the widest leaf (by positions) over more than one leaf. When it would not, a retry with
+/// more leaves cannot lower the largest window much, and is skipped.
 fn worst_leaf_splits(idx: &RmiIndex, keys: &[u64], growth: f64) -> bool {
     let leaves = idx.leaves();
     let ends = leaves.iter().skip(1).map(|l| l.start).chain([idx.len()]);
@@ -123,12 +124,13 @@ fn worst_leaf_splits(idx: &RmiIndex, keys: &[u64], growth: f64) -> bool {
     else {
         return false;
     };
+    // The middle half of its positions: a few outlying keys split off do not shrink it.
+    let quarter = end.saturating_sub(leaf.start) / 4;
+    let key_at = |pos: u64| usize::try_from(pos).ok().and_then(|i| keys.get(i));
     let (Some(&first), Some(&lo), Some(&hi)) = (
         keys.first(),
-        usize::try_from(leaf.start).ok().and_then(|i| keys.get(i)),
-        usize::try_from(end)
-            .ok()
-            .and_then(|i| keys.get(i.saturating_sub(1))),
+        key_at(leaf.start + quarter),
+        key_at(end.saturating_sub(quarter + 1)),
     ) else {
         return false;
     };
