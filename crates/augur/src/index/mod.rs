@@ -49,6 +49,8 @@ pub mod plr_model;
 pub mod projection;
 pub mod radix_spline;
 pub mod rmi;
+pub mod rmi_fit;
+pub mod rmi_model;
 mod spline;
 
 #[cfg(test)]
