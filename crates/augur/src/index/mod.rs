@@ -41,6 +41,7 @@
 pub mod fence;
 pub mod fiting;
 pub mod pgm;
+pub mod pgm_fit;
 pub mod plex;
 pub mod plr;
 pub mod plr_model;
