@@ -24,7 +24,8 @@
 //! # Search of a u64 key `x`
 //!
 //! 1. `n = 0` or `x ≤ first key` → `[0, 1)`; `x > last key` → `[n, n + 1)`.
-//! 2. Descend: in the root, find the last key `≤ x` (binary search inside the node); its
+//! 2. Descend: in the root, find the last key `≤ x` (a linear count inside nodes of up to 64
+//!    keys, a binary search in larger ones); its
 //!    index `j` selects the node `[j·F, (j + 1)·F)` of the level below; repeat down to the
 //!    segment start keys. This finds the last segment `i` whose start is `≤ x`: the key of
 //!    entry `j` is `≤ x` and the next entry's (the first key of the next node) is `> x`.
@@ -45,6 +46,19 @@ const SLACK: f64 = 1.0 / 64.0;
 
 /// The smallest and largest B+-tree fanout.
 const FANOUTS: std::ops::RangeInclusive<u32> = 2..=256;
+
+/// Nodes up to this many keys are searched with a linear (vectorized) count, larger ones with
+/// a binary search.
+const LINEAR_SCAN: usize = 64;
+
+/// Number of `keys` (sorted) that are `<= x`.
+fn count_le(keys: &[u64], x: u64) -> usize {
+    if keys.len() <= LINEAR_SCAN {
+        keys.iter().map(|&k| usize::from(k <= x)).sum()
+    } else {
+        keys.partition_point(|&k| k <= x)
+    }
+}
 
 /// Bytes of one encoded segment.
 const SEG_BYTES: usize = 24;
@@ -241,19 +255,23 @@ impl FitingIndex {
     /// REQUIRES: `first_key <= x` (otherwise returns 0).
     fn segment_for(&self, x: u64) -> usize {
         let f = self.fanout as usize;
-        // `j` is the chosen entry of the level above; the root is the one node [0, len).
-        let mut node: Option<usize> = None;
-        let levels = self.offsets.windows(2).filter_map(|w| match w {
-            &[a, b] => self.inner.get(a..b),
-            _ => None,
-        });
-        for level in levels.chain(std::iter::once(self.starts.as_slice())) {
-            let start = node.map_or(0, |j| j.saturating_mul(f));
-            let end = node.map_or(level.len(), |_| start.saturating_add(f).min(level.len()));
-            let keys = level.get(start..end).unwrap_or_default();
-            node = Some(start + keys.partition_point(|&k| k <= x).saturating_sub(1));
+        // The node to search in the current level: the root is its whole level.
+        let (mut start, mut end) = (0usize, usize::MAX);
+        for pair in self.offsets.windows(2) {
+            let level = match pair {
+                &[a, b] => self.inner.get(a..b).unwrap_or_default(),
+                _ => &[],
+            };
+            let node = level.get(start..end.min(level.len())).unwrap_or_default();
+            let j = start + count_le(node, x).saturating_sub(1);
+            start = j.saturating_mul(f);
+            end = start.saturating_add(f);
         }
-        node.unwrap_or(0)
+        let node = self
+            .starts
+            .get(start..end.min(self.starts.len()))
+            .unwrap_or_default();
+        start + count_le(node, x).saturating_sub(1)
     }
 
     /// Decodes the body that follows the header (see `docs/format/index.md`), checking every
@@ -336,7 +354,10 @@ impl Index for FitingIndex {
         // f64 `max`/`min` (not `clamp`) never panic; `as` floors, saturates, maps NaN to 0.
         let p = predicted.max(line.pos as f64).min(next_pos as f64);
         let reach = f64::from(self.delta) + SLACK;
-        let lo = ((p - reach).ceil() as u64).max(line.pos);
+        // ⌈p − r⌉ by hand (`f64::ceil` is a libm call on baseline x86-64).
+        let low = p - reach;
+        let floor = low as u64;
+        let lo = (floor + u64::from((floor as f64) < low)).max(line.pos);
         let hi = ((p + reach) as u64).saturating_add(1).min(next_pos + 1);
         Window {
             lo,

@@ -11,15 +11,18 @@
 //! - **Recursive levels**: level `L + 1` is the same PLA, with error
 //!   ε_rec = [`IndexTuning::pgm_recursive_error`](super::IndexTuning) (≥ 1), of the
 //!   lower-bound function of level `L`'s segment keys over `[first key, last key]`. Levels are
-//!   added until one holds a single segment (the root), or stops shrinking.
+//!   added until one holds at most 64 segments (the root), or stops shrinking. *Augur*: the
+//!   reference recurses down to a single segment; a root of up to 64 keys is searched by one
+//!   vectorized count over 512 bytes, cheaper than the two more levels of dependent loads it
+//!   replaces (measured with `examples/zoo_pgm.rs`).
 //! - All segments live in one `Vec`, leaves first, with the level offsets beside them (the PGM
 //!   reference's layout).
 //!
 //! # Search of a u64 key `x`
 //!
 //! 1. `n = 0` or `x ≤ first key` → `[0, 1)`; `x > last key` → `[n, n + 1)`.
-//! 2. At the root level, binary search the last segment whose key is `≤ x` (normally there is
-//!    one segment).
+//! 2. At the root level, find the last segment whose key is `≤ x` (a linear count over at most
+//!    64 keys).
 //! 3. Descending: segment `t` of level `L + 1` predicts `p`, the rank of `x` among level `L`'s
 //!    keys, within ε_rec (its line at `x`, capped by the next segment's intercept); so `lb_L(x) ∈ [⌈p − r⌉, ⌊p + r⌋]` with `r = ε_rec + 1/64`, and the
 //!    last level-`L` segment whose key is `≤ x` is `lb_L(x)` or `lb_L(x) − 1`: a binary search
@@ -51,26 +54,49 @@ const SLACK: f64 = 1.0 / 64.0;
 /// Bytes of one encoded segment.
 const SEG_BYTES: usize = 24;
 
-/// One segment of a PGM level: the line `intercept + slope · (x − key)` used for the keys from
-/// `key` up to the next segment's key (exclusive).
+/// One segment as the fitter emits it: the line `intercept + slope · (x − key)`, used for the
+/// keys from `key` up to the next segment's key (exclusive).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Seg {
     /// First key the segment owns.
     pub(super) key: u64,
-    /// Positions per key unit; finite.
+    /// Positions per key unit; finite and non-negative.
     pub(super) slope: f64,
     /// The line's value at `key`; finite.
     pub(super) intercept: f64,
 }
 
-/// The prediction of segment `t` of `level` at `x` (REQUIRES: `x >=` its key, `x <` the next
+/// The line of one segment (its key is kept apart, for a dense search over keys).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Line {
+    slope: f64,
+    intercept: f64,
+}
+
+/// Window searches up to this many keys count the keys `<= x` with a linear (vectorized) scan
+/// instead of a binary search.
+const LINEAR_SCAN: usize = 64;
+
+/// Recursive levels are added until a level holds at most this many segments (module docs).
+const ROOT_MAX: usize = LINEAR_SCAN;
+
+/// Number of `keys` (sorted) that are `<= x`.
+fn count_le(keys: &[u64], x: u64) -> usize {
+    if keys.len() <= LINEAR_SCAN {
+        keys.iter().map(|&k| usize::from(k <= x)).sum()
+    } else {
+        keys.partition_point(|&k| k <= x)
+    }
+}
+
+/// The prediction of segment `t` of a level at `x` (REQUIRES: `x >=` its key, `x <` the next
 /// segment's key): its line, capped by the next segment's intercept (module docs), clamped to
 /// `[0, max]`. The difference is taken in u64 first; `max`/`min` map a NaN to a bound (only a
 /// damaged model produces one). `None` when `t` is out of range (a damaged model).
-fn predict(level: &[Seg], t: usize, x: u64, max: u64) -> Option<f64> {
-    let seg = level.get(t)?;
-    let mut p = seg.intercept + seg.slope * x.wrapping_sub(seg.key) as f64;
-    if let Some(next) = level.get(t + 1) {
+fn predict(keys: &[u64], lines: &[Line], t: usize, x: u64, max: u64) -> Option<f64> {
+    let (key, line) = (keys.get(t)?, lines.get(t)?);
+    let mut p = line.intercept + line.slope * x.wrapping_sub(*key) as f64;
+    if let Some(next) = lines.get(t + 1) {
         p = p.min(next.intercept);
     }
     Some(p.max(0.0).min(max as f64))
@@ -78,10 +104,12 @@ fn predict(level: &[Seg], t: usize, x: u64, max: u64) -> Option<f64> {
 
 /// The integer window `[⌈p − r⌉, ⌊p + r⌋ + 1)` with `r = eps + SLACK`, clamped to
 /// `[0, max + 1)` and never empty. `as` saturates negatives to 0 and truncates (= floors)
-/// non-negatives.
+/// non-negatives; the ceiling is taken by hand (`f64::ceil` is a libm call on baseline x86-64).
 fn window(p: f64, eps: u32, max: u64) -> Window {
     let reach = f64::from(eps) + SLACK;
-    let lo = ((p - reach).ceil() as u64).min(max);
+    let low = p - reach;
+    let floor = low as u64;
+    let lo = (floor + u64::from((floor as f64) < low)).min(max);
     let hi = ((p + reach) as u64).saturating_add(1).min(max + 1);
     Window {
         lo,
@@ -158,26 +186,27 @@ impl IndexBuilder for PgmBuilder {
         self.order.check()?;
         let n = self.order.count;
         let last_key = self.order.prev.unwrap_or(0);
-        let mut segs = self.fit.finish();
-        let mut offsets = vec![0, segs.len()];
+        let leaves = self.fit.finish();
+        let mut keys: Vec<u64> = leaves.iter().map(|s| s.key).collect();
+        let mut lines: Vec<Line> = leaves.iter().map(Line::of).collect();
+        let mut offsets = vec![0, keys.len()];
         let mut level_start = 0;
-        while segs.len() - level_start > 1 {
-            let above = fit_level_above(
-                segs.get(level_start..).unwrap_or_default(),
-                last_key,
-                self.eps_rec,
-            );
-            if above.len() >= segs.len() - level_start {
+        while keys.len() - level_start > ROOT_MAX {
+            let below = keys.get(level_start..).unwrap_or_default();
+            let above = fit_level_above(below, last_key, self.eps_rec);
+            if above.len() >= below.len() {
                 break; // not shrinking (cannot happen with ε_rec ≥ 1): keep a wider root
             }
-            level_start = segs.len();
-            segs.extend(above);
-            offsets.push(segs.len());
+            level_start = keys.len();
+            keys.extend(above.iter().map(|s| s.key));
+            lines.extend(above.iter().map(Line::of));
+            offsets.push(keys.len());
         }
         if n == 0 {
             offsets.truncate(1);
         }
-        segs.shrink_to_fit();
+        keys.shrink_to_fit();
+        lines.shrink_to_fit();
         offsets.shrink_to_fit();
         let index = PgmIndex {
             eps: self.eps,
@@ -185,10 +214,20 @@ impl IndexBuilder for PgmBuilder {
             n,
             first_key: self.first_key,
             last_key,
-            segs,
+            keys,
+            lines,
             offsets,
         };
         Ok(Box::new(index))
+    }
+}
+
+impl Line {
+    fn of(seg: &Seg) -> Line {
+        Line {
+            slope: seg.slope,
+            intercept: seg.intercept,
+        }
     }
 }
 
@@ -205,10 +244,12 @@ pub struct PgmIndex {
     first_key: u64,
     /// Largest key (0 when `n == 0`).
     last_key: u64,
-    /// Every level's segments, leaves first; keys strictly increasing within a level.
-    segs: Vec<Seg>,
-    /// Level `L` is `segs[offsets[L]..offsets[L + 1]]`; `[0]` when `n == 0`, otherwise at least
-    /// two entries, strictly increasing, level sizes strictly decreasing.
+    /// Every level's segment keys, leaves first; strictly increasing within a level.
+    keys: Vec<u64>,
+    /// The segments' lines, parallel to `keys`.
+    lines: Vec<Line>,
+    /// Level `L` is `[offsets[L], offsets[L + 1])` of `keys` and `lines`; `[0]` when `n == 0`,
+    /// otherwise at least two entries, strictly increasing, level sizes strictly decreasing.
     offsets: Vec<usize>,
 }
 
@@ -228,11 +269,14 @@ impl PgmIndex {
         self.offsets.len().saturating_sub(1)
     }
 
-    /// Segments of level `level` (0 = leaves).
-    fn level(&self, level: usize) -> &[Seg] {
+    /// Segment keys and lines of level `level` (0 = leaves).
+    fn level(&self, level: usize) -> (&[u64], &[Line]) {
         match (self.offsets.get(level), self.offsets.get(level + 1)) {
-            (Some(&a), Some(&b)) => self.segs.get(a..b).unwrap_or_default(),
-            _ => &[],
+            (Some(&a), Some(&b)) => (
+                self.keys.get(a..b).unwrap_or_default(),
+                self.lines.get(a..b).unwrap_or_default(),
+            ),
+            _ => (&[], &[]),
         }
     }
 
@@ -240,20 +284,20 @@ impl PgmIndex {
     /// REQUIRES: `first_key <= x`.
     fn leaf_for(&self, x: u64) -> usize {
         let levels = self.levels();
-        let root = self.level(levels.saturating_sub(1));
-        let mut t = root.partition_point(|s| s.key <= x).saturating_sub(1);
+        let (root, _) = self.level(levels.saturating_sub(1));
+        let mut t = count_le(root, x).saturating_sub(1);
         for level in (1..levels).rev() {
-            let below = self.level(level - 1);
+            let (keys, lines) = self.level(level);
+            let (below, _) = self.level(level - 1);
             let m = below.len() as u64;
-            let Some(p) = predict(self.level(level), t, x, m) else {
+            let Some(p) = predict(keys, lines, t, x, m) else {
                 return 0; // unreachable for a built or decoded index
             };
             let w = window(p, self.eps_rec, m);
             // lb_below(x) ∈ [w.lo, w.hi); the wanted segment is lb or lb − 1.
             let a = w.lo.saturating_sub(1) as usize;
             let b = w.hi.min(m) as usize;
-            let slice = below.get(a..b).unwrap_or_default();
-            t = a + slice.partition_point(|s| s.key <= x).saturating_sub(1);
+            t = a + count_le(below.get(a..b).unwrap_or_default(), x).saturating_sub(1);
         }
         t
     }
@@ -301,7 +345,8 @@ impl PgmIndex {
         if total.checked_mul(SEG_BYTES) != Some(d.remaining()) {
             return Err(format!("pgm: {} bytes for {total} segments", d.remaining()));
         }
-        let mut segs = Vec::with_capacity(total);
+        let mut keys: Vec<u64> = Vec::with_capacity(total);
+        let mut lines: Vec<Line> = Vec::with_capacity(total);
         for (level, pair) in offsets.windows(2).enumerate() {
             let (start, end) = (pair.first().copied(), pair.get(1).copied());
             let count = end.unwrap_or(0) - start.unwrap_or(0);
@@ -312,7 +357,7 @@ impl PgmIndex {
                 let (slope, intercept) = (f64::from_bits(slope), f64::from_bits(intercept));
                 let ordered = match i {
                     0 => key == first_key,
-                    _ => segs.last().is_some_and(|s: &Seg| s.key < key),
+                    _ => keys.last().is_some_and(|&k| k < key),
                 };
                 if !ordered || key > last_key {
                     return Err(format!(
@@ -324,11 +369,8 @@ impl PgmIndex {
                         "pgm: level {level} segment {i}: slope {slope}, intercept {intercept}"
                     ));
                 }
-                segs.push(Seg {
-                    key,
-                    slope,
-                    intercept,
-                });
+                keys.push(key);
+                lines.push(Line { slope, intercept });
             }
         }
         Ok(PgmIndex {
@@ -337,7 +379,8 @@ impl PgmIndex {
             n,
             first_key,
             last_key,
-            segs,
+            keys,
+            lines,
             offsets,
         })
     }
@@ -355,7 +398,8 @@ impl Index for PgmIndex {
             };
         }
         let t = self.leaf_for(key);
-        match predict(self.level(0), t, key, self.n) {
+        let (keys, lines) = self.level(0);
+        match predict(keys, lines, t, key, self.n) {
             Some(p) => window(p, self.eps, self.n),
             None => Window {
                 lo: 0,
@@ -370,7 +414,8 @@ impl Index for PgmIndex {
 
     fn size_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.segs.capacity() * std::mem::size_of::<Seg>()
+            + self.keys.capacity() * std::mem::size_of::<u64>()
+            + self.lines.capacity() * std::mem::size_of::<Line>()
             + self.offsets.capacity() * std::mem::size_of::<usize>()
     }
 
@@ -384,7 +429,7 @@ impl Index for PgmIndex {
 
     /// Leaf segments (the recursive levels are not counted).
     fn segments(&self) -> u64 {
-        self.level(0).len() as u64
+        self.level(0).0.len() as u64
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
@@ -396,12 +441,12 @@ impl Index for PgmIndex {
         put_u64(out, self.last_key);
         put_u32(out, self.levels() as u32);
         for level in 0..self.levels() {
-            put_u64(out, self.level(level).len() as u64);
+            put_u64(out, self.level(level).0.len() as u64);
         }
-        for s in &self.segs {
-            put_u64(out, s.key);
-            put_u64(out, s.slope.to_bits());
-            put_u64(out, s.intercept.to_bits());
+        for (key, line) in self.keys.iter().zip(&self.lines) {
+            put_u64(out, *key);
+            put_u64(out, line.slope.to_bits());
+            put_u64(out, line.intercept.to_bits());
         }
     }
 }

@@ -24,8 +24,9 @@
 //! starts only move forward). Segments are as long as any line within ε allows, so there are
 //! at most as many as Greedy-PLR's shrinking cone produces, usually far fewer.
 //!
-//! Every quantity is exact: x are u64 (differences in i128), y are positions ± ε below 2^42
-//! (i64); cross products are below 2^108. Only the closed segment is rounded to `f64`.
+//! Every quantity is exact: x are u64 (a direction's `dx` is taken from the smaller x, so it
+//! fits u64), y are positions ± ε below 2^42 (i64); products are single widening
+//! multiplications into i128, below 2^107. Only the closed segment is rounded to `f64`.
 //!
 //! # The emitted line
 //!
@@ -61,32 +62,47 @@ struct Pt {
     y: i64,
 }
 
-/// The direction `a − b` as `(dx, dy)`.
-fn dir(a: Pt, b: Pt) -> (i128, i128) {
-    (
-        i128::from(a.x) - i128::from(b.x),
-        i128::from(a.y) - i128::from(b.y),
-    )
+/// The direction between two points of distinct `x`, from the one with the smaller `x` to the
+/// other, so `dx > 0` (a slope does not depend on the orientation).
+#[derive(Debug, Clone, Copy)]
+struct Dir {
+    dx: u64,
+    dy: i64,
 }
 
-/// Slope of `a` < slope of `b`, for directions whose `dx` have the same (non-zero) sign.
-/// |dx| < 2^64 and |dy| < 2^43: the products fit i128.
-fn slope_lt(a: (i128, i128), b: (i128, i128)) -> bool {
-    a.1 * b.0 < b.1 * a.0
+/// The direction between `a` and `b` (`y` are below 2^42 in magnitude: `dy` fits i64).
+fn dir(a: Pt, b: Pt) -> Dir {
+    if a.x >= b.x {
+        Dir {
+            dx: a.x - b.x,
+            dy: a.y - b.y,
+        }
+    } else {
+        Dir {
+            dx: b.x - a.x,
+            dy: b.y - a.y,
+        }
+    }
 }
 
-/// Cross product of `a − o` and `b − o` (positive when `o → a → b` turns left). Each product is
-/// below 2^107.
+/// Slope of `a` < slope of `b`, exactly: `dx < 2^64`, `|dy| < 2^43`, so each product is a
+/// single widening multiplication below 2^107.
+fn slope_lt(a: Dir, b: Dir) -> bool {
+    i128::from(a.dy) * i128::from(b.dx) < i128::from(b.dy) * i128::from(a.dx)
+}
+
+/// Cross product of `a − o` and `b − o` (positive when `o → a → b` turns left).
+/// REQUIRES: `o.x < a.x < b.x` (hull points are in key order). Each product is below 2^107.
 fn cross(o: Pt, a: Pt, b: Pt) -> i128 {
-    let (ax, ay) = dir(a, o);
-    let (bx, by) = dir(b, o);
-    ax * by - ay * bx
+    let (a, b) = (dir(a, o), dir(b, o));
+    i128::from(a.dx) * i128::from(b.dy) - i128::from(a.dy) * i128::from(b.dx)
 }
 
 /// Value at `x` of the line through `p` with slope `dy / dx` (`dx > 0`), computed exactly
 /// except for the final rounding of the fraction: the integer part (|·| below 2^43 for a
 /// feasible line evaluated inside its segment) is exact in `f64`.
-fn line_at(p: Pt, (dx, dy): (i128, i128), x: u64) -> f64 {
+fn line_at(p: Pt, d: Dir, x: u64) -> f64 {
+    let (dx, dy) = (i128::from(d.dx), i128::from(d.dy));
     let num = dy * (i128::from(x) - i128::from(p.x));
     let (q, r) = (num / dx, num % dx);
     p.y as f64 + q as f64 + r as f64 / dx as f64
@@ -162,7 +178,10 @@ impl OptimalPla {
             // The steepest line now ends at `hi`: pivot it on the lower hull.
             let start = self.lower_start;
             let mut best = start;
-            let mut best_dir = self.lower.get(start).map_or((-1, 0), |&p| dir(p, hi));
+            let mut best_dir = self
+                .lower
+                .get(start)
+                .map_or(Dir { dx: 1, dy: 0 }, |&p| dir(p, hi));
             for (i, &p) in self.lower.iter().enumerate().skip(start + 1) {
                 let d = dir(p, hi);
                 if slope_lt(best_dir, d) {
@@ -182,8 +201,14 @@ impl OptimalPla {
             // The shallowest line now ends at `lo`: pivot it on the upper hull.
             let start = self.upper_start;
             let mut best = start;
-            let mut best_dir = self.upper.get(start).map_or((-1, 0), |&p| dir(p, lo));
+            let mut best_dir = self
+                .upper
+                .get(start)
+                .map_or(Dir { dx: 1, dy: 0 }, |&p| dir(p, lo));
             for (i, &p) in self.upper.iter().enumerate().skip(start + 1) {
+                if p.x >= x {
+                    break; // `hi` itself, just pushed by the first branch: not a pivot
+                }
                 let d = dir(p, lo);
                 if slope_lt(d, best_dir) {
                     break;
@@ -233,8 +258,8 @@ impl OptimalPla {
         } else {
             let shallow = dir(r2, r0);
             let steep = dir(r3, r1);
-            let s1 = shallow.1 as f64 / shallow.0 as f64;
-            let s2 = steep.1 as f64 / steep.0 as f64;
+            let s1 = shallow.dy as f64 / shallow.dx as f64;
+            let s2 = steep.dy as f64 / steep.dx as f64;
             let l1 = line_at(r0, shallow, self.first_x);
             let l2 = line_at(r1, steep, self.first_x);
             let mid = (s1 + s2) / 2.0;
@@ -335,12 +360,12 @@ impl LevelFit {
 /// Fits the level above `below` (segment first keys, strictly increasing, the first one the
 /// file's first key): the steps of `lb` over those keys on `[below[0], last_key]`, the last
 /// step (keys past the last segment start, `lb = below.len()`) included.
-pub(super) fn fit_level_above(below: &[Seg], last_key: u64, eps: u32) -> Vec<Seg> {
+pub(super) fn fit_level_above(below: &[u64], last_key: u64, eps: u32) -> Vec<Seg> {
     let mut fit = LevelFit::new(eps);
     let mut next_left: Option<u64> = None;
-    for (i, s) in (0u64..).zip(below) {
-        fit.push_step(next_left.unwrap_or(s.key), s.key, i);
-        next_left = s.key.checked_add(1);
+    for (i, &key) in (0u64..).zip(below) {
+        fit.push_step(next_left.unwrap_or(key), key, i);
+        next_left = key.checked_add(1);
     }
     if let Some(left) = next_left.filter(|&l| l <= last_key) {
         fit.push_step(left, last_key, below.len() as u64);
