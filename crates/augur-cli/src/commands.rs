@@ -167,7 +167,10 @@ pub fn stats_json(s: &augur::Stats) -> Value {
                    "models_built": l.models_built, "models_skipped": l.models_skipped,
                    "models_wasted": l.models_wasted,
                    "files_died_before_learning": l.files_died_before_learning,
-                   "learning_ns": l.learning_ns})
+                   "learning_ns": l.learning_ns,
+                   "models_by_kind": memory_json(&l.models_by_kind),
+                   "level_model_bytes": l.level_model_bytes,
+                   "level_model_segments": l.level_model_segments})
         })
         .collect();
     let segments: Vec<Value> = s
@@ -200,6 +203,15 @@ pub fn stats_json(s: &augur::Stats) -> Value {
             "compaction_entries_dropped": s.compaction_entries_dropped,
             "gc_runs": s.gc_runs,
             "gc_entries_relocated": s.gc_entries_relocated,
+            "flush_ns": s.flush_ns,
+            "flush_training_ns": s.flush_training_ns,
+            "compaction_ns": s.compaction_ns,
+            "compaction_training_ns": s.compaction_training_ns,
+        },
+        "index_memory": {
+            "models_by_kind": memory_json(&s.models_by_kind()),
+            "total_model_bytes": s.total_model_bytes(),
+            "fence_and_filter_bytes": s.levels.iter().map(|l| l.index_bytes).sum::<u64>(),
         },
         "learning": {
             "model_path_lookups": s.model_path_lookups,
@@ -215,6 +227,13 @@ pub fn stats_json(s: &augur::Stats) -> Value {
         "last_seqno": s.last_seqno,
         "lookup_breakdown": breakdown_json(&s.lookup_breakdown),
     })
+}
+
+/// Model memory per index type as a JSON array.
+fn memory_json(m: &[augur::IndexMemory]) -> Value {
+    m.iter()
+        .map(|m| json!({"index": m.kind.name(), "files": m.files, "bytes": m.bytes}))
+        .collect()
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {
@@ -330,6 +349,26 @@ pub fn stats_text(s: &augur::Stats) -> String {
         s.learning_ns_total as f64 / 1e6,
         s.training_ns_per_key,
         s.learning_pending
+    ));
+    out.push_str(&format!(
+        "  {:<28} {:.2} ms of {:.2} ms flushing, {:.2} ms of {:.2} ms compacting\n",
+        "at-build training",
+        s.flush_training_ns as f64 / 1e6,
+        s.flush_ns as f64 / 1e6,
+        s.compaction_training_ns as f64 / 1e6,
+        s.compaction_ns as f64 / 1e6,
+    ));
+    let kinds: Vec<String> = s
+        .models_by_kind()
+        .iter()
+        .map(|m| format!("{} {} B in {} files", m.kind.name(), m.bytes, m.files))
+        .collect();
+    out.push_str(&format!(
+        "  {:<28} {} B total{}{}\n",
+        "learned index memory",
+        s.total_model_bytes(),
+        if kinds.is_empty() { "" } else { ": " },
+        kinds.join(", ")
     ));
     if s.lookup_breakdown.samples > 0 {
         out.push_str(&breakdown_text(&s.lookup_breakdown));

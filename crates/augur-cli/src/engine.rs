@@ -1,8 +1,10 @@
 //! Engine options given on the command line (global flags) and opening the database.
 
 use crate::error::CliError;
+use augur::index::RmiRoot;
 use augur::{Db, IndexKind, LearningPolicy, Options, ReadMode};
 use clap::{Args, ValueEnum};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// How SSTables and sealed value-log segments are read.
@@ -31,6 +33,66 @@ pub enum IndexArg {
     Fence,
     /// Bourbon's Greedy-PLR piecewise linear model.
     Plr,
+    /// PGM-index: optimal piecewise linear approximation with recursive levels.
+    Pgm,
+    /// RadixSpline: spline with a radix table (`--radix-bits`).
+    Rs,
+    /// Two-layer RMI (`--rmi-leaves`, `--rmi-root`); its error bound comes from the data.
+    Rmi,
+    /// FITing-Tree: greedy segments under a B+-tree (`--fiting-fanout`).
+    Fiting,
+    /// PLEX: spline under a self-tuned compact hist-tree.
+    Plex,
+}
+
+impl IndexArg {
+    /// The engine's value.
+    pub fn to_engine(self) -> IndexKind {
+        match self {
+            IndexArg::Fence => IndexKind::Fence,
+            IndexArg::Plr => IndexKind::Plr,
+            IndexArg::Pgm => IndexKind::Pgm,
+            IndexArg::Rs => IndexKind::RadixSpline,
+            IndexArg::Rmi => IndexKind::Rmi,
+            IndexArg::Fiting => IndexKind::Fiting,
+            IndexArg::Plex => IndexKind::Plex,
+        }
+    }
+}
+
+/// The root model of an RMI.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RmiRootArg {
+    /// Linear root.
+    Linear,
+    /// Cubic root.
+    Cubic,
+}
+
+/// Parses `L0:4,L1:16` (or `0:4,1:16`) into level → error bound.
+fn parse_level_bounds(s: &str) -> Result<BTreeMap<usize, u32>, String> {
+    let mut out = BTreeMap::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (level, bound) = part
+            .split_once(':')
+            .ok_or_else(|| format!("{part:?}: expected LEVEL:BOUND, e.g. L0:4"))?;
+        let level = level.trim();
+        let digits = level
+            .strip_prefix('L')
+            .or_else(|| level.strip_prefix('l'))
+            .unwrap_or(level);
+        let level: usize = digits
+            .parse()
+            .map_err(|_| format!("{part:?}: bad level {level:?}"))?;
+        let bound: u32 = bound
+            .trim()
+            .parse()
+            .map_err(|_| format!("{part:?}: bad error bound {bound:?}"))?;
+        if out.insert(level, bound).is_some() {
+            return Err(format!("level {level} is given twice"));
+        }
+    }
+    Ok(out)
 }
 
 /// When models are learned.
@@ -86,6 +148,30 @@ pub struct EngineArgs {
     /// Error bound δ of learned indexes: a lookup reads at most 2δ+1 slots (engine default 8).
     #[arg(long, global = true, value_name = "N", alias = "error_bound")]
     pub error_bound: Option<u32>,
+    /// Per-level error bounds overriding --error-bound, e.g. `L0:4,L1:16`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "LIST",
+        value_parser = parse_level_bounds,
+        alias = "error_bound_per_level"
+    )]
+    pub error_bound_per_level: Option<BTreeMap<usize, u32>>,
+    /// PGM: error bound of the recursive levels (engine default 4).
+    #[arg(long, global = true, value_name = "N", alias = "pgm_recursive_error")]
+    pub pgm_recursive_error: Option<u32>,
+    /// RadixSpline: radix table bits, 1..=24 (engine default 18).
+    #[arg(long, global = true, value_name = "N", alias = "radix_bits")]
+    pub radix_bits: Option<u32>,
+    /// RMI: leaf models, 1..=1048576; 0 sizes them from the error bound (engine default 0).
+    #[arg(long, global = true, value_name = "N", alias = "rmi_leaves")]
+    pub rmi_leaves: Option<u32>,
+    /// RMI: root model (engine default linear).
+    #[arg(long, global = true, value_enum, alias = "rmi_root")]
+    pub rmi_root: Option<RmiRootArg>,
+    /// FITing-Tree: B+-tree fanout, 2..=256 (engine default 16).
+    #[arg(long, global = true, value_name = "N", alias = "fiting_fanout")]
+    pub fiting_fanout: Option<u32>,
     /// Garbage ratio past which a value-log segment is collected automatically; 1 or more
     /// disables automatic GC (engine default 0.5).
     #[arg(
@@ -124,10 +210,29 @@ impl EngineArgs {
             o.target_file_size_bytes = mb.saturating_mul(1 << 20);
         }
         if let Some(i) = self.index {
-            o.index = match i {
-                IndexArg::Fence => IndexKind::Fence,
-                IndexArg::Plr => IndexKind::Plr,
+            o.index = i.to_engine();
+        }
+        if let Some(b) = &self.error_bound_per_level {
+            o.error_bound_per_level = b.clone();
+        }
+        let t = &mut o.index_tuning;
+        if let Some(e) = self.pgm_recursive_error {
+            t.pgm_recursive_error = e;
+        }
+        if let Some(b) = self.radix_bits {
+            t.radix_bits = b;
+        }
+        if let Some(l) = self.rmi_leaves {
+            t.rmi_leaves = l;
+        }
+        if let Some(r) = self.rmi_root {
+            t.rmi_root = match r {
+                RmiRootArg::Linear => RmiRoot::Linear,
+                RmiRootArg::Cubic => RmiRoot::Cubic,
             };
+        }
+        if let Some(f) = self.fiting_fanout {
+            t.fiting_fanout = f;
         }
         if let Some(l) = self.learning {
             o.learning = match l {
@@ -160,5 +265,32 @@ impl EngineArgs {
         let mut o = self.options();
         o.create_if_missing = create && !self.no_create;
         Ok(Db::open(dir, o)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn level_bounds_parse_and_errors_say_why() {
+        let b = parse_level_bounds("L0:4, l1:16,3:64").unwrap();
+        assert_eq!(
+            b.into_iter().collect::<Vec<_>>(),
+            vec![(0, 4), (1, 16), (3, 64)]
+        );
+        assert!(parse_level_bounds("").unwrap().is_empty());
+        assert!(parse_level_bounds("L0")
+            .unwrap_err()
+            .contains("LEVEL:BOUND"));
+        assert!(parse_level_bounds("Lx:4")
+            .unwrap_err()
+            .contains("bad level"));
+        assert!(parse_level_bounds("L0:-1")
+            .unwrap_err()
+            .contains("bad error bound"));
+        assert!(parse_level_bounds("L0:1,L0:2")
+            .unwrap_err()
+            .contains("twice"));
     }
 }

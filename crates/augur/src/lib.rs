@@ -23,7 +23,8 @@ pub mod vlog;
 pub mod wal;
 
 pub use db::{
-    Db, GcReport, LevelStats, Snapshot, Stats, ValueLogSegmentStats, WriteBatch, WriteOptions,
+    Db, GcReport, IndexMemory, LevelStats, Snapshot, Stats, ValueLogSegmentStats, WriteBatch,
+    WriteOptions,
 };
 pub use error::{Error, Result};
 pub use fs::ReadMode;

@@ -6,7 +6,11 @@ use crate::error::{Error, Result};
 use crate::fs::{FileSystem, ReadMode, StdFs};
 use crate::index::{IndexConfig, IndexKind, IndexTuning};
 use crate::learning::LearningPolicy;
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// The largest error bound (δ) an option may set.
+const MAX_ERROR_BOUND: u32 = 1 << 20;
 
 /// Options of a database, fixed at [`crate::Db::open`].
 #[derive(Clone)]
@@ -53,8 +57,15 @@ pub struct Options {
     pub value_log_gc_ratio: f64,
     /// The learned index trained per SSTable (`--index`). Default Greedy-PLR.
     pub index: IndexKind,
-    /// Error bound δ of learned indexes: a lookup reads at most `2δ + 1` slots. Default 8.
+    /// Error bound δ of learned indexes — the position boundary: a lookup reads at most
+    /// `2δ + 1` slots (for every type but RMI, whose bound comes from the data; `fence` then
+    /// keeps one pointer per `2δ + 1` keys). Default 8.
     pub error_bound: u32,
+    /// Per-level overrides of `error_bound` (`--error-bound-per-level=L0:4,L1:16`): level →
+    /// δ. The learned-index study found read cost per level is not proportional to level
+    /// size under skew, so each level may get its own position boundary. Levels not listed
+    /// use `error_bound`. Default empty.
+    pub error_bound_per_level: BTreeMap<usize, u32>,
     /// Type-specific parameters of the index types (radix bits, RMI leaves, ...).
     pub index_tuning: IndexTuning,
     /// When models are learned and whether lookups use them (`--learning`). Default
@@ -105,6 +116,7 @@ impl std::fmt::Debug for Options {
             .field("background_threads", &self.background_threads)
             .field("index", &self.index)
             .field("error_bound", &self.error_bound)
+            .field("error_bound_per_level", &self.error_bound_per_level)
             .field("index_tuning", &self.index_tuning)
             .field("learning", &self.learning)
             .field("learning_wait_ms", &self.learning_wait_ms)
@@ -139,6 +151,7 @@ impl Default for Options {
             background_threads: true,
             index: IndexKind::Plr,
             error_bound: 8,
+            error_bound_per_level: BTreeMap::new(),
             index_tuning: IndexTuning::default(),
             learning: LearningPolicy::AtBuild,
             learning_wait_ms: 50,
@@ -212,8 +225,50 @@ impl Options {
         if self.value_log_gc_ratio.is_nan() || self.value_log_gc_ratio <= 0.0 {
             return Err(invalid("value_log_gc_ratio", "must be a number above 0"));
         }
-        if self.error_bound > 1 << 20 {
+        if self.error_bound > MAX_ERROR_BOUND {
             return Err(invalid("error_bound", "must be at most 1048576"));
+        }
+        for (&level, &bound) in &self.error_bound_per_level {
+            if level >= self.num_levels {
+                return Err(invalid(
+                    "error_bound_per_level",
+                    format!(
+                        "level {level} is not below num_levels ({})",
+                        self.num_levels
+                    ),
+                ));
+            }
+            if bound > MAX_ERROR_BOUND {
+                return Err(invalid(
+                    "error_bound_per_level",
+                    format!("the bound of level {level} must be at most 1048576"),
+                ));
+            }
+        }
+        let t = &self.index_tuning;
+        if t.pgm_recursive_error == 0 || t.pgm_recursive_error > MAX_ERROR_BOUND {
+            return Err(invalid(
+                "index_tuning.pgm_recursive_error",
+                "must be between 1 and 1048576",
+            ));
+        }
+        if !(1..=24).contains(&t.radix_bits) {
+            return Err(invalid(
+                "index_tuning.radix_bits",
+                "must be between 1 and 24",
+            ));
+        }
+        if t.rmi_leaves > 1 << 20 {
+            return Err(invalid(
+                "index_tuning.rmi_leaves",
+                "must be at most 1048576 (0 sizes it from the error bound)",
+            ));
+        }
+        if !(2..=256).contains(&t.fiting_fanout) {
+            return Err(invalid(
+                "index_tuning.fiting_fanout",
+                "must be between 2 and 256",
+            ));
         }
         if !(1..=64).contains(&self.learning_threads) {
             return Err(invalid("learning_threads", "must be between 1 and 64"));
@@ -227,19 +282,41 @@ impl Options {
         Ok(())
     }
 
-    /// The index learned models use (at build time or in the background).
+    /// The index learned models use (at build time or in the background), with the default
+    /// `error_bound` (no per-level override).
     pub fn index_config(&self) -> IndexConfig {
+        self.index_config_with_bound(self.error_bound)
+    }
+
+    /// The index with error bound `delta`. The error bound is the position boundary of every
+    /// type: `fence` (pointers over projections) gets one pointer every `2δ + 1` keys, so its
+    /// windows are as wide as PLR's.
+    fn index_config_with_bound(&self, delta: u32) -> IndexConfig {
         IndexConfig {
             kind: self.index,
-            error_bound: self.error_bound,
-            fence_stride: self.block_records as u32,
+            error_bound: delta,
+            fence_stride: delta.saturating_mul(2).saturating_add(1),
             tuning: self.index_tuning,
         }
     }
 
-    /// The index the builder trains, or `None` when the policy does not learn at build time.
-    pub fn build_model_config(&self) -> Option<IndexConfig> {
-        (self.learning == LearningPolicy::AtBuild).then(|| self.index_config())
+    /// The error bound of the files of `level`: its override, else `error_bound`.
+    pub fn error_bound_at(&self, level: usize) -> u32 {
+        self.error_bound_per_level
+            .get(&level)
+            .copied()
+            .unwrap_or(self.error_bound)
+    }
+
+    /// The index learned for the files (or the level model) of `level`.
+    pub fn index_config_at(&self, level: usize) -> IndexConfig {
+        self.index_config_with_bound(self.error_bound_at(level))
+    }
+
+    /// The index the builder trains for a file of `level`, or `None` when the policy does not
+    /// learn at build time.
+    pub fn build_model_config(&self, level: usize) -> Option<IndexConfig> {
+        (self.learning == LearningPolicy::AtBuild).then(|| self.index_config_at(level))
     }
 }
 
@@ -265,5 +342,56 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("value_log_gc_ratio"));
+    }
+
+    #[test]
+    fn index_options_are_validated() {
+        let bad = [
+            Options {
+                error_bound_per_level: [(7, 4)].into_iter().collect(),
+                ..Options::default()
+            },
+            Options {
+                error_bound_per_level: [(1, (1 << 20) + 1)].into_iter().collect(),
+                ..Options::default()
+            },
+        ];
+        for o in bad {
+            let msg = o.validate().unwrap_err().to_string();
+            assert!(msg.contains("error_bound_per_level"), "{msg}");
+        }
+        let tuned = |f: fn(&mut IndexTuning)| {
+            let mut o = Options::default();
+            f(&mut o.index_tuning);
+            o.validate().map_err(|e| e.to_string())
+        };
+        assert!(tuned(|t| t.radix_bits = 0)
+            .unwrap_err()
+            .contains("radix_bits"));
+        assert!(tuned(|t| t.radix_bits = 25)
+            .unwrap_err()
+            .contains("radix_bits"));
+        assert!(tuned(|t| t.radix_bits = 24).is_ok());
+        assert!(tuned(|t| t.fiting_fanout = 1)
+            .unwrap_err()
+            .contains("fanout"));
+        assert!(tuned(|t| t.fiting_fanout = 257)
+            .unwrap_err()
+            .contains("fanout"));
+        assert!(tuned(|t| t.rmi_leaves = (1 << 20) + 1)
+            .unwrap_err()
+            .contains("rmi_leaves"));
+        assert!(tuned(|t| t.pgm_recursive_error = 0)
+            .unwrap_err()
+            .contains("pgm"));
+        let o = Options {
+            error_bound: 8,
+            error_bound_per_level: [(2, 64)].into_iter().collect(),
+            ..Options::default()
+        };
+        o.validate().unwrap();
+        assert_eq!(o.index_config_at(2).error_bound, 64);
+        assert_eq!(o.index_config_at(3).error_bound, 8);
+        assert_eq!(o.build_model_config(2).map(|c| c.error_bound), Some(64));
     }
 }

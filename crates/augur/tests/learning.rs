@@ -258,3 +258,58 @@ fn every_policy_answers_like_never() {
         assert!(run(policy) == want, "{policy} differs from never");
     }
 }
+
+/// `error_bound_per_level`: files of each level are learned with that level's bound — at
+/// build time and in the background — so a tight L0 bound gives many more segments per key
+/// than a loose L1 bound over the same kind of keys. Memory and training time are accounted.
+#[test]
+fn error_bounds_apply_per_level() {
+    for policy in [LearningPolicy::AtBuild, LearningPolicy::Always] {
+        let o = Options {
+            error_bound_per_level: [(0, 0), (1, 256)].into_iter().collect(),
+            ..opts(policy, 0)
+        };
+        let db = Db::open("db", o).unwrap();
+        // Irregular keys (a hash), so a segment covers few keys at δ = 0.
+        let put = |i: u64| {
+            let k = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16;
+            db.put(format!("{k:016x}"), "v").unwrap();
+        };
+        (0..3000).for_each(put);
+        db.compact_range(None, None).unwrap();
+        (3000..6000).for_each(put);
+        db.flush().unwrap();
+        let s = wait_for(&db, "every file learned", |s| {
+            model_files(s) == table_files(s)
+        });
+        let per_key = |level: usize| {
+            let l = &s.levels[level];
+            assert!(l.files > 0, "{policy:?}: level {level} is empty: {s:#?}");
+            l.model_segments as f64 / l.entries as f64
+        };
+        let (l0, deeper) = (
+            per_key(0),
+            s.levels.iter().rposition(|l| l.files > 0).unwrap(),
+        );
+        assert!(deeper >= 1);
+        assert!(
+            l0 > 10.0 * per_key(deeper),
+            "{policy:?}: {l0} segments/key at L0 (δ 0), {} at L{deeper} (δ 256)",
+            per_key(deeper)
+        );
+        let kinds = s.models_by_kind();
+        assert_eq!(kinds.len(), 1, "{kinds:?}");
+        assert_eq!(kinds[0].files, table_files(&s));
+        assert_eq!(
+            kinds[0].bytes,
+            s.levels.iter().map(|l| l.model_bytes).sum::<u64>()
+        );
+        assert!(s.flush_ns >= s.flush_training_ns && s.compaction_ns >= s.compaction_training_ns);
+        if policy == LearningPolicy::AtBuild {
+            assert!(
+                s.flush_training_ns > 0 && s.compaction_training_ns > 0,
+                "{s:#?}"
+            );
+        }
+    }
+}

@@ -75,3 +75,44 @@ fn level_models_serve_lookups_and_follow_level_changes() {
     let all: Vec<_> = db.iter().map(|r| r.unwrap()).collect();
     assert_eq!(all, model.into_iter().collect::<Vec<_>>());
 }
+
+/// `Db::learn_all` trains the missing level models on the calling thread (with
+/// `level_models`), under a policy that learns no file by itself (`offline`).
+#[test]
+fn learn_all_trains_level_models() {
+    let fs = MemFs::new();
+    let o = Options {
+        learning: augur::LearningPolicy::Offline,
+        ..opts(&fs, true)
+    };
+    let db = Db::open("/db", o).unwrap();
+    for i in 0..3000u64 {
+        db.put(key(i), i.to_le_bytes()).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    let sorted = |s: &augur::Stats| -> Vec<augur::LevelStats> {
+        s.levels
+            .iter()
+            .filter(|l| l.level > 0 && l.files > 0)
+            .cloned()
+            .collect()
+    };
+    let before = db.stats();
+    assert!(sorted(&before)
+        .iter()
+        .all(|l| l.files_with_model == 0 && l.level_model_bytes == 0));
+    let learned = db.learn_all().unwrap();
+    let after = db.stats();
+    assert_eq!(
+        learned as usize,
+        sorted(&after).iter().map(|l| l.files).sum::<usize>()
+    );
+    assert!(
+        sorted(&after).iter().all(|l| l.level_model_bytes > 0),
+        "{:?}",
+        sorted(&after)
+    );
+    for i in 0..3000u64 {
+        assert_eq!(db.get(key(i)).unwrap(), Some(i.to_le_bytes().to_vec()));
+    }
+}

@@ -9,6 +9,7 @@ use super::DbInner;
 use crate::compaction::{self, Choice, Compaction, CompactionContext};
 use crate::error::Result;
 use crate::learning::level_model::LevelModel;
+use crate::sst::BuilderOptions;
 use crate::version::Version;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -81,11 +82,10 @@ impl DbInner {
 
     /// With `Options::level_models`, trains the model of one sorted level that lacks it.
     /// Returns whether it did (more may follow).
-    fn train_one_level_model(&self, version: &Version) -> Result<bool> {
+    pub(crate) fn train_one_level_model(&self, version: &Version) -> Result<bool> {
         if !self.opts.level_models || !self.opts.learning.uses_models() {
             return Ok(false);
         }
-        let config = self.opts.index_config();
         for (level, files) in version.levels.iter().enumerate().skip(1) {
             let Some(slot) = version.level_models.get(level) else {
                 continue;
@@ -93,7 +93,7 @@ impl DbInner {
             if files.is_empty() || slot.get().is_some() {
                 continue;
             }
-            let model = LevelModel::train(files, &config)?;
+            let model = LevelModel::train(files, &self.opts.index_config_at(level))?;
             self.counters.note_level_model(model.train_ns());
             // Only this thread sets level models, and it holds `bg_work`.
             let _ = slot.set(Arc::new(model));
@@ -156,18 +156,20 @@ impl DbInner {
             fs: self.opts.fs.as_ref(),
             dir: &self.dir,
             opts: &self.opts,
-            builder: super::flush::builder_options(&self.opts),
+            builder: BuilderOptions::for_level(&self.opts, c.output_level),
             oldest_snapshot: self.oldest_readable_seqno(),
             new_file_number: &new_file_number,
         };
+        let started = std::time::Instant::now();
         let outcome = compaction::execute(c, version, &ctx)?;
         self.versions.log_and_apply(outcome.edit)?;
         self.counters.note_compaction(
             outcome.bytes_read,
             outcome.bytes_written,
             outcome.entries_dropped,
+            u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            outcome.model_train_ns,
         );
-        self.counters.note_build_training(outcome.model_train_ns);
         Ok(())
     }
 

@@ -14,11 +14,6 @@ use crate::sst::{Builder, BuilderOptions};
 use crate::version::{FileMeta, VersionEdit};
 use std::path::Path;
 
-/// Builder options derived from the database options.
-pub(crate) fn builder_options(opts: &Options) -> BuilderOptions {
-    BuilderOptions::from(opts)
-}
-
 /// Writes the entries of `mem` to table `file_id` in `dir` and syncs it; returns its metadata
 /// and the nanoseconds spent training its model. `None` when the memtable is empty.
 pub(crate) fn write_table_from_memtable(
@@ -32,7 +27,11 @@ pub(crate) fn write_table_from_memtable(
         return Ok(None);
     }
     let path = filename::table_path(dir, file_id);
-    let mut builder = Builder::new(fs.create(&path)?, path.clone(), builder_options(opts));
+    let mut builder = Builder::new(
+        fs.create(&path)?,
+        path.clone(),
+        BuilderOptions::for_level(opts, 0),
+    );
     for e in mem.entries() {
         builder.add(&e.user_key, e.seqno, e.kind, &e.value)?;
     }
@@ -61,11 +60,12 @@ impl DbInner {
         };
         self.vlog.sync()?;
         let file_id = self.versions.new_file_number();
+        let started = std::time::Instant::now();
         let meta =
             write_table_from_memtable(self.opts.fs.as_ref(), &self.dir, file_id, &mem, &self.opts)?;
         if let Some((m, train_ns)) = &meta {
-            self.counters.note_flush(m.file_size);
-            self.counters.note_build_training(*train_ns);
+            let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.counters.note_flush(m.file_size, ns, *train_ns);
         }
         let edit = VersionEdit {
             log_number: Some(next_log),

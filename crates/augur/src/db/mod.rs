@@ -16,7 +16,7 @@ mod write;
 
 pub use batch::WriteBatch;
 pub use gc::GcReport;
-pub use stats::{LevelStats, Stats, ValueLogSegmentStats};
+pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
 
 pub(crate) use read::ReadView;
 pub(crate) use snapshot::{SnapshotGuard, SnapshotList};
@@ -322,12 +322,22 @@ impl Db {
     /// Learns a model for every live SSTable that has none, on the calling thread, and
     /// returns how many models were installed. The `offline` policy's one learning pass
     /// (files created later are not learned); allowed under every policy but `never`.
-    /// Models learned this way are not persisted: a restart needs another pass.
+    /// Models learned this way are not persisted: a restart needs another pass. With
+    /// `Options::level_models`, it then also trains the model of every sorted level that
+    /// lacks one (these are not counted in the result).
     ///
     /// # Errors
     /// `InvalidArgument` under the `never` policy; `Corruption` from a damaged file.
     pub fn learn_all(&self) -> Result<u64> {
-        self.inner.learner.learn_all(&self.inner.versions.current())
+        let learned = self
+            .inner
+            .learner
+            .learn_all(&self.inner.versions.current())?;
+        // Level models are set only by a holder of `bg_work`.
+        let _work = self.inner.bg_work.lock();
+        let version = self.inner.versions.current();
+        while self.inner.train_one_level_model(&version)? {}
+        Ok(learned)
     }
 
     /// Checks every checksum of every live SSTable and value-log segment. Returns the number

@@ -183,7 +183,9 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     remove_obsolete_files(fs.as_ref(), dir, &version, wal_number, &vlog)?;
     let learner = Learner::start(LearnerOptions {
         policy: opts.learning,
-        config: opts.index_config(),
+        configs: (0..opts.num_levels)
+            .map(|l| opts.index_config_at(l))
+            .collect(),
         wait: Duration::from_millis(opts.learning_wait_ms),
         threads: opts.learning_threads,
         lazy_reads: opts.lazy_learning_reads,

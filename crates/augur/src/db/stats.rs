@@ -2,8 +2,10 @@
 //! tree's shape returned by `Db::stats()`.
 
 use super::DbInner;
-use crate::sst::LookupCounts;
+use crate::index::IndexKind;
+use crate::sst::{LookupCounts, Table};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Live counters.
 #[derive(Debug, Default)]
@@ -23,7 +25,10 @@ pub(crate) struct Counters {
     user_bytes: AtomicU64,
     vlog_bytes: AtomicU64,
     level_models_built: AtomicU64,
-    build_train_ns: AtomicU64,
+    flush_ns: AtomicU64,
+    flush_train_ns: AtomicU64,
+    compaction_ns: AtomicU64,
+    compaction_train_ns: AtomicU64,
     level_model_train_ns: AtomicU64,
 }
 
@@ -48,18 +53,21 @@ impl Counters {
     pub fn note_stall(&self) {
         add(&self.stalls, 1);
     }
-    pub fn note_flush(&self, bytes: u64) {
+    /// A flush that wrote `bytes` in `ns`, of which `train_ns` training its model.
+    pub fn note_flush(&self, bytes: u64, ns: u64, train_ns: u64) {
         add(&self.flushes, 1);
         add(&self.flush_bytes, bytes);
+        add(&self.flush_ns, ns);
+        add(&self.flush_train_ns, train_ns);
     }
-    pub fn note_compaction(&self, read: u64, written: u64, dropped: u64) {
+    /// A compaction that took `ns`, of which `train_ns` training its outputs' models.
+    pub fn note_compaction(&self, read: u64, written: u64, dropped: u64, ns: u64, train_ns: u64) {
         add(&self.compactions, 1);
         add(&self.compaction_bytes_read, read);
         add(&self.compaction_bytes_written, written);
         add(&self.compaction_entries_dropped, dropped);
-    }
-    pub fn note_build_training(&self, train_ns: u64) {
-        add(&self.build_train_ns, train_ns);
+        add(&self.compaction_ns, ns);
+        add(&self.compaction_train_ns, train_ns);
     }
     pub fn note_level_model(&self, train_ns: u64) {
         add(&self.level_models_built, 1);
@@ -69,6 +77,42 @@ impl Counters {
         add(&self.gc_runs, 1);
         add(&self.gc_relocated, relocated);
     }
+}
+
+/// Memory of the learned indexes of one type (in a level, or in total).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexMemory {
+    /// The index type.
+    pub kind: IndexKind,
+    /// Files whose model is of this type.
+    pub files: usize,
+    /// Exact bytes of those models (`Index::size_bytes`).
+    pub bytes: u64,
+}
+
+/// Adds `bytes` of one more model of `kind` to `acc` (kept in `IndexKind` order).
+fn add_memory(acc: &mut Vec<IndexMemory>, kind: IndexKind, files: usize, bytes: u64) {
+    match acc.iter_mut().find(|m| m.kind == kind) {
+        Some(m) => {
+            m.files += files;
+            m.bytes += bytes;
+        }
+        None => {
+            acc.push(IndexMemory { kind, files, bytes });
+            acc.sort_by_key(|m| m.kind as u8);
+        }
+    }
+}
+
+/// The model memory of `tables`, per index type.
+fn models_by_kind<'a>(tables: impl Iterator<Item = &'a Arc<Table>>) -> Vec<IndexMemory> {
+    let mut acc = Vec::new();
+    for t in tables {
+        if let Some(kind) = t.model_kind() {
+            add_memory(&mut acc, kind, 1, t.model_size_bytes() as u64);
+        }
+    }
+    acc
 }
 
 /// Shape of one level.
@@ -86,6 +130,9 @@ pub struct LevelStats {
     pub files_with_model: usize,
     /// Memory of the learned indexes of the level (bytes).
     pub model_bytes: u64,
+    /// [`LevelStats::model_bytes`] per index type (a level may mix types after a reopen
+    /// with another `--index`).
+    pub models_by_kind: Vec<IndexMemory>,
     /// Segments (PLR) or pointers (fence) of those indexes.
     pub model_segments: u64,
     /// Memory of the fence-pointer block indexes and bloom filters (bytes).
@@ -193,8 +240,16 @@ pub struct Stats {
     /// Nanoseconds spent training them.
     pub learning_ns_total: u64,
     /// Nanoseconds spent training models while flushing and compacting (at-build learning),
-    /// since open.
+    /// since open: `flush_training_ns + compaction_training_ns`.
     pub at_build_training_ns: u64,
+    /// Wall time of all flushes since open (ns), at-build training included.
+    pub flush_ns: u64,
+    /// Part of `flush_ns` spent training and encoding the flushed tables' models.
+    pub flush_training_ns: u64,
+    /// Wall time of all compactions since open (ns), at-build training included.
+    pub compaction_ns: u64,
+    /// Part of `compaction_ns` spent training and encoding the outputs' models.
+    pub compaction_training_ns: u64,
     /// Average training cost per key (ns; 0 before the first model).
     pub training_ns_per_key: f64,
     /// Files waiting for `T_wait`, queued for learning, or being learned.
@@ -202,6 +257,24 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Model memory per index type over all levels (file models only; level models are in
+    /// [`LevelStats::level_model_bytes`]).
+    pub fn models_by_kind(&self) -> Vec<IndexMemory> {
+        let mut acc = Vec::new();
+        for m in self.levels.iter().flat_map(|l| &l.models_by_kind) {
+            add_memory(&mut acc, m.kind, m.files, m.bytes);
+        }
+        acc
+    }
+
+    /// Bytes of all learned indexes in memory: file models plus level models.
+    pub fn total_model_bytes(&self) -> u64 {
+        self.levels
+            .iter()
+            .map(|l| l.model_bytes + l.level_model_bytes)
+            .sum()
+    }
+
     /// Fraction of SSTable point lookups served on the model path since open (0 without
     /// lookups).
     pub fn model_path_fraction(&self) -> f64 {
@@ -259,6 +332,7 @@ impl DbInner {
                     entries: files.iter().map(|f| f.meta.entries).sum(),
                     files_with_model: tables().filter(|t| t.has_model()).count(),
                     model_bytes: tables().map(|t| t.model_size_bytes() as u64).sum(),
+                    models_by_kind: models_by_kind(tables()),
                     model_segments: tables().map(|t| t.model_segments()).sum(),
                     index_bytes: tables().map(|t| t.index_size_bytes() as u64).sum(),
                     positive_lookups: tables().map(|t| t.lookups().0).sum(),
@@ -319,7 +393,11 @@ impl DbInner {
             baseline_path_lookups: all_lookups.baseline_lookups(),
             models_built: levels.iter().map(|l| l.models_built).sum(),
             learning_ns_total: book.learn_ns_total(),
-            at_build_training_ns: get(&c.build_train_ns),
+            at_build_training_ns: get(&c.flush_train_ns) + get(&c.compaction_train_ns),
+            flush_ns: get(&c.flush_ns),
+            flush_training_ns: get(&c.flush_train_ns),
+            compaction_ns: get(&c.compaction_ns),
+            compaction_training_ns: get(&c.compaction_train_ns),
             training_ns_per_key: book.train_ns_per_key().unwrap_or(0.0),
             learning_pending: self.learner.pending(),
             levels,

@@ -38,16 +38,21 @@
 //! the window, and the reader scans forward while projections are equal (DESIGN.md, "Key
 //! projection").
 
+mod cht;
 pub mod fence;
 pub mod fiting;
 pub mod pgm;
 pub mod pgm_fit;
 pub mod plex;
+mod plex_tune;
 pub mod plr;
 pub mod plr_model;
 pub mod projection;
 pub mod radix_spline;
 pub mod rmi;
+pub mod rmi_fit;
+pub mod rmi_model;
+mod spline;
 
 #[cfg(test)]
 mod tests;

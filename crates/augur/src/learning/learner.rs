@@ -76,12 +76,25 @@ struct State {
 /// What the worker threads share.
 struct Shared {
     policy: LearningPolicy,
-    config: IndexConfig,
+    /// The index to learn per level.
+    configs: Vec<IndexConfig>,
     wait: Duration,
     lazy_reads: u64,
     book: Arc<Book>,
     state: Mutex<State>,
     cv: Condvar,
+}
+
+impl Shared {
+    /// The index to learn for a file of `level` (the deepest level's for a level past the
+    /// configured ones, which the version never has).
+    fn config_at(&self, level: usize) -> IndexConfig {
+        let last = self.configs.len().saturating_sub(1);
+        self.configs
+            .get(level.min(last))
+            .copied()
+            .unwrap_or_default()
+    }
 }
 
 /// The learner of one database: the [`Book`] of statistics, and worker threads under the
@@ -92,10 +105,11 @@ pub(crate) struct Learner {
 }
 
 /// Settings of a [`Learner`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct LearnerOptions {
     pub policy: LearningPolicy,
-    pub config: IndexConfig,
+    /// The index to learn per level (`Options::index_config_at`), indexed by level.
+    pub configs: Vec<IndexConfig>,
     pub wait: Duration,
     pub threads: usize,
     pub lazy_reads: u64,
@@ -110,7 +124,7 @@ impl Learner {
     pub fn start(o: LearnerOptions) -> Result<Arc<Learner>> {
         let shared = Arc::new(Shared {
             policy: o.policy,
-            config: o.config,
+            configs: o.configs,
             wait: o.wait,
             lazy_reads: o.lazy_reads,
             book: Arc::new(Book::new(o.num_levels, o.wait)),
@@ -170,7 +184,7 @@ impl Learner {
         let mut learned = 0;
         for (level, files) in version.levels.iter().enumerate() {
             for f in files {
-                let report = f.table.learn(&self.shared.config)?;
+                let report = f.table.learn(&self.shared.config_at(level))?;
                 if report.installed {
                     self.shared.book.learned(level, &report);
                     learned += 1;
@@ -352,7 +366,7 @@ impl Shared {
             self.book.died_before_learning(q.level);
             return;
         };
-        match file.table.learn(&self.config) {
+        match file.table.learn(&self.config_at(q.level)) {
             Ok(report) if report.installed => self.book.learned(q.level, &report),
             Ok(_) => {}
             Err(e) => log::warn!("learning {} failed: {e}", file.table.path().display()),

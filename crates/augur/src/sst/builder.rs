@@ -44,12 +44,14 @@ impl Default for BuilderOptions {
     }
 }
 
-impl From<&Options> for BuilderOptions {
-    fn from(o: &Options) -> Self {
+impl BuilderOptions {
+    /// The options of a file written into `level` of a database opened with `o` (the level
+    /// picks its error bound, `Options::error_bound_per_level`).
+    pub fn for_level(o: &Options, level: usize) -> Self {
         BuilderOptions {
             block_records: o.block_records,
             bloom_bits_per_key: o.bloom_bits_per_key,
-            model: o.build_model_config(),
+            model: o.build_model_config(level),
         }
     }
 }
@@ -65,7 +67,8 @@ pub struct TableSummary {
     pub smallest: InternalKey,
     /// Last internal key.
     pub largest: InternalKey,
-    /// Nanoseconds spent training the model (0 without one): the cost of at-build learning.
+    /// Nanoseconds spent training, encoding and writing the model (0 without one): the cost
+    /// of at-build learning.
     pub model_train_ns: u64,
 }
 
@@ -347,12 +350,12 @@ impl Builder {
         let common_prefix = common_prefix_len(&smallest.user_key, &largest.user_key);
         let training = std::time::Instant::now();
         let model = self.train_model(common_prefix)?;
+        footer.model = write_section(&mut self.file, &model, true)?;
         let model_train_ns = if model.is_empty() {
             0
         } else {
             u64::try_from(training.elapsed().as_nanos()).unwrap_or(u64::MAX)
         };
-        footer.model = write_section(&mut self.file, &model, true)?;
         let props = Properties {
             entries: self.entries.len() as u64,
             key_width: key_width as u32,

@@ -1,11 +1,20 @@
 //! The table's bloom filter: one filter over the distinct user keys of the file (the
 //! PebblesDB sstable-level filter), consulted before any index or data block is touched.
 //!
-//! Hashing: one 64-bit xxh3 hash per key, expanded into `k` probe positions by double hashing
-//! (Kirsch–Mitzenmacher): `x_0 = h`, `x_{i+1} = x_i + δ` with `δ` an odd mix of `h`, each
-//! `x_i` mapped onto `[0, m)` by multiply-shift ("fastrange"). `k = round(bits_per_key·ln 2)`
-//! clamped to `1..=30`. Encoding: `num_probes u32 | bit array` (`m` = 8 × array bytes; bit
-//! `j` is bit `j % 8` of byte `j / 8`). An empty section means "no filter".
+//! Hashing: one 64-bit xxh3 hash `h` per key; `k = round(bits_per_key·ln 2)` clamped to
+//! `1..=30` probes. Encoding: `header u32 | bit array`, header = `num_probes | layout << 8`;
+//! an empty section means "no filter". Two layouts (bit `j` is bit `j % 8` of byte `j / 8`):
+//!
+//! - **blocked** (layout 1, written by this build): the array is a sequence of 512-bit
+//!   lines (its length a multiple of 64 bytes). The low 32 bits of `h` pick the line by
+//!   multiply-shift (`line = (h mod 2^32) · lines >> 32`); every probe falls inside it:
+//!   `g_0 = (h >> 32) | 1`, probe `i` sets bit `g_i >> 23` (0..512) of the line, and
+//!   `g_{i+1} = g_i · 0x9e3779b9 mod 2^32`. A lookup touches ONE cache line (the lines are
+//!   64-byte aligned in memory) instead of `k`, for a slightly higher false-positive rate
+//!   (≈1.1% instead of 0.8% at 10 bits per key) — the trade RocksDB's `FastLocalBloom` makes.
+//! - **classic** (layout 0, read only): double hashing (Kirsch–Mitzenmacher) over the whole
+//!   array: `x_0 = h`, `x_{i+1} = x_i + δ` with `δ` an odd mix of `h`, each `x_i` mapped onto
+//!   `[0, m)` by multiply-shift ("fastrange").
 
 use crate::coding::get_u32;
 use xxhash_rust::xxh3::xxh3_64;
@@ -16,8 +25,34 @@ const MAX_PROBES: u32 = 30;
 /// Smallest bit array, so tiny tables still get a useful filter.
 const MIN_BITS: u64 = 64;
 
-/// Bytes of the filter header (`num_probes u32`).
+/// Bytes of the filter header (`num_probes | layout << 8`, u32).
 const HEADER_BYTES: usize = 4;
+
+/// Layout of the classic filter (probes over the whole array).
+const LAYOUT_CLASSIC: u32 = 0;
+
+/// Layout of the cache-line-blocked filter.
+const LAYOUT_BLOCKED: u32 = 1;
+
+/// Bytes of one line of the blocked layout.
+const LINE_BYTES: usize = 64;
+
+/// One 512-bit line of a blocked filter, aligned so it occupies exactly one cache line.
+#[repr(C, align(64))]
+#[derive(Debug, Clone, Copy)]
+struct Line([u8; LINE_BYTES]);
+
+/// The line of `h` among `lines`, and the bits (0..512) its probes set in it.
+fn blocked_probes(h: u64, lines: u64, probes: u32) -> (u64, impl Iterator<Item = u32>) {
+    let line = ((h & 0xffff_ffff) * lines) >> 32;
+    let mut g = ((h >> 32) as u32) | 1;
+    let bits = (0..probes).map(move |_| {
+        let bit = g >> 23;
+        g = g.wrapping_mul(0x9e37_79b9);
+        bit
+    });
+    (line, bits)
+}
 
 fn probe_positions(h: u64, num_bits: u64, probes: u32) -> impl Iterator<Item = u64> {
     let delta = h.rotate_right(33).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
@@ -57,10 +92,10 @@ impl FilterBuilder {
             return 0;
         }
         let bits = (self.hashes.len() as u64 * u64::from(self.bits_per_key)).max(MIN_BITS);
-        bits.div_ceil(8) + HEADER_BYTES as u64
+        bits.div_ceil(8 * LINE_BYTES as u64) * LINE_BYTES as u64 + HEADER_BYTES as u64
     }
 
-    /// Encodes the filter section (empty when disabled).
+    /// Encodes the filter section (empty when disabled), in the blocked layout.
     pub(crate) fn finish(&self) -> Vec<u8> {
         if self.bits_per_key == 0 {
             return Vec::new();
@@ -68,14 +103,16 @@ impl FilterBuilder {
         let probes = ((f64::from(self.bits_per_key) * std::f64::consts::LN_2).round() as u32)
             .clamp(1, MAX_PROBES);
         let num_bytes = self.estimated_bytes() as usize - HEADER_BYTES;
-        let num_bits = num_bytes as u64 * 8;
+        let lines = (num_bytes / LINE_BYTES) as u64;
         let mut out = vec![0u8; HEADER_BYTES + num_bytes];
-        out[..HEADER_BYTES].copy_from_slice(&probes.to_le_bytes());
+        out[..HEADER_BYTES].copy_from_slice(&(probes | LAYOUT_BLOCKED << 8).to_le_bytes());
         let bits = &mut out[HEADER_BYTES..];
         for &h in &self.hashes {
-            for pos in probe_positions(h, num_bits, probes) {
-                if let Some(byte) = bits.get_mut((pos / 8) as usize) {
-                    *byte |= 1 << (pos % 8);
+            let (line, probe_bits) = blocked_probes(h, lines, probes);
+            let base = line as usize * LINE_BYTES;
+            for bit in probe_bits {
+                if let Some(byte) = bits.get_mut(base + (bit / 8) as usize) {
+                    *byte |= 1 << (bit % 8);
                 }
             }
         }
@@ -83,40 +120,83 @@ impl FilterBuilder {
     }
 }
 
+/// The bits of a decoded filter, per layout.
+#[derive(Debug)]
+enum Bits {
+    Classic(Vec<u8>),
+    Blocked(Vec<Line>),
+}
+
 /// A decoded bloom filter.
 #[derive(Debug)]
 pub(crate) struct Bloom {
     probes: u32,
-    bits: Vec<u8>,
+    bits: Bits,
 }
 
 impl Bloom {
     /// Decodes a non-empty filter section; `Err(reason)` when it is malformed.
     pub(crate) fn decode(section: &[u8]) -> Result<Bloom, &'static str> {
-        let probes = get_u32(section, 0).ok_or("filter shorter than its header")?;
+        let header = get_u32(section, 0).ok_or("filter shorter than its header")?;
+        let (probes, layout) = (header & 0xff, header >> 8);
         if probes == 0 || probes > MAX_PROBES {
             return Err("filter probe count out of range");
         }
-        let bits = section.get(HEADER_BYTES..).unwrap_or_default().to_vec();
-        if bits.is_empty() {
+        let bytes = section.get(HEADER_BYTES..).unwrap_or_default();
+        if bytes.is_empty() {
             return Err("filter has no bits");
         }
+        let bits = match layout {
+            LAYOUT_CLASSIC => Bits::Classic(bytes.to_vec()),
+            LAYOUT_BLOCKED => {
+                if bytes.len() % LINE_BYTES != 0 {
+                    return Err("blocked filter is not a whole number of lines");
+                }
+                let lines = bytes
+                    .chunks_exact(LINE_BYTES)
+                    .map(|c| {
+                        let mut line = Line([0; LINE_BYTES]);
+                        line.0.copy_from_slice(c);
+                        line
+                    })
+                    .collect();
+                Bits::Blocked(lines)
+            }
+            _ => return Err("unknown filter layout"),
+        };
         Ok(Bloom { probes, bits })
     }
 
     /// False only when `user_key` was certainly not added.
     pub(crate) fn may_contain(&self, user_key: &[u8]) -> bool {
-        let num_bits = self.bits.len() as u64 * 8;
-        probe_positions(xxh3_64(user_key), num_bits, self.probes).all(|pos| {
-            self.bits
-                .get((pos / 8) as usize)
-                .is_some_and(|b| b & (1 << (pos % 8)) != 0)
-        })
+        let h = xxh3_64(user_key);
+        match &self.bits {
+            Bits::Blocked(lines) => {
+                let (line, mut probe_bits) = blocked_probes(h, lines.len() as u64, self.probes);
+                let Some(Line(line)) = lines.get(line as usize) else {
+                    return true;
+                };
+                probe_bits.all(|bit| {
+                    line.get((bit / 8) as usize)
+                        .is_some_and(|b| b & (1 << (bit % 8)) != 0)
+                })
+            }
+            Bits::Classic(bits) => {
+                let num_bits = bits.len() as u64 * 8;
+                probe_positions(h, num_bits, self.probes).all(|pos| {
+                    bits.get((pos / 8) as usize)
+                        .is_some_and(|b| b & (1 << (pos % 8)) != 0)
+                })
+            }
+        }
     }
 
     /// Heap bytes held by the filter.
     pub(crate) fn size_bytes(&self) -> usize {
-        self.bits.len()
+        match &self.bits {
+            Bits::Classic(bits) => bits.capacity(),
+            Bits::Blocked(lines) => lines.capacity() * LINE_BYTES,
+        }
     }
 }
 
@@ -152,7 +232,9 @@ mod tests {
     #[test]
     fn false_positive_rate_matches_bits_per_key() {
         let n = 10_000u64;
-        for (bits, expected) in [(6u32, 0.056), (10, 0.0082), (16, 0.00046)] {
+        // Blocked-bloom rates: a little above the classic `(1 - e^{-k/b})^k` (0.056, 0.0082,
+        // 0.00046), since keys are not spread evenly over the lines.
+        for (bits, expected) in [(6u32, 0.06), (10, 0.011), (16, 0.0009)] {
             let f = build(bits, n).unwrap();
             let trials = 100_000u64;
             let fp = (n..n + trials)
@@ -172,5 +254,40 @@ mod tests {
         assert!(Bloom::decode(&[0, 0, 0, 0, 1]).is_err());
         assert!(Bloom::decode(&[31, 0, 0, 0, 1]).is_err());
         assert!(Bloom::decode(&[3, 0, 0, 0]).is_err());
+        // Blocked layout: a partial line, an unknown layout.
+        assert!(Bloom::decode(&[3, 1, 0, 0, 1]).is_err());
+        assert!(Bloom::decode(&[3, 2, 0, 0, 1]).is_err());
+    }
+
+    /// Filters of the classic layout (written by earlier builds) are still read.
+    #[test]
+    fn reads_the_classic_layout() {
+        let n = 1000u64;
+        let (probes, num_bytes) = (7u32, 1250usize);
+        let mut enc = vec![0u8; HEADER_BYTES + num_bytes];
+        enc[..HEADER_BYTES].copy_from_slice(&probes.to_le_bytes());
+        for i in 0..n {
+            let h = xxh3_64(&i.to_be_bytes());
+            for pos in probe_positions(h, num_bytes as u64 * 8, probes) {
+                enc[HEADER_BYTES + (pos / 8) as usize] |= 1 << (pos % 8);
+            }
+        }
+        let f = Bloom::decode(&enc).unwrap();
+        assert!((0..n).all(|i| f.may_contain(&i.to_be_bytes())));
+        let fp = (n..n + 10_000)
+            .filter(|i| f.may_contain(&i.to_be_bytes()))
+            .count();
+        assert!(fp < 300, "{fp} false positives");
+    }
+
+    /// Every line of a blocked filter is one aligned cache line in memory.
+    #[test]
+    fn blocked_lines_are_cache_line_aligned() {
+        let f = build(10, 5000).unwrap();
+        let Bits::Blocked(lines) = &f.bits else {
+            panic!("new filters use the blocked layout");
+        };
+        assert_eq!(lines.as_ptr() as usize % 64, 0);
+        assert_eq!(f.size_bytes() % 64, 0);
     }
 }

@@ -404,6 +404,11 @@ impl Table {
         self.model.get().map_or(0, |m| m.size_bytes())
     }
 
+    /// The type of the learned index, if the table has one.
+    pub fn model_kind(&self) -> Option<crate::index::IndexKind> {
+        self.model.get().map(|m| m.kind())
+    }
+
     /// Segments (or fence pointers) of the learned index (0 without one).
     pub fn model_segments(&self) -> u64 {
         self.model.get().map_or(0, |m| m.segments())
