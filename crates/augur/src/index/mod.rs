@@ -42,6 +42,7 @@ mod cht;
 pub mod fence;
 pub mod fiting;
 pub mod pgm;
+pub mod pgm_fit;
 pub mod plex;
 mod plex_tune;
 pub mod plr;
