@@ -1,33 +1,60 @@
 #!/usr/bin/env bash
 # Issue 3 "Measure and report": mixed workloads (Bourbon Figure 13). For each write share
-# (1%, 5%, 50%) and learning policy (never, always, cost-benefit, at-build): fill NUM keys
-# (16-byte keys, 64-byte values, all separated as in Bourbon) under the policy, then run NUM
-# operations of readrandomwriterandom with --readwritepercent = 100 - writes. Reports the
+# (WRITES, default 1 5 50) and learning policy (never, always, cost-benefit, at-build): fill NUM
+# keys (16-byte keys, 64-byte values, all separated as in Bourbon) under the policy, then run
+# NUM operations of readrandomwriterandom with --readwritepercent = 100 - writes. Reports the
 # mixed phase's foreground time, the learning time spent meanwhile (background models plus
 # models trained inside flush/compaction), total work = foreground + learning, and the
-# fraction of internal (SSTable) lookups served on the model path.
+# fraction of internal (SSTable) lookups served on the model path. With REPS > 1 every
+# configuration runs REPS times (policies interleaved within each repetition, so machine
+# noise hits them alike) and the table shows mean ± standard deviation.
 #
-# Usage: scripts/bench_mixed.sh          Env: NUM (default 1000000), AUGUR (the binary)
+# Usage: scripts/bench_mixed.sh
+# Env:   NUM (default 1000000), REPS (default 1), WRITES, POLICIES, AUGUR (the binary),
+#        EXTRA (more bench flags, e.g. "--memtable-mb=4 --target-file-mb=4"), WORK
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AUGUR=${AUGUR:-target/release/augur}
 NUM=${NUM:-1000000}
+REPS=${REPS:-1}
+WRITES=${WRITES:-"1 5 50"}
+POLICIES=${POLICIES:-"never always cost-benefit at-build"}
+EXTRA=${EXTRA:-}
 WORK=${WORK:-/tmp/augur-mixed}
 mkdir -p "$WORK"
-echo "| writes | policy | foreground s | learning s | total work s | model-path lookups | µs/op |"
-echo "|---|---|---|---|---|---|---|"
-for writes in 1 5 50; do
-  for policy in never always cost-benefit at-build; do
-    out="$WORK/mixed-$writes-$policy.json"
-    "$AUGUR" bench --num="$NUM" --reads="$NUM" --key_size=16 --value_size=64 \
-      --value-separation-threshold=0 --index=plr --learning="$policy" --seed=301 \
-      --readwritepercent=$((100 - writes)) --benchmarks=fillrandom,readrandomwriterandom \
-      --json="$out" >/dev/null
-    python3 - "$out" "$writes" "$policy" <<'PY'
-import json, sys
-r = [x for x in json.load(open(sys.argv[1])) if x["benchmark"] == "readrandomwriterandom"][0]
-print(f"| {sys.argv[2]}% | {sys.argv[3]} | {r['foreground_s']:.3f} | {r['learning_s']:.3f} | "
-      f"{r['total_work_s']:.3f} | {100 * r['model_path_fraction']:.1f}% | {r['micros_per_op']:.3f} |")
-PY
+rm -f "$WORK"/mixed-*.json
+for writes in $WRITES; do
+  for rep in $(seq 1 "$REPS"); do
+    for policy in $POLICIES; do
+      echo "== writes $writes% $policy (rep $rep)" >&2
+      # shellcheck disable=SC2086
+      "$AUGUR" bench --num="$NUM" --reads="$NUM" --key_size=16 --value_size=64 \
+        --value-separation-threshold=0 --index=plr --learning="$policy" --seed=301 \
+        --readwritepercent=$((100 - writes)) --benchmarks=fillrandom,readrandomwriterandom \
+        $EXTRA --json="$WORK/mixed-$writes-$policy-$rep.json" >/dev/null
+    done
   done
 done
+python3 - "$WORK" "$WRITES" "$POLICIES" <<'PY'
+import glob, json, statistics, sys
+work, writes, policies = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+def fmt(xs, pct=False):
+    m = statistics.mean(xs)
+    sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+    if pct:
+        return f"{100*m:.1f}%"
+    return f"{m:.3f}" + (f" ± {sd:.3f}" if len(xs) > 1 else "")
+print("| writes | policy | runs | foreground s | learning s | total work s | model-path lookups | µs/op |")
+print("|---|---|---|---|---|---|---|---|")
+for w in writes:
+    for p in policies:
+        rs = []
+        for f in sorted(glob.glob(f"{work}/mixed-{w}-{p}-*.json")):
+            rs += [x for x in json.load(open(f)) if x["benchmark"] == "readrandomwriterandom"]
+        if not rs:
+            continue
+        col = lambda k: [r[k] for r in rs]
+        print(f"| {w}% | {p} | {len(rs)} | {fmt(col('foreground_s'))} | {fmt(col('learning_s'))} | "
+              f"{fmt(col('total_work_s'))} | {fmt(col('model_path_fraction'), True)} | "
+              f"{fmt(col('micros_per_op'))} |")
+PY
