@@ -12,8 +12,8 @@
 //! prefix. The database is built so that the newest WAL holds only inline puts of fresh
 //! keys, which makes "a prefix of them" easy to check.
 //!
-//! Learning (issue 3): the database is built under `at-build` with both index types (each
-//! build round reopens with the other one), so SSTables carry PLR and fence models; damage
+//! Learning (issue 3): the database is built under `at-build`, each build round with the next
+//! index type (PLR, fence, PGM), so SSTables carry several kinds of model; damage
 //! case `i` is then opened under [`Learning::nth`]`(i)`, so the cases walk through every
 //! learning policy × index type (`offline` learns the damaged database with `learn_all`).
 
@@ -45,12 +45,12 @@ fn options(read_mode: ReadMode, l: &Learning) -> Options {
     })
 }
 
-/// The learning options of build round `round`: models built with the files, PLR and
-/// fence pointers in turn.
+/// The learning options of build round `round`: models built with the files, the index
+/// types in turn.
 fn build_learning(round: u32) -> Learning {
     Learning {
         policy: LearningPolicy::AtBuild,
-        index: INDEX_KINDS[round as usize % 2],
+        index: INDEX_KINDS[round as usize % INDEX_KINDS.len()],
         ..Learning::of(&Options::default())
     }
 }

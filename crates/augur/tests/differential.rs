@@ -227,7 +227,8 @@ impl Run {
             bloom_bits_per_key: [0, 10][rng.gen_range(0..2)],
             level_size_ratio: rng.gen_range(2..=10),
             background_threads: cfg.background,
-            index: [IndexKind::Fence, IndexKind::Plr][rng.gen_range(0..2)],
+            // Seed s uses index type s mod 7: the default seeds cover every type.
+            index: IndexKind::ALL[(seed % IndexKind::ALL.len() as u64) as usize],
             error_bound: [0, 1, 4, 8, 64][rng.gen_range(0..5)],
             learning: random_learning(&mut rng),
             level_models: rng.gen_bool(0.5),
@@ -618,6 +619,10 @@ impl Run {
         // Switching the policy at reopen mixes files with and without models, and reads
         // files that have one on the baseline path: results must not change.
         self.opts.learning = random_learning(&mut self.rng);
+        // Sometimes another index type: files keep the models they were built with.
+        if self.rng.gen_bool(0.3) {
+            self.opts.index = IndexKind::ALL[self.rng.gen_range(0..IndexKind::ALL.len())];
+        }
         let db = Db::open(&self.path, self.opts.clone());
         let db = self.ok(db, "reopen");
         if self.opts.learning == LearningPolicy::Offline {

@@ -378,7 +378,7 @@ proptest! {
 
     /// Byte keys with a long common prefix, differing only after 8 bytes, equal projections,
     /// and duplicates (several versions of one key): the window plus the forward scan finds the
-    /// byte-key lower bound of any query, for both index kinds.
+    /// byte-key lower bound of any query, for every index type.
     #[test]
     fn byte_keys_sharing_projections(
         prefix in prop::collection::vec(any::<u8>(), 0..12),
@@ -411,7 +411,10 @@ proptest! {
         }
         queries.push(Vec::new());
         queries.push(vec![0xff; 30]);
-        for config in [plr(d), fence(s)] {
+        let others = [IndexKind::Pgm, IndexKind::RadixSpline, IndexKind::Rmi, IndexKind::Fiting,
+            IndexKind::Plex]
+            .map(|kind| IndexConfig { kind, ..plr(d) });
+        for config in [plr(d), fence(s)].into_iter().chain(others) {
             let idx = build(&config, &projected);
             for q in &queries {
                 let expected = keys.partition_point(|k| k < q);

@@ -3,8 +3,9 @@
 //! through every learning policy × index type (issue 3: "the crash test suites run under
 //! every learning policy and both index types").
 //!
-//! Case `n` uses policy `ALL_POLICIES[n % 6]` and index `[Plr, Fence][(n / 6) % 2]`, so any
-//! 12 consecutive cases cover all 12 combinations. The secondary knobs (error bound, a tiny
+//! Case `n` uses policy `ALL_POLICIES[n % 6]` and index `INDEX_KINDS[(n / 6) % 7]`, so any
+//! 42 consecutive cases cover all 42 combinations (and any 7 consecutive cases cover every
+//! policy and every index type). The secondary knobs (error bound, a tiny
 //! `T_wait` of 0–2 ms so that background learners really train during the workload, level
 //! models, the lazy read count) come from a generator seeded by `n`, so they do not move in
 //! lockstep with the policy.
@@ -17,8 +18,16 @@ use augur::{Db, IndexKind, LearningPolicy, Options};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// Both index types a file can be learned with.
-pub const INDEX_KINDS: [IndexKind; 2] = [IndexKind::Plr, IndexKind::Fence];
+/// Every index type a file can be learned with (PLR first: the default).
+pub const INDEX_KINDS: [IndexKind; 7] = [
+    IndexKind::Plr,
+    IndexKind::Fence,
+    IndexKind::Pgm,
+    IndexKind::RadixSpline,
+    IndexKind::Rmi,
+    IndexKind::Fiting,
+    IndexKind::Plex,
+];
 
 /// The learning options of one test case.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,7 +46,7 @@ impl Learning {
         let mut rng = StdRng::seed_from_u64(n ^ 0x1ea7_ed00);
         Learning {
             policy: ALL_POLICIES[(n % 6) as usize],
-            index: INDEX_KINDS[((n / 6) % 2) as usize],
+            index: INDEX_KINDS[((n / 6) % 7) as usize],
             error_bound: [1, 2, 4, 8, 16, 64][rng.gen_range(0..6)],
             wait_ms: rng.gen_range(0..3),
             level_models: rng.gen_bool(0.4),
