@@ -30,7 +30,12 @@ fn key(file: u32, i: u32) -> String {
 
 /// Writes `files` L0 files of 500 keys each, with disjoint key ranges.
 fn fill(db: &Db, files: u32) {
-    for f in 0..files {
+    fill_from(db, 0, files);
+}
+
+/// Writes L0 files `first..first + files`, 500 keys each (`key(f, i)` = `v{f}-{i}`).
+fn fill_from(db: &Db, first: u32, files: u32) {
+    for f in first..first + files {
         for i in 0..500 {
             db.put(key(f, i), format!("v{f}-{i}")).unwrap();
         }
@@ -312,4 +317,40 @@ fn error_bounds_apply_per_level() {
             );
         }
     }
+}
+
+/// Cost–benefit after a write-only phase: every finished file served no lookup, so the
+/// analyzer expects no benefit and skips new files (Bourbon would leave them unlearned). A
+/// skipped file that then serves enough lookups to pay for its training is learned.
+#[test]
+fn cost_benefit_learns_skipped_files_once_their_lookups_pay_for_them() {
+    let db = Db::open("db", opts(LearningPolicy::CostBenefit, 0)).unwrap();
+    // Write-only history: the same keys again and again, so L0 files keep dying unread.
+    for round in 0..40u32 {
+        for i in 0..500 {
+            db.put(key(0, i), format!("v{round}-{i}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    // Four new L0 files with their own keys: judged on that history, they are skipped.
+    fill_from(&db, 1, 4);
+    let s = wait_for(&db, "the learner to go idle", |s| s.learning_pending == 0);
+    assert_eq!(s.levels[0].files, 4, "{s:#?}");
+    assert_eq!(s.levels[0].files_with_model, 0, "{s:#?}");
+    assert!(s.levels[0].models_skipped >= 4, "{s:#?}");
+    // A read phase: every L0 file serves many lookups, and gets learned.
+    for _ in 0..50 {
+        for f in 1..=4 {
+            for i in 0..500 {
+                assert_eq!(
+                    db.get(key(f, i)).unwrap(),
+                    Some(format!("v{f}-{i}").into_bytes())
+                );
+            }
+        }
+    }
+    wait_for(&db, "every L0 file learned", |s| {
+        s.levels[0].files_with_model == 4
+    });
 }

@@ -13,6 +13,11 @@
 //!   the training cost is still unknown, the analyzer learns every file (always-learn mode,
 //!   `T_wait` still applies).
 //! - Files to learn are queued by `B − C`, largest first ([`Decision::priority`]).
+//! - Beyond Bourbon: a skipped file is not given up. The level's history can be stale — after
+//!   a write-only phase every finished file served no lookup, so `B = 0` for every new file,
+//!   and Bourbon never learns the files a read phase then hits. A skipped file is re-examined
+//!   once it has itself served [`break_even_lookups`] more lookups: the number whose expected
+//!   savings pay for its training. Those lookups are evidence the history did not have.
 
 /// A level needs this many finished files before its statistics are trusted.
 pub const BOOTSTRAP_FILES: u64 = 4;
@@ -115,6 +120,39 @@ pub fn expected_lookups(level: &LevelEstimates, file_bytes: u64) -> [f64; 2] {
     ]
 }
 
+/// Per-lookup saving assumed while neither path has been timed on a level (ns): below the
+/// 400–1,200 ns the model path saves in our measurements (docs/benchmarks), so a skipped
+/// file is re-examined late rather than early.
+pub const DEFAULT_SAVING_NS: f64 = 200.0;
+
+/// How many more lookups a skipped file must serve before it is re-examined: `C / s`,
+/// rounded up, with `s` the mean expected saving per lookup over the kinds (negative,
+/// positive) whose baseline and model times are known — the file's own baseline times first,
+/// then its level's — or [`DEFAULT_SAVING_NS`] when none is. `None` when the model is not
+/// expected to save anything (every known saving `<= 0`): such a file stays skipped.
+pub fn break_even_lookups(
+    level: &LevelEstimates,
+    file: &Candidate,
+    train_ns_per_key: Option<f64>,
+) -> Option<u64> {
+    let savings: Vec<f64> = (0..2)
+        .filter_map(|i| {
+            let b = file.baseline_ns[i].or(level.baseline_ns[i])?;
+            Some(b - level.model_ns[i]?)
+        })
+        .collect();
+    let saving = if savings.is_empty() {
+        DEFAULT_SAVING_NS
+    } else {
+        savings.iter().sum::<f64>() / savings.len() as f64
+    };
+    if saving <= 0.0 || saving.is_nan() {
+        return None;
+    }
+    let cost = cost_ns(train_ns_per_key.unwrap_or(0.0), file.keys);
+    Some((cost / saving).ceil().max(1.0) as u64)
+}
+
 /// Decides whether to learn `file`, given its level's estimates and the measured per-key
 /// training cost (`None` before any file was learned).
 pub fn decide(level: &LevelEstimates, file: &Candidate, train_ns_per_key: Option<f64>) -> Decision {
@@ -176,6 +214,31 @@ mod tests {
             file_bytes: bytes,
             baseline_ns: [None, None],
         }
+    }
+
+    #[test]
+    fn break_even_after_enough_lookups_to_pay_for_training() {
+        // Savings 100 (negative) and 400 (positive): mean 250 ns; C = 10_000 × 20 = 200 µs.
+        let f = file(10_000, 1_000_000);
+        assert_eq!(break_even_lookups(&level(), &f, Some(20.0)), Some(800));
+        // The file's own baseline times count first: positive 1400 → savings 100 and 900.
+        let own = Candidate {
+            baseline_ns: [None, Some(1400.0)],
+            ..f
+        };
+        assert_eq!(break_even_lookups(&level(), &own, Some(20.0)), Some(400));
+        // Nothing timed yet: the default saving.
+        let blank = LevelEstimates::default();
+        let expected = (200_000.0 / DEFAULT_SAVING_NS).ceil() as u64;
+        assert_eq!(break_even_lookups(&blank, &f, Some(20.0)), Some(expected));
+        // A model that does not save anything: never re-examined.
+        let slower = LevelEstimates {
+            model_ns: [Some(400.0), Some(1000.0)],
+            ..level()
+        };
+        assert_eq!(break_even_lookups(&slower, &f, Some(20.0)), None);
+        // Training cost unknown: one lookup suffices.
+        assert_eq!(break_even_lookups(&level(), &f, None), Some(1));
     }
 
     #[test]

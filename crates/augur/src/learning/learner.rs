@@ -23,7 +23,7 @@ use super::LearningPolicy;
 use crate::error::{Error, Result};
 use crate::index::IndexConfig;
 use crate::version::{TableFile, Version, VersionListener};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
@@ -304,7 +304,7 @@ impl Shared {
     }
 
     /// A file whose `T_wait` passed: drop it if dead, else decide by the policy.
-    fn evaluate(&self, st: &mut State, w: Waiting) {
+    fn evaluate(self: &Arc<Self>, st: &mut MutexGuard<'_, State>, w: Waiting) {
         let Some(file) = Self::live(&w.file) else {
             self.book.died_before_learning(w.level);
             return;
@@ -320,10 +320,23 @@ impl Shared {
                 baseline_ns: [own.baseline[0].avg_ns(), own.baseline[1].avg_ns()],
             };
             let estimates = self.book.estimates(w.level);
-            let decision =
-                cost_benefit::decide(&estimates, &candidate, self.book.train_ns_per_key());
+            let per_key = self.book.train_ns_per_key();
+            let decision = cost_benefit::decide(&estimates, &candidate, per_key);
             if !decision.learns() {
                 self.book.skipped(w.level);
+                // Re-examined (and learned) once its own lookups would pay for it.
+                if let Some(k) = cost_benefit::break_even_lookups(&estimates, &candidate, per_key) {
+                    let after = (own.positive() + own.negative()).saturating_add(k);
+                    let (shared, weak, level) = (Arc::downgrade(self), w.file, w.level);
+                    let action = Box::new(move || {
+                        if let Some(sh) = shared.upgrade() {
+                            sh.enqueue(weak.clone(), level, 0.0);
+                        }
+                    });
+                    // Unlocked: the action runs at once if the file got there meanwhile,
+                    // and it takes the state lock.
+                    MutexGuard::unlocked(st, || file.table.on_lookups(after, action));
+                }
                 return;
             }
             decision.priority()
@@ -334,7 +347,7 @@ impl Shared {
     }
 
     /// Body of a worker thread.
-    fn run(&self) {
+    fn run(self: &Arc<Self>) {
         let mut st = self.state.lock();
         loop {
             if st.shutting_down {
