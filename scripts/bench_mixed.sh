@@ -57,4 +57,26 @@ for w in writes:
         print(f"| {w}% | {p} | {len(rs)} | {fmt(col('foreground_s'))} | {fmt(col('learning_s'))} | "
               f"{fmt(col('total_work_s'))} | {fmt(col('model_path_fraction'), True)} | "
               f"{fmt(col('micros_per_op'))} |")
+# The whole run: the fill (write-only: whatever a policy learns there is learned for
+# files that serve no lookup during it) plus the mixed phase.
+print()
+print("Whole run (fill + mixed phase):")
+print()
+print("| writes | policy | runs | foreground s | learning s | total work s |")
+print("|---|---|---|---|---|---|")
+for w in writes:
+    for p in policies:
+        fg, lr = [], []
+        for f in sorted(glob.glob(f"{work}/mixed-{w}-{p}-*.json")):
+            runs = {x["benchmark"]: x for x in json.load(open(f))}
+            fill, mixed = runs.get("fillrandom"), runs.get("readrandomwriterandom")
+            if not fill or not mixed:
+                continue
+            fill_learning = sum(fill.get(k, 0.0) for k in
+                                ("learning_s", "flush_training_s", "compaction_training_s"))
+            fg.append(fill["seconds"] + mixed["foreground_s"])
+            lr.append(fill_learning + mixed["learning_s"])
+        if fg:
+            print(f"| {w}% | {p} | {len(fg)} | {fmt(fg)} | {fmt(lr)} | "
+                  f"{fmt([a + b for a, b in zip(fg, lr)])} |")
 PY

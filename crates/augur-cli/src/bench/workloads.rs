@@ -652,7 +652,8 @@ impl Runner {
 }
 
 /// Flush and compaction time during a benchmark, and the part of it spent training at-build
-/// models (seconds; Augur only): the learned-index study's Figure 9.
+/// models (the learned-index study's Figure 9), and the time background learners spent
+/// training meanwhile (seconds; Augur only).
 fn background_work(
     before: Option<&Stats>,
     after: Option<&Stats>,
@@ -666,6 +667,7 @@ fn background_work(
         ("flush_training_s", secs(|s| s.flush_training_ns)),
         ("compaction_s", secs(|s| s.compaction_ns)),
         ("compaction_training_s", secs(|s| s.compaction_training_ns)),
+        ("learning_s", secs(|s| s.learning_ns_total)),
     ]
 }
 
