@@ -18,8 +18,9 @@
 //! node (the root). Node `j` of level `L + 1` has the children `[j·F, (j + 1)·F)` of level `L`,
 //! so no child pointers are stored: all inner levels are one flat `Vec<u64>`, root first (a
 //! descent reads forward in memory), with their offsets beside it. The tree costs
-//! `≈ 8·m / (F − 1)` bytes for `m` segments, and is rebuilt on decode (the encoding stores the
-//! segments and `F` only).
+//! `≈ 8·m / (F − 1)` bytes for `m` segments, and is rebuilt on decode (the encoding stores
+//! `F` and the segments, in PLR's encoding). The segments themselves, their windows and their
+//! encoding are a [`PlrIndex`]'s: FITing-Tree only replaces how the segment is found.
 //!
 //! # Search of a u64 key `x`
 //!
@@ -35,14 +36,11 @@
 //!    The clamp covers keys between segments (Bourbon range-query report, §4.2); the `f64`
 //!    rounding stays below 2^-8 positions (positions below 2^41), within the slack.
 
-use super::plr::GreedyPlr;
-use super::plr_model::Segment;
-use super::{put_header, Index, IndexBuilder, IndexConfig, IndexKind, KeyOrder, Window, MAX_KEYS};
-use crate::coding::{put_u32, put_u64, Decoder};
-use crate::error::Result;
-
-/// Rounding slack added to δ on each side of a prediction (as in [`super::plr_model`]).
-const SLACK: f64 = 1.0 / 64.0;
+use super::plr::PlrBuilder;
+use super::plr_model::{PlrIndex, Segment};
+use super::{put_header, Index, IndexBuilder, IndexConfig, IndexKind, Window};
+use crate::coding::put_u32;
+use crate::error::{Error, Result};
 
 /// The smallest and largest B+-tree fanout.
 const FANOUTS: std::ops::RangeInclusive<u32> = 2..=256;
@@ -59,9 +57,6 @@ fn count_le(keys: &[u64], x: u64) -> usize {
         keys.partition_point(|&k| k <= x)
     }
 }
-
-/// Bytes of one encoded segment.
-const SEG_BYTES: usize = 24;
 
 /// A builder for this index type: rejects a fanout outside `2..=256` with `InvalidArgument`.
 pub(super) fn builder(config: &IndexConfig) -> Box<dyn IndexBuilder> {
@@ -81,123 +76,73 @@ pub(super) fn decode_body(body: &[u8]) -> std::result::Result<Box<dyn Index>, St
     Ok(Box::new(FitingIndex::decode_body(body)?))
 }
 
-/// Streams projected keys into a [`FitingIndex`], feeding each step of `lb` to [`GreedyPlr`]
-/// (as [`super::plr::PlrBuilder`] does); the tree is bulk-loaded at `finish`.
+/// Streams projected keys into the segments (a [`PlrBuilder`]: the shrinking cone fed both
+/// ends of every step of `lb`); the tree is bulk-loaded at `finish`.
 #[derive(Debug)]
 pub struct FitingBuilder {
-    delta: u32,
     fanout: u32,
-    order: KeyOrder,
-    first_key: u64,
-    fit: GreedyPlr,
+    plr: PlrBuilder,
 }
 
 impl FitingBuilder {
-    /// A builder with error bound `delta` and B+-tree fanout `fanout` (2..=256; others are
-    /// reported by the first `add` or `finish`).
+    /// A builder with error bound `delta` and B+-tree fanout `fanout`.
     pub fn new(delta: u32, fanout: u32) -> Self {
-        let mut order = KeyOrder::default();
-        if !FANOUTS.contains(&fanout) {
-            order.failed = Some(format!(
-                "index: fiting fanout {fanout} outside {}..={}",
-                FANOUTS.start(),
-                FANOUTS.end()
-            ));
-        }
         FitingBuilder {
-            delta,
             fanout,
-            order,
-            first_key: 0,
-            fit: GreedyPlr::new(delta),
+            plr: PlrBuilder::new(delta),
         }
+    }
+
+    /// The fanout error, if the fanout is out of range.
+    fn check_fanout(&self) -> Result<()> {
+        if FANOUTS.contains(&self.fanout) {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "index: fiting fanout {} outside {}..={}",
+            self.fanout,
+            FANOUTS.start(),
+            FANOUTS.end()
+        )))
     }
 }
 
 impl IndexBuilder for FitingBuilder {
     fn add(&mut self, key: u64) -> Result<()> {
-        let prev = self.order.prev;
-        let pos = self.order.count;
-        if !self.order.accept(key)? {
-            return Ok(()); // a duplicate: lb(key) is its run's first position, already fed
-        }
-        match prev {
-            None => self.first_key = key,
-            Some(prev) if prev + 1 < key => self.fit.push(prev + 1, pos),
-            Some(_) => {}
-        }
-        self.fit.push(key, pos);
-        Ok(())
+        self.check_fanout()?;
+        self.plr.add(key)
     }
 
     fn finish(self: Box<Self>) -> Result<Box<dyn Index>> {
-        self.order.check()?;
-        let segments = self.fit.finish();
-        let starts = segments.iter().map(|s| s.key).collect();
-        let lines = segments
-            .iter()
-            .map(|s| Line {
-                pos: s.pos,
-                slope: s.slope,
-            })
-            .collect();
-        Ok(Box::new(FitingIndex::assemble(
-            self.delta,
+        self.check_fanout()?;
+        Ok(Box::new(FitingIndex::new(
+            self.plr.finish_model()?,
             self.fanout,
-            self.order.count,
-            self.first_key,
-            self.order.prev.unwrap_or(0),
-            starts,
-            lines,
         )))
     }
-}
-
-/// The line of one segment (its start key is kept apart, in the tree's leaf level).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Line {
-    pos: u64,
-    slope: f64,
 }
 
 /// A FITing-Tree over the projected keys of one file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FitingIndex {
-    /// Error bound δ.
-    delta: u32,
+    /// The segments (and δ, the key count and range).
+    plr: PlrIndex,
     /// B+-tree fanout F (2..=256).
     fanout: u32,
-    /// Number of keys indexed.
-    n: u64,
-    /// Smallest key (0 when `n == 0`); also the first segment's start key.
-    first_key: u64,
-    /// Largest key (0 when `n == 0`).
-    last_key: u64,
-    /// Segment start keys, strictly increasing: the tree's leaf level.
-    starts: Vec<u64>,
-    /// Segment lines, parallel to `starts`; positions non-decreasing, the first is 0.
-    lines: Vec<Line>,
-    /// The inner levels, root first; level `L + 1` is every F-th key of level `L`.
+    /// The inner levels, root first; level `L + 1` is every F-th key of level `L` (level 0 =
+    /// the segment start keys).
     inner: Vec<u64>,
     /// Inner level `k` (0 = root) is `inner[offsets[k]..offsets[k + 1]]`.
     offsets: Vec<usize>,
 }
 
 impl FitingIndex {
-    /// Builds the inner levels over `starts` and assembles the index.
-    fn assemble(
-        delta: u32,
-        fanout: u32,
-        n: u64,
-        first_key: u64,
-        last_key: u64,
-        starts: Vec<u64>,
-        lines: Vec<Line>,
-    ) -> FitingIndex {
+    /// Bulk-loads the tree over the segments of `plr`.
+    fn new(plr: PlrIndex, fanout: u32) -> FitingIndex {
         let f = fanout.max(2) as usize;
         // Bottom-up: each level is every F-th key of the one below, until one node remains.
         let mut levels: Vec<Vec<u64>> = Vec::new();
-        let mut below: &[u64] = &starts;
+        let mut below: &[u64] = plr.starts();
         while below.len() > f {
             let level: Vec<u64> = below.iter().step_by(f).copied().collect();
             levels.push(level);
@@ -212,13 +157,8 @@ impl FitingIndex {
         }
         offsets.push(inner.len());
         FitingIndex {
-            delta,
+            plr,
             fanout,
-            n,
-            first_key,
-            last_key,
-            starts,
-            lines,
             inner,
             offsets,
         }
@@ -226,7 +166,7 @@ impl FitingIndex {
 
     /// The error bound δ.
     pub fn error_bound(&self) -> u32 {
-        self.delta
+        self.plr.error_bound()
     }
 
     /// The B+-tree fanout.
@@ -241,14 +181,7 @@ impl FitingIndex {
 
     /// The segments, in key order.
     pub fn segment_list(&self) -> impl Iterator<Item = Segment> + '_ {
-        self.starts
-            .iter()
-            .zip(&self.lines)
-            .map(|(&key, line)| Segment {
-                key,
-                pos: line.pos,
-                slope: line.slope,
-            })
+        self.plr.segment_list()
     }
 
     /// Index of the last segment whose start key is `<= x`, by descending the tree.
@@ -267,112 +200,41 @@ impl FitingIndex {
             start = j.saturating_mul(f);
             end = start.saturating_add(f);
         }
-        let node = self
-            .starts
-            .get(start..end.min(self.starts.len()))
-            .unwrap_or_default();
+        let starts = self.plr.starts();
+        let node = starts.get(start..end.min(starts.len())).unwrap_or_default();
         start + count_le(node, x).saturating_sub(1)
     }
 
-    /// Decodes the body that follows the header (see `docs/format/index.md`), checking every
-    /// invariant `search` relies on, and rebuilds the tree; the error string says what is wrong.
+    /// Decodes the body that follows the header (see `docs/format/index.md`): the fanout, then
+    /// a PLR body (validated as PLR's), and rebuilds the tree; the error string says what is
+    /// wrong.
     pub(super) fn decode_body(body: &[u8]) -> std::result::Result<FitingIndex, String> {
-        let mut d = Decoder::new(body);
-        let (Some(delta), Some(fanout), Some(n), Some(first_key), Some(last_key), Some(count)) =
-            (d.u32(), d.u32(), d.u64(), d.u64(), d.u64(), d.u64())
-        else {
+        let (Some(fanout), Some(rest)) = (
+            body.first_chunk::<4>().map(|b| u32::from_le_bytes(*b)),
+            body.get(4..),
+        ) else {
             return Err("fiting: truncated parameters".to_string());
         };
         if !FANOUTS.contains(&fanout) {
             return Err(format!("fiting: fanout {fanout}"));
         }
-        if n > MAX_KEYS {
-            return Err(format!("fiting: {n} keys exceed the limit"));
-        }
-        if (n == 0) != (count == 0) || first_key > last_key || (n == 0 && last_key != 0) {
-            return Err(format!(
-                "fiting: {count} segments, keys {first_key}..={last_key} for {n} keys"
-            ));
-        }
-        if usize::try_from(count)
-            .ok()
-            .and_then(|c| c.checked_mul(SEG_BYTES))
-            != Some(d.remaining())
-        {
-            return Err(format!(
-                "fiting: {} bytes for {count} segments",
-                d.remaining()
-            ));
-        }
-        let count = d.remaining() / SEG_BYTES;
-        let mut starts: Vec<u64> = Vec::with_capacity(count);
-        let mut lines: Vec<Line> = Vec::with_capacity(count);
-        while let (Some(key), Some(pos), Some(bits)) = (d.u64(), d.u64(), d.u64()) {
-            let slope = f64::from_bits(bits);
-            let i = starts.len();
-            let ordered = match (starts.last(), lines.last()) {
-                (Some(&k), Some(l)) => k < key && l.pos <= pos,
-                _ => key == first_key && pos == 0,
-            };
-            if !ordered || key > last_key || pos >= n {
-                return Err(format!(
-                    "fiting: segment {i} (key {key}, position {pos}) out of order"
-                ));
-            }
-            if !(slope.is_finite() && slope >= 0.0) {
-                return Err(format!("fiting: segment {i} has slope {slope}"));
-            }
-            starts.push(key);
-            lines.push(Line { pos, slope });
-        }
-        Ok(FitingIndex::assemble(
-            delta, fanout, n, first_key, last_key, starts, lines,
-        ))
+        let plr = PlrIndex::decode_body(rest).map_err(|e| format!("fiting: {e}"))?;
+        Ok(FitingIndex::new(plr, fanout))
     }
 }
 
 impl Index for FitingIndex {
     fn search(&self, key: u64) -> Window {
-        if key <= self.first_key || self.n == 0 {
-            return Window { lo: 0, hi: 1 };
-        }
-        if key > self.last_key {
-            return Window {
-                lo: self.n,
-                hi: self.n + 1,
-            };
-        }
-        let i = self.segment_for(key);
-        let (Some(&start), Some(line)) = (self.starts.get(i), self.lines.get(i)) else {
-            return Window {
-                lo: 0,
-                hi: self.n + 1,
-            }; // unreachable for a built or decoded index; stay correct anyway
-        };
-        let next_pos = self.lines.get(i + 1).map_or(self.n, |l| l.pos);
-        let predicted = line.pos as f64 + line.slope * key.wrapping_sub(start) as f64;
-        // f64 `max`/`min` (not `clamp`) never panic; `as` floors, saturates, maps NaN to 0.
-        let p = predicted.max(line.pos as f64).min(next_pos as f64);
-        let reach = f64::from(self.delta) + SLACK;
-        // ⌈p − r⌉ by hand (`f64::ceil` is a libm call on baseline x86-64).
-        let low = p - reach;
-        let floor = low as u64;
-        let lo = (floor + u64::from((floor as f64) < low)).max(line.pos);
-        let hi = ((p + reach) as u64).saturating_add(1).min(next_pos + 1);
-        Window {
-            lo,
-            hi: hi.max(lo + 1),
-        }
+        self.plr.search_with(key, |key| self.segment_for(key))
     }
 
     fn max_window(&self) -> u64 {
-        2 * u64::from(self.delta) + 1
+        self.plr.max_window()
     }
 
     fn size_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.starts.capacity() * std::mem::size_of::<u64>()
-            + self.lines.capacity() * std::mem::size_of::<Line>()
+            + self.plr.heap_bytes()
             + self.inner.capacity() * std::mem::size_of::<u64>()
             + self.offsets.capacity() * std::mem::size_of::<usize>()
     }
@@ -382,26 +244,17 @@ impl Index for FitingIndex {
     }
 
     fn len(&self) -> u64 {
-        self.n
+        self.plr.len()
     }
 
     fn segments(&self) -> u64 {
-        self.starts.len() as u64
+        self.plr.segments()
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
         put_header(out, IndexKind::Fiting);
-        put_u32(out, self.delta);
         put_u32(out, self.fanout);
-        put_u64(out, self.n);
-        put_u64(out, self.first_key);
-        put_u64(out, self.last_key);
-        put_u64(out, self.starts.len() as u64);
-        for s in self.segment_list() {
-            put_u64(out, s.key);
-            put_u64(out, s.pos);
-            put_u64(out, s.slope.to_bits());
-        }
+        self.plr.encode_body(out);
     }
 }
 

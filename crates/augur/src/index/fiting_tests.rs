@@ -1,7 +1,9 @@
 //! Tests of the FITing-Tree: the window contract at the error-bound and fanout extremes, round
 //! trips, damaged encodings, large files, and the tree descent against a plain binary search.
 
-use super::super::tests::{build, check, check_damaged, check_roundtrip, leaf_shape, shape};
+use super::super::tests::{
+    build, check, check_damaged, check_roundtrip, large_key_sets, leaf_shape, shape,
+};
 use super::super::{builder, IndexConfig, IndexKind, IndexTuning};
 use super::*;
 use crate::error::Error;
@@ -76,9 +78,9 @@ proptest! {
     ) {
         let first = *starts.iter().next().expect("non-empty");
         let starts: Vec<u64> = starts.into_iter().collect();
-        let lines = vec![Line { pos: 0, slope: 0.0 }; starts.len()];
+        let segments = starts.iter().map(|&key| Segment { key, pos: 0, slope: 0.0 }).collect();
         let last = *starts.last().expect("non-empty");
-        let idx = FitingIndex::assemble(0, f, 1, first, last, starts.clone(), lines);
+        let idx = FitingIndex::new(PlrIndex::new(0, 1, first, last, segments), f);
         for x in probes.into_iter().chain(starts.iter().flat_map(|&k| [k, k.saturating_add(1)])) {
             if x < first {
                 continue;
@@ -92,17 +94,8 @@ proptest! {
 /// Larger files than the property tests use, at every error bound and the fanout extremes.
 #[test]
 fn large_files_at_every_bound() {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(0xf17);
-    let mut uniform: Vec<u64> = (0..200_000).map(|_| rng.gen()).collect();
-    uniform.sort_unstable();
-    let high: Vec<u64> = (0..100_000u64).map(|i| (1 << 60) + i).collect();
-    let mut normal: Vec<u64> = (0..100_000)
-        .map(|_| (0..4).map(|_| rng.gen::<u64>() >> 2).sum())
-        .collect();
-    normal.sort_unstable();
-    let extra: Vec<u64> = (0..10_000).map(|_| rng.gen()).collect();
-    for keys in [&uniform, &high, &normal] {
+    let (sets, extra) = large_key_sets(0xf17);
+    for keys in &sets {
         for d in DELTAS {
             for f in [2, 16, 256] {
                 assert_eq!(
@@ -217,7 +210,7 @@ fn decode_rejects_bad_fields() {
     assert!(FitingIndex::decode_body(body).is_ok());
     for fanout in [0u32, 1, 257] {
         let mut bad = body.to_vec();
-        bad[4..8].copy_from_slice(&fanout.to_le_bytes());
+        bad[0..4].copy_from_slice(&fanout.to_le_bytes());
         assert!(FitingIndex::decode_body(&bad).is_err(), "fanout {fanout}");
     }
     // A negative slope in the first segment (segments start at offset 40).

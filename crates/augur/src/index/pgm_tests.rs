@@ -2,7 +2,9 @@
 //! error's extremes, round trips, damaged encodings, large files, and the fitter's optimality.
 
 use super::super::pgm_fit::{LevelFit, OptimalPla};
-use super::super::tests::{build, check, check_damaged, check_roundtrip, leaf_shape, shape};
+use super::super::tests::{
+    build, check, check_damaged, check_roundtrip, large_key_sets, leaf_shape, shape,
+};
 use super::super::{builder, IndexConfig, IndexKind, IndexTuning};
 use super::*;
 use crate::error::Error;
@@ -85,17 +87,8 @@ proptest! {
 /// Larger files than the property tests use, at every error bound and the recursive extremes.
 #[test]
 fn large_files_at_every_bound() {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(0x961);
-    let mut uniform: Vec<u64> = (0..200_000).map(|_| rng.gen()).collect();
-    uniform.sort_unstable();
-    let high: Vec<u64> = (0..100_000u64).map(|i| (1 << 60) + i).collect();
-    let mut normal: Vec<u64> = (0..100_000)
-        .map(|_| (0..4).map(|_| rng.gen::<u64>() >> 2).sum())
-        .collect();
-    normal.sort_unstable();
-    let extra: Vec<u64> = (0..10_000).map(|_| rng.gen()).collect();
-    for keys in [&uniform, &high, &normal] {
+    let (sets, extra) = large_key_sets(0x961);
+    for keys in &sets {
         for e in EPS {
             for r in [1, 4, 1 << 20] {
                 assert_eq!(check(&pgm(e, r), keys, &extra), Ok(()), "eps {e} rec {r}");

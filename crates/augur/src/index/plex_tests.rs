@@ -4,7 +4,7 @@
 
 use super::super::plex_tune::budget_bytes;
 use super::super::tests::{
-    build, check, check_damaged, check_roundtrip, leaf_shape, queries, shape,
+    build, check, check_damaged, check_roundtrip, large_key_sets, leaf_shape, queries, shape,
 };
 use super::super::{decode, IndexConfig, IndexKind};
 use super::*;
@@ -106,14 +106,8 @@ proptest! {
 #[test]
 fn large_files_at_every_bound() {
     use rand::{Rng, SeedableRng};
+    let (sets, extra) = large_key_sets(0x5eed);
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
-    let mut uniform: Vec<u64> = (0..200_000).map(|_| rng.gen()).collect();
-    uniform.sort_unstable();
-    let high: Vec<u64> = (0..100_000u64).map(|i| (1 << 60) + i).collect();
-    let mut normal: Vec<u64> = (0..100_000)
-        .map(|_| (0..4).map(|_| rng.gen::<u64>() >> 2).sum())
-        .collect();
-    normal.sort_unstable();
     // Log-normal-like skew: exp of a normal, so most keys crowd near the bottom.
     let mut skewed: Vec<u64> = (0..100_000)
         .map(|_| {
@@ -122,8 +116,7 @@ fn large_files_at_every_bound() {
         })
         .collect();
     skewed.sort_unstable();
-    let extra: Vec<u64> = (0..10_000).map(|_| rng.gen()).collect();
-    for keys in [&uniform, &high, &normal, &skewed] {
+    for keys in sets.iter().chain([&skewed]) {
         for d in [0, 1, 8, 64, 1024] {
             assert_eq!(check(&plex(d), keys, &extra), Ok(()), "δ {d}");
         }

@@ -178,6 +178,24 @@ impl PlrBuilder {
     }
 }
 
+impl PlrBuilder {
+    /// Finishes the model (what [`IndexBuilder::finish`] boxes).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if an `add` failed.
+    pub fn finish_model(self) -> Result<PlrIndex> {
+        self.order.check()?;
+        let last_key = self.order.prev.unwrap_or(0);
+        Ok(PlrIndex::new(
+            self.delta,
+            self.order.count,
+            self.first_key,
+            last_key,
+            self.fit.finish(),
+        ))
+    }
+}
+
 impl IndexBuilder for PlrBuilder {
     fn add(&mut self, key: u64) -> Result<()> {
         let prev = self.order.prev;
@@ -195,16 +213,7 @@ impl IndexBuilder for PlrBuilder {
     }
 
     fn finish(self: Box<Self>) -> Result<Box<dyn Index>> {
-        self.order.check()?;
-        let last_key = self.order.prev.unwrap_or(0);
-        let index = PlrIndex::new(
-            self.delta,
-            self.order.count,
-            self.first_key,
-            last_key,
-            self.fit.finish(),
-        );
-        Ok(Box::new(index))
+        Ok(Box::new(self.finish_model()?))
     }
 }
 

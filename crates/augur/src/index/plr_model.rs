@@ -109,6 +109,71 @@ impl PlrIndex {
             })
     }
 
+    /// Segment start keys, strictly increasing (FITing-Tree indexes them with its B+-tree).
+    pub(super) fn starts(&self) -> &[u64] {
+        &self.starts
+    }
+
+    /// Bytes held by the buffers (the rest of [`Index::size_bytes`]).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.starts.capacity() * std::mem::size_of::<u64>()
+            + self.lines.capacity() * std::mem::size_of::<Line>()
+    }
+
+    /// The window of `key` for a given segment search: `[0, 1)` / `[n, n + 1)` outside the key
+    /// range, else the window of segment `segment_of(key)` (which must return the last segment
+    /// whose start is `<= key`; it is only called when `first key < key <= last key`).
+    #[inline]
+    pub(super) fn search_with(&self, key: u64, segment_of: impl FnOnce(u64) -> usize) -> Window {
+        if key <= self.first_key || self.n == 0 {
+            return Window { lo: 0, hi: 1 };
+        }
+        if key > self.last_key {
+            return Window {
+                lo: self.n,
+                hi: self.n + 1,
+            };
+        }
+        let i = segment_of(key);
+        let (Some(&start), Some(line)) = (self.starts.get(i), self.lines.get(i)) else {
+            return Window {
+                lo: 0,
+                hi: self.n + 1,
+            }; // unreachable for a built or decoded index; stay correct anyway
+        };
+        let next_pos = self.lines.get(i + 1).map_or(self.n, |l| l.pos);
+        let predicted = line.pos as f64 + line.slope * (key - start) as f64;
+        // f64 `max`/`min` (not `clamp`) never panic; `as` floors, saturates, maps NaN to 0.
+        let p = predicted.max(line.pos as f64).min(next_pos as f64);
+        let reach = f64::from(self.delta) + SLACK;
+        // lb is an integer in [p − reach, p + reach]. ⌈p − r⌉ by hand (`f64::ceil` is a libm
+        // call on baseline x86-64); `as` truncates (= floors) non-negatives and saturates
+        // negatives to 0.
+        let low = p - reach;
+        let floor = low as u64;
+        let lo = (floor + u64::from((floor as f64) < low)).max(line.pos);
+        let hi = ((p + reach) as u64).saturating_add(1).min(next_pos + 1);
+        // lo <= next_pos always; `max` only matters for a damaged model, keeping it non-empty.
+        Window {
+            lo,
+            hi: hi.max(lo + 1),
+        }
+    }
+
+    /// Appends the body (everything after the header) of the encoding.
+    pub(super) fn encode_body(&self, out: &mut Vec<u8>) {
+        put_u32(out, self.delta);
+        put_u64(out, self.n);
+        put_u64(out, self.first_key);
+        put_u64(out, self.last_key);
+        put_u64(out, self.starts.len() as u64);
+        for s in self.segment_list() {
+            put_u64(out, s.key);
+            put_u64(out, s.pos);
+            put_u64(out, s.slope.to_bits());
+        }
+    }
+
     /// Decodes the body that follows the header (see `docs/format/index.md`), checking every
     /// invariant `search` relies on; the error string says what is wrong.
     pub(super) fn decode_body(body: &[u8]) -> Result<PlrIndex, String> {
@@ -163,37 +228,10 @@ impl PlrIndex {
 
 impl Index for PlrIndex {
     fn search(&self, key: u64) -> Window {
-        if key <= self.first_key || self.n == 0 {
-            return Window { lo: 0, hi: 1 };
-        }
-        if key > self.last_key {
-            return Window {
-                lo: self.n,
-                hi: self.n + 1,
-            };
-        }
-        // first_key < key, and starts[0] == first_key, so at least one start is <= key.
-        let i = self.starts.partition_point(|&s| s <= key).saturating_sub(1);
-        let (Some(&start), Some(line)) = (self.starts.get(i), self.lines.get(i)) else {
-            return Window {
-                lo: 0,
-                hi: self.n + 1,
-            }; // unreachable for a built or decoded index; stay correct anyway
-        };
-        let next_pos = self.lines.get(i + 1).map_or(self.n, |l| l.pos);
-        let predicted = line.pos as f64 + line.slope * (key - start) as f64;
-        // f64 `max`/`min` (not `clamp`) never panic; `as` floors, saturates, maps NaN to 0.
-        let p = predicted.max(line.pos as f64).min(next_pos as f64);
-        let reach = f64::from(self.delta) + SLACK;
-        // lb is an integer in [p − reach, p + reach]; `as` truncates (= floors) non-negatives
-        // and saturates negatives to 0.
-        let lo = ((p - reach).ceil() as u64).max(line.pos);
-        let hi = ((p + reach) as u64 + 1).min(next_pos + 1);
-        // lo <= next_pos always; `max` only matters for a damaged model, keeping it non-empty.
-        Window {
-            lo,
-            hi: hi.max(lo + 1),
-        }
+        // first_key < key here, and starts[0] == first_key, so at least one start is <= key.
+        self.search_with(key, |key| {
+            self.starts.partition_point(|&s| s <= key).saturating_sub(1)
+        })
     }
 
     fn max_window(&self) -> u64 {
@@ -201,9 +239,7 @@ impl Index for PlrIndex {
     }
 
     fn size_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + self.starts.capacity() * std::mem::size_of::<u64>()
-            + self.lines.capacity() * std::mem::size_of::<Line>()
+        std::mem::size_of::<Self>() + self.heap_bytes()
     }
 
     fn kind(&self) -> IndexKind {
@@ -220,15 +256,6 @@ impl Index for PlrIndex {
 
     fn encode(&self, out: &mut Vec<u8>) {
         put_header(out, IndexKind::Plr);
-        put_u32(out, self.delta);
-        put_u64(out, self.n);
-        put_u64(out, self.first_key);
-        put_u64(out, self.last_key);
-        put_u64(out, self.starts.len() as u64);
-        for s in self.segment_list() {
-            put_u64(out, s.key);
-            put_u64(out, s.pos);
-            put_u64(out, s.slope.to_bits());
-        }
+        self.encode_body(out);
     }
 }

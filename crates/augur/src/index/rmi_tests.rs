@@ -4,7 +4,9 @@
 
 use super::super::rmi_fit::train;
 use super::super::rmi_model::{cubic_is_monotone, Leaf, RmiIndex, Root, MAX_LEAVES};
-use super::super::tests::{build, check, check_damaged, check_roundtrip, leaf_shape, shape};
+use super::super::tests::{
+    build, check, check_damaged, check_roundtrip, large_key_sets, leaf_shape, shape,
+};
 use super::super::{decode, Index, IndexConfig, IndexKind, IndexTuning, RmiRoot, Window};
 use crate::error::Error;
 use proptest::prelude::*;
@@ -146,17 +148,8 @@ proptest! {
 /// Larger files than the property tests use, at every error bound, leaf extreme and root.
 #[test]
 fn large_files_at_every_bound() {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
-    let mut uniform: Vec<u64> = (0..200_000).map(|_| rng.gen()).collect();
-    uniform.sort_unstable();
-    let high: Vec<u64> = (0..100_000u64).map(|i| (1 << 60) + i).collect();
-    let mut normal: Vec<u64> = (0..100_000)
-        .map(|_| (0..4).map(|_| rng.gen::<u64>() >> 2).sum())
-        .collect();
-    normal.sort_unstable();
-    let extra: Vec<u64> = (0..10_000).map(|_| rng.gen()).collect();
-    for keys in [&uniform, &high, &normal] {
+    let (sets, extra) = large_key_sets(0x5eed);
+    for keys in &sets {
         for root in ROOTS {
             for d in BOUNDS {
                 assert_eq!(check(&rmi(d, 0, root), keys, &extra), Ok(()), "δ {d}");

@@ -2,7 +2,9 @@
 //! extremes of δ and of the radix bits, encodings, damaged encodings, large files, and small
 //! unit tests of the table.
 
-use super::super::tests::{build, check, check_damaged, check_roundtrip, leaf_shape, shape};
+use super::super::tests::{
+    build, check, check_damaged, check_roundtrip, large_key_sets, leaf_shape, shape,
+};
 use super::super::{decode, IndexConfig, IndexKind, IndexTuning};
 use super::*;
 use crate::error::Error;
@@ -62,17 +64,8 @@ proptest! {
 /// 200k uniform keys, 100k dense keys above 2^60, a normal-like set, at every bound.
 #[test]
 fn large_files_at_every_bound() {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
-    let mut uniform: Vec<u64> = (0..200_000).map(|_| rng.gen()).collect();
-    uniform.sort_unstable();
-    let high: Vec<u64> = (0..100_000u64).map(|i| (1 << 60) + i).collect();
-    let mut normal: Vec<u64> = (0..100_000)
-        .map(|_| (0..4).map(|_| rng.gen::<u64>() >> 2).sum())
-        .collect();
-    normal.sort_unstable();
-    let extra: Vec<u64> = (0..10_000).map(|_| rng.gen()).collect();
-    for keys in [&uniform, &high, &normal] {
+    let (sets, extra) = large_key_sets(0x5eed);
+    for keys in &sets {
         for d in [0, 1, 8, 64, 1024] {
             for bits in [1, 18, 24] {
                 assert_eq!(

@@ -292,21 +292,27 @@ fn flipped_positions(flips: &[(prop::sample::Index, u8)], len: usize) -> Vec<(us
 }
 
 /// Larger files than the property tests use, at every error bound and stride.
-#[test]
-fn large_files_at_every_bound() {
+/// The key sets of every type's large-file test, from `seed`: 200k uniform random keys, 100k
+/// dense keys above 2^60 (where u64 → f64 conversion is lossy), 100k normal-like keys (sums of
+/// uniforms over the whole range); and 10k random queries.
+pub(super) fn large_key_sets(seed: u64) -> ([Vec<u64>; 3], Vec<u64>) {
     use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut uniform: Vec<u64> = (0..200_000).map(|_| rng.gen()).collect();
     uniform.sort_unstable();
-    // Dense keys above 2^53, where u64 → f64 conversion is lossy.
     let high: Vec<u64> = (0..100_000u64).map(|i| (1 << 60) + i).collect();
-    // A normal-like distribution: sums of uniforms, scaled to the whole range.
     let mut normal: Vec<u64> = (0..100_000)
         .map(|_| (0..4).map(|_| rng.gen::<u64>() >> 2).sum())
         .collect();
     normal.sort_unstable();
     let extra: Vec<u64> = (0..10_000).map(|_| rng.gen()).collect();
-    for keys in [&uniform, &high, &normal] {
+    ([uniform, high, normal], extra)
+}
+
+#[test]
+fn large_files_at_every_bound() {
+    let (sets, extra) = large_key_sets(0x5eed);
+    for keys in &sets {
         for d in DELTAS {
             assert_eq!(check(&plr(d), keys, &extra), Ok(()), "delta {d}");
         }
