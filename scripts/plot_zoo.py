@@ -33,6 +33,7 @@ def points(fig, ds, variant=None):
         k = (r["index"], r["bound"])
         if r["benchmark"] == "learn":
             res.setdefault(k, {})["model_bytes"] = r.get("model_bytes", 0)
+            res[k]["entries"] = r.get("entries", 0)
             res[k]["learn_s"] = r["seconds"]
         elif r["benchmark"] == "readrandom":
             res.setdefault(k, {})["us"] = r["micros_per_op"]
@@ -42,19 +43,17 @@ def points(fig, ds, variant=None):
     return res, base
 
 
-def num_keys(ds):
-    for r in rows:
-        if r["dataset"] == ds and r["benchmark"] == "readrandom" and r.get("found"):
-            pass
-    return None
+def per_key(v):
+    """Model bytes per table entry of one configuration."""
+    return v.get("model_bytes", 0) / max(v.get("entries", 0), 1)
 
 
-def sweep_plot(ax, res, base, title, nkeys):
+def sweep_plot(ax, res, base, title):
     for t in TYPES:
         pts = sorted((b, v) for (ty, b), v in res.items() if ty == t and "us" in v)
         if not pts:
             continue
-        xs = [v.get("model_bytes", 0) / nkeys for _, v in pts]
+        xs = [per_key(v) for _, v in pts]
         ys = [v["us"] for _, v in pts]
         ax.plot(xs, ys, marker=MARKERS[t], label=t)
     if base:
@@ -66,7 +65,7 @@ def sweep_plot(ax, res, base, title, nkeys):
     ax.legend(fontsize=7)
 
 
-def table(res, base, nkeys):
+def table(res, base):
     bounds = sorted({b for (_, b) in res if b})
     print("| index | " + " | ".join(f"δ={b}" for b in bounds) + " |")
     print("|---|" + "---|" * len(bounds))
@@ -77,27 +76,12 @@ def table(res, base, nkeys):
             if not v or "us" not in v:
                 cells.append("")
                 continue
-            cells.append(f"{v['us']:.3f} µs / {v.get('model_bytes', 0) / nkeys:.3f} B")
+            cells.append(f"{v['us']:.3f} µs / {per_key(v):.3f} B")
         if any(cells):
             print(f"| {t} | " + " | ".join(cells) + " |")
     if base:
         print(f"\nbaseline (never policy, block fence pointers): {base:.3f} µs/op\n")
 
-
-def keys_of(ds):
-    """Entries of the dataset, from the `found` count of a run (reads found = reads)."""
-    for r in rows:
-        if r["dataset"] == ds and "keys" in r:
-            return r["keys"]
-    return None
-
-
-NKEYS = {"uniform": None, "ipv4_asn": 411961, "words": 663473}
-for r in rows:
-    if r["dataset"] == "uniform" and r.get("num"):
-        NKEYS["uniform"] = r["num"]
-if NKEYS["uniform"] is None:
-    NKEYS["uniform"] = int(os.environ.get("NUM", "5000000"))
 
 # Figure 6
 for ds in ["uniform", "ipv4_asn", "words"]:
@@ -105,11 +89,11 @@ for ds in ["uniform", "ipv4_asn", "words"]:
     if not res:
         continue
     fig, ax = plt.subplots(figsize=(6, 4))
-    sweep_plot(ax, res, base, f"Fig. 6: {ds}", NKEYS[ds])
+    sweep_plot(ax, res, base, f"Fig. 6: {ds}")
     fig.tight_layout()
     fig.savefig(f"{out}/fig6-{ds}.png", dpi=120)
     print(f"\n### Fig. 6, {ds} (µs/op / model bytes per key)\n")
-    table(res, base, NKEYS[ds])
+    table(res, base)
 
 # Figure 8
 variants = sorted({r.get("variant", "") for r in rows if r["fig"] == "fig8"})
@@ -117,9 +101,9 @@ if variants:
     fig, axes = plt.subplots(1, len(variants), figsize=(5 * len(variants), 4), squeeze=False)
     for ax, v in zip(axes[0], variants):
         res, base = points("fig8", "uniform", v)
-        sweep_plot(ax, res, base, v or "default", NKEYS["uniform"])
+        sweep_plot(ax, res, base, v or "default")
         print(f"\n### Fig. 8, uniform, {v}\n")
-        table(res, base, NKEYS["uniform"])
+        table(res, base)
     fig.tight_layout()
     fig.savefig(f"{out}/fig8-uniform.png", dpi=120)
 

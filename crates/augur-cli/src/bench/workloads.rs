@@ -646,6 +646,8 @@ impl Runner {
         if let Some(s) = db.stats() {
             out.extra
                 .push(("model_bytes", json!(s.total_model_bytes())));
+            let entries: u64 = s.levels.iter().map(|l| l.entries).sum();
+            out.extra.push(("entries", json!(entries)));
         }
         Ok(out)
     }
