@@ -53,12 +53,12 @@ def sweep_plot(ax, res, base, title):
         pts = sorted((b, v) for (ty, b), v in res.items() if ty == t and "us" in v)
         if not pts:
             continue
-        xs = [per_key(v) for _, v in pts]
+        xs = [max(per_key(v), 1e-4) for _, v in pts]  # log axis: 0 plotted at 1e-4
         ys = [v["us"] for _, v in pts]
         ax.plot(xs, ys, marker=MARKERS[t], label=t)
     if base:
         ax.axhline(base, color="gray", linestyle="--", label="baseline (block fences)")
-    ax.set_xscale("symlog", linthresh=0.01)
+    ax.set_xscale("log")
     ax.set_xlabel("index memory (bytes per key)")
     ax.set_ylabel("readrandom µs/op")
     ax.set_title(title)
