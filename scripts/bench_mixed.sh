@@ -10,7 +10,7 @@
 # noise hits them alike) and the table shows mean ± standard deviation.
 #
 # Usage: scripts/bench_mixed.sh
-# Env:   NUM (default 1000000), REPS (default 1), WRITES, POLICIES, AUGUR (the binary),
+# Env:   NUM (default 1000000), REPS (default 1), WRITES, POLICIES, INDEX (default plr), AUGUR,
 #        EXTRA (more bench flags, e.g. "--memtable-mb=4 --target-file-mb=4"), WORK
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,7 @@ NUM=${NUM:-1000000}
 REPS=${REPS:-1}
 WRITES=${WRITES:-"1 5 50"}
 POLICIES=${POLICIES:-"never always cost-benefit at-build"}
+INDEX=${INDEX:-plr}
 EXTRA=${EXTRA:-}
 WORK=${WORK:-/tmp/augur-mixed}
 mkdir -p "$WORK"
@@ -29,7 +30,7 @@ for writes in $WRITES; do
       echo "== writes $writes% $policy (rep $rep)" >&2
       # shellcheck disable=SC2086
       "$AUGUR" bench --num="$NUM" --reads="$NUM" --key_size=16 --value_size=64 \
-        --value-separation-threshold=0 --index=plr --learning="$policy" --seed=301 \
+        --value-separation-threshold=0 --index="$INDEX" --learning="$policy" --seed=301 \
         --readwritepercent=$((100 - writes)) --benchmarks=fillrandom,readrandomwriterandom \
         $EXTRA --json="$WORK/mixed-$writes-$policy-$rep.json" >/dev/null
     done
