@@ -194,3 +194,30 @@ fn bad_source_flags_are_rejected() {
     ]));
     assert!(err.contains("no key"), "{err}");
 }
+
+/// Every record carries the process CPU time and peak RSS (Linux), and `learn` reports the
+/// models it trained, their bytes and the table entries.
+#[cfg(target_os = "linux")]
+#[test]
+fn records_carry_cpu_rss_and_learn_figures() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("db");
+    let recs = bench_json(
+        &dir,
+        &[
+            "--num=20000",
+            "--learning=offline",
+            "--index=pgm",
+            "--benchmarks=fillrandom,flush,learn,readrandom",
+        ],
+    );
+    for r in &recs {
+        assert!(r["cpu_s"].as_f64().is_some_and(|s| s >= 0.0), "{r}");
+        assert!(r["peak_rss_mb"].as_f64().is_some_and(|mb| mb > 1.0), "{r}");
+    }
+    let learn = record(&recs, "learn");
+    assert!(learn["models"].as_u64().unwrap() >= 1, "{learn}");
+    assert!(learn["model_bytes"].as_u64().unwrap() > 0, "{learn}");
+    // 20,000 draws with repeats leave ~12,600 distinct keys in the tables.
+    assert!(learn["entries"].as_u64().unwrap() > 10_000, "{learn}");
+}

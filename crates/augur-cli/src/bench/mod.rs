@@ -16,6 +16,7 @@
 
 pub mod engine;
 mod keys;
+mod process;
 mod report;
 pub mod sources;
 mod workloads;

@@ -297,6 +297,7 @@ impl Runner {
     pub fn run(&mut self, name: &str) -> Result<Option<Outcome>, CliError> {
         let mut rng = StdRng::seed_from_u64(self.p.seed.wrapping_add(self.runs));
         self.runs += 1;
+        let cpu_before = super::process::cpu_seconds();
         let fresh = matches!(name, "fillseq" | "fillrandom" | "ycsb-load");
         if fresh {
             if self.p.use_existing_db {
@@ -348,6 +349,17 @@ impl Runner {
             }
             other => return Err(CliError::failed(format!("unknown benchmark {other:?}"))),
         };
+        let mut outcome = outcome;
+        // Process CPU time over the benchmark (all threads: background work counts too) and
+        // peak RSS so far; absent where /proc is not available.
+        if let (Some(before), Some(after)) = (cpu_before, super::process::cpu_seconds()) {
+            outcome.extra.push(("cpu_s", json!(after - before)));
+        }
+        if let Some(bytes) = super::process::peak_rss_bytes() {
+            outcome
+                .extra
+                .push(("peak_rss_mb", json!(bytes as f64 / (1 << 20) as f64)));
+        }
         Ok(Some(outcome))
     }
 

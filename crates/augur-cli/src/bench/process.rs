@@ -1,0 +1,65 @@
+//! Process resource usage for benchmark records: CPU time (user + system, all threads, so
+//! background flush/compaction/learning count) and peak resident set size. Read from Linux's
+//! `/proc/self/stat` and `/proc/self/status`; on other systems both are `None` and the
+//! records simply omit them.
+
+/// Clock ticks per second of `/proc/<pid>/stat` times (`USER_HZ`, 100 on every Linux ABI).
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// CPU seconds (user + system) the process has used so far, at 10 ms resolution.
+pub fn cpu_seconds() -> Option<f64> {
+    parse_cpu_seconds(&std::fs::read_to_string("/proc/self/stat").ok()?)
+}
+
+/// The process's peak resident set size in bytes (`VmHWM`).
+pub fn peak_rss_bytes() -> Option<u64> {
+    parse_peak_rss(&std::fs::read_to_string("/proc/self/status").ok()?)
+}
+
+/// `utime + stime` of a `/proc/<pid>/stat` line, in seconds. The command name (field 2) may
+/// hold spaces and parentheses, so fields are counted after its closing parenthesis.
+fn parse_cpu_seconds(stat: &str) -> Option<f64> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    // After the name: state is field 3, so utime (14) and stime (15) are at 11 and 12.
+    let mut fields = after_name.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) as f64 / TICKS_PER_SECOND)
+}
+
+/// The `VmHWM:  <n> kB` line of `/proc/<pid>/status`, in bytes.
+fn parse_peak_rss(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proc_formats() {
+        let stat = "1234 (a (weird) name) R 1 2 3 4 5 6 7 8 9 10 250 75 0 0 20 0 3 0";
+        assert_eq!(parse_cpu_seconds(stat), Some(3.25));
+        assert_eq!(parse_cpu_seconds("1234 (x) R 1 2"), None);
+        let status = "Name:\taugur\nVmPeak:\t  9000 kB\nVmHWM:\t    2048 kB\nVmRSS:\t 1000 kB\n";
+        assert_eq!(parse_peak_rss(status), Some(2048 * 1024));
+        assert_eq!(parse_peak_rss("Name:\tx\n"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn measures_this_process() {
+        let before = cpu_seconds().expect("/proc/self/stat");
+        // Burn about 50 ms of CPU.
+        let started = std::time::Instant::now();
+        let mut x = 0u64;
+        while started.elapsed().as_millis() < 60 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let after = cpu_seconds().expect("/proc/self/stat");
+        assert!(after - before >= 0.02, "{before} -> {after}");
+        assert!(peak_rss_bytes().expect("/proc/self/status") > 1 << 20);
+    }
+}
