@@ -221,3 +221,33 @@ fn records_carry_cpu_rss_and_learn_figures() {
     // 20,000 draws with repeats leave ~12,600 distinct keys in the tables.
     assert!(learn["entries"].as_u64().unwrap() > 10_000, "{learn}");
 }
+
+/// `--threads=N`: readrandom runs N readers, each doing `--reads` lookups; every key of a key
+/// source is present, so every lookup of every thread finds its key.
+#[test]
+fn threads_multiply_the_reads() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("keys.u64");
+    let keys: Vec<u64> = (0..5000u64).map(|i| i * 7919).collect();
+    write_sosd(&file, &keys);
+    let dir = t.path().join("db");
+    let recs = bench_json(
+        &dir,
+        &[
+            &format!("--keys={}", file.display()),
+            "--benchmarks=fillrandom,flush,readrandom,readmissing",
+            "--reads=3000",
+            "--threads=3",
+            "--histogram",
+        ],
+    );
+    let read = record(&recs, "readrandom");
+    assert_eq!(read["ops"], 9000, "{read}");
+    assert_eq!(read["threads"], 3, "{read}");
+    assert_eq!(found(read), 9000);
+    assert!(read["p50_us"].as_f64().is_some(), "{read}");
+    let missing = record(&recs, "readmissing");
+    assert_eq!(missing["ops"], 9000);
+    assert_eq!(found(missing), 0);
+    assert!(fails(augur(&["bench", "--threads=0", "--num=10"])).contains("threads"));
+}

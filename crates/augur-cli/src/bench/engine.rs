@@ -48,7 +48,7 @@ fn not_built() -> CliError {
 }
 
 /// The operations of the workloads, on one open database.
-pub trait BenchEngine {
+pub trait BenchEngine: Sync {
     /// Writes `key` = `value`.
     fn put(&self, key: &[u8], value: &[u8]) -> Result<(), CliError>;
     /// Deletes `key`.

@@ -128,6 +128,9 @@ pub struct BenchArgs {
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true,
           default_value = "false", default_missing_value = "true", value_parser = parse_bool)]
     pub sync: bool,
+    /// Threads of readrandom / readmissing; each does --reads lookups (db_bench's --threads).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: u64,
     /// Random seed; benchmark i of a run uses seed + i.
     #[arg(long, default_value_t = 301)]
     pub seed: u64,
@@ -236,6 +239,7 @@ pub fn run(
         seed: a.seed,
         histogram: a.histogram,
         use_existing_db: a.use_existing_db,
+        threads: usize::try_from(a.threads).unwrap_or(1),
         keys: Arc::new(keys),
         load_order: a.load_order,
         ycsb: ycsb::YcsbParams {

@@ -90,6 +90,9 @@ pub struct Params {
     pub seed: u64,
     pub histogram: bool,
     pub use_existing_db: bool,
+    /// Threads of `readrandom` / `readmissing` (db_bench's `--threads`): each does `reads`
+    /// lookups with its own random stream.
+    pub threads: usize,
     /// The keys (db_bench numbers or a key source).
     pub keys: Arc<KeySet>,
     /// Order of fills over a key source (`None`: by benchmark name).
@@ -135,6 +138,36 @@ impl Meter {
                 ns
             }
             None => 0,
+        }
+    }
+
+    /// The outcome of meters that ran concurrently (one per thread): the time is the slowest
+    /// thread's, so `micros_per_op` is wall time per operation over all threads (db_bench's
+    /// merged statistics); the latency histograms are added.
+    pub(super) fn combine(meters: Vec<Meter>, name: &str, ops: u64, bytes: u64) -> Outcome {
+        let mut seconds = 0.0f64;
+        let mut hist: Option<Histogram<u64>> = None;
+        for m in meters {
+            let own = m.start.elapsed().saturating_sub(m.excluded).as_secs_f64();
+            seconds = seconds.max(own);
+            hist = match (hist, m.hist) {
+                (Some(mut a), Some(b)) => {
+                    // Same bounds, so adding cannot fail; if it did, keep what we have.
+                    let _ = a.add(&b);
+                    Some(a)
+                }
+                (a, b) => a.or(b),
+            };
+        }
+        Outcome {
+            name: name.to_string(),
+            ops,
+            seconds,
+            bytes,
+            found: None,
+            write_amplification: None,
+            latency_ns: hist,
+            extra: Vec::new(),
         }
     }
 
@@ -459,38 +492,67 @@ impl Runner {
             ..
         } = self.p;
         let record = self.record;
+        let threads = self.p.threads.max(1);
         let keys = Arc::clone(&self.p.keys);
         let (db, _) = self.parts()?;
-        let mut key = Vec::with_capacity(key_size + 1);
-        let mut batch = KeyBatch::default();
-        let (mut found, mut bytes) = (0u64, 0u64);
-        let mut meter = Meter::new(record);
-        let mut done = 0u64;
-        while done < reads {
-            let count = (reads - done).min(KeyBatch::LEN);
-            meter.exclude(|| {
-                batch.clear();
-                for _ in 0..count {
-                    let n = rng.gen_range(0..num);
-                    if missing {
-                        keys.missing(n, key_size, &mut key);
-                    } else {
-                        keys.key(n, key_size, &mut key);
+        let lookups = |rng: &mut StdRng| {
+            let mut meter = Meter::new(record);
+            let mut key = Vec::with_capacity(key_size + 1);
+            let mut batch = KeyBatch::default();
+            let (mut found, mut bytes, mut done) = (0u64, 0u64, 0u64);
+            while done < reads {
+                let count = (reads - done).min(KeyBatch::LEN);
+                meter.exclude(|| {
+                    batch.clear();
+                    for _ in 0..count {
+                        let n = rng.gen_range(0..num);
+                        if missing {
+                            keys.missing(n, key_size, &mut key);
+                        } else {
+                            keys.key(n, key_size, &mut key);
+                        }
+                        batch.push(&key);
                     }
-                    batch.push(&key);
+                });
+                for key in batch.iter() {
+                    if let Some(v) = db.get(key)? {
+                        found += 1;
+                        bytes += (key.len() + v.len()) as u64;
+                    }
+                    meter.op_done();
                 }
-            });
-            for key in batch.iter() {
-                if let Some(v) = db.get(key)? {
-                    found += 1;
-                    bytes += (key.len() + v.len()) as u64;
-                }
-                meter.op_done();
+                done += count;
             }
-            done += count;
+            Ok::<_, CliError>((meter, found, bytes))
+        };
+        let results = if threads == 1 {
+            vec![lookups(rng)?]
+        } else {
+            // Thread t draws from its own stream, seeded from the run's generator.
+            let seeds: Vec<u64> = (0..threads).map(|_| rng.gen()).collect();
+            std::thread::scope(|s| {
+                let handles: Vec<_> = seeds
+                    .iter()
+                    .map(|&seed| s.spawn(move || lookups(&mut StdRng::seed_from_u64(seed))))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err(CliError::failed("a reader thread panicked")))
+                    })
+                    .collect::<Result<Vec<_>, CliError>>()
+            })?
+        };
+        let ops = reads * threads as u64;
+        let found: u64 = results.iter().map(|r| r.1).sum();
+        let bytes: u64 = results.iter().map(|r| r.2).sum();
+        let meters = results.into_iter().map(|r| r.0).collect();
+        let mut out = Meter::combine(meters, name, ops, bytes);
+        out.found = Some((found, ops));
+        if threads > 1 {
+            out.extra.push(("threads", json!(threads)));
         }
-        let mut out = meter.finish(name, reads, bytes);
-        out.found = Some((found, reads));
         Ok(out)
     }
 
