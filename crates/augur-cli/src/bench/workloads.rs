@@ -183,20 +183,7 @@ impl Meter {
     }
 
     pub(super) fn finish(self, name: &str, ops: u64, bytes: u64) -> Outcome {
-        Outcome {
-            name: name.to_string(),
-            ops,
-            seconds: self
-                .start
-                .elapsed()
-                .saturating_sub(self.excluded)
-                .as_secs_f64(),
-            bytes,
-            found: None,
-            write_amplification: None,
-            latency_ns: self.hist,
-            extra: Vec::new(),
-        }
+        Meter::combine(vec![self], name, ops, bytes)
     }
 }
 

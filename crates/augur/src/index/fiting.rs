@@ -81,6 +81,8 @@ pub(super) fn decode_body(body: &[u8]) -> std::result::Result<Box<dyn Index>, St
 #[derive(Debug)]
 pub struct FitingBuilder {
     fanout: u32,
+    /// Set (once, by `new`) when the fanout is out of range.
+    invalid: Option<String>,
     plr: PlrBuilder,
 }
 
@@ -89,27 +91,31 @@ impl FitingBuilder {
     pub fn new(delta: u32, fanout: u32) -> Self {
         FitingBuilder {
             fanout,
+            invalid: (!FANOUTS.contains(&fanout)).then(|| {
+                format!(
+                    "index: fiting fanout {fanout} outside {}..={}",
+                    FANOUTS.start(),
+                    FANOUTS.end()
+                )
+            }),
             plr: PlrBuilder::new(delta),
         }
     }
 
     /// The fanout error, if the fanout is out of range.
     fn check_fanout(&self) -> Result<()> {
-        if FANOUTS.contains(&self.fanout) {
-            return Ok(());
+        match &self.invalid {
+            Some(reason) => Err(Error::InvalidArgument(reason.clone())),
+            None => Ok(()),
         }
-        Err(Error::InvalidArgument(format!(
-            "index: fiting fanout {} outside {}..={}",
-            self.fanout,
-            FANOUTS.start(),
-            FANOUTS.end()
-        )))
     }
 }
 
 impl IndexBuilder for FitingBuilder {
     fn add(&mut self, key: u64) -> Result<()> {
-        self.check_fanout()?;
+        if self.invalid.is_some() {
+            return self.check_fanout();
+        }
         self.plr.add(key)
     }
 

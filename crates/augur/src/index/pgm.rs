@@ -14,7 +14,7 @@
 //!   added until one holds at most 64 segments (the root), or stops shrinking. *Augur*: the
 //!   reference recurses down to a single segment; a root of up to 64 keys is searched by one
 //!   vectorized count over 512 bytes, cheaper than the two more levels of dependent loads it
-//!   replaces (measured with `examples/zoo_pgm.rs`).
+//!   replaces (measured with `examples/index_bench.rs`).
 //! - All segments live in one `Vec`, leaves first, with the level offsets beside them (the PGM
 //!   reference's layout).
 //!
