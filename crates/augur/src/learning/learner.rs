@@ -365,6 +365,11 @@ impl Shared {
                 st.training -= 1;
                 continue;
             }
+            // `evaluate` may have released the lock (arming a re-examination): a shutdown
+            // that came meanwhile notified nobody, so look before waiting.
+            if st.shutting_down {
+                return;
+            }
             match st.waiting.front().map(|w| w.ready_at) {
                 Some(at) => {
                     self.cv.wait_until(&mut st, at);
