@@ -334,6 +334,14 @@ pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Box<dyn Index>> 
     }
 }
 
+/// `⌈x⌉` as a position: 0 for negative `x` (and NaN), saturating above `u64::MAX`. By hand,
+/// because `f64::ceil` is a libm call on baseline x86-64 and this is on every lookup.
+#[inline]
+pub(crate) fn ceil_position(x: f64) -> u64 {
+    let floor = x as u64; // `as` truncates (= floors) non-negatives, saturates negatives to 0
+    floor.saturating_add(u64::from((floor as f64) < x))
+}
+
 /// Appends the two header bytes (kind, format version).
 fn put_header(out: &mut Vec<u8>, kind: IndexKind) {
     out.push(kind as u8);

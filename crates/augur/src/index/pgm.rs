@@ -103,13 +103,10 @@ fn predict(keys: &[u64], lines: &[Line], t: usize, x: u64, max: u64) -> Option<f
 }
 
 /// The integer window `[⌈p − r⌉, ⌊p + r⌋ + 1)` with `r = eps + SLACK`, clamped to
-/// `[0, max + 1)` and never empty. `as` saturates negatives to 0 and truncates (= floors)
-/// non-negatives; the ceiling is taken by hand (`f64::ceil` is a libm call on baseline x86-64).
+/// `[0, max + 1)` and never empty (`as` floors `p + r`).
 fn window(p: f64, eps: u32, max: u64) -> Window {
     let reach = f64::from(eps) + SLACK;
-    let low = p - reach;
-    let floor = low as u64;
-    let lo = (floor + u64::from((floor as f64) < low)).min(max);
+    let lo = super::ceil_position(p - reach).min(max);
     let hi = ((p + reach) as u64).saturating_add(1).min(max + 1);
     Window {
         lo,

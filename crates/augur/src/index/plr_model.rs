@@ -146,12 +146,8 @@ impl PlrIndex {
         // f64 `max`/`min` (not `clamp`) never panic; `as` floors, saturates, maps NaN to 0.
         let p = predicted.max(line.pos as f64).min(next_pos as f64);
         let reach = f64::from(self.delta) + SLACK;
-        // lb is an integer in [p − reach, p + reach]. ⌈p − r⌉ by hand (`f64::ceil` is a libm
-        // call on baseline x86-64); `as` truncates (= floors) non-negatives and saturates
-        // negatives to 0.
-        let low = p - reach;
-        let floor = low as u64;
-        let lo = (floor + u64::from((floor as f64) < low)).max(line.pos);
+        // lb is an integer in [p − reach, p + reach]; `as` floors `p + reach`.
+        let lo = super::ceil_position(p - reach).max(line.pos);
         let hi = ((p + reach) as u64).saturating_add(1).min(next_pos + 1);
         // lo <= next_pos always; `max` only matters for a damaged model, keeping it non-empty.
         Window {

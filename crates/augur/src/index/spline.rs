@@ -296,11 +296,8 @@ impl Spline {
         let t = (x - xa) as f64 / (xb - xa) as f64;
         let p = (ya as f64 + dy * t).max(ya as f64).min(yb as f64);
         let reach = f64::from(self.delta) + SLACK;
-        // `as` floors non-negative values and saturates negatives to 0; ⌈t⌉ without the libm
-        // call `f64::ceil` compiles to on baseline x86-64.
-        let t = p - reach;
-        let floor = t as u64;
-        let lo = (floor + u64::from((floor as f64) < t)).max(ya);
+        // `as` floors `p + reach`.
+        let lo = super::ceil_position(p - reach).max(ya);
         let hi = ((p + reach) as u64 + 1).min(yb + 1);
         Window {
             lo,

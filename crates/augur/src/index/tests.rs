@@ -433,3 +433,12 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn ceil_position_matches_ceil() {
+    for x in [-1.5, -0.0, 0.0, 0.25, 1.0, 2.0, 2.1, 1e15 + 0.5, 3.0e18] {
+        assert_eq!(ceil_position(x), f64::ceil(x).max(0.0) as u64, "{x}");
+    }
+    assert_eq!(ceil_position(f64::NAN), 0);
+    assert_eq!(ceil_position(1e30), u64::MAX);
+}
