@@ -22,6 +22,12 @@ impl From<augur::Error> for CliError {
     }
 }
 
+impl From<augur_bench::BenchError> for CliError {
+    fn from(e: augur_bench::BenchError) -> Self {
+        CliError::Failed(e.0)
+    }
+}
+
 /// Wraps an I/O error with what was being done.
 pub fn io_err(context: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> CliError {
     move |e| CliError::Failed(format!("{context}: {e}"))

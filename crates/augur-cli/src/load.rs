@@ -3,9 +3,9 @@
 
 use crate::codec::{print_json, Codec};
 use crate::error::{io_err, CliError};
-use crate::sosd::{derived_value, key_bytes, read_keys};
 use crate::JsonFlag;
 use augur::{Db, WriteBatch, WriteOptions};
+use augur_bench::sosd::{derived_value, key_bytes, read_keys};
 use clap::{ArgGroup, Args};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::SliceRandom;

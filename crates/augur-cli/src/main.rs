@@ -6,13 +6,11 @@
 //! 2 any error (printed as `error: <message>` on stderr).
 #![deny(unsafe_code)]
 
-mod bench;
 mod codec;
 mod commands;
 mod engine;
 mod error;
 mod load;
-mod sosd;
 
 use clap::{Args, Parser, Subcommand};
 use error::CliError;
@@ -124,7 +122,7 @@ enum Command {
     /// db_bench-style benchmark. With no flags: a short demo (200,000 16-byte keys with
     /// 64-byte values; fillrandom, flush, readrandom, readseq, stats), once with values inline
     /// and once separated into the value log.
-    Bench(bench::BenchArgs),
+    Bench(augur_bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -147,7 +145,16 @@ fn run(cli: Cli) -> Result<(), CliError> {
     let top_json = cli.json;
     let json = |out: JsonFlag| top_json || out.json;
     if let Command::Bench(args) = &cli.command {
-        return bench::run(args, &cli.engine, cli.db.as_deref(), top_json);
+        let settings = augur_bench::EngineSettings {
+            options: cli.engine.options(),
+            value_separation_threshold: cli.engine.value_separation_threshold,
+        };
+        return Ok(augur_bench::run(
+            args,
+            &settings,
+            cli.db.as_deref(),
+            top_json,
+        )?);
     }
     let dir = cli
         .db

@@ -10,17 +10,17 @@
 //! `mix(z) = z ^= z >> 30; z *= 0xbf58476d1ce4e5b9; z ^= z >> 27; z *= 0x94d049bb133111eb;
 //! z ^ (z >> 31)` (all arithmetic wrapping).
 
-use crate::error::{io_err, CliError};
+use crate::error::{io_err, BenchError};
 use std::path::Path;
 
 /// Reads every key of an SOSD file.
 ///
 /// # Errors
 /// A missing or unreadable file, or a header whose count does not match the file size.
-pub fn read_keys(path: &Path) -> Result<Vec<u64>, CliError> {
+pub fn read_keys(path: &Path) -> Result<Vec<u64>, BenchError> {
     let bytes = std::fs::read(path).map_err(io_err(format!("reading {}", path.display())))?;
     parse_keys(&bytes).map_err(|why| {
-        CliError::failed(format!("{} is not an SOSD key file: {why}", path.display()))
+        BenchError::failed(format!("{} is not an SOSD key file: {why}", path.display()))
     })
 }
 

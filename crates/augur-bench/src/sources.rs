@@ -30,7 +30,7 @@
 //! after an existing key (a negative lookup inside the key range, not outside it).
 
 use super::keys::make_key;
-use crate::error::{io_err, CliError};
+use crate::error::{io_err, BenchError};
 use clap::ValueEnum;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -85,6 +85,11 @@ impl KeySet {
         }
     }
 
+    /// True when there is no key.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// True for the db_bench key numbers (no key source).
     pub fn is_numbers(&self) -> bool {
         matches!(self, KeySet::Numbers(_))
@@ -136,7 +141,7 @@ fn at<T>(v: &[T], i: u64) -> Option<&T> {
 }
 
 /// Reads an SOSD key file: sorted and deduplicated.
-pub fn load_sosd(path: &Path) -> Result<Vec<u64>, CliError> {
+pub fn load_sosd(path: &Path) -> Result<Vec<u64>, BenchError> {
     let mut keys = crate::sosd::read_keys(path)?;
     keys.sort_unstable();
     keys.dedup();
@@ -144,7 +149,7 @@ pub fn load_sosd(path: &Path) -> Result<Vec<u64>, CliError> {
 }
 
 /// Reads a text key file (one key per line): sorted and deduplicated.
-pub fn load_text(path: &Path) -> Result<Vec<Vec<u8>>, CliError> {
+pub fn load_text(path: &Path) -> Result<Vec<Vec<u8>>, BenchError> {
     let bytes = std::fs::read(path).map_err(io_err(format!("reading {}", path.display())))?;
     Ok(parse_text(&bytes))
 }

@@ -37,7 +37,7 @@ use super::keys::ValueGen;
 use super::report::Outcome;
 use super::sources::{KeySet, LoadOrder};
 use super::ycsb::{self, YcsbParams};
-use crate::error::{io_err, CliError};
+use crate::error::{io_err, BenchError};
 use augur::index::builder;
 use augur::index::projection::{common_prefix_len, project};
 use augur::{Options, Stats};
@@ -49,6 +49,9 @@ use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Entries of a database iterator walked in either direction.
+type Entries = Box<dyn Iterator<Item = augur::Result<(Vec<u8>, Vec<u8>)>>>;
 
 /// Every benchmark name understood.
 pub const NAMES: &[&str] = &[
@@ -261,7 +264,7 @@ impl Runner {
         }
     }
 
-    fn db(&mut self) -> Result<&dyn BenchEngine, CliError> {
+    fn db(&mut self) -> Result<&dyn BenchEngine, BenchError> {
         if self.db.is_none() {
             let mut o = self.opts.clone();
             o.create_if_missing = !self.p.use_existing_db;
@@ -269,14 +272,14 @@ impl Runner {
         }
         self.db
             .as_deref()
-            .ok_or_else(|| CliError::failed("database not open"))
+            .ok_or_else(|| BenchError::failed("database not open"))
     }
 
     /// The Augur handle, or an error naming the Augur-only benchmark `name`.
-    fn augur_db(&mut self, name: &str) -> Result<&augur::Db, CliError> {
+    fn augur_db(&mut self, name: &str) -> Result<&augur::Db, BenchError> {
         let kind = self.kind;
         self.db()?.augur().ok_or_else(|| {
-            CliError::failed(format!(
+            BenchError::failed(format!(
                 "benchmark {name} is not supported with --engine={}",
                 kind.name()
             ))
@@ -285,7 +288,7 @@ impl Runner {
 
     /// Closes the database and deletes its files, refusing to touch a directory that
     /// holds anything but the engine's files.
-    fn fresh(&mut self) -> Result<(), CliError> {
+    fn fresh(&mut self) -> Result<(), BenchError> {
         if let Some(db) = self.db.take() {
             db.close()?;
         }
@@ -297,7 +300,7 @@ impl Runner {
                 let e = e.map_err(io_err(format!("listing {}", self.dir.display())))?;
                 let name = e.file_name().to_string_lossy().into_owned();
                 if !engine::owns_file(self.kind, &name) {
-                    return Err(CliError::failed(format!(
+                    return Err(BenchError::failed(format!(
                         "refusing to delete the database in {}: it holds {name:?}, which is not a {} file",
                         self.dir.display(),
                         self.kind.name()
@@ -314,7 +317,7 @@ impl Runner {
 
     /// Runs benchmark `name`; `None` when it printed something instead of measuring
     /// (`stats`, or a fill skipped because of `--use_existing_db`).
-    pub fn run(&mut self, name: &str) -> Result<Option<Outcome>, CliError> {
+    pub fn run(&mut self, name: &str) -> Result<Option<Outcome>, BenchError> {
         let mut rng = StdRng::seed_from_u64(self.p.seed.wrapping_add(self.runs));
         self.runs += 1;
         let cpu_before = super::process::cpu_seconds();
@@ -363,11 +366,11 @@ impl Runner {
                     return Ok(None);
                 };
                 if !self.quiet {
-                    print!("{}", crate::commands::stats_text(&stats));
+                    print!("{}", crate::stats_view::stats_text(&stats));
                 }
                 return Ok(None);
             }
-            other => return Err(CliError::failed(format!("unknown benchmark {other:?}"))),
+            other => return Err(BenchError::failed(format!("unknown benchmark {other:?}"))),
         };
         let mut outcome = outcome;
         // Process CPU time over the benchmark (all threads: background work counts too) and
@@ -384,16 +387,16 @@ impl Runner {
     }
 
     /// Opens the database if needed and returns it with the value generator (split borrow).
-    fn parts(&mut self) -> Result<(&dyn BenchEngine, &mut ValueGen), CliError> {
+    fn parts(&mut self) -> Result<(&dyn BenchEngine, &mut ValueGen), BenchError> {
         self.db()?;
         match self.db.as_deref() {
             Some(db) => Ok((db, &mut self.values)),
-            None => Err(CliError::failed("database not open")),
+            None => Err(BenchError::failed("database not open")),
         }
     }
 
     /// A YCSB benchmark (`ycsb.rs`): the load or a workload of `reads` operations.
-    fn ycsb(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, CliError> {
+    fn ycsb(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, BenchError> {
         let r = ycsb::Run {
             name,
             num: self.p.num,
@@ -404,7 +407,7 @@ impl Runner {
         self.db()?;
         let (Some(db), values, state) = (self.db.as_deref(), &mut self.values, &mut self.ycsb)
         else {
-            return Err(CliError::failed("database not open"));
+            return Err(BenchError::failed("database not open"));
         };
         if name == "ycsb-load" {
             ycsb::load(&r, db, values, state)
@@ -420,7 +423,7 @@ impl Runner {
         rng: &mut StdRng,
         op: Op,
         order: Order,
-    ) -> Result<Outcome, CliError> {
+    ) -> Result<Outcome, BenchError> {
         let Params {
             num,
             key_size,
@@ -471,7 +474,7 @@ impl Runner {
         name: &str,
         rng: &mut StdRng,
         missing: bool,
-    ) -> Result<Outcome, CliError> {
+    ) -> Result<Outcome, BenchError> {
         let Params {
             num,
             reads,
@@ -510,7 +513,7 @@ impl Runner {
                 }
                 done += count;
             }
-            Ok::<_, CliError>((meter, found, bytes))
+            Ok::<_, BenchError>((meter, found, bytes))
         };
         let results = if threads == 1 {
             vec![lookups(rng)?]
@@ -526,9 +529,9 @@ impl Runner {
                     .into_iter()
                     .map(|h| {
                         h.join()
-                            .unwrap_or_else(|_| Err(CliError::failed("a reader thread panicked")))
+                            .unwrap_or_else(|_| Err(BenchError::failed("a reader thread panicked")))
                     })
-                    .collect::<Result<Vec<_>, CliError>>()
+                    .collect::<Result<Vec<_>, BenchError>>()
             })?
         };
         let ops = reads * threads as u64;
@@ -547,7 +550,7 @@ impl Runner {
     /// get with probability `readwritepercent`% and otherwise a put of a new value (Bourbon
     /// Figure 13's mixed workloads). Reports, besides the foreground time, what the engine
     /// spent learning meanwhile and the share of internal lookups on the model path.
-    fn read_write_random(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, CliError> {
+    fn read_write_random(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, BenchError> {
         let Params {
             num,
             reads,
@@ -612,7 +615,7 @@ impl Runner {
     }
 
     /// `reads` seeks to random keys, reading the first entry at or after each.
-    fn seek_random(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, CliError> {
+    fn seek_random(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, BenchError> {
         let Params {
             num,
             reads,
@@ -638,7 +641,7 @@ impl Runner {
     }
 
     /// Iterates over up to `reads` entries, forward or backward.
-    fn read_seq(&mut self, name: &str, reverse: bool) -> Result<Outcome, CliError> {
+    fn read_seq(&mut self, name: &str, reverse: bool) -> Result<Outcome, BenchError> {
         let reads = self.p.reads;
         let record = self.record;
         if !reverse && self.db()?.augur().is_none() {
@@ -651,8 +654,11 @@ impl Runner {
         let db = self.augur_db(name)?;
         let (mut ops, mut bytes) = (0u64, 0u64);
         let mut meter = Meter::new(record);
-        let iter = db.iter();
-        let iter = crate::commands::directed(iter, reverse);
+        let iter: Entries = if reverse {
+            Box::new(db.iter().rev())
+        } else {
+            Box::new(db.iter())
+        };
         for entry in iter.take(usize::try_from(reads).unwrap_or(usize::MAX)) {
             let (k, v) = entry?;
             ops += 1;
@@ -663,7 +669,7 @@ impl Runner {
     }
 
     /// One flush or full compaction, timed as one operation.
-    fn maintenance(&mut self, name: &str) -> Result<Outcome, CliError> {
+    fn maintenance(&mut self, name: &str) -> Result<Outcome, BenchError> {
         let record = self.record;
         let (db, _) = self.parts()?;
         let before = db.stats();
@@ -689,12 +695,12 @@ impl Runner {
     /// `learn`: trains a model for every file of the tree that has none (`Db::learn_all`,
     /// with the configured `--index` and error bounds) and reports the training time, keys
     /// and models per second; Augur only.
-    fn learn(&mut self, name: &str) -> Result<Outcome, CliError> {
+    fn learn(&mut self, name: &str) -> Result<Outcome, BenchError> {
         let record = self.record;
         let kind = self.kind;
         let (db, _) = self.parts()?;
         let Some(augur) = db.augur() else {
-            return Err(CliError::failed(format!(
+            return Err(BenchError::failed(format!(
                 "{name}: not available for {}",
                 kind.name()
             )));
@@ -755,7 +761,7 @@ enum Order {
 /// The `train` benchmark: builds one index over the projected, sorted keys of the set, as the
 /// engine's SSTable builder does for one file (projection excluded from the timing). The
 /// build is repeated until it has run 5 times or for a second, and the mean is reported.
-fn train(name: &str, p: &Params, o: &Options) -> Result<Outcome, CliError> {
+fn train(name: &str, p: &Params, o: &Options) -> Result<Outcome, BenchError> {
     let config = o.index_config();
     let n = p.keys.len();
     let (mut first, mut last, mut key) = (Vec::new(), Vec::new(), Vec::new());

@@ -4,7 +4,7 @@
 //! Augur-only measurements (statistics, write amplification, learning) go through
 //! `BenchEngine::stats` and `BenchEngine::augur`, which peers answer with `None`.
 
-use crate::error::CliError;
+use crate::error::BenchError;
 use augur::{Db, Options, Stats, WriteBatch, WriteOptions};
 use clap::ValueEnum;
 use std::path::Path;
@@ -29,7 +29,7 @@ impl EngineKind {
     }
 
     /// Fails with a clear message when this engine was not compiled in.
-    pub fn check_available(self) -> Result<(), CliError> {
+    pub fn check_available(self) -> Result<(), BenchError> {
         match self {
             EngineKind::Augur => Ok(()),
             EngineKind::Rocksdb if cfg!(feature = "rocksdb") => Ok(()),
@@ -39,8 +39,8 @@ impl EngineKind {
 }
 
 /// The error for `--engine=rocksdb` in a build without the feature.
-fn not_built() -> CliError {
-    CliError::failed(
+fn not_built() -> BenchError {
+    BenchError::failed(
         "--engine=rocksdb needs a build with the cargo feature `rocksdb` (see the README's \
          bench section: ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu cargo build --release \
          -p augur-cli --features rocksdb)",
@@ -50,24 +50,24 @@ fn not_built() -> CliError {
 /// The operations of the workloads, on one open database.
 pub trait BenchEngine: Sync {
     /// Writes `key` = `value`.
-    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), CliError>;
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), BenchError>;
     /// Deletes `key`.
-    fn delete(&self, key: &[u8]) -> Result<(), CliError>;
+    fn delete(&self, key: &[u8]) -> Result<(), BenchError>;
     /// The value of `key`, if present.
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, CliError>;
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, BenchError>;
     /// Reads up to `n` entries from the first key at or after `key`; returns the number of
     /// entries read and their key + value bytes.
-    fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), CliError>;
+    fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError>;
     /// Writes the memtable out to a file and waits for it.
-    fn flush(&self) -> Result<(), CliError>;
+    fn flush(&self) -> Result<(), BenchError>;
     /// Compacts the whole key range and waits for it.
-    fn compact(&self) -> Result<(), CliError>;
+    fn compact(&self) -> Result<(), BenchError>;
     /// Augur's statistics (`None` for peers).
     fn stats(&self) -> Option<Stats>;
     /// The Augur handle, for Augur-only benchmarks (`None` for peers).
     fn augur(&self) -> Option<&Db>;
     /// Closes the database, reporting any error.
-    fn close(self: Box<Self>) -> Result<(), CliError>;
+    fn close(self: Box<Self>) -> Result<(), BenchError>;
 }
 
 /// Opens the database in `dir` with `kind`; peers get settings comparable to `opts`
@@ -77,7 +77,7 @@ pub fn open(
     dir: &Path,
     opts: &Options,
     sync: bool,
-) -> Result<Box<dyn BenchEngine>, CliError> {
+) -> Result<Box<dyn BenchEngine>, BenchError> {
     match kind {
         EngineKind::Augur => Ok(Box::new(AugurEngine {
             db: Db::open(dir, opts.clone())?,
@@ -119,23 +119,23 @@ struct AugurEngine {
 }
 
 impl BenchEngine for AugurEngine {
-    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), CliError> {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), BenchError> {
         let mut b = WriteBatch::new();
         b.put(key, value);
         Ok(self.db.write_opt(b, self.wo)?)
     }
 
-    fn delete(&self, key: &[u8]) -> Result<(), CliError> {
+    fn delete(&self, key: &[u8]) -> Result<(), BenchError> {
         let mut b = WriteBatch::new();
         b.delete(key);
         Ok(self.db.write_opt(b, self.wo)?)
     }
 
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, CliError> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, BenchError> {
         Ok(self.db.get(key)?)
     }
 
-    fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), CliError> {
+    fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
         let (mut count, mut bytes) = (0u64, 0u64);
         for entry in self.db.range(key..).take(n) {
             let (k, v) = entry?;
@@ -145,11 +145,11 @@ impl BenchEngine for AugurEngine {
         Ok((count, bytes))
     }
 
-    fn flush(&self) -> Result<(), CliError> {
+    fn flush(&self) -> Result<(), BenchError> {
         Ok(self.db.flush()?)
     }
 
-    fn compact(&self) -> Result<(), CliError> {
+    fn compact(&self) -> Result<(), BenchError> {
         Ok(self.db.compact_range(None, None)?)
     }
 
@@ -161,7 +161,7 @@ impl BenchEngine for AugurEngine {
         Some(&self.db)
     }
 
-    fn close(self: Box<Self>) -> Result<(), CliError> {
+    fn close(self: Box<Self>) -> Result<(), BenchError> {
         Ok(self.db.close()?)
     }
 }
@@ -172,13 +172,13 @@ mod rocks {
     //! key, no compression, write buffer = Augur's memtable size, WAL on, sync as asked).
 
     use super::BenchEngine;
-    use crate::error::CliError;
+    use crate::error::BenchError;
     use augur::{Db, Options, Stats};
     use rocksdb::{BlockBasedOptions, DBCompressionType, IteratorMode, WriteOptions, DB};
     use std::path::Path;
 
-    fn err(e: rocksdb::Error) -> CliError {
-        CliError::failed(format!("rocksdb: {e}"))
+    fn err(e: rocksdb::Error) -> BenchError {
+        BenchError::failed(format!("rocksdb: {e}"))
     }
 
     /// An open RocksDB database.
@@ -188,7 +188,7 @@ mod rocks {
     }
 
     impl RocksEngine {
-        pub(super) fn open(dir: &Path, opts: &Options, sync: bool) -> Result<Self, CliError> {
+        pub(super) fn open(dir: &Path, opts: &Options, sync: bool) -> Result<Self, BenchError> {
             let mut table = BlockBasedOptions::default();
             if opts.bloom_bits_per_key > 0 {
                 table.set_bloom_filter(f64::from(opts.bloom_bits_per_key), false);
@@ -206,19 +206,19 @@ mod rocks {
     }
 
     impl BenchEngine for RocksEngine {
-        fn put(&self, key: &[u8], value: &[u8]) -> Result<(), CliError> {
+        fn put(&self, key: &[u8], value: &[u8]) -> Result<(), BenchError> {
             self.db.put_opt(key, value, &self.wo).map_err(err)
         }
 
-        fn delete(&self, key: &[u8]) -> Result<(), CliError> {
+        fn delete(&self, key: &[u8]) -> Result<(), BenchError> {
             self.db.delete_opt(key, &self.wo).map_err(err)
         }
 
-        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, CliError> {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, BenchError> {
             self.db.get(key).map_err(err)
         }
 
-        fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), CliError> {
+        fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
             let (mut count, mut bytes) = (0u64, 0u64);
             let mode = IteratorMode::From(key, rocksdb::Direction::Forward);
             for entry in self.db.iterator(mode).take(n) {
@@ -229,11 +229,11 @@ mod rocks {
             Ok((count, bytes))
         }
 
-        fn flush(&self) -> Result<(), CliError> {
+        fn flush(&self) -> Result<(), BenchError> {
             self.db.flush().map_err(err)
         }
 
-        fn compact(&self) -> Result<(), CliError> {
+        fn compact(&self) -> Result<(), BenchError> {
             self.db.compact_range(None::<&[u8]>, None::<&[u8]>);
             Ok(())
         }
@@ -246,7 +246,7 @@ mod rocks {
             None
         }
 
-        fn close(self: Box<Self>) -> Result<(), CliError> {
+        fn close(self: Box<Self>) -> Result<(), BenchError> {
             drop(self);
             Ok(())
         }

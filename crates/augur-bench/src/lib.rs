@@ -15,15 +15,18 @@
 //! `engine.rs`), once, with values inline.
 
 pub mod engine;
+pub mod error;
 mod keys;
 mod process;
 mod report;
+pub mod sosd;
 pub mod sources;
+pub mod stats_view;
 mod workloads;
 pub mod ycsb;
 
-use crate::engine::EngineArgs;
-use crate::error::{io_err, CliError};
+use crate::error::io_err;
+pub use crate::error::BenchError;
 use clap::{ArgAction, Args, ValueEnum};
 use engine::EngineKind;
 use serde_json::{json, Value};
@@ -165,6 +168,16 @@ pub struct BenchArgs {
     pub engine: EngineKind,
 }
 
+/// The engine settings of a run, given by the caller (the CLI's global engine flags).
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// Options every Augur database of the run is opened with (peers get comparable ones).
+    pub options: augur::Options,
+    /// `--value-separation-threshold` when given explicitly; without it a run covers values
+    /// inline and separated.
+    pub value_separation_threshold: Option<usize>,
+}
+
 /// A temporary directory removed on drop.
 struct TempDir(PathBuf);
 
@@ -174,7 +187,7 @@ impl Drop for TempDir {
     }
 }
 
-fn temp_dir() -> Result<TempDir, CliError> {
+fn temp_dir() -> Result<TempDir, BenchError> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
@@ -187,10 +200,10 @@ fn temp_dir() -> Result<TempDir, CliError> {
 /// Runs `augur bench`. `json_stdout` is the top-level `--json`.
 pub fn run(
     a: &BenchArgs,
-    engine: &EngineArgs,
+    engine: &EngineSettings,
     db: Option<&Path>,
     json_stdout: bool,
-) -> Result<(), CliError> {
+) -> Result<(), BenchError> {
     let names: Vec<String> = if a.benchmarks.is_empty() {
         DEFAULT_BENCHMARKS.iter().map(|s| s.to_string()).collect()
     } else {
@@ -201,33 +214,33 @@ pub fn run(
             .collect()
     };
     if let Some(bad) = names.iter().find(|n| !NAMES.contains(&n.as_str())) {
-        return Err(CliError::failed(format!(
+        return Err(BenchError::failed(format!(
             "unknown benchmark {bad:?} (known: {})",
             NAMES.join(", ")
         )));
     }
     if a.num == Some(0) {
-        return Err(CliError::failed("--num must be at least 1"));
+        return Err(BenchError::failed("--num must be at least 1"));
     }
     if a.key_size == 0 {
-        return Err(CliError::failed(
+        return Err(BenchError::failed(
             "--key_size must be at least 1 (empty keys are not allowed)",
         ));
     }
     a.engine.check_available()?;
     let keys = key_set(a)?;
-    if keys.len() == 0 {
-        return Err(CliError::failed("the key source holds no key"));
+    if keys.is_empty() {
+        return Err(BenchError::failed("the key source holds no key"));
     }
     let num = keys.len();
     if a.compression_type != "none" {
-        return Err(CliError::failed(format!(
+        return Err(BenchError::failed(format!(
             "--compression_type={} is not supported: Augur does not compress (use none)",
             a.compression_type
         )));
     }
     if a.use_existing_db && db.is_none() {
-        return Err(CliError::failed("--use_existing_db needs --db DIR"));
+        return Err(BenchError::failed("--use_existing_db needs --db DIR"));
     }
     let p = Params {
         num,
@@ -248,7 +261,7 @@ pub fn run(
         },
     };
     let source = source_name(a);
-    let mut base_opts = engine.options();
+    let mut base_opts = engine.options.clone();
     if let Some(b) = a.write_buffer_size {
         base_opts.memtable_size_bytes = b;
     }
@@ -309,7 +322,7 @@ pub fn run(
     let array = Value::Array(records);
     if let Some(Some(file)) = &a.json {
         let text =
-            serde_json::to_string_pretty(&array).map_err(|e| CliError::failed(e.to_string()))?;
+            serde_json::to_string_pretty(&array).map_err(|e| BenchError::failed(e.to_string()))?;
         std::fs::write(file, text + "\n").map_err(io_err(format!("writing {}", file.display())))?;
     }
     if json_to_stdout {
@@ -319,16 +332,16 @@ pub fn run(
 }
 
 /// The keys of the run (see `sources.rs`).
-fn key_set(a: &BenchArgs) -> Result<KeySet, CliError> {
+fn key_set(a: &BenchArgs) -> Result<KeySet, BenchError> {
     let u64_keys = a.keys.is_some() || a.distribution.is_some();
     if u64_keys && a.key_size < 8 {
-        return Err(CliError::failed(format!(
+        return Err(BenchError::failed(format!(
             "--key_size={} is too small for u64 keys (at least 8)",
             a.key_size
         )));
     }
     if a.load_order.is_some() && !u64_keys && a.keys_text.is_none() {
-        return Err(CliError::failed(
+        return Err(BenchError::failed(
             "--load-order needs a key source (--keys, --keys-text or --distribution)",
         ));
     }

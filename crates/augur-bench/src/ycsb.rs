@@ -36,7 +36,7 @@ use super::engine::BenchEngine;
 use super::keys::ValueGen;
 use super::report::Outcome;
 use super::workloads::{amplification, Meter};
-use crate::error::CliError;
+use crate::error::BenchError;
 use clap::ValueEnum;
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
@@ -363,7 +363,7 @@ pub fn load(
     db: &dyn BenchEngine,
     values: &mut ValueGen,
     state: &mut State,
-) -> Result<Outcome, CliError> {
+) -> Result<Outcome, BenchError> {
     let before = db.stats();
     let mut key = Vec::new();
     let mut bytes = 0u64;
@@ -388,9 +388,9 @@ pub fn transactions(
     values: &mut ValueGen,
     state: &mut State,
     rng: &mut StdRng,
-) -> Result<Outcome, CliError> {
+) -> Result<Outcome, BenchError> {
     let (mix, default_dist) = workload(r.name)
-        .ok_or_else(|| CliError::failed(format!("unknown YCSB workload {:?}", r.name)))?;
+        .ok_or_else(|| BenchError::failed(format!("unknown YCSB workload {:?}", r.name)))?;
     let dist = r.ycsb.distribution.unwrap_or(default_dist);
     let mut count = state.records.unwrap_or(r.num).max(1);
     let expected_inserts = (r.ops as f64 * mix.insert) as u64;

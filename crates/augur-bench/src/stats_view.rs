@@ -1,0 +1,277 @@
+//! Engine statistics rendered for people and programs: `stats_json` (the `stats` object of
+//! `augur stats --json` and of every benchmark record) and `stats_text` (the tables of
+//! `augur stats` and of the `stats` benchmark). Shared by the CLI and the harness so both
+//! show the same figures under the same names.
+
+use comfy_table::Table;
+use serde_json::{json, Value};
+
+/// The statistics as one JSON object.
+pub fn stats_json(s: &augur::Stats) -> Value {
+    let levels: Vec<Value> = s
+        .levels
+        .iter()
+        .map(|l| {
+            json!({"level": l.level, "files": l.files, "bytes": l.bytes, "entries": l.entries,
+                   "files_with_model": l.files_with_model, "model_bytes": l.model_bytes,
+                   "model_segments": l.model_segments, "index_bytes": l.index_bytes,
+                   "positive_lookups": l.positive_lookups,
+                   "negative_lookups": l.negative_lookups,
+                   "model_path_lookups": l.model_path_lookups,
+                   "baseline_path_lookups": l.baseline_path_lookups,
+                   "avg_model_lookup_ns": l.avg_model_lookup_ns,
+                   "avg_baseline_lookup_ns": l.avg_baseline_lookup_ns,
+                   "dead_files": l.dead_files,
+                   "avg_file_lifetime_us": l.avg_file_lifetime_us,
+                   "models_built": l.models_built, "models_skipped": l.models_skipped,
+                   "models_wasted": l.models_wasted,
+                   "files_died_before_learning": l.files_died_before_learning,
+                   "learning_ns": l.learning_ns,
+                   "models_by_kind": memory_json(&l.models_by_kind),
+                   "level_model_bytes": l.level_model_bytes,
+                   "level_model_segments": l.level_model_segments})
+        })
+        .collect();
+    let segments: Vec<Value> = s
+        .value_log
+        .iter()
+        .map(|g| {
+            json!({"id": g.id, "bytes": g.bytes, "garbage_bytes": g.garbage_bytes,
+                   "garbage_ratio": ratio(g.garbage_bytes, g.bytes), "active": g.active})
+        })
+        .collect();
+    json!({
+        "levels": levels,
+        "files": s.levels.iter().map(|l| l.files).sum::<usize>(),
+        "table_bytes": s.levels.iter().map(|l| l.bytes).sum::<u64>(),
+        "value_log": segments,
+        "value_log_bytes": s.value_log_bytes,
+        "value_log_garbage_bytes": s.value_log.iter().map(|g| g.garbage_bytes).sum::<u64>(),
+        "counters": {
+            "writes": s.writes,
+            "user_bytes_written": s.user_bytes_written,
+            "wal_bytes_written": s.wal_bytes_written,
+            "value_log_bytes_written": s.value_log_bytes_written,
+            "gets": s.gets,
+            "write_stalls": s.write_stalls,
+            "flushes": s.flushes,
+            "flush_bytes_written": s.flush_bytes_written,
+            "compactions": s.compactions,
+            "compaction_bytes_read": s.compaction_bytes_read,
+            "compaction_bytes_written": s.compaction_bytes_written,
+            "compaction_entries_dropped": s.compaction_entries_dropped,
+            "gc_runs": s.gc_runs,
+            "gc_entries_relocated": s.gc_entries_relocated,
+            "flush_ns": s.flush_ns,
+            "flush_training_ns": s.flush_training_ns,
+            "compaction_ns": s.compaction_ns,
+            "compaction_training_ns": s.compaction_training_ns,
+        },
+        "index_memory": {
+            "models_by_kind": memory_json(&s.models_by_kind()),
+            "total_model_bytes": s.total_model_bytes(),
+            "fence_and_filter_bytes": s.levels.iter().map(|l| l.index_bytes).sum::<u64>(),
+        },
+        "learning": {
+            "model_path_lookups": s.model_path_lookups,
+            "baseline_path_lookups": s.baseline_path_lookups,
+            "model_path_fraction": s.model_path_fraction(),
+            "models_built": s.models_built,
+            "learning_ns_total": s.learning_ns_total,
+            "training_ns_per_key": s.training_ns_per_key,
+            "pending": s.learning_pending,
+        },
+        "write_amplification": s.write_amplification(),
+        "live_snapshots": s.live_snapshots,
+        "last_seqno": s.last_seqno,
+        "lookup_breakdown": breakdown_json(&s.lookup_breakdown),
+    })
+}
+
+/// Model memory per index type as a JSON array.
+fn memory_json(m: &[augur::IndexMemory]) -> Value {
+    m.iter()
+        .map(|m| json!({"index": m.kind.name(), "files": m.files, "bytes": m.bytes}))
+        .collect()
+}
+
+fn ratio(part: u64, whole: u64) -> f64 {
+    part as f64 / whole.max(1) as f64
+}
+
+/// The sampled lookup-step breakdown as JSON: samples, average total, average per step (ns).
+pub fn breakdown_json(b: &augur::stats::breakdown::LookupBreakdown) -> Value {
+    let steps: serde_json::Map<String, Value> = augur::stats::breakdown::STEP_NAMES
+        .iter()
+        .zip(b.avg_step_ns)
+        .map(|(name, ns)| (name.to_string(), json!(ns)))
+        .collect();
+    json!({"samples": b.samples, "avg_total_ns": b.avg_total_ns, "avg_step_ns": steps})
+}
+
+/// The sampled lookup-step breakdown as one text line per step.
+pub fn breakdown_text(b: &augur::stats::breakdown::LookupBreakdown) -> String {
+    let mut out = format!(
+        "point-lookup breakdown ({} sampled lookups, avg {:.0} ns):\n",
+        b.samples, b.avg_total_ns
+    );
+    for (name, ns) in augur::stats::breakdown::STEP_NAMES
+        .iter()
+        .zip(b.avg_step_ns)
+    {
+        out.push_str(&format!("  {name:<12} {ns:>9.0} ns\n"));
+    }
+    out
+}
+
+/// The statistics as human-readable tables.
+pub fn stats_text(s: &augur::Stats) -> String {
+    let mut levels = Table::new();
+    levels.set_header(vec![
+        "level",
+        "files",
+        "bytes",
+        "entries",
+        "learned files",
+        "model bytes",
+        "segments",
+        "fence+filter bytes",
+    ]);
+    for l in &s.levels {
+        levels.add_row(vec![
+            l.level.to_string(),
+            l.files.to_string(),
+            l.bytes.to_string(),
+            l.entries.to_string(),
+            l.files_with_model.to_string(),
+            l.model_bytes.to_string(),
+            l.model_segments.to_string(),
+            l.index_bytes.to_string(),
+        ]);
+    }
+    let mut out = format!("{levels}\n");
+    out.push_str(&format!("{}\n", learning_table(s)));
+    if !s.value_log.is_empty() {
+        let mut vlog = Table::new();
+        vlog.set_header(vec![
+            "segment",
+            "bytes",
+            "garbage bytes",
+            "garbage %",
+            "active",
+        ]);
+        for g in &s.value_log {
+            vlog.add_row(vec![
+                g.id.to_string(),
+                g.bytes.to_string(),
+                g.garbage_bytes.to_string(),
+                format!("{:.1}", 100.0 * ratio(g.garbage_bytes, g.bytes)),
+                if g.active { "yes" } else { "" }.to_string(),
+            ]);
+        }
+        out.push_str(&format!("{vlog}\n"));
+    }
+    let counters = [
+        ("writes", s.writes),
+        ("user bytes written", s.user_bytes_written),
+        ("WAL bytes written", s.wal_bytes_written),
+        ("value-log bytes written", s.value_log_bytes_written),
+        ("gets", s.gets),
+        ("write stalls", s.write_stalls),
+        ("flushes", s.flushes),
+        ("flush bytes written", s.flush_bytes_written),
+        ("compactions", s.compactions),
+        ("compaction bytes read", s.compaction_bytes_read),
+        ("compaction bytes written", s.compaction_bytes_written),
+        ("compaction entries dropped", s.compaction_entries_dropped),
+        ("GC runs", s.gc_runs),
+        ("GC entries relocated", s.gc_entries_relocated),
+        ("last seqno", s.last_seqno),
+    ];
+    out.push_str("counters since this process opened the database:\n");
+    for (name, v) in counters {
+        out.push_str(&format!("  {name:<28} {v}\n"));
+    }
+    out.push_str(&format!(
+        "  {:<28} {:.3}\n",
+        "write amplification",
+        s.write_amplification()
+    ));
+    out.push_str(&format!(
+        "  {:<28} {:.1}% ({} model, {} baseline)\n  {:<28} {} ({:.2} ms, {:.1} ns/key, {} pending)\n",
+        "lookups on the model path",
+        100.0 * s.model_path_fraction(),
+        s.model_path_lookups,
+        s.baseline_path_lookups,
+        "models learned",
+        s.models_built,
+        s.learning_ns_total as f64 / 1e6,
+        s.training_ns_per_key,
+        s.learning_pending
+    ));
+    out.push_str(&format!(
+        "  {:<28} {:.2} ms of {:.2} ms flushing, {:.2} ms of {:.2} ms compacting\n",
+        "at-build training",
+        s.flush_training_ns as f64 / 1e6,
+        s.flush_ns as f64 / 1e6,
+        s.compaction_training_ns as f64 / 1e6,
+        s.compaction_ns as f64 / 1e6,
+    ));
+    let kinds: Vec<String> = s
+        .models_by_kind()
+        .iter()
+        .map(|m| format!("{} {} B in {} files", m.kind.name(), m.bytes, m.files))
+        .collect();
+    out.push_str(&format!(
+        "  {:<28} {} B total{}{}\n",
+        "learned index memory",
+        s.total_model_bytes(),
+        if kinds.is_empty() { "" } else { ": " },
+        kinds.join(", ")
+    ));
+    if s.lookup_breakdown.samples > 0 {
+        out.push_str(&breakdown_text(&s.lookup_breakdown));
+    }
+    out
+}
+
+/// Per level: lookups by outcome and path, sampled path latencies, file lifetimes and what
+/// the learner did.
+fn learning_table(s: &augur::Stats) -> Table {
+    let mut t = Table::new();
+    t.set_header(vec![
+        "level",
+        "lookups +",
+        "lookups -",
+        "model path",
+        "baseline path",
+        "model ns",
+        "baseline ns",
+        "dead files",
+        "avg life ms",
+        "built",
+        "skipped",
+        "wasted",
+        "died early",
+        "learn ms",
+    ]);
+    for l in &s.levels {
+        t.add_row(vec![
+            l.level.to_string(),
+            l.positive_lookups.to_string(),
+            l.negative_lookups.to_string(),
+            l.model_path_lookups.to_string(),
+            l.baseline_path_lookups.to_string(),
+            l.avg_model_lookup_ns.to_string(),
+            l.avg_baseline_lookup_ns.to_string(),
+            l.dead_files.to_string(),
+            format!("{:.1}", l.avg_file_lifetime_us as f64 / 1000.0),
+            l.models_built.to_string(),
+            l.models_skipped.to_string(),
+            l.models_wasted.to_string(),
+            l.files_died_before_learning.to_string(),
+            format!("{:.2}", l.learning_ns as f64 / 1e6),
+        ]);
+    }
+    t
+}
