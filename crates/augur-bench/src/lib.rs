@@ -134,6 +134,10 @@ pub struct BenchArgs {
     /// Threads of readrandom / readmissing; each does --reads lookups (db_bench's --threads).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
+    /// Block cache of the peers in bytes (db_bench's flag; Augur reads through the page
+    /// cache and ignores it).
+    #[arg(long = "cache_size", alias = "cache-size", default_value_t = 8 << 20)]
+    pub cache_size: usize,
     /// Random seed; benchmark i of a run uses seed + i.
     #[arg(long, default_value_t = 301)]
     pub seed: u64,
@@ -252,6 +256,7 @@ pub fn run(
         seed: a.seed,
         histogram: a.histogram,
         use_existing_db: a.use_existing_db,
+        cache_bytes: a.cache_size,
         threads: usize::try_from(a.threads).unwrap_or(1),
         keys: Arc::new(keys),
         load_order: a.load_order,

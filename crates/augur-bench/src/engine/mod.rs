@@ -1,0 +1,186 @@
+//! The engine seam of the harness: the few operations the db_bench- and YCSB-style workloads
+//! need (`BenchEngine`), implemented for Augur (`augur.rs`) and, each behind its own cargo
+//! feature so the default build and test run never compile them, for the peers RocksDB
+//! (`rocksdb.rs`, feature `rocksdb`), LevelDB (`leveldb.rs`, feature `leveldb`) and fjall
+//! (`fjall.rs`, feature `fjall`). Every engine runs the identical key and value streams.
+//!
+//! Peers are opened with settings comparable to Augur's `Options` (`open`): the same bloom
+//! bits per key, write buffer = Augur's memtable size, no compression, a block cache of
+//! `--cache_size` bytes, the WAL on and synced as asked, and — where the peer has key-value
+//! separation (RocksDB's BlobDB) — values of at least `value_separation_threshold` bytes in
+//! blob files. Augur-only measurements (statistics, learning) go through
+//! `BenchEngine::stats` and `BenchEngine::augur`, which peers answer with `None`.
+
+mod augur;
+#[cfg(feature = "fjall")]
+mod fjall;
+#[cfg(feature = "leveldb")]
+mod leveldb;
+#[cfg(feature = "rocksdb")]
+mod rocksdb;
+
+use crate::error::BenchError;
+use ::augur::{Db, Options, Stats, WriteOptions};
+use clap::ValueEnum;
+use std::path::Path;
+
+/// Which engine the harness drives.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EngineKind {
+    /// Augur itself.
+    #[default]
+    Augur,
+    /// RocksDB through the `rocksdb` crate (cargo feature `rocksdb`).
+    Rocksdb,
+    /// LevelDB through an FFI to the system libleveldb (cargo feature `leveldb`).
+    Leveldb,
+    /// fjall, a Rust LSM engine (cargo feature `fjall`).
+    Fjall,
+}
+
+impl EngineKind {
+    /// Every engine, Augur first.
+    pub const ALL: [EngineKind; 4] = [
+        EngineKind::Augur,
+        EngineKind::Rocksdb,
+        EngineKind::Leveldb,
+        EngineKind::Fjall,
+    ];
+
+    /// The name used in reports (the JSON `engine` field) and by `--engine`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Augur => "augur",
+            EngineKind::Rocksdb => "rocksdb",
+            EngineKind::Leveldb => "leveldb",
+            EngineKind::Fjall => "fjall",
+        }
+    }
+
+    /// Whether this engine was compiled into this build.
+    pub fn is_built(self) -> bool {
+        match self {
+            EngineKind::Augur => true,
+            EngineKind::Rocksdb => cfg!(feature = "rocksdb"),
+            EngineKind::Leveldb => cfg!(feature = "leveldb"),
+            EngineKind::Fjall => cfg!(feature = "fjall"),
+        }
+    }
+
+    /// Whether the engine can keep large values out of its LSM tree (key-value separation),
+    /// so a `--value-separation-threshold` applies to it.
+    pub fn separates_values(self) -> bool {
+        matches!(
+            self,
+            EngineKind::Augur | EngineKind::Rocksdb | EngineKind::Fjall
+        )
+    }
+
+    /// Fails with a clear message when this engine was not compiled in.
+    pub fn check_available(self) -> Result<(), BenchError> {
+        if self.is_built() {
+            return Ok(());
+        }
+        let name = self.name();
+        let build = match self {
+            EngineKind::Rocksdb => {
+                "apt-get install librocksdb-dev libclang-dev; ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu \
+                 cargo build --release -p augur-cli --features rocksdb"
+            }
+            EngineKind::Leveldb => {
+                "apt-get install libleveldb-dev; cargo build --release -p augur-cli --features leveldb"
+            }
+            _ => "cargo build --release -p augur-cli --features fjall",
+        };
+        Err(BenchError::failed(format!(
+            "--engine={name} needs a build with the cargo feature `{name}` (see the README's \
+             bench section: {build})"
+        )))
+    }
+}
+
+/// The operations of the workloads, on one open database.
+pub trait BenchEngine: Sync {
+    /// Writes `key` = `value`.
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), BenchError>;
+    /// Deletes `key`.
+    fn delete(&self, key: &[u8]) -> Result<(), BenchError>;
+    /// The value of `key`, if present.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, BenchError>;
+    /// Reads up to `n` entries from the first key at or after `key`; returns the number of
+    /// entries read and their key + value bytes.
+    fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError>;
+    /// Reads up to `n` entries from the first key (or, `reverse`, backwards from the last);
+    /// returns the number of entries read and their key + value bytes.
+    fn scan_all(&self, n: usize, reverse: bool) -> Result<(u64, u64), BenchError>;
+    /// Writes the memtable out to a file and waits for it.
+    fn flush(&self) -> Result<(), BenchError>;
+    /// Compacts the whole key range and waits for it.
+    fn compact(&self) -> Result<(), BenchError>;
+    /// Augur's statistics (`None` for peers).
+    fn stats(&self) -> Option<Stats>;
+    /// The Augur handle, for Augur-only benchmarks (`None` for peers).
+    fn augur(&self) -> Option<&Db>;
+    /// Closes the database, reporting any error.
+    fn close(self: Box<Self>) -> Result<(), BenchError>;
+}
+
+/// How a run opens its databases besides Augur's `Options`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenSettings {
+    /// Sync every write.
+    pub sync: bool,
+    /// Block cache of the peers, bytes (Augur reads through the page cache).
+    pub cache_bytes: usize,
+}
+
+/// Opens the database in `dir` with `kind`; peers get settings comparable to `opts` (see the
+/// module comment).
+pub fn open(
+    kind: EngineKind,
+    dir: &Path,
+    opts: &Options,
+    settings: OpenSettings,
+) -> Result<Box<dyn BenchEngine>, BenchError> {
+    kind.check_available()?;
+    let _ = (dir, opts, settings);
+    match kind {
+        EngineKind::Augur => Ok(Box::new(augur::AugurEngine {
+            db: Db::open(dir, opts.clone())?,
+            wo: WriteOptions {
+                sync: settings.sync,
+            },
+        })),
+        #[cfg(feature = "rocksdb")]
+        EngineKind::Rocksdb => Ok(Box::new(rocksdb::RocksEngine::open(dir, opts, settings)?)),
+        #[cfg(feature = "leveldb")]
+        EngineKind::Leveldb => Ok(Box::new(leveldb::LevelEngine::open(dir, opts, settings)?)),
+        #[cfg(feature = "fjall")]
+        EngineKind::Fjall => Ok(Box::new(fjall::FjallEngine::open(dir, opts, settings)?)),
+        #[allow(unreachable_patterns)]
+        _ => unreachable!("check_available refused an engine that was not built"),
+    }
+}
+
+/// Whether the file or directory `name` in a database directory belongs to `kind` (so a
+/// fresh fill may delete it).
+pub fn owns_file(kind: EngineKind, name: &str) -> bool {
+    match kind {
+        EngineKind::Augur => ::augur::filename::parse(name).is_some(),
+        // RocksDB's and LevelDB's files: CURRENT, IDENTITY, LOCK, LOG*, MANIFEST-*,
+        // OPTIONS-*, *.log, *.sst, *.ldb, *.blob, *.dbtmp.
+        EngineKind::Rocksdb | EngineKind::Leveldb => {
+            ["CURRENT", "IDENTITY", "LOCK"].contains(&name)
+                || ["LOG", "MANIFEST-", "OPTIONS-"]
+                    .iter()
+                    .any(|p| name.starts_with(p))
+                || [".log", ".sst", ".ldb", ".blob", ".dbtmp"]
+                    .iter()
+                    .any(|s| name.ends_with(s))
+        }
+        // fjall's keyspace layout: a version marker, the journal directory, partitions.
+        EngineKind::Fjall => {
+            ["version", "journals", "partitions", "lock", ".deleted"].contains(&name)
+        }
+    }
+}

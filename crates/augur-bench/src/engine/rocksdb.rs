@@ -1,0 +1,112 @@
+//! RocksDB as a peer, through the `rocksdb` crate linked against the system librocksdb
+//! (cargo feature `rocksdb`): settings comparable to Augur's (bloom filter of the same bits per
+//! key, no compression, write buffer = Augur's memtable size, WAL on, sync as asked).
+
+use super::{BenchEngine, OpenSettings};
+use crate::error::BenchError;
+use ::augur::{Db, Options, Stats};
+use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, IteratorMode, WriteOptions, DB};
+use std::path::Path;
+
+fn err(e: rocksdb::Error) -> BenchError {
+    BenchError::failed(format!("rocksdb: {e}"))
+}
+
+/// An open RocksDB database.
+pub(super) struct RocksEngine {
+    db: DB,
+    wo: WriteOptions,
+}
+
+impl RocksEngine {
+    /// Opens (creating if allowed) the database in `dir`. Values of at least
+    /// `opts.value_separation_threshold` bytes go to BlobDB's blob files (with blob GC), as
+    /// Augur's go to its value log; `usize::MAX` keeps them inline.
+    pub(super) fn open(
+        dir: &Path,
+        opts: &Options,
+        settings: OpenSettings,
+    ) -> Result<Self, BenchError> {
+        let mut table = BlockBasedOptions::default();
+        if opts.bloom_bits_per_key > 0 {
+            table.set_bloom_filter(f64::from(opts.bloom_bits_per_key), false);
+        }
+        table.set_block_cache(&Cache::new_lru_cache(settings.cache_bytes));
+        let mut o = rocksdb::Options::default();
+        o.create_if_missing(opts.create_if_missing);
+        o.set_compression_type(DBCompressionType::None);
+        o.set_write_buffer_size(opts.memtable_size_bytes);
+        o.set_block_based_table_factory(&table);
+        if opts.value_separation_threshold != usize::MAX {
+            o.set_enable_blob_files(true);
+            o.set_min_blob_size(opts.value_separation_threshold as u64);
+            o.set_enable_blob_gc(true);
+        }
+        let db = DB::open(&o, dir).map_err(err)?;
+        let mut wo = WriteOptions::default();
+        wo.set_sync(settings.sync);
+        Ok(RocksEngine { db, wo })
+    }
+}
+
+impl BenchEngine for RocksEngine {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), BenchError> {
+        self.db.put_opt(key, value, &self.wo).map_err(err)
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<(), BenchError> {
+        self.db.delete_opt(key, &self.wo).map_err(err)
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, BenchError> {
+        self.db.get(key).map_err(err)
+    }
+
+    fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
+        let (mut count, mut bytes) = (0u64, 0u64);
+        let mode = IteratorMode::From(key, rocksdb::Direction::Forward);
+        for entry in self.db.iterator(mode).take(n) {
+            let (k, v) = entry.map_err(err)?;
+            count += 1;
+            bytes += (k.len() + v.len()) as u64;
+        }
+        Ok((count, bytes))
+    }
+
+    fn scan_all(&self, n: usize, reverse: bool) -> Result<(u64, u64), BenchError> {
+        let mode = if reverse {
+            IteratorMode::End
+        } else {
+            IteratorMode::Start
+        };
+        let (mut count, mut bytes) = (0u64, 0u64);
+        for entry in self.db.iterator(mode).take(n) {
+            let (k, v) = entry.map_err(err)?;
+            count += 1;
+            bytes += (k.len() + v.len()) as u64;
+        }
+        Ok((count, bytes))
+    }
+
+    fn flush(&self) -> Result<(), BenchError> {
+        self.db.flush().map_err(err)
+    }
+
+    fn compact(&self) -> Result<(), BenchError> {
+        self.db.compact_range(None::<&[u8]>, None::<&[u8]>);
+        Ok(())
+    }
+
+    fn stats(&self) -> Option<Stats> {
+        None
+    }
+
+    fn augur(&self) -> Option<&Db> {
+        None
+    }
+
+    fn close(self: Box<Self>) -> Result<(), BenchError> {
+        drop(self);
+        Ok(())
+    }
+}
