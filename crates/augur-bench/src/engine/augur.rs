@@ -31,11 +31,21 @@ impl BenchEngine for AugurEngine {
         count_entries(self.db.range(key..).take(n))
     }
 
-    fn scan_all(&self, n: usize, reverse: bool) -> Result<(u64, u64), BenchError> {
+    fn scan_all(
+        &self,
+        n: usize,
+        reverse: bool,
+        each: &mut dyn FnMut(u64),
+    ) -> Result<(), BenchError> {
+        let mut visit = |entry: ::augur::Result<(Vec<u8>, Vec<u8>)>| {
+            let (k, v) = entry?;
+            each((k.len() + v.len()) as u64);
+            Ok::<(), BenchError>(())
+        };
         if reverse {
-            count_entries(self.db.iter().rev().take(n))
+            self.db.iter().rev().take(n).try_for_each(&mut visit)
         } else {
-            count_entries(self.db.iter().take(n))
+            self.db.iter().take(n).try_for_each(&mut visit)
         }
     }
 

@@ -110,9 +110,14 @@ pub trait BenchEngine: Sync {
     /// Reads up to `n` entries from the first key at or after `key`; returns the number of
     /// entries read and their key + value bytes.
     fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError>;
-    /// Reads up to `n` entries from the first key (or, `reverse`, backwards from the last);
-    /// returns the number of entries read and their key + value bytes.
-    fn scan_all(&self, n: usize, reverse: bool) -> Result<(u64, u64), BenchError>;
+    /// Reads up to `n` entries from the first key (or, `reverse`, backwards from the last),
+    /// calling `each` with the key + value bytes of every entry.
+    fn scan_all(
+        &self,
+        n: usize,
+        reverse: bool,
+        each: &mut dyn FnMut(u64),
+    ) -> Result<(), BenchError>;
     /// Writes the memtable out to a file and waits for it.
     fn flush(&self) -> Result<(), BenchError>;
     /// Compacts the whole key range and waits for it.

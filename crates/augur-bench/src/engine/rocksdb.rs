@@ -73,19 +73,22 @@ impl BenchEngine for RocksEngine {
         Ok((count, bytes))
     }
 
-    fn scan_all(&self, n: usize, reverse: bool) -> Result<(u64, u64), BenchError> {
+    fn scan_all(
+        &self,
+        n: usize,
+        reverse: bool,
+        each: &mut dyn FnMut(u64),
+    ) -> Result<(), BenchError> {
         let mode = if reverse {
             IteratorMode::End
         } else {
             IteratorMode::Start
         };
-        let (mut count, mut bytes) = (0u64, 0u64);
         for entry in self.db.iterator(mode).take(n) {
             let (k, v) = entry.map_err(err)?;
-            count += 1;
-            bytes += (k.len() + v.len()) as u64;
+            each((k.len() + v.len()) as u64);
         }
-        Ok((count, bytes))
+        Ok(())
     }
 
     fn flush(&self) -> Result<(), BenchError> {
