@@ -11,8 +11,9 @@
 //!
 //! Key sources (`--keys`, `--keys-text`, `--distribution`, `--load-order`): see `sources.rs`.
 //!
-//! `--engine=rocksdb` runs the same benchmarks on RocksDB (cargo feature `rocksdb`; see
-//! `engine.rs`), once, with values inline.
+//! `--engine=rocksdb|leveldb|fjall` runs the same benchmarks on a peer (each behind the cargo
+//! feature of its name; see `engine/mod.rs`), once. `--compare` runs Augur's baseline and
+//! learned paths and every peer compiled in, and prints them side by side (`run_configs`).
 
 pub mod engine;
 pub mod error;
@@ -134,6 +135,9 @@ pub struct BenchArgs {
     /// Threads of readrandom / readmissing; each does --reads lookups (db_bench's --threads).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
+    /// seekrandom: entries read after each seek (db_bench's flag).
+    #[arg(long = "seek_nexts", alias = "seek-nexts", default_value_t = 0)]
+    pub seek_nexts: usize,
     /// Block cache of the peers in bytes (db_bench's flag; Augur reads through the page
     /// cache and ignores it).
     #[arg(long = "cache_size", alias = "cache-size", default_value_t = 8 << 20)]
@@ -166,10 +170,15 @@ pub struct BenchArgs {
     #[arg(long = "scan-length", alias = "scan_length", default_value_t = 100,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub scan_length: u64,
-    /// Engine benchmarked: augur, or rocksdb (a peer, in builds with the cargo feature
-    /// `rocksdb`; run on the same key and value streams with comparable settings).
-    #[arg(long, value_enum, default_value = "augur")]
-    pub engine: EngineKind,
+    /// Engine benchmarked (default augur). The peers rocksdb, leveldb and fjall need builds
+    /// with the cargo feature of the same name; they run the same key and value streams with
+    /// comparable settings (see engine/mod.rs).
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineKind>,
+    /// Run Augur's baseline path, its learned path and every peer compiled in on the same
+    /// workload, and print a side-by-side table (see `run_configs`).
+    #[arg(long)]
+    pub compare: bool,
 }
 
 /// The engine settings of a run, given by the caller (the CLI's global engine flags).
@@ -180,6 +189,84 @@ pub struct EngineSettings {
     /// `--value-separation-threshold` when given explicitly; without it a run covers values
     /// inline and separated.
     pub value_separation_threshold: Option<usize>,
+}
+
+/// One database configuration of a run: a label (the subdirectory and the JSON
+/// `config.label`; empty for a single configuration), the engine and its options.
+#[derive(Debug, Clone)]
+struct RunConfig {
+    label: String,
+    engine: EngineKind,
+    options: augur::Options,
+}
+
+/// The configurations a run covers.
+///
+/// - `--compare`: Augur on the baseline path (`--learning=never`) and on the learned path (the
+///   chosen policy, at-build if none), then every peer compiled in — RocksDB without BlobDB,
+///   and with it when the values reach the separation threshold; LevelDB; fjall — all with
+///   the same options, so one run prints learned vs baseline and the peers side by side.
+/// - `--engine=PEER`: that peer, values inline unless `--value-separation-threshold` is given
+///   and the peer separates values.
+/// - Augur: one configuration with `--value-separation-threshold` or `--use_existing_db`,
+///   otherwise two: values inline and every value separated (the Bourbon preset).
+fn run_configs(
+    a: &BenchArgs,
+    engine: &EngineSettings,
+    base: &augur::Options,
+) -> Result<Vec<RunConfig>, BenchError> {
+    let config = |label: &str, kind: EngineKind, threshold: usize| {
+        let mut options = base.clone();
+        options.value_separation_threshold = threshold;
+        RunConfig {
+            label: label.to_string(),
+            engine: kind,
+            options,
+        }
+    };
+    if a.compare {
+        if let Some(kind) = a.engine {
+            return Err(BenchError::failed(format!(
+                "--compare runs Augur and every peer compiled in; it does not take --engine={}",
+                kind.name()
+            )));
+        }
+        let threshold = engine
+            .value_separation_threshold
+            .unwrap_or(base.value_separation_threshold);
+        let mut baseline = config("augur-baseline", EngineKind::Augur, threshold);
+        baseline.options.learning = augur::LearningPolicy::Never;
+        let mut learned = config("augur-learned", EngineKind::Augur, threshold);
+        if learned.options.learning == augur::LearningPolicy::Never {
+            learned.options.learning = augur::LearningPolicy::AtBuild;
+        }
+        let mut out = vec![baseline, learned];
+        let separated = a.value_size >= threshold;
+        for kind in EngineKind::ALL
+            .into_iter()
+            .filter(|k| *k != EngineKind::Augur)
+        {
+            if !kind.is_built() {
+                continue;
+            }
+            out.push(config(kind.name(), kind, usize::MAX));
+            if kind == EngineKind::Rocksdb && separated {
+                out.push(config("rocksdb-blobdb", kind, threshold));
+            }
+        }
+        return Ok(out);
+    }
+    let kind = a.engine.unwrap_or_default();
+    Ok(match engine.value_separation_threshold {
+        Some(t) if kind.separates_values() => vec![config("", kind, t)],
+        _ if kind != EngineKind::Augur => vec![config("", kind, usize::MAX)],
+        Some(t) => vec![config("", kind, t)],
+        None if a.use_existing_db => vec![config("", kind, base.value_separation_threshold)],
+        None => vec![
+            config("inline", kind, usize::MAX),
+            config("separated", kind, 0),
+        ],
+    })
 }
 
 /// A temporary directory removed on drop.
@@ -231,7 +318,9 @@ pub fn run(
             "--key_size must be at least 1 (empty keys are not allowed)",
         ));
     }
-    a.engine.check_available()?;
+    if let Some(kind) = a.engine {
+        kind.check_available()?;
+    }
     let keys = key_set(a)?;
     if keys.is_empty() {
         return Err(BenchError::failed("the key source holds no key"));
@@ -257,6 +346,7 @@ pub fn run(
         histogram: a.histogram,
         use_existing_db: a.use_existing_db,
         cache_bytes: a.cache_size,
+        seek_nexts: a.seek_nexts,
         threads: usize::try_from(a.threads).unwrap_or(1),
         keys: Arc::new(keys),
         load_order: a.load_order,
@@ -271,13 +361,7 @@ pub fn run(
         base_opts.memtable_size_bytes = b;
     }
     base_opts.validate()?;
-    let configs: Vec<(&str, usize)> = match engine.value_separation_threshold {
-        // Peers keep values inline (BlobDB is not wired in): one run.
-        _ if a.engine != EngineKind::Augur => vec![("", usize::MAX)],
-        Some(t) => vec![("", t)],
-        None if a.use_existing_db => vec![("", base_opts.value_separation_threshold)],
-        None => vec![("inline", usize::MAX), ("separated", 0)],
-    };
+    let configs = run_configs(a, engine, &base_opts)?;
     let (_temp, base) = match db {
         Some(d) => (None, d.to_path_buf()),
         None => {
@@ -292,20 +376,23 @@ pub fn run(
     let print_text = !json_to_stdout;
     let record = p.histogram || a.json.is_some() || json_stdout;
     let mut records: Vec<Value> = Vec::new();
-    for (label, threshold) in &configs {
+    for RunConfig {
+        label,
+        engine: kind,
+        options: opts,
+    } in configs.iter().cloned()
+    {
         let dir = if label.is_empty() {
             base.clone()
         } else {
-            base.join(label)
+            base.join(&label)
         };
-        let mut opts = base_opts.clone();
-        opts.value_separation_threshold = *threshold;
-        let mut config = config_json(label, &p, &opts, &source);
-        config["engine"] = json!(a.engine.name());
+        let mut config = config_json(&label, &p, &opts, &source);
+        config["engine"] = json!(kind.name());
         if print_text {
-            print_header(a.engine, label, &p, &opts, &dir, &source);
+            print_header(kind, &label, &p, &opts, &dir, &source);
         }
-        let mut runner = Runner::new(dir, opts, p.clone(), a.engine, record, !print_text);
+        let mut runner = Runner::new(dir, opts, p.clone(), kind, record, !print_text);
         for name in &names {
             let Some(outcome) = runner.run(name)? else {
                 continue;
@@ -318,10 +405,15 @@ pub fn run(
                     }
                 }
             }
-            records.push(outcome.to_json(a.engine.name(), &config));
+            records.push(outcome.to_json(kind.name(), &config));
         }
         if print_text {
             println!();
+        }
+    }
+    if print_text && configs.len() > 1 {
+        if let Some(table) = report::summary_table(&records) {
+            println!("{table}");
         }
     }
     let array = Value::Array(records);
@@ -407,6 +499,9 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
         "use_existing_db": p.use_existing_db,
         "request_distribution": p.ycsb.distribution.map(ycsb::RequestDist::name),
         "scan_length": p.ycsb.scan_length,
+        "seek_nexts": p.seek_nexts,
+        "cache_bytes": p.cache_bytes,
+        "threads": p.threads,
         "version": env!("CARGO_PKG_VERSION"),
     })
 }

@@ -1,7 +1,9 @@
 //! Process resource usage for benchmark records: CPU time (user + system, all threads, so
-//! background flush/compaction/learning count) and peak resident set size. Read from Linux's
-//! `/proc/self/stat` and `/proc/self/status`; on other systems both are `None` and the
-//! records simply omit them.
+//! background flush/compaction/learning count), peak resident set size, and bytes handed to
+//! `write`-family system calls (every engine's WAL, table, value-log and blob writes, so
+//! write amplification is measured the same way for Augur and its peers, on any file system
+//! including tmpfs). Read from Linux's `/proc/self/stat`, `/proc/self/status` and
+//! `/proc/self/io`; on other systems they are `None` and the records simply omit them.
 
 /// Clock ticks per second of `/proc/<pid>/stat` times (`USER_HZ`, 100 on every Linux ABI).
 const TICKS_PER_SECOND: f64 = 100.0;
@@ -14,6 +16,18 @@ pub fn cpu_seconds() -> Option<f64> {
 /// The process's peak resident set size in bytes (`VmHWM`).
 pub fn peak_rss_bytes() -> Option<u64> {
     parse_peak_rss(&std::fs::read_to_string("/proc/self/status").ok()?)
+}
+
+/// Bytes this process has passed to `write`, `pwrite` and similar calls so far (`wchar`
+/// of `/proc/self/io`; threads that exited count too).
+pub fn written_bytes() -> Option<u64> {
+    parse_written(&std::fs::read_to_string("/proc/self/io").ok()?)
+}
+
+/// The `wchar: <n>` line of `/proc/<pid>/io`.
+fn parse_written(io: &str) -> Option<u64> {
+    let line = io.lines().find(|l| l.starts_with("wchar:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// `utime + stime` of a `/proc/<pid>/stat` line, in seconds. The command name (field 2) may
@@ -49,6 +63,18 @@ mod tests {
     }
 
     #[cfg(target_os = "linux")]
+    #[test]
+    fn parses_and_measures_written_bytes() {
+        let io = "rchar: 10\nwchar: 12345\nsyscr: 1\nsyscw: 2\n";
+        assert_eq!(parse_written(io), Some(12345));
+        assert_eq!(parse_written("rchar: 10\n"), None);
+        let before = written_bytes().expect("/proc/self/io");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), vec![7u8; 100_000]).unwrap();
+        let after = written_bytes().expect("/proc/self/io");
+        assert!(after - before >= 100_000, "{before} -> {after}");
+    }
+
     #[test]
     fn measures_this_process() {
         let before = cpu_seconds().expect("/proc/self/stat");

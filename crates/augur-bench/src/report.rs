@@ -22,6 +22,8 @@ pub struct Outcome {
     /// Benchmark-specific results (e.g. `train`'s segments), appended to the line and the
     /// JSON record.
     pub extra: Vec<(&'static str, Value)>,
+    /// The engine's statistics after the benchmark (`stats_view::stats_json`; Augur only).
+    pub stats: Option<Value>,
 }
 
 impl Outcome {
@@ -36,6 +38,7 @@ impl Outcome {
             write_amplification: None,
             latency_ns: None,
             extra: Vec::new(),
+            stats: None,
         }
     }
 
@@ -128,6 +131,7 @@ impl Outcome {
             "p999_us": self.percentile_us(0.999),
             "write_amplification": self.write_amplification,
             "config": config,
+            "stats": self.stats,
         });
         if let Some(map) = record.as_object_mut() {
             for (k, v) in &self.extra {
@@ -136,6 +140,76 @@ impl Outcome {
         }
         record
     }
+}
+
+/// The side-by-side table printed after a run of several configurations (`--compare`, or
+/// inline vs separated): one row per benchmark, one column of micros/op per configuration
+/// label, then speedups as ratios of micros/op — Augur's learned path over its baseline path,
+/// and Augur's learned path over each peer run in the same process. `None` for fewer than two
+/// configurations.
+pub fn summary_table(records: &[Value]) -> Option<String> {
+    let label = |r: &Value| {
+        let l = r["config"]["label"].as_str().unwrap_or_default();
+        if l.is_empty() {
+            r["engine"].as_str().unwrap_or("?").to_string()
+        } else {
+            l.to_string()
+        }
+    };
+    let mut labels: Vec<String> = Vec::new();
+    let mut benchmarks: Vec<String> = Vec::new();
+    for r in records {
+        let l = label(r);
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+        let b = r["benchmark"].as_str().unwrap_or("?").to_string();
+        if !benchmarks.contains(&b) {
+            benchmarks.push(b);
+        }
+    }
+    if labels.len() < 2 {
+        return None;
+    }
+    let micros = |b: &str, l: &str| {
+        records
+            .iter()
+            .find(|r| r["benchmark"] == b && label(r) == l)
+            .and_then(|r| r["micros_per_op"].as_f64())
+    };
+    let learned = "augur-learned";
+    let mut ratios: Vec<(String, String, String)> = Vec::new();
+    if labels.iter().any(|l| l == learned) {
+        for other in labels.iter().filter(|l| *l != learned) {
+            let title = if other == "augur-baseline" {
+                "learned speedup".to_string()
+            } else {
+                format!("learned vs {other}")
+            };
+            ratios.push((title, other.clone(), learned.to_string()));
+        }
+    }
+    let mut t = comfy_table::Table::new();
+    let mut header = vec!["micros/op".to_string()];
+    header.extend(labels.iter().cloned());
+    header.extend(ratios.iter().map(|r| r.0.clone()));
+    t.set_header(header);
+    for b in &benchmarks {
+        let mut row = vec![b.clone()];
+        for l in &labels {
+            row.push(micros(b, l).map_or("-".into(), |m| format!("{m:.3}")));
+        }
+        for (_, slow, fast) in &ratios {
+            row.push(match (micros(b, slow), micros(b, fast)) {
+                (Some(s), Some(f)) if f > 0.0 => format!("{:.2}x", s / f),
+                _ => "-".into(),
+            });
+        }
+        t.add_row(row);
+    }
+    Some(format!(
+        "Summary (micros/op, lower is better; speedup = other micros/op / augur-learned's)\n{t}"
+    ))
 }
 
 #[cfg(test)]
@@ -153,6 +227,7 @@ mod tests {
             write_amplification: None,
             latency_ns: None,
             extra: Vec::new(),
+            stats: None,
         };
         let l = o.line();
         assert!(
@@ -175,5 +250,28 @@ mod tests {
         let j = t.to_json("augur", &json!({}));
         assert_eq!(j["segments"], 3);
         assert_eq!(j["train_ns_per_key"], 12.5);
+    }
+
+    #[test]
+    fn summary_puts_configurations_side_by_side_with_speedups() {
+        let rec = |b: &str, label: &str, engine: &str, us: f64| {
+            json!({"benchmark": b, "engine": engine, "micros_per_op": us,
+                   "config": {"label": label}})
+        };
+        let records = vec![
+            rec("readrandom", "augur-baseline", "augur", 3.0),
+            rec("readrandom", "augur-learned", "augur", 2.0),
+            rec("readrandom", "rocksdb", "rocksdb", 5.0),
+            rec("fillrandom", "augur-learned", "augur", 1.0),
+        ];
+        let t = summary_table(&records).unwrap();
+        let row = t.lines().find(|l| l.contains("readrandom")).unwrap();
+        for cell in ["3.000", "2.000", "5.000", "1.50x", "2.50x"] {
+            assert!(row.contains(cell), "{cell} missing in {row}");
+        }
+        let fill = t.lines().find(|l| l.contains("fillrandom")).unwrap();
+        assert!(fill.contains('-'), "{fill}");
+        assert!(t.contains("learned vs rocksdb"), "{t}");
+        assert!(summary_table(&records[..1]).is_none());
     }
 }

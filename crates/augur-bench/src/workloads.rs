@@ -10,7 +10,8 @@
 //!   (`KeyBatch`): on a large key set fetching a random key is a cache miss, harness work
 //!   that would otherwise be counted as lookup latency.
 //! - `readseq` / `readreverse`: iterate forward / backward over up to `reads` entries.
-//! - `seekrandom`: `reads` times `db.range(key..).next()` for a random key.
+//! - `seekrandom`: `reads` seeks to a random key, each reading the entry found and the
+//!   `--seek_nexts` entries after it.
 //! - `deleteseq` / `deleterandom`: num deletes in order / of random key numbers.
 //! - `flush`, `compact`: one `Db::flush` / full `Db::compact_range` (timed as one op).
 //! - `stats`: prints `Db::stats()` (not timed).
@@ -77,6 +78,37 @@ pub const NAMES: &[&str] = &[
     "ycsb-f",
 ];
 
+/// The benchmarks that write; their records carry write and space amplification.
+const WRITES: &[&str] = &[
+    "fillseq",
+    "fillrandom",
+    "overwrite",
+    "deleteseq",
+    "deleterandom",
+    "ycsb-load",
+];
+
+/// Bytes of every file under `dir`, recursively (0 for a missing directory).
+fn dir_bytes(dir: &std::path::Path) -> Result<u64, BenchError> {
+    if !dir.exists() {
+        return Ok(0);
+    }
+    let mut total = 0;
+    let entries = std::fs::read_dir(dir).map_err(io_err(format!("listing {}", dir.display())))?;
+    for e in entries {
+        let e = e.map_err(io_err(format!("listing {}", dir.display())))?;
+        let meta = e
+            .metadata()
+            .map_err(io_err(format!("reading {}", e.path().display())))?;
+        total += if meta.is_dir() {
+            dir_bytes(&e.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
+}
+
 /// Parameters shared by all benchmarks of a run.
 #[derive(Debug, Clone)]
 pub struct Params {
@@ -92,6 +124,8 @@ pub struct Params {
     pub use_existing_db: bool,
     /// Block cache of the peers in bytes (db_bench's `--cache_size`).
     pub cache_bytes: usize,
+    /// Entries read after each seek of `seekrandom` (db_bench's `--seek_nexts`).
+    pub seek_nexts: usize,
     /// Threads of `readrandom` / `readmissing` (db_bench's `--threads`): each does `reads`
     /// lookups with its own random stream.
     pub threads: usize,
@@ -170,6 +204,7 @@ impl Meter {
             write_amplification: None,
             latency_ns: hist,
             extra: Vec::new(),
+            stats: None,
         }
     }
 
@@ -313,6 +348,7 @@ impl Runner {
         let mut rng = StdRng::seed_from_u64(self.p.seed.wrapping_add(self.runs));
         self.runs += 1;
         let cpu_before = super::process::cpu_seconds();
+        let io_before = super::process::written_bytes();
         let fresh = matches!(name, "fillseq" | "fillrandom" | "ycsb-load");
         if fresh {
             if self.p.use_existing_db {
@@ -365,6 +401,23 @@ impl Runner {
             other => return Err(BenchError::failed(format!("unknown benchmark {other:?}"))),
         };
         let mut outcome = outcome;
+        let io_after = super::process::written_bytes();
+        if let (Some(before), Some(after)) = (io_before, io_after) {
+            let io = after.saturating_sub(before);
+            outcome.extra.push(("io_bytes_written", json!(io)));
+            if WRITES.contains(&name) && outcome.bytes > 0 {
+                outcome.extra.push((
+                    "io_write_amplification",
+                    json!(io as f64 / outcome.bytes as f64),
+                ));
+            }
+        }
+        if WRITES.contains(&name) {
+            self.space_amplification(&mut outcome)?;
+        }
+        if let Some(db) = self.db.as_deref() {
+            outcome.stats = db.stats().map(|s| crate::stats_view::stats_json(&s));
+        }
         // Process CPU time over the benchmark (all threads: background work counts too) and
         // peak RSS so far; absent where /proc is not available.
         if let (Some(before), Some(after)) = (cpu_before, super::process::cpu_seconds()) {
@@ -376,6 +429,22 @@ impl Runner {
                 .push(("peak_rss_mb", json!(bytes as f64 / (1 << 20) as f64)));
         }
         Ok(Some(outcome))
+    }
+
+    /// Appends the database's space use after a write benchmark: bytes of every file under
+    /// the directory (`db_bytes`), key + value bytes of the live entries (`live_bytes`, from
+    /// a full scan, outside the timed region) and their ratio (`space_amplification`).
+    fn space_amplification(&mut self, out: &mut Outcome) -> Result<(), BenchError> {
+        let db_bytes = dir_bytes(&self.dir)?;
+        let mut live = 0u64;
+        self.db()?.scan_all(usize::MAX, false, &mut |b| live += b)?;
+        out.extra.push(("db_bytes", json!(db_bytes)));
+        out.extra.push(("live_bytes", json!(live)));
+        if live > 0 {
+            out.extra
+                .push(("space_amplification", json!(db_bytes as f64 / live as f64)));
+        }
+        Ok(())
     }
 
     /// Opens the database if needed and returns it with the value generator (split borrow).
@@ -606,12 +675,14 @@ impl Runner {
         Ok(out)
     }
 
-    /// `reads` seeks to random keys, reading the first entry at or after each.
+    /// `reads` seeks to random keys, reading the first entry at or after each and the
+    /// `seek_nexts` entries after it (db_bench's `--seek_nexts`).
     fn seek_random(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, BenchError> {
         let Params {
             num,
             reads,
             key_size,
+            seek_nexts,
             ..
         } = self.p;
         let record = self.record;
@@ -622,13 +693,14 @@ impl Runner {
         let mut meter = Meter::new(record);
         for _ in 0..reads {
             keys.key(rng.gen_range(0..num), key_size, &mut key);
-            let (n, b) = db.scan_from(&key, 1)?;
-            found += n;
+            let (n, b) = db.scan_from(&key, 1 + seek_nexts)?;
+            found += u64::from(n > 0);
             bytes += b;
             meter.op_done();
         }
         let mut out = meter.finish(name, reads, bytes);
         out.found = Some((found, reads));
+        out.extra.push(("seek_nexts", json!(seek_nexts)));
         Ok(out)
     }
 
