@@ -132,7 +132,9 @@ pub struct BenchArgs {
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true,
           default_value = "false", default_missing_value = "true", value_parser = parse_bool)]
     pub sync: bool,
-    /// Threads of readrandom / readmissing; each does --reads lookups (db_bench's --threads).
+    /// Threads (db_bench's --threads): readrandom / readmissing run N readers, each doing
+    /// --reads lookups; fills, overwrite and deletes split their --num writes among N
+    /// writers (each key once for fillseq, deleteseq and key-source fills).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
     /// seekrandom: entries read after each seek (db_bench's flag).

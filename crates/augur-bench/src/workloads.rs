@@ -501,31 +501,45 @@ impl Runner {
             }
             _ => Vec::new(),
         };
-        let (db, values) = self.parts()?;
+        let threads = self.p.threads.max(1);
+        let value_seed = self.p.seed.wrapping_add(self.runs << 16);
+        let db = self.db()?;
         let before = db.stats();
-        let mut key = Vec::with_capacity(key_size);
-        let mut bytes = 0u64;
-        let mut meter = Meter::new(record);
-        for i in 0..num {
-            let n = match order {
-                Order::Sequential => i,
-                Order::Drawn => rng.gen_range(0..num),
-                Order::Shuffled => shuffled.get(i as usize).copied().unwrap_or(i),
-            };
-            keys.key(n, key_size, &mut key);
-            match op {
-                Op::Put => {
-                    db.put(&key, values.next(value_size))?;
-                    bytes += (key.len() + value_size) as u64;
+        // Thread t writes positions [t·num/T, (t+1)·num/T) of the order: every key once for
+        // the sequential and shuffled orders, num/T uniform draws each for random writes.
+        let writes = |t: usize, rng: &mut StdRng| {
+            let (lo, hi) = chunk(num, threads, t);
+            let mut values = ValueGen::new(value_seed.wrapping_add(t as u64), value_size);
+            let mut key = Vec::with_capacity(key_size);
+            let mut bytes = 0u64;
+            let mut meter = Meter::new(record);
+            for i in lo..hi {
+                let n = match order {
+                    Order::Sequential => i,
+                    Order::Drawn => rng.gen_range(0..num),
+                    Order::Shuffled => shuffled.get(i as usize).copied().unwrap_or(i),
+                };
+                keys.key(n, key_size, &mut key);
+                match op {
+                    Op::Put => {
+                        db.put(&key, values.next(value_size))?;
+                        bytes += (key.len() + value_size) as u64;
+                    }
+                    Op::Delete => db.delete(&key)?,
                 }
-                Op::Delete => db.delete(&key)?,
+                meter.op_done();
             }
-            meter.op_done();
-        }
-        let mut out = meter.finish(name, num, bytes);
+            Ok((meter, bytes))
+        };
+        let results = in_threads(threads, rng, writes)?;
+        let bytes = results.iter().map(|r| r.1).sum();
+        let mut out = Meter::combine(results.into_iter().map(|r| r.0).collect(), name, num, bytes);
         let after = db.stats();
         out.write_amplification = amplification(before.as_ref(), after.as_ref());
         out.extra = background_work(before.as_ref(), after.as_ref());
+        if threads > 1 {
+            out.extra.push(("threads", json!(threads)));
+        }
         Ok(out)
     }
 
@@ -576,25 +590,7 @@ impl Runner {
             }
             Ok::<_, BenchError>((meter, found, bytes))
         };
-        let results = if threads == 1 {
-            vec![lookups(rng)?]
-        } else {
-            // Thread t draws from its own stream, seeded from the run's generator.
-            let seeds: Vec<u64> = (0..threads).map(|_| rng.gen()).collect();
-            std::thread::scope(|s| {
-                let handles: Vec<_> = seeds
-                    .iter()
-                    .map(|&seed| s.spawn(move || lookups(&mut StdRng::seed_from_u64(seed))))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join()
-                            .unwrap_or_else(|_| Err(BenchError::failed("a reader thread panicked")))
-                    })
-                    .collect::<Result<Vec<_>, BenchError>>()
-            })?
-        };
+        let results = in_threads(threads, rng, |_, rng| lookups(rng))?;
         let ops = reads * threads as u64;
         let found: u64 = results.iter().map(|r| r.1).sum();
         let bytes: u64 = results.iter().map(|r| r.2).sum();
@@ -689,18 +685,20 @@ impl Runner {
         let keys = Arc::clone(&self.p.keys);
         let (db, _) = self.parts()?;
         let mut key = Vec::with_capacity(key_size);
-        let (mut found, mut bytes) = (0u64, 0u64);
+        let (mut found, mut entries, mut bytes) = (0u64, 0u64, 0u64);
         let mut meter = Meter::new(record);
         for _ in 0..reads {
             keys.key(rng.gen_range(0..num), key_size, &mut key);
             let (n, b) = db.scan_from(&key, 1 + seek_nexts)?;
             found += u64::from(n > 0);
+            entries += n;
             bytes += b;
             meter.op_done();
         }
         let mut out = meter.finish(name, reads, bytes);
         out.found = Some((found, reads));
         out.extra.push(("seek_nexts", json!(seek_nexts)));
+        out.extra.push(("entries_read", json!(entries)));
         Ok(out)
     }
 
@@ -769,6 +767,43 @@ impl Runner {
         }
         Ok(out)
     }
+}
+
+/// Positions `[lo, hi)` of `num` that thread `t` of `threads` handles (contiguous chunks
+/// differing in length by at most one).
+fn chunk(num: u64, threads: usize, t: usize) -> (u64, u64) {
+    let at = |i: usize| (u128::from(num) * i as u128 / threads.max(1) as u128) as u64;
+    (at(t), at(t + 1))
+}
+
+/// Runs `work(t, rng)` for every thread `t` of `threads` and returns the results in thread
+/// order. One thread runs on the caller's thread with the run's own generator (so a
+/// single-threaded run draws exactly the stream it always did); more run on scoped threads,
+/// each with a generator seeded from the run's.
+fn in_threads<T: Send>(
+    threads: usize,
+    rng: &mut StdRng,
+    work: impl Fn(usize, &mut StdRng) -> Result<T, BenchError> + Sync,
+) -> Result<Vec<T>, BenchError> {
+    if threads <= 1 {
+        return Ok(vec![work(0, rng)?]);
+    }
+    let seeds: Vec<u64> = (0..threads).map(|_| rng.gen()).collect();
+    let work = &work;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = seeds
+            .iter()
+            .enumerate()
+            .map(|(t, &seed)| s.spawn(move || work(t, &mut StdRng::seed_from_u64(seed))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(BenchError::failed("a benchmark thread panicked")))
+            })
+            .collect()
+    })
 }
 
 /// Flush and compaction time during a benchmark, and the part of it spent training at-build

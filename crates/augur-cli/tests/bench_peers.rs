@@ -125,3 +125,106 @@ fn rocksdb_runs_ycsb_load_and_workloads() {
     assert_eq!(c["found"], c["ops"]);
     assert_eq!(record(&r, "ycsb-e")["ops"], 200);
 }
+
+/// The harness's keys are db_bench's: a database written by RocksDB's own `db_bench`
+/// (Debian package rocksdb-tools) is read by `augur bench --engine=rocksdb` with every
+/// lookup found, and one written by the harness is read by `db_bench` likewise. Skipped (with
+/// a message) where `db_bench` is not installed.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn db_bench_and_the_harness_share_the_key_encoding() {
+    let db_bench = |args: &[&str]| std::process::Command::new("db_bench").args(args).output();
+    if db_bench(&["--help"]).is_err() {
+        eprintln!("db_bench is not installed (apt-get install rocksdb-tools); skipped");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("written-by-db-bench");
+    let db_flag = format!("--db={}", dir.display());
+    let common = [
+        "--num=2000",
+        "--key_size=16",
+        "--value_size=64",
+        "--compression_type=none",
+    ];
+    let mut args = vec!["--benchmarks=fillseq", db_flag.as_str()];
+    args.extend_from_slice(&common);
+    let out = db_bench(&args).unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let recs = bench_json(
+        &dir,
+        "rocksdb",
+        &[
+            "--use_existing_db",
+            "--num=2000",
+            "--benchmarks=readrandom,readmissing,readseq",
+        ],
+    );
+    assert_eq!(record(&recs, "readrandom")["found"], 2000);
+    assert_eq!(record(&recs, "readmissing")["found"], 0);
+    assert_eq!(record(&recs, "readseq")["ops"], 2000);
+
+    let dir = tmp.path().join("written-by-harness");
+    bench_json(&dir, "rocksdb", &["--num=2000", "--benchmarks=fillseq"]);
+    let db_flag = format!("--db={}", dir.display());
+    let mut args = vec![
+        "--benchmarks=readrandom",
+        "--use_existing_db=1",
+        db_flag.as_str(),
+    ];
+    args.extend_from_slice(&common);
+    let out = db_bench(&args).unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(2000 of 2000 found)"), "{text}");
+}
+
+/// With a value-separation threshold RocksDB runs with BlobDB (values in `*.blob` files), as
+/// Augur's go to its value log; `--compare` also runs it without BlobDB.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn rocksdb_separates_values_with_blobdb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("blob");
+    let recs = bench_json(
+        &dir,
+        "rocksdb",
+        &["--num=3000", "--benchmarks=fillrandom,flush,readrandom"],
+    );
+    let blobs = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".blob")
+        })
+        .count();
+    assert!(blobs > 0, "no blob file in {}", dir.display());
+    assert!(record(&recs, "readrandom")["found"].as_u64().unwrap() > 1000);
+
+    let cmp = tmp.path().join("compare");
+    let json = tmp.path().join("compare.json");
+    common::ok(augur(&[
+        "--db",
+        cmp.to_str().unwrap(),
+        "bench",
+        "--compare",
+        "--value_size=100",
+        "--value-separation-threshold=100",
+        "--num=500",
+        "--benchmarks=fillrandom",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let labels: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["config"]["label"].as_str().unwrap())
+        .collect();
+    for l in ["augur-baseline", "augur-learned", "rocksdb", "rocksdb-blobdb"] {
+        assert!(labels.contains(&l), "{l} missing in {labels:?}");
+    }
+}
