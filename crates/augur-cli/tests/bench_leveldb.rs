@@ -1,0 +1,277 @@
+//! End-to-end tests of `augur bench --engine=leveldb`: without the cargo feature `leveldb`
+//! the peer is refused with a clear error; with it, fills, reads, scans, deletes, flush,
+//! compaction and YCSB run on LevelDB and find exactly what Augur finds on the same key
+//! stream, and a fresh fill refuses a directory holding a file that is not LevelDB's.
+
+mod common;
+
+use common::augur;
+#[cfg(feature = "leveldb")]
+use common::record;
+#[cfg(feature = "leveldb")]
+use serde_json::Value;
+#[cfg(feature = "leveldb")]
+use std::path::Path;
+
+#[cfg(not(feature = "leveldb"))]
+#[test]
+fn leveldb_without_the_feature_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let o = augur(&[
+        "--db",
+        dir.to_str().unwrap(),
+        "bench",
+        "--engine=leveldb",
+        "--num=10",
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("feature `leveldb`"), "stderr: {err}");
+    assert!(err.contains("libleveldb-dev"), "stderr: {err}");
+}
+
+/// Runs a bench in `dir` on `engine` and returns the JSON records.
+#[cfg(feature = "leveldb")]
+fn bench_json(dir: &Path, engine: &str, args: &[&str]) -> Vec<Value> {
+    let engine_flag = format!("--engine={engine}");
+    let mut all = vec![engine_flag.as_str()];
+    all.extend_from_slice(args);
+    common::bench_json(dir, &all)
+}
+
+/// Runs `args` on LevelDB and on Augur, each in its own directory under `root`.
+#[cfg(feature = "leveldb")]
+fn both(root: &Path, args: &[&str]) -> (Vec<Value>, Vec<Value>) {
+    let level = bench_json(&root.join("level"), "leveldb", args);
+    for r in &level {
+        assert_eq!(r["engine"], "leveldb", "{r}");
+    }
+    let ours = bench_json(&root.join("augur"), "augur", args);
+    (level, ours)
+}
+
+/// The `field` of the `index`-th record named `name` (a benchmark may run twice).
+#[cfg(feature = "leveldb")]
+fn nth<'a>(records: &'a [Value], name: &str, index: usize, field: &str) -> &'a Value {
+    let r = records
+        .iter()
+        .filter(|r| r["benchmark"] == name)
+        .nth(index)
+        .unwrap_or_else(|| panic!("no {name} #{index} in {records:?}"));
+    &r[field]
+}
+
+/// The LevelDB table files (`*.ldb`) in `dir`.
+#[cfg(feature = "leveldb")]
+fn table_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ldb"))
+        .collect()
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_reads_find_exactly_what_fillseq_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = bench_json(
+        &tmp.path().join("level"),
+        "leveldb",
+        &[
+            "--num=500",
+            "--reads=200",
+            "--benchmarks=fillseq,readrandom,readmissing,seekrandom,readseq,readreverse",
+        ],
+    );
+    assert_eq!(record(&r, "fillseq")["ops"], 500);
+    assert_eq!(record(&r, "readrandom")["found"], 200);
+    assert_eq!(record(&r, "readmissing")["found"], 0);
+    assert_eq!(record(&r, "seekrandom")["found"], 200);
+    // readseq / readreverse read up to --reads entries of the 500 present.
+    assert_eq!(record(&r, "readseq")["ops"], 200);
+    assert_eq!(record(&r, "readreverse")["ops"], 200);
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_and_augur_find_the_same_keys_after_fillrandom() {
+    let tmp = tempfile::tempdir().unwrap();
+    // --reads above the number of distinct keys: readseq / readreverse visit every entry.
+    let (level, ours) = both(
+        tmp.path(),
+        &[
+            "--num=2000",
+            "--reads=3000",
+            "--benchmarks=fillrandom,readrandom,readmissing,seekrandom,readseq,readreverse",
+        ],
+    );
+    let found = |r: &[Value], name| record(r, name)["found"].as_u64().unwrap();
+    // fillrandom draws with repeats: some keys are missing, most are present.
+    let hits = found(&level, "readrandom");
+    assert!(hits > 0 && hits < 3000, "{hits}");
+    for name in ["readrandom", "readmissing", "seekrandom"] {
+        assert_eq!(found(&level, name), found(&ours, name), "{name}");
+    }
+    assert_eq!(found(&level, "readmissing"), 0);
+    let ops = |r: &[Value], name| record(r, name)["ops"].as_u64().unwrap();
+    let distinct = ops(&level, "readseq");
+    assert!(distinct > 0 && distinct < 2000, "{distinct}");
+    assert_eq!(distinct, ops(&ours, "readseq"));
+    assert_eq!(ops(&level, "readreverse"), distinct);
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_flush_writes_the_memtable_to_a_table_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 300 small entries stay in the 64 MiB memtable: without a flush only the log holds them.
+    let unflushed = tmp.path().join("unflushed");
+    bench_json(
+        &unflushed,
+        "leveldb",
+        &["--num=300", "--benchmarks=fillseq"],
+    );
+    assert_eq!(table_files(&unflushed), Vec::<String>::new());
+    let flushed = tmp.path().join("flushed");
+    let r = bench_json(
+        &flushed,
+        "leveldb",
+        &["--num=300", "--benchmarks=fillseq,flush,readrandom"],
+    );
+    assert_eq!(
+        table_files(&flushed).len(),
+        1,
+        "{:?}",
+        table_files(&flushed)
+    );
+    assert_eq!(record(&r, "readrandom")["found"], 300);
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_compaction_keeps_every_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A small write buffer (LevelDB's minimum, 64 KiB) makes several table files to compact.
+    // --reads above the number of distinct keys: readseq visits every entry.
+    let (level, ours) = both(
+        tmp.path(),
+        &[
+            "--num=20000",
+            "--reads=30000",
+            "--write_buffer_size=65536",
+            "--benchmarks=fillrandom,overwrite,readseq,compact,readseq,readrandom",
+        ],
+    );
+    assert_eq!(record(&level, "compact")["ops"], 1);
+    let before = nth(&level, "readseq", 0, "ops").as_u64().unwrap();
+    assert!(before > 0 && before < 20000, "{before}");
+    assert_eq!(nth(&level, "readseq", 1, "ops").as_u64(), Some(before));
+    assert_eq!(nth(&ours, "readseq", 1, "ops").as_u64(), Some(before));
+    let found = record(&level, "readrandom")["found"].as_u64().unwrap();
+    assert!(found > 0 && found < 30000, "{found}");
+    assert_eq!(Some(found), record(&ours, "readrandom")["found"].as_u64());
+    assert!(!table_files(&tmp.path().join("level")).is_empty());
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_deleted_keys_are_not_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (level, ours) = both(
+        tmp.path(),
+        &[
+            "--num=1000",
+            "--reads=1000",
+            "--benchmarks=fillseq,deleterandom,readrandom,readseq",
+        ],
+    );
+    // Every key was present; deleterandom removes about 63% of them.
+    let found = record(&level, "readrandom")["found"].as_u64().unwrap();
+    assert!(found > 0 && found < 700, "{found}");
+    assert_eq!(Some(found), record(&ours, "readrandom")["found"].as_u64());
+    let left = record(&level, "readseq")["ops"].as_u64().unwrap();
+    assert!(left > 0 && left < 700, "{left}");
+    assert_eq!(Some(left), record(&ours, "readseq")["ops"].as_u64());
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_runs_ycsb_load_and_every_workload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (level, ours) = both(
+        tmp.path(),
+        &[
+            "--num=1000",
+            "--reads=500",
+            "--benchmarks=ycsb-load,ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f",
+        ],
+    );
+    assert_eq!(record(&level, "ycsb-load")["ops"], 1000);
+    for w in ["a", "b", "c", "d", "e", "f"] {
+        let name = format!("ycsb-{w}");
+        let (l, o) = (record(&level, &name), record(&ours, &name));
+        assert_eq!(l["ops"], 500, "{name}");
+        // The same operation stream on both engines, with the same outcome.
+        for field in ["reads", "updates", "inserts", "scans"] {
+            assert!(l[field].is_u64(), "{name} {field}: {l}");
+        }
+        for field in ["found", "reads", "updates", "inserts", "scans"] {
+            assert_eq!(l[field], o[field], "{name} {field}");
+        }
+    }
+    // Workload C only reads loaded records: every one is found.
+    let c = record(&level, "ycsb-c");
+    assert_eq!(c["found"], c["ops"]);
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_fresh_fill_refuses_a_directory_with_foreign_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("level");
+    std::fs::create_dir(&dir).unwrap();
+    let foreign = dir.join("notes.txt");
+    std::fs::write(&foreign, b"keep me").unwrap();
+    let o = augur(&[
+        "--db",
+        dir.to_str().unwrap(),
+        "bench",
+        "--engine=leveldb",
+        "--num=10",
+        "--benchmarks=fillseq",
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("refusing") && err.contains("notes.txt"),
+        "stderr: {err}"
+    );
+    assert_eq!(std::fs::read(&foreign).unwrap(), b"keep me");
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_fresh_fill_replaces_an_earlier_leveldb_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("level");
+    // Flush, then reopen (LOG.old appears): every file kind LevelDB leaves behind.
+    bench_json(
+        &dir,
+        "leveldb",
+        &["--num=300", "--benchmarks=fillseq,flush"],
+    );
+    bench_json(
+        &dir,
+        "leveldb",
+        &["--num=300", "--use_existing_db", "--benchmarks=readseq"],
+    );
+    assert!(dir.join("LOG.old").exists());
+    let again = bench_json(
+        &dir,
+        "leveldb",
+        &["--num=50", "--benchmarks=fillseq,readseq"],
+    );
+    assert_eq!(record(&again, "readseq")["ops"], 50);
+}
