@@ -88,7 +88,8 @@ const WRITES: &[&str] = &[
     "ycsb-load",
 ];
 
-/// Bytes of every file under `dir`, recursively (0 for a missing directory).
+/// Bytes of every file under `dir`, recursively (0 for a missing directory; files deleted
+/// while it is walked count as 0).
 fn dir_bytes(dir: &std::path::Path) -> Result<u64, BenchError> {
     if !dir.exists() {
         return Ok(0);
@@ -97,9 +98,13 @@ fn dir_bytes(dir: &std::path::Path) -> Result<u64, BenchError> {
     let entries = std::fs::read_dir(dir).map_err(io_err(format!("listing {}", dir.display())))?;
     for e in entries {
         let e = e.map_err(io_err(format!("listing {}", dir.display())))?;
-        let meta = e
-            .metadata()
-            .map_err(io_err(format!("reading {}", e.path().display())))?;
+        // Engines delete obsolete files in the background: a file listed a moment ago may
+        // be gone, and then it takes no space.
+        let meta = match e.metadata() {
+            Ok(m) => m,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(io_err(format!("reading {}", e.path().display()))(err)),
+        };
         total += if meta.is_dir() {
             dir_bytes(&e.path())?
         } else {

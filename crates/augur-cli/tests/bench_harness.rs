@@ -27,7 +27,14 @@ fn assert_schema(r: &Value) {
         assert!(r["p50_us"].as_f64() <= r["p999_us"].as_f64(), "{r}");
     }
     assert!(r["config"].is_object(), "{r}");
-    for key in ["num", "key_size", "value_size", "index", "learning", "label"] {
+    for key in [
+        "num",
+        "key_size",
+        "value_size",
+        "index",
+        "learning",
+        "label",
+    ] {
         assert!(!r["config"][key].is_null(), "config.{key} in {r}");
     }
     if r["benchmark"] != "train" {
@@ -93,12 +100,17 @@ fn writes_report_io_write_and_space_amplification() {
     // every user byte.
     let wa = fill["io_write_amplification"].as_f64().unwrap();
     assert!((1.0..10.0).contains(&wa), "{fill}");
-    assert!(fill["io_bytes_written"].as_u64().unwrap() >= 5000 * 80, "{fill}");
+    assert!(
+        fill["io_bytes_written"].as_u64().unwrap() >= 5000 * 80,
+        "{fill}"
+    );
     let space = fill["space_amplification"].as_f64().unwrap();
     assert!(space >= 1.0, "{fill}");
     assert!(fill["db_bytes"].as_u64().unwrap() >= 5000 * 80, "{fill}");
     // Reads report no amplification.
-    assert!(record(&recs, "readrandom").get("space_amplification").is_none());
+    assert!(record(&recs, "readrandom")
+        .get("space_amplification")
+        .is_none());
 }
 
 /// `--seek_nexts=N`: each seek reads the entry found and up to N after it.
@@ -158,7 +170,10 @@ fn compare_runs_baseline_and_learned_side_by_side() {
         "--benchmarks=fillrandom,readrandom",
         "--num=2000",
     ]));
-    assert!(out.contains("augur-baseline") && out.contains("learned speedup"), "{out}");
+    assert!(
+        out.contains("augur-baseline") && out.contains("learned speedup"),
+        "{out}"
+    );
     let err = fails(augur(&["bench", "--compare", "--engine=augur", "--num=10"]));
     assert!(err.contains("--compare"), "{err}");
 }

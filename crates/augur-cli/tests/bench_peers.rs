@@ -224,7 +224,12 @@ fn rocksdb_separates_values_with_blobdb() {
         .iter()
         .map(|r| r["config"]["label"].as_str().unwrap())
         .collect();
-    for l in ["augur-baseline", "augur-learned", "rocksdb", "rocksdb-blobdb"] {
+    for l in [
+        "augur-baseline",
+        "augur-learned",
+        "rocksdb",
+        "rocksdb-blobdb",
+    ] {
         assert!(labels.contains(&l), "{l} missing in {labels:?}");
     }
 }
