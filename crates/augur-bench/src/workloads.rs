@@ -364,46 +364,24 @@ impl Runner {
             }
             self.fresh()?;
         }
-        let order = |default| match self.p.load_order {
-            Some(LoadOrder::Random) if !self.p.keys.is_numbers() => Order::Shuffled,
-            Some(LoadOrder::Sequential) => Order::Sequential,
-            _ => default,
-        };
-        let fill_random = if self.p.keys.is_numbers() {
-            Order::Drawn
-        } else {
-            Order::Shuffled
-        };
-        let outcome = match name {
-            "fillseq" => self.write(name, &mut rng, Op::Put, order(Order::Sequential))?,
-            "fillrandom" => self.write(name, &mut rng, Op::Put, order(fill_random))?,
-            "overwrite" => self.write(name, &mut rng, Op::Put, Order::Drawn)?,
-            "deleteseq" => self.write(name, &mut rng, Op::Delete, Order::Sequential)?,
-            "deleterandom" => self.write(name, &mut rng, Op::Delete, Order::Drawn)?,
-            "readrandom" => self.read_random(name, &mut rng, false)?,
-            "readrandomwriterandom" => self.read_write_random(name, &mut rng)?,
-            // db_bench's readmissing: one more byte of key, never present (sources.rs).
-            "readmissing" => self.read_random(name, &mut rng, true)?,
-            "train" => train(name, &self.p, &self.opts)?,
-            "seekrandom" => self.seek_random(name, &mut rng)?,
-            "readseq" => self.read_seq(name, false)?,
-            "readreverse" => self.read_seq(name, true)?,
-            "flush" | "compact" => self.maintenance(name)?,
-            "learn" => self.learn(name)?,
-            n if n.starts_with("ycsb-") => self.ycsb(name, &mut rng)?,
-            "stats" => {
-                let Some(stats) = self.db()?.stats() else {
-                    if !self.quiet {
-                        println!("{name:<12} : not available for {}", self.kind.name());
-                    }
-                    return Ok(None);
-                };
-                if !self.quiet {
-                    print!("{}", crate::stats_view::stats_text(&stats));
-                }
-                return Ok(None);
-            }
-            other => return Err(BenchError::failed(format!("unknown benchmark {other:?}"))),
+        // A spinner with the elapsed time on stderr while the benchmark runs (drawn only on a
+        // terminal; nothing touches the measured operations).
+        let progress = (!self.quiet && name != "stats").then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            bar.set_message(format!("{name} ({})", self.kind.name()));
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        let outcome = self.measure(name, &mut rng);
+        if let Some(bar) = progress {
+            bar.finish_and_clear();
+        }
+        let Some(outcome) = outcome? else {
+            return Ok(None);
         };
         let mut outcome = outcome;
         let io_after = super::process::written_bytes();
@@ -433,6 +411,53 @@ impl Runner {
                 .extra
                 .push(("peak_rss_mb", json!(bytes as f64 / (1 << 20) as f64)));
         }
+        Ok(Some(outcome))
+    }
+
+    /// Runs the measured part of benchmark `name`; `None` when it printed something instead
+    /// (`stats`).
+    fn measure(&mut self, name: &str, rng: &mut StdRng) -> Result<Option<Outcome>, BenchError> {
+        let order = |default| match self.p.load_order {
+            Some(LoadOrder::Random) if !self.p.keys.is_numbers() => Order::Shuffled,
+            Some(LoadOrder::Sequential) => Order::Sequential,
+            _ => default,
+        };
+        let fill_random = if self.p.keys.is_numbers() {
+            Order::Drawn
+        } else {
+            Order::Shuffled
+        };
+        let outcome = match name {
+            "fillseq" => self.write(name, rng, Op::Put, order(Order::Sequential))?,
+            "fillrandom" => self.write(name, rng, Op::Put, order(fill_random))?,
+            "overwrite" => self.write(name, rng, Op::Put, Order::Drawn)?,
+            "deleteseq" => self.write(name, rng, Op::Delete, Order::Sequential)?,
+            "deleterandom" => self.write(name, rng, Op::Delete, Order::Drawn)?,
+            "readrandom" => self.read_random(name, rng, false)?,
+            "readrandomwriterandom" => self.read_write_random(name, rng)?,
+            // db_bench's readmissing: one more byte of key, never present (sources.rs).
+            "readmissing" => self.read_random(name, rng, true)?,
+            "train" => train(name, &self.p, &self.opts)?,
+            "seekrandom" => self.seek_random(name, rng)?,
+            "readseq" => self.read_seq(name, false)?,
+            "readreverse" => self.read_seq(name, true)?,
+            "flush" | "compact" => self.maintenance(name)?,
+            "learn" => self.learn(name)?,
+            n if n.starts_with("ycsb-") => self.ycsb(name, rng)?,
+            "stats" => {
+                let Some(stats) = self.db()?.stats() else {
+                    if !self.quiet {
+                        println!("{name:<12} : not available for {}", self.kind.name());
+                    }
+                    return Ok(None);
+                };
+                if !self.quiet {
+                    print!("{}", crate::stats_view::stats_text(&stats));
+                }
+                return Ok(None);
+            }
+            other => return Err(BenchError::failed(format!("unknown benchmark {other:?}"))),
+        };
         Ok(Some(outcome))
     }
 
