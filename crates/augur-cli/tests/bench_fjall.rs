@@ -72,8 +72,9 @@ fn fjall_reads_find_what_augur_finds_on_the_same_key_stream() {
     let found = field(&fjall, "readrandom", "found");
     assert!(found > 1000 && found < 2500, "{found}");
     assert_eq!(field(&fjall, "readmissing", "found"), 0);
-    // Both engines saw the same writes: the same number found by every read, before and
-    // after the flush and the compaction, and the same number of distinct keys scanned.
+    // Both engines saw the same writes: every read (each run draws its own keys) finds as
+    // many as Augur's, before and after the flush and the compaction, and both scan the
+    // same number of distinct keys.
     for (name, key) in [
         ("readrandom", "found"),
         ("readmissing", "found"),
@@ -89,12 +90,6 @@ fn fjall_reads_find_what_augur_finds_on_the_same_key_stream() {
         };
         assert_eq!(pick(&fjall), pick(&ours), "{name} {key}");
     }
-    let reads: Vec<u64> = fjall
-        .iter()
-        .filter(|x| x["benchmark"] == "readrandom")
-        .map(|x| x["found"].as_u64().unwrap())
-        .collect();
-    assert_eq!(reads, vec![found; 3], "flush and compact lose nothing");
     // Fewer distinct keys than draws, all of them scanned in both directions.
     let distinct = field(&fjall, "readseq", "ops");
     assert!(distinct > 1000 && distinct < 2000, "{distinct}");
@@ -169,9 +164,10 @@ fn fjall_runs_ycsb_load_and_every_workload_like_augur() {
             "read_modify_writes",
             "found",
         ] {
+            // (`found` is null for workload E, which only scans and inserts.)
             assert_eq!(
-                field(&fjall, name, kind),
-                field(&ours, name, kind),
+                record(&fjall, name)[kind],
+                record(&ours, name)[kind],
                 "{name} {kind}"
             );
         }
