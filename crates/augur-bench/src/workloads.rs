@@ -341,7 +341,13 @@ impl Runner {
                 files.push(e.path());
             }
             for f in files {
-                std::fs::remove_file(&f).map_err(io_err(format!("deleting {}", f.display())))?;
+                // fjall keeps its journals and partitions in directories.
+                let removed = if f.is_dir() {
+                    std::fs::remove_dir_all(&f)
+                } else {
+                    std::fs::remove_file(&f)
+                };
+                removed.map_err(io_err(format!("deleting {}", f.display())))?;
             }
         }
         Ok(())

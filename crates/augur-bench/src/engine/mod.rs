@@ -183,9 +183,8 @@ pub fn owns_file(kind: EngineKind, name: &str) -> bool {
                     .iter()
                     .any(|s| name.ends_with(s))
         }
-        // fjall's keyspace layout: a version marker, the journal directory, partitions.
-        EngineKind::Fjall => {
-            ["version", "journals", "partitions", "lock", ".deleted"].contains(&name)
-        }
+        // fjall 2's keyspace layout (checked on a real keyspace): the `version` marker file
+        // and the `journals` and `partitions` directories.
+        EngineKind::Fjall => ["version", "journals", "partitions"].contains(&name),
     }
 }
