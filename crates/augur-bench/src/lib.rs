@@ -205,9 +205,10 @@ struct RunConfig {
 /// The configurations a run covers.
 ///
 /// - `--compare`: Augur on the baseline path (`--learning=never`) and on the learned path (the
-///   chosen policy, at-build if none), then every peer compiled in — RocksDB without BlobDB,
-///   and with it when the values reach the separation threshold; LevelDB; fjall — all with
-///   the same options, so one run prints learned vs baseline and the peers side by side.
+///   chosen policy, at-build if none), then every peer compiled in — RocksDB and fjall with
+///   values inline, and also with their key-value separation (`rocksdb-blobdb`, `fjall-kv`)
+///   when the values reach the separation threshold; LevelDB — all with the same options, so
+///   one run prints learned vs baseline and the peers side by side.
 /// - `--engine=PEER`: that peer, values inline unless `--value-separation-threshold` is given
 ///   and the peer separates values.
 /// - Augur: one configuration with `--value-separation-threshold` or `--use_existing_db`,
@@ -252,8 +253,12 @@ fn run_configs(
                 continue;
             }
             out.push(config(kind.name(), kind, usize::MAX));
-            if kind == EngineKind::Rocksdb && separated {
-                out.push(config("rocksdb-blobdb", kind, threshold));
+            if kind.separates_values() && separated {
+                let label = match kind {
+                    EngineKind::Rocksdb => "rocksdb-blobdb",
+                    _ => "fjall-kv",
+                };
+                out.push(config(label, kind, threshold));
             }
         }
         return Ok(out);
