@@ -44,6 +44,17 @@ const DEFAULT_NUM: u64 = 200_000;
 /// from the memtable.
 const DEFAULT_BENCHMARKS: &[&str] = &["fillrandom", "flush", "readrandom", "readseq", "stats"];
 
+/// Benchmarks of `--compare` when `--benchmarks` is not given: a settled tree (full
+/// compaction), then point lookups present and absent, seeks and a scan.
+const COMPARE_BENCHMARKS: &[&str] = &[
+    "fillrandom",
+    "compact",
+    "readrandom",
+    "readmissing",
+    "seekrandom",
+    "readseq",
+];
+
 /// Parses a gflags-style boolean (`--flag`, `--flag=1`, `--flag=true`, `--flag=0`, ...).
 fn parse_bool(s: &str) -> Result<bool, String> {
     match s {
@@ -303,7 +314,12 @@ pub fn run(
     json_stdout: bool,
 ) -> Result<(), BenchError> {
     let names: Vec<String> = if a.benchmarks.is_empty() {
-        DEFAULT_BENCHMARKS.iter().map(|s| s.to_string()).collect()
+        let default = if a.compare {
+            COMPARE_BENCHMARKS
+        } else {
+            DEFAULT_BENCHMARKS
+        };
+        default.iter().map(|s| s.to_string()).collect()
     } else {
         a.benchmarks
             .iter()
