@@ -68,7 +68,7 @@ fn parse_bool(s: &str) -> Result<bool, String> {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Benchmarks: fillseq fillrandom overwrite readrandom readmissing readseq \
-readreverse seekrandom deleteseq deleterandom flush compact stats train ycsb-load ycsb-a ycsb-b \
+readreverse seekrandom deleteseq deleterandom flush compact waitforcompaction stats train ycsb-load ycsb-a ycsb-b \
 ycsb-c ycsb-d ycsb-e ycsb-f.\n\
 YCSB: keys user<fnv64(n)> (--key_size and key sources do not apply), ycsb-load inserts --num \
 records, ycsb-a..f run --reads operations (A 50/50 read/update, B 95/5 read/update, C read, \

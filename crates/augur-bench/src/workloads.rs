@@ -14,6 +14,9 @@
 //!   `--seek_nexts` entries after it.
 //! - `deleteseq` / `deleterandom`: num deletes in order / of random key numbers.
 //! - `flush`, `compact`: one `Db::flush` / full `Db::compact_range` (timed as one op).
+//! - `waitforcompaction`: waits until the flushes and compactions earlier writes left behind
+//!   are done (db_bench's name; timed as one op). Its `io_bytes_written` completes a fill's
+//!   write amplification: (fill's + this one's) / the fill's user bytes.
 //! - `stats`: prints `Db::stats()` (not timed).
 //! - `train`: no database: builds the configured index (`--index`, `--error-bound`) over the
 //!   projected keys of the whole key set in sorted order, as one file's index, and reports the
@@ -66,6 +69,7 @@ pub const NAMES: &[&str] = &[
     "deleterandom",
     "flush",
     "compact",
+    "waitforcompaction",
     "learn",
     "stats",
     "train",
@@ -447,7 +451,7 @@ impl Runner {
             "seekrandom" => self.seek_random(name, rng)?,
             "readseq" => self.read_seq(name, false)?,
             "readreverse" => self.read_seq(name, true)?,
-            "flush" | "compact" => self.maintenance(name)?,
+            "flush" | "compact" | "waitforcompaction" => self.maintenance(name)?,
             "learn" => self.learn(name)?,
             n if n.starts_with("ycsb-") => self.ycsb(name, rng)?,
             "stats" => {
@@ -759,10 +763,10 @@ impl Runner {
         let (db, _) = self.parts()?;
         let before = db.stats();
         let mut meter = Meter::new(record);
-        if name == "flush" {
-            db.flush()?;
-        } else {
-            db.compact()?;
+        match name {
+            "flush" => db.flush()?,
+            "waitforcompaction" => db.wait_for_compactions()?,
+            _ => db.compact()?,
         }
         meter.op_done();
         let mut out = meter.finish(name, 1, 0);

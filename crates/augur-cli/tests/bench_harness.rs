@@ -9,8 +9,8 @@ use serde_json::Value;
 
 /// Every benchmark name the harness knows, in an order that runs on one database.
 const EVERY_BENCHMARK: &str = "fillseq,fillrandom,overwrite,readrandom,readmissing,\
-readrandomwriterandom,readseq,readreverse,seekrandom,flush,compact,learn,train,deleterandom,\
-deleteseq,stats,ycsb-load,ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f";
+readrandomwriterandom,readseq,readreverse,seekrandom,flush,compact,waitforcompaction,learn,\
+train,deleterandom,deleteseq,stats,ycsb-load,ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f";
 
 /// The keys every record carries, with their JSON types: the stable schema of issue 5.
 fn assert_schema(r: &Value) {
@@ -176,4 +176,43 @@ fn compare_runs_baseline_and_learned_side_by_side() {
     );
     let err = fails(augur(&["bench", "--compare", "--engine=augur", "--num=10"]));
     assert!(err.contains("--compare"), "{err}");
+}
+
+/// `waitforcompaction` returns on every engine built once the writes' background work is
+/// done, and leaves every key readable: after a fill through a 64 KiB write buffer each
+/// engine scans exactly the entries Augur scans.
+#[test]
+fn waitforcompaction_settles_every_engine_built() {
+    let t = tempfile::tempdir().unwrap();
+    let mut engines = vec!["augur"];
+    for (feature, on) in [
+        ("rocksdb", cfg!(feature = "rocksdb")),
+        ("leveldb", cfg!(feature = "leveldb")),
+        ("fjall", cfg!(feature = "fjall")),
+    ] {
+        if on {
+            engines.push(feature);
+        }
+    }
+    let mut scanned = Vec::new();
+    for engine in engines {
+        let recs = bench_json(
+            &t.path().join(engine),
+            &[
+                &format!("--engine={engine}"),
+                "--write_buffer_size=65536",
+                "--num=30000",
+                "--benchmarks=fillrandom,waitforcompaction,readseq",
+            ],
+        );
+        let wait = record(&recs, "waitforcompaction");
+        assert_eq!(wait["ops"], 1, "{wait}");
+        assert!(wait["io_bytes_written"].is_u64(), "{wait}");
+        scanned.push((engine, record(&recs, "readseq")["ops"].clone()));
+    }
+    let augur = scanned[0].1.clone();
+    assert!(augur.as_u64().unwrap() > 15_000, "{augur}");
+    for (engine, n) in &scanned {
+        assert_eq!(*n, augur, "{engine} scanned {n}, augur {augur}");
+    }
 }

@@ -57,6 +57,10 @@ impl BenchEngine for AugurEngine {
         Ok(self.db.compact_range(None, None)?)
     }
 
+    fn wait_for_compactions(&self) -> Result<(), BenchError> {
+        Ok(self.db.wait_for_compactions()?)
+    }
+
     fn stats(&self) -> Option<Stats> {
         Some(self.db.stats())
     }

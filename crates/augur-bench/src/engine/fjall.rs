@@ -228,6 +228,18 @@ impl BenchEngine for FjallEngine {
             .map_err(|e| err(e.into()))
     }
 
+    /// fjall exposes no "compaction pending" signal: waits for the sealed memtables, then
+    /// until the partition's segment count has not changed for a second (10 polls).
+    fn wait_for_compactions(&self) -> Result<(), BenchError> {
+        self.wait_for_flushes()?;
+        super::wait_until_stable(
+            || Ok(self.partition.segment_count()),
+            Duration::from_millis(100),
+            10,
+            FLUSH_WAIT,
+        )
+    }
+
     fn stats(&self) -> Option<Stats> {
         None
     }

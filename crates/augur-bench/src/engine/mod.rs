@@ -122,12 +122,42 @@ pub trait BenchEngine: Sync {
     fn flush(&self) -> Result<(), BenchError>;
     /// Compacts the whole key range and waits for it.
     fn compact(&self) -> Result<(), BenchError>;
+    /// Waits until the flushes and compactions a burst of writes left behind are done
+    /// (db_bench's `waitforcompaction`), without forcing any.
+    fn wait_for_compactions(&self) -> Result<(), BenchError>;
     /// Augur's statistics (`None` for peers).
     fn stats(&self) -> Option<Stats>;
     /// The Augur handle, for Augur-only benchmarks (`None` for peers).
     fn augur(&self) -> Option<&Db>;
     /// Closes the database, reporting any error.
     fn close(self: Box<Self>) -> Result<(), BenchError>;
+}
+
+/// Polls `state` every `poll` until it has returned the same value `stable_polls` times in a
+/// row — how peers without a "background work pending" signal are waited for — or fails
+/// after `limit`.
+pub(crate) fn wait_until_stable<T: PartialEq>(
+    mut state: impl FnMut() -> Result<T, BenchError>,
+    poll: std::time::Duration,
+    stable_polls: u32,
+    limit: std::time::Duration,
+) -> Result<(), BenchError> {
+    let start = std::time::Instant::now();
+    let mut last = state()?;
+    let mut same = 0;
+    while same < stable_polls {
+        if start.elapsed() > limit {
+            return Err(BenchError::failed(format!(
+                "background work still changing the database after {} s",
+                limit.as_secs()
+            )));
+        }
+        std::thread::sleep(poll);
+        let now = state()?;
+        same = if now == last { same + 1 } else { 0 };
+        last = now;
+    }
+    Ok(())
 }
 
 /// How a run opens its databases besides Augur's `Options`.

@@ -100,6 +100,33 @@ impl BenchEngine for RocksEngine {
         Ok(())
     }
 
+    /// Polls RocksDB's own counters of pending and running flushes and compactions until
+    /// all are zero.
+    fn wait_for_compactions(&self) -> Result<(), BenchError> {
+        const BUSY: [&str; 4] = [
+            "rocksdb.mem-table-flush-pending",
+            "rocksdb.num-running-flushes",
+            "rocksdb.compaction-pending",
+            "rocksdb.num-running-compactions",
+        ];
+        let start = std::time::Instant::now();
+        loop {
+            let mut busy = false;
+            for p in BUSY {
+                busy |= self.db.property_int_value(p).map_err(err)?.unwrap_or(0) > 0;
+            }
+            if !busy {
+                return Ok(());
+            }
+            if start.elapsed() > std::time::Duration::from_secs(3600) {
+                return Err(BenchError::failed(
+                    "rocksdb: compactions still pending after 1 h",
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     fn stats(&self) -> Option<Stats> {
         None
     }

@@ -110,4 +110,28 @@ impl DbInner {
             }
         }
     }
+
+    /// Waits until no flush and no compaction is due: every immutable memtable is written and
+    /// the compaction strategy picks nothing (the tree has settled after a burst of writes).
+    /// Does not switch the active memtable.
+    pub fn wait_for_compactions(&self) -> Result<()> {
+        loop {
+            self.check_writable()?;
+            let flush_due = !self.mem.lock().imm.is_empty();
+            let version = self.versions.current();
+            let compaction_due = matches!(
+                self.strategy.choose(&version, &self.opts),
+                crate::compaction::Choice::Merge(_)
+            );
+            if !flush_due && !compaction_due {
+                return Ok(());
+            }
+            if self.opts.background_threads {
+                self.request_background_work();
+                self.wait_for_background_progress();
+            } else {
+                self.run_pending_work_inline(false)?;
+            }
+        }
+    }
 }

@@ -301,6 +301,13 @@ impl Db {
         self.inner.flush_and_wait()
     }
 
+    /// Waits until the background work a burst of writes left behind is done: no immutable
+    /// memtable waits for its flush and no compaction is due (RocksDB's
+    /// `WaitForCompact`). Returns the error that stopped background work, if any.
+    pub fn wait_for_compactions(&self) -> Result<()> {
+        self.inner.wait_for_compactions()
+    }
+
     /// Compacts every file overlapping the user-key range `[begin, end]` (`None` =
     /// unbounded) down the levels, dropping shadowed versions and tombstones that no
     /// snapshot can see.
