@@ -136,6 +136,7 @@ pub trait BenchEngine: Sync {
 /// Polls `state` every `poll` until it has returned the same value `stable_polls` times in a
 /// row — how peers without a "background work pending" signal are waited for — or fails
 /// after `limit`.
+#[cfg(any(feature = "leveldb", feature = "fjall"))]
 pub(crate) fn wait_until_stable<T: PartialEq>(
     mut state: impl FnMut() -> Result<T, BenchError>,
     poll: std::time::Duration,
