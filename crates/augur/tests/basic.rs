@@ -142,7 +142,7 @@ fn wait_for_compactions_settles_the_tree() {
     let trigger = opts.l0_compaction_trigger;
     let db = Db::open(dir.path(), opts).unwrap();
     for i in 0..20_000u32 {
-        db.put(format!("key{i:08}").as_bytes(), &[7u8; 40]).unwrap();
+        db.put(format!("key{i:08}").as_bytes(), [7u8; 40]).unwrap();
     }
     db.wait_for_compactions().unwrap();
     let s = db.stats();
