@@ -415,6 +415,8 @@ pub fn run(
         if print_text {
             print_header(kind, &label, &p, &opts, &dir, &source);
         }
+        // Each configuration's records report its own peak RSS.
+        process::reset_peak_rss();
         let mut runner = Runner::new(dir, opts, p.clone(), kind, record, !print_text);
         for name in &names {
             let Some(outcome) = runner.run(name)? else {

@@ -18,6 +18,13 @@ pub fn peak_rss_bytes() -> Option<u64> {
     parse_peak_rss(&std::fs::read_to_string("/proc/self/status").ok()?)
 }
 
+/// Resets the peak resident set size to the current one (writes `5` to
+/// `/proc/self/clear_refs`, Linux ≥ 4.0), so each configuration of a `--compare` run reports
+/// its own peak rather than the largest of those before it. Returns whether it worked.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
 /// Bytes this process has passed to `write`, `pwrite` and similar calls so far (`wchar`
 /// of `/proc/self/io`; threads that exited count too).
 pub fn written_bytes() -> Option<u64> {
@@ -73,6 +80,16 @@ mod tests {
         std::fs::write(dir.path().join("f"), vec![7u8; 100_000]).unwrap();
         let after = written_bytes().expect("/proc/self/io");
         assert!(after - before >= 100_000, "{before} -> {after}");
+    }
+
+    #[test]
+    fn peak_rss_can_be_reset() {
+        let big = vec![1u8; 64 << 20];
+        std::hint::black_box(&big);
+        let peak = peak_rss_bytes().unwrap();
+        drop(big);
+        assert!(reset_peak_rss(), "/proc/self/clear_refs");
+        assert!(peak_rss_bytes().unwrap() < peak, "the peak follows the drop");
     }
 
     #[test]
