@@ -7,8 +7,9 @@
 #
 #   A  engines: 16-byte keys, 64-byte values: fillrandom, compact, readrandom, readmissing,
 #      seekrandom, readseq; then seekrandom with 100 nexts on the same databases
-#   B  1 KiB values: fillrandom, readrandom (Augur separates values >= 1024 bytes; RocksDB
-#      runs without and with BlobDB), write and space amplification
+#   B  1 KiB values: fillrandom, waitforcompaction, readrandom (Augur separates values >= 1024
+#      bytes; RocksDB runs without and with BlobDB, fjall without and with blob files), write
+#      amplification settled (fill + the background work it caused) and space amplification
 #   C  YCSB load + A, B, C, F, D, E on $NUM records
 #   D  every SOSD *.u64 file of $DATASETS and words_en_insane.txt: fillrandom, compact,
 #      readrandom (learned vs baseline speedup per dataset)
@@ -167,7 +168,7 @@ fi
 if has B; then
   fresh_db
   run B-1k "$AUGUR" "${CMP[@]}" --db "$DB/B" --histogram --num="$NUM_1K" --value_size=1024 \
-    --reads="$READS" --benchmarks=fillrandom,readrandom --json="$OUT/B-1k.json"
+    --reads="$READS" --benchmarks=fillrandom,waitforcompaction,readrandom --json="$OUT/B-1k.json"
   rm -rf "$DB"
 fi
 
