@@ -280,6 +280,8 @@ pub struct Runner {
     quiet: bool,
     /// YCSB records present (grows with YCSB inserts).
     ycsb: ycsb::State,
+    /// `/proc/self/io` written bytes where the last benchmark's count stopped.
+    io_mark: Option<u64>,
 }
 
 impl Runner {
@@ -304,6 +306,7 @@ impl Runner {
             record,
             quiet,
             ycsb: ycsb::State::default(),
+            io_mark: None,
         }
     }
 
@@ -363,7 +366,13 @@ impl Runner {
         let mut rng = StdRng::seed_from_u64(self.p.seed.wrapping_add(self.runs));
         self.runs += 1;
         let cpu_before = super::process::cpu_seconds();
-        let io_before = super::process::written_bytes();
+        // Writes are counted from where the previous benchmark's count stopped, so background
+        // work that runs during the bookkeeping between benchmarks (the space scan below) is
+        // charged to the next benchmark (e.g. `waitforcompaction`) instead of to nobody.
+        let io_before = self
+            .io_mark
+            .take()
+            .or_else(super::process::written_bytes);
         let fresh = matches!(name, "fillseq" | "fillrandom" | "ycsb-load");
         if fresh {
             if self.p.use_existing_db {
@@ -395,6 +404,7 @@ impl Runner {
         };
         let mut outcome = outcome;
         let io_after = super::process::written_bytes();
+        self.io_mark = io_after;
         if let (Some(before), Some(after)) = (io_before, io_after) {
             let io = after.saturating_sub(before);
             outcome.extra.push(("io_bytes_written", json!(io)));

@@ -73,7 +73,7 @@ impl DbInner {
             added: meta.into_iter().map(|(m, _)| (0, m)).collect(),
             ..VersionEdit::default()
         };
-        self.versions.log_and_apply(edit)?;
+        self.install_version(edit)?;
         {
             let mut m = self.mem.lock();
             if m.imm
@@ -81,7 +81,7 @@ impl DbInner {
                 .is_some_and(|(first, _)| std::sync::Arc::ptr_eq(first, &mem))
             {
                 m.imm.remove(0);
-                m.refresh();
+                self.refresh_view(&mut m);
             }
         }
         let wal = filename::wal_path(&self.dir, wal_number);

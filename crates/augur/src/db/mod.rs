@@ -71,7 +71,8 @@ impl MemState {
         }
     }
 
-    /// Rebuilds `readable` after `mem` or `imm` changed.
+    /// Rebuilds `readable` after `mem` or `imm` changed (callers then republish the read
+    /// view: `DbInner::refresh_view`).
     pub fn refresh(&mut self) {
         let mut all = Vec::with_capacity(1 + self.imm.len());
         all.push(self.mem.clone());
@@ -96,6 +97,10 @@ pub(crate) struct DbInner {
     pub versions: VersionSet,
     pub vlog: ValueLog,
     pub mem: Mutex<MemState>,
+    /// What readers see: the memtables and the current version, republished under `mem`
+    /// after every change of either (`publish_view`), so a point read takes it without a
+    /// lock.
+    pub view: arc_swap::ArcSwap<read::ReadView>,
     pub wal: Mutex<LogWriter>,
     pub writers: Mutex<write::WriteQueue>,
     pub writers_cv: Condvar,
