@@ -89,7 +89,10 @@ mod tests {
         let peak = peak_rss_bytes().unwrap();
         drop(big);
         assert!(reset_peak_rss(), "/proc/self/clear_refs");
-        assert!(peak_rss_bytes().unwrap() < peak, "the peak follows the drop");
+        assert!(
+            peak_rss_bytes().unwrap() < peak,
+            "the peak follows the drop"
+        );
     }
 
     #[test]

@@ -369,10 +369,7 @@ impl Runner {
         // Writes are counted from where the previous benchmark's count stopped, so background
         // work that runs during the bookkeeping between benchmarks (the space scan below) is
         // charged to the next benchmark (e.g. `waitforcompaction`) instead of to nobody.
-        let io_before = self
-            .io_mark
-            .take()
-            .or_else(super::process::written_bytes);
+        let io_before = self.io_mark.take().or_else(super::process::written_bytes);
         let fresh = matches!(name, "fillseq" | "fillrandom" | "ycsb-load");
         if fresh {
             if self.p.use_existing_db {

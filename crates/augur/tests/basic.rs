@@ -156,3 +156,35 @@ fn wait_for_compactions_settles_the_tree() {
     }
     db.close().unwrap();
 }
+
+/// `wait_for_compactions` also waits for value-log GC: after overwriting separated values
+/// (half of every sealed segment becomes garbage), no sealed segment is left at or above the
+/// GC ratio, and every key reads its last value.
+#[test]
+fn wait_for_compactions_waits_for_value_log_gc() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = small(0);
+    let ratio = opts.value_log_gc_ratio;
+    let db = Db::open(dir.path(), opts).unwrap();
+    for round in 0..3u8 {
+        for i in 0..3_000u32 {
+            db.put(format!("key{i:06}").as_bytes(), [round; 100])
+                .unwrap();
+        }
+    }
+    db.wait_for_compactions().unwrap();
+    for seg in db.stats().value_log.iter().filter(|s| !s.active) {
+        assert!(
+            (seg.garbage_bytes as f64) < ratio * seg.bytes as f64,
+            "segment {} still {} of {} bytes garbage",
+            seg.id,
+            seg.garbage_bytes,
+            seg.bytes
+        );
+    }
+    for i in (0..3_000u32).step_by(101) {
+        let v = db.get(format!("key{i:06}").as_bytes()).unwrap().unwrap();
+        assert_eq!(v, vec![2u8; 100]);
+    }
+    db.close().unwrap();
+}

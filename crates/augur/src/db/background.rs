@@ -162,7 +162,7 @@ impl DbInner {
         };
         let started = std::time::Instant::now();
         let outcome = compaction::execute(c, version, &ctx)?;
-        self.install_version(outcome.edit)?;
+        self.versions.log_and_apply(outcome.edit)?;
         self.counters.note_compaction(
             outcome.bytes_read,
             outcome.bytes_written,

@@ -73,7 +73,7 @@ impl DbInner {
             added: meta.into_iter().map(|(m, _)| (0, m)).collect(),
             ..VersionEdit::default()
         };
-        self.install_version(edit)?;
+        self.versions.log_and_apply(edit)?;
         {
             let mut m = self.mem.lock();
             if m.imm
@@ -81,7 +81,7 @@ impl DbInner {
                 .is_some_and(|(first, _)| std::sync::Arc::ptr_eq(first, &mem))
             {
                 m.imm.remove(0);
-                self.refresh_view(&mut m);
+                m.refresh();
             }
         }
         let wal = filename::wal_path(&self.dir, wal_number);
@@ -111,10 +111,11 @@ impl DbInner {
         }
     }
 
-    /// Waits until no flush and no compaction is due: every immutable memtable is written and
-    /// the compaction strategy picks nothing (the tree has settled after a burst of writes).
-    /// Does not switch the active memtable.
+    /// Waits until no background work is due: every immutable memtable is written, the
+    /// compaction strategy picks nothing, and no value-log GC is running or due (the
+    /// database has settled after a burst of writes). Does not switch the active memtable.
     pub fn wait_for_compactions(&self) -> Result<()> {
+        let gc_ratio = self.opts.value_log_gc_ratio;
         loop {
             self.check_writable()?;
             let flush_due = !self.mem.lock().imm.is_empty();
@@ -123,14 +124,17 @@ impl DbInner {
                 self.strategy.choose(&version, &self.opts),
                 crate::compaction::Choice::Merge(_)
             );
-            if !flush_due && !compaction_due {
+            let gc_due = gc_ratio < 1.0
+                && (self.gc_running.load(std::sync::atomic::Ordering::Acquire)
+                    || self.worst_segment(gc_ratio).is_some());
+            if !flush_due && !compaction_due && !gc_due {
                 return Ok(());
             }
             if self.opts.background_threads {
                 self.request_background_work();
                 self.wait_for_background_progress();
             } else {
-                self.run_pending_work_inline(false)?;
+                self.run_pending_work_inline(true)?;
             }
         }
     }

@@ -90,11 +90,12 @@ impl DbInner {
         // Every relocation is durable (relocation batches are synced): record the deletion.
         // A failed manifest write leaves the manifest's tail unknown (log_and_apply's
         // contract): appending later edits after it could lose them, so poison.
-        self.install_version(VersionEdit {
-            vlog_deleted: vec![segment],
-            ..VersionEdit::default()
-        })
-        .inspect_err(|e| self.poison(e))?;
+        self.versions
+            .log_and_apply(VersionEdit {
+                vlog_deleted: vec![segment],
+                ..VersionEdit::default()
+            })
+            .inspect_err(|e| self.poison(e))?;
         self.pending_segment_deletions
             .lock()
             .push((segment, self.visible_seqno()));

@@ -71,8 +71,7 @@ impl MemState {
         }
     }
 
-    /// Rebuilds `readable` after `mem` or `imm` changed (callers then republish the read
-    /// view: `DbInner::refresh_view`).
+    /// Rebuilds `readable` after `mem` or `imm` changed.
     pub fn refresh(&mut self) {
         let mut all = Vec::with_capacity(1 + self.imm.len());
         all.push(self.mem.clone());
@@ -97,10 +96,6 @@ pub(crate) struct DbInner {
     pub versions: VersionSet,
     pub vlog: ValueLog,
     pub mem: Mutex<MemState>,
-    /// What readers see: the memtables and the current version, republished under `mem`
-    /// after every change of either (`publish_view`), so a point read takes it without a
-    /// lock.
-    pub view: arc_swap::ArcSwap<read::ReadView>,
     pub wal: Mutex<LogWriter>,
     pub writers: Mutex<write::WriteQueue>,
     pub writers_cv: Condvar,
@@ -307,8 +302,9 @@ impl Db {
     }
 
     /// Waits until the background work a burst of writes left behind is done: no immutable
-    /// memtable waits for its flush and no compaction is due (RocksDB's
-    /// `WaitForCompact`). Returns the error that stopped background work, if any.
+    /// memtable waits for its flush, no compaction is due and no value-log GC is running or
+    /// due (RocksDB's `WaitForCompact`). Returns the error that stopped background work, if
+    /// any.
     pub fn wait_for_compactions(&self) -> Result<()> {
         self.inner.wait_for_compactions()
     }

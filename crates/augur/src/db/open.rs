@@ -194,17 +194,11 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     versions.set_listener(learner.clone());
     learner.announce_existing(&version);
 
-    let mem = MemState::new(wal_number);
-    let view = arc_swap::ArcSwap::from_pointee(super::read::ReadView {
-        memtables: mem.readable.clone(),
-        version: versions.current(),
-    });
     Ok(DbInner {
         dir: dir.to_path_buf(),
         versions,
         vlog,
-        mem: Mutex::new(mem),
-        view,
+        mem: Mutex::new(MemState::new(wal_number)),
         wal: Mutex::new(wal),
         writers: Mutex::new(Default::default()),
         writers_cv: Condvar::new(),

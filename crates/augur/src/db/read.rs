@@ -2,19 +2,18 @@
 //! version's files (L0 newest first, then one file per level) → the value log when the
 //! entry is a pointer. The first entry found for the key at the read's seqno decides.
 
-use super::{DbInner, MemState};
+use super::DbInner;
 use crate::error::{Error, Result};
 use crate::key::{SeqNo, ValueKind};
 use crate::memtable::Memtable;
 use crate::sst::Entry;
 use crate::stats::breakdown::{self, Step};
-use crate::version::{Version, VersionEdit};
+use crate::version::Version;
 use crate::vlog::ValuePointer;
 use std::sync::Arc;
 use std::time::Instant;
 
 /// What a reader needs to see one consistent state: the memtables and the version.
-#[derive(Clone)]
 pub(crate) struct ReadView {
     /// Newest first: the active memtable, then the immutable ones from newest to oldest.
     pub memtables: Arc<[Arc<Memtable>]>,
@@ -23,42 +22,19 @@ pub(crate) struct ReadView {
 }
 
 impl DbInner {
-    /// The memtables and version, consistent with each other (see `publish_view`).
+    /// Captures the memtables and version atomically with respect to flushes (a flush
+    /// installs its version before it drops the flushed memtable, under `mem`).
     pub fn read_view(&self) -> ReadView {
-        ReadView::clone(&self.view.load())
-    }
-
-    /// Republishes the read view from `m` and the current version. Called with `mem` held
-    /// after every change of the memtables (`refresh_view`) and after every version
-    /// installed (`install_version`). Because each publication reads both under `mem`,
-    /// the last one always reflects the latest memtables and version, and a flush — which
-    /// installs its version before it drops the flushed memtable — never shows a view
-    /// without the flushed entries.
-    pub fn publish_view(&self, m: &MemState) {
-        self.view.store(Arc::new(ReadView {
-            memtables: m.readable.clone(),
-            version: self.versions.current(),
-        }));
-    }
-
-    /// Rebuilds `m`'s memtable list after `mem` or `imm` changed and republishes the view.
-    pub fn refresh_view(&self, m: &mut MemState) {
-        m.refresh();
-        self.publish_view(m);
-    }
-
-    /// Logs `edit` to the manifest, installs the resulting version and republishes the
-    /// read view (see `VersionSet::log_and_apply` for the errors).
-    pub fn install_version(&self, edit: VersionEdit) -> Result<Arc<Version>> {
-        let version = self.versions.log_and_apply(edit)?;
-        self.publish_view(&self.mem.lock());
-        Ok(version)
+        let m = self.mem.lock();
+        let memtables = m.readable.clone();
+        let version = self.versions.current();
+        drop(m);
+        ReadView { memtables, version }
     }
 
     /// The newest internal entry of `key` visible at `seqno` (tombstones included).
     pub fn get_entry(&self, key: &[u8], seqno: SeqNo) -> Result<Option<Entry>> {
-        // A guard, not a clone: no lock and no reference count on the read path.
-        let view = self.view.load();
+        let view = self.read_view();
         let in_memtables = breakdown::timed(Step::Memtable, || {
             view.memtables.iter().find_map(|mem| mem.get(key, seqno))
         });

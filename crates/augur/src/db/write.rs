@@ -302,7 +302,7 @@ impl DbInner {
         let old = std::mem::replace(&mut m.mem, Arc::new(Memtable::new()));
         let old_number = std::mem::replace(&mut m.wal_number, number);
         m.imm.push((old, old_number));
-        self.refresh_view(&mut m);
+        m.refresh();
         drop(m);
         drop(wal);
         self.request_background_work();
