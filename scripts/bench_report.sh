@@ -29,8 +29,7 @@
 #        DS_NUM    keys per dataset in D and E (default: every key of the file)
 #        CACHE     block cache of the peers in bytes, --cache_size (default 1 GiB)
 #        FEATURES  peers to build (default rocksdb,leveldb,fjall; features that the crate
-#                  augur-bench does not declare, or whose engine file is still a
-#                  compile_error! placeholder, are dropped with a warning)
+#                  augur-bench does not declare are dropped with a warning)
 #        DB        database directory, in memory (default /dev/shm/augur-report; removed
 #                  after each section)
 #        OUT       JSON, CSV, PNG, logs, commands.txt, machine.txt (default docs/benchmarks/report)
@@ -67,19 +66,14 @@ SECTIONS=${SECTIONS:-A B C D E F}
 AUGUR=target/release/augur
 case "$DB" in ""|/|.|..) echo "refusing DB=$DB (it is removed after each section)" >&2; exit 2 ;; esac
 
-# --- features: keep only the peers the crate declares and has written ------------------------
+# --- features: keep only the peers the crate declares ------------------------------------------
 declared() {  # is $1 a key of crates/augur-bench/Cargo.toml's [features] table?
   sed -n '/^\[features\]/,/^\[/p' crates/augur-bench/Cargo.toml | grep -Eq "^$1[[:space:]]*="
-}
-placeholder() {  # is the engine file of peer $1 still a compile_error! stub?
-  grep -qs 'compile_error!' "crates/augur-bench/src/engine/$1.rs"
 }
 kept=()
 for f in ${FEATURES//,/ }; do
   if ! declared "$f"; then
     echo "warning: augur-bench declares no feature '$f'; building without it" >&2
-  elif placeholder "$f"; then
-    echo "warning: engine/$f.rs is a compile_error! placeholder; building without '$f'" >&2
   else
     kept+=("$f")
   fi

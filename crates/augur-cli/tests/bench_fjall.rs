@@ -7,20 +7,9 @@ mod common;
 
 use common::augur;
 #[cfg(feature = "fjall")]
-use common::record;
+use common::{bench_json_on, peer_and_augur, record};
 #[cfg(feature = "fjall")]
 use serde_json::Value;
-#[cfg(feature = "fjall")]
-use std::path::Path;
-
-/// Runs a bench in `dir` on `engine` and returns the JSON records.
-#[cfg(feature = "fjall")]
-fn bench_json(dir: &Path, engine: &str, args: &[&str]) -> Vec<Value> {
-    let engine_flag = format!("--engine={engine}");
-    let mut all = vec![engine_flag.as_str()];
-    all.extend_from_slice(args);
-    common::bench_json(dir, &all)
-}
 
 /// The unsigned field `field` of the record of benchmark `name`.
 #[cfg(feature = "fjall")]
@@ -29,19 +18,6 @@ fn field(records: &[Value], name: &str, field: &str) -> u64 {
     r[field]
         .as_u64()
         .unwrap_or_else(|| panic!("no {field} in {r}"))
-}
-
-/// Runs `args` on fjall and on Augur, each in its own directory under `tmp`; checks every
-/// fjall record names fjall and returns (fjall's records, Augur's records).
-#[cfg(feature = "fjall")]
-fn both(tmp: &Path, args: &[&str]) -> (Vec<Value>, Vec<Value>) {
-    let fjall = bench_json(&tmp.join("fjall"), "fjall", args);
-    for r in &fjall {
-        assert_eq!(r["engine"], "fjall", "{r}");
-        assert_eq!(r["config"]["engine"], "fjall", "{r}");
-    }
-    let ours = bench_json(&tmp.join("augur"), "augur", args);
-    (fjall, ours)
 }
 
 #[cfg(not(feature = "fjall"))]
@@ -58,8 +34,9 @@ fn fjall_without_the_feature_is_a_clear_error() {
 #[test]
 fn fjall_reads_find_what_augur_finds_on_the_same_key_stream() {
     let tmp = tempfile::tempdir().unwrap();
-    let (fjall, ours) = both(
+    let (fjall, ours) = peer_and_augur(
         tmp.path(),
+        "fjall",
         &[
             "--num=2000",
             "--reads=2500",
@@ -104,8 +81,9 @@ fn fjall_reads_find_what_augur_finds_on_the_same_key_stream() {
 fn fjall_deletes_are_not_found_again() {
     let tmp = tempfile::tempdir().unwrap();
     // Random deletes: what stays is what Augur keeps, in the memtable and after compaction.
-    let (fjall, ours) = both(
+    let (fjall, ours) = peer_and_augur(
         tmp.path(),
+        "fjall",
         &[
             "--num=1000",
             "--reads=600",
@@ -121,7 +99,7 @@ fn fjall_deletes_are_not_found_again() {
     );
     // Deleting every key leaves nothing to find, before and after the tombstones are flushed
     // and compacted.
-    let all = bench_json(
+    let all = bench_json_on(
         &tmp.path().join("all"),
         "fjall",
         &[
@@ -143,8 +121,9 @@ fn fjall_deletes_are_not_found_again() {
 #[test]
 fn fjall_runs_ycsb_load_and_every_workload_like_augur() {
     let tmp = tempfile::tempdir().unwrap();
-    let (fjall, ours) = both(
+    let (fjall, ours) = peer_and_augur(
         tmp.path(),
+        "fjall",
         &[
             "--num=300",
             "--reads=400",
@@ -188,10 +167,10 @@ fn fjall_runs_ycsb_load_and_every_workload_like_augur() {
 fn fjall_fresh_fill_replaces_its_own_files_and_refuses_foreign_ones() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("fjall");
-    let first = bench_json(&dir, "fjall", &["--num=300", "--benchmarks=fillseq,flush"]);
+    let first = bench_json_on(&dir, "fjall", &["--num=300", "--benchmarks=fillseq,flush"]);
     assert_eq!(field(&first, "fillseq", "ops"), 300);
     // A second fresh fill deletes fjall's files and directories and starts over.
-    let again = bench_json(&dir, "fjall", &["--num=50", "--benchmarks=fillseq,readseq"]);
+    let again = bench_json_on(&dir, "fjall", &["--num=50", "--benchmarks=fillseq,readseq"]);
     assert_eq!(field(&again, "readseq", "ops"), 50);
     // A foreign file stops the fill before anything is deleted.
     let foreign = dir.join("notes.txt");

@@ -7,7 +7,7 @@ mod common;
 
 use common::augur;
 #[cfg(feature = "leveldb")]
-use common::record;
+use common::{bench_json_on, peer_and_augur, record};
 #[cfg(feature = "leveldb")]
 use serde_json::Value;
 #[cfg(feature = "leveldb")]
@@ -29,26 +29,6 @@ fn leveldb_without_the_feature_is_a_clear_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("feature `leveldb`"), "stderr: {err}");
     assert!(err.contains("libleveldb-dev"), "stderr: {err}");
-}
-
-/// Runs a bench in `dir` on `engine` and returns the JSON records.
-#[cfg(feature = "leveldb")]
-fn bench_json(dir: &Path, engine: &str, args: &[&str]) -> Vec<Value> {
-    let engine_flag = format!("--engine={engine}");
-    let mut all = vec![engine_flag.as_str()];
-    all.extend_from_slice(args);
-    common::bench_json(dir, &all)
-}
-
-/// Runs `args` on LevelDB and on Augur, each in its own directory under `root`.
-#[cfg(feature = "leveldb")]
-fn both(root: &Path, args: &[&str]) -> (Vec<Value>, Vec<Value>) {
-    let level = bench_json(&root.join("level"), "leveldb", args);
-    for r in &level {
-        assert_eq!(r["engine"], "leveldb", "{r}");
-    }
-    let ours = bench_json(&root.join("augur"), "augur", args);
-    (level, ours)
 }
 
 /// The `field` of the `index`-th record named `name` (a benchmark may run twice).
@@ -76,7 +56,7 @@ fn table_files(dir: &Path) -> Vec<String> {
 #[test]
 fn leveldb_reads_find_exactly_what_fillseq_wrote() {
     let tmp = tempfile::tempdir().unwrap();
-    let r = bench_json(
+    let r = bench_json_on(
         &tmp.path().join("level"),
         "leveldb",
         &[
@@ -99,8 +79,9 @@ fn leveldb_reads_find_exactly_what_fillseq_wrote() {
 fn leveldb_and_augur_find_the_same_keys_after_fillrandom() {
     let tmp = tempfile::tempdir().unwrap();
     // --reads above the number of distinct keys: readseq / readreverse visit every entry.
-    let (level, ours) = both(
+    let (level, ours) = peer_and_augur(
         tmp.path(),
+        "leveldb",
         &[
             "--num=2000",
             "--reads=3000",
@@ -128,14 +109,14 @@ fn leveldb_flush_writes_the_memtable_to_a_table_file() {
     let tmp = tempfile::tempdir().unwrap();
     // 300 small entries stay in the 64 MiB memtable: without a flush only the log holds them.
     let unflushed = tmp.path().join("unflushed");
-    bench_json(
+    bench_json_on(
         &unflushed,
         "leveldb",
         &["--num=300", "--benchmarks=fillseq"],
     );
     assert_eq!(table_files(&unflushed), Vec::<String>::new());
     let flushed = tmp.path().join("flushed");
-    let r = bench_json(
+    let r = bench_json_on(
         &flushed,
         "leveldb",
         &["--num=300", "--benchmarks=fillseq,flush,readrandom"],
@@ -155,8 +136,9 @@ fn leveldb_compaction_keeps_every_key() {
     let tmp = tempfile::tempdir().unwrap();
     // A small write buffer (LevelDB's minimum, 64 KiB) makes several table files to compact.
     // --reads above the number of distinct keys: readseq visits every entry.
-    let (level, ours) = both(
+    let (level, ours) = peer_and_augur(
         tmp.path(),
+        "leveldb",
         &[
             "--num=20000",
             "--reads=30000",
@@ -172,15 +154,16 @@ fn leveldb_compaction_keeps_every_key() {
     let found = record(&level, "readrandom")["found"].as_u64().unwrap();
     assert!(found > 0 && found < 30000, "{found}");
     assert_eq!(Some(found), record(&ours, "readrandom")["found"].as_u64());
-    assert!(!table_files(&tmp.path().join("level")).is_empty());
+    assert!(!table_files(&tmp.path().join("leveldb")).is_empty());
 }
 
 #[cfg(feature = "leveldb")]
 #[test]
 fn leveldb_deleted_keys_are_not_found() {
     let tmp = tempfile::tempdir().unwrap();
-    let (level, ours) = both(
+    let (level, ours) = peer_and_augur(
         tmp.path(),
+        "leveldb",
         &[
             "--num=1000",
             "--reads=1000",
@@ -200,8 +183,9 @@ fn leveldb_deleted_keys_are_not_found() {
 #[test]
 fn leveldb_runs_ycsb_load_and_every_workload() {
     let tmp = tempfile::tempdir().unwrap();
-    let (level, ours) = both(
+    let (level, ours) = peer_and_augur(
         tmp.path(),
+        "leveldb",
         &[
             "--num=1000",
             "--reads=500",
@@ -257,18 +241,18 @@ fn leveldb_fresh_fill_replaces_an_earlier_leveldb_database() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("level");
     // Flush, then reopen (LOG.old appears): every file kind LevelDB leaves behind.
-    bench_json(
+    bench_json_on(
         &dir,
         "leveldb",
         &["--num=300", "--benchmarks=fillseq,flush"],
     );
-    bench_json(
+    bench_json_on(
         &dir,
         "leveldb",
         &["--num=300", "--use_existing_db", "--benchmarks=readseq"],
     );
     assert!(dir.join("LOG.old").exists());
-    let again = bench_json(
+    let again = bench_json_on(
         &dir,
         "leveldb",
         &["--num=50", "--benchmarks=fillseq,readseq"],

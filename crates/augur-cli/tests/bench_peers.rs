@@ -6,19 +6,8 @@ mod common;
 
 use common::augur;
 #[cfg(feature = "rocksdb")]
-use common::record;
+use common::{bench_json_on, record};
 use serde_json::Value;
-#[cfg(feature = "rocksdb")]
-use std::path::Path;
-
-/// Runs a bench in `dir` on `engine` and returns the JSON records.
-#[cfg(feature = "rocksdb")]
-fn bench_json(dir: &Path, engine: &str, args: &[&str]) -> Vec<Value> {
-    let engine_flag = format!("--engine={engine}");
-    let mut all = vec![engine_flag.as_str()];
-    all.extend_from_slice(args);
-    common::bench_json(dir, &all)
-}
 
 #[test]
 fn augur_engine_is_reported_in_json() {
@@ -58,7 +47,7 @@ fn rocksdb_without_the_feature_is_a_clear_error() {
 fn rocksdb_fill_and_reads_find_what_was_written() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("rocks");
-    let r = bench_json(
+    let r = bench_json_on(
         &dir,
         "rocksdb",
         &[
@@ -77,7 +66,7 @@ fn rocksdb_fill_and_reads_find_what_was_written() {
     // readseq reads up to --reads entries of the 500 present.
     assert_eq!(record(&r, "readseq")["ops"], 200);
     // A second fresh fill in the same directory deletes RocksDB's files and starts over.
-    let again = bench_json(
+    let again = bench_json_on(
         &dir,
         "rocksdb",
         &["--num=50", "--benchmarks=fillseq,readseq"],
@@ -94,8 +83,8 @@ fn rocksdb_and_augur_see_the_same_key_stream() {
         "--reads=300",
         "--benchmarks=fillrandom,deleterandom,readrandom",
     ];
-    let rocks = bench_json(&tmp.path().join("rocks"), "rocksdb", &args);
-    let ours = bench_json(&tmp.path().join("augur"), "augur", &args);
+    let rocks = bench_json_on(&tmp.path().join("rocks"), "rocksdb", &args);
+    let ours = bench_json_on(&tmp.path().join("augur"), "augur", &args);
     let found = |r: &[Value]| record(r, "readrandom")["found"].as_u64().unwrap();
     // fillrandom draws with repeats and deleterandom removes some: neither 0 nor all.
     assert!(
@@ -110,7 +99,7 @@ fn rocksdb_and_augur_see_the_same_key_stream() {
 #[test]
 fn rocksdb_runs_ycsb_load_and_workloads() {
     let tmp = tempfile::tempdir().unwrap();
-    let r = bench_json(
+    let r = bench_json_on(
         &tmp.path().join("rocks"),
         "rocksdb",
         &[
@@ -151,7 +140,7 @@ fn db_bench_and_the_harness_share_the_key_encoding() {
     args.extend_from_slice(&common);
     let out = db_bench(&args).unwrap();
     assert!(out.status.success(), "{out:?}");
-    let recs = bench_json(
+    let recs = bench_json_on(
         &dir,
         "rocksdb",
         &[
@@ -165,7 +154,7 @@ fn db_bench_and_the_harness_share_the_key_encoding() {
     assert_eq!(record(&recs, "readseq")["ops"], 2000);
 
     let dir = tmp.path().join("written-by-harness");
-    bench_json(&dir, "rocksdb", &["--num=2000", "--benchmarks=fillseq"]);
+    bench_json_on(&dir, "rocksdb", &["--num=2000", "--benchmarks=fillseq"]);
     let db_flag = format!("--db={}", dir.display());
     let mut args = vec![
         "--benchmarks=readrandom",
@@ -185,7 +174,7 @@ fn db_bench_and_the_harness_share_the_key_encoding() {
 fn rocksdb_separates_values_with_blobdb() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("blob");
-    let recs = bench_json(
+    let recs = bench_json_on(
         &dir,
         "rocksdb",
         &["--num=3000", "--benchmarks=fillrandom,flush,readrandom"],

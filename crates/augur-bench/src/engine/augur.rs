@@ -1,6 +1,6 @@
 //! Augur through its public API (the engine the harness exists for).
 
-use super::BenchEngine;
+use super::{count_entries, visit_entries, BenchEngine};
 use crate::error::BenchError;
 use ::augur::{Db, Stats, WriteBatch, WriteOptions};
 
@@ -28,7 +28,7 @@ impl BenchEngine for AugurEngine {
     }
 
     fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
-        count_entries(self.db.range(key..).take(n))
+        count_entries(self.db.range(key..).take(n), BenchError::from)
     }
 
     fn scan_all(
@@ -37,15 +37,10 @@ impl BenchEngine for AugurEngine {
         reverse: bool,
         each: &mut dyn FnMut(u64),
     ) -> Result<(), BenchError> {
-        let mut visit = |entry: ::augur::Result<(Vec<u8>, Vec<u8>)>| {
-            let (k, v) = entry?;
-            each((k.len() + v.len()) as u64);
-            Ok::<(), BenchError>(())
-        };
         if reverse {
-            self.db.iter().rev().take(n).try_for_each(&mut visit)
+            visit_entries(self.db.iter().rev().take(n), BenchError::from, each)
         } else {
-            self.db.iter().take(n).try_for_each(&mut visit)
+            visit_entries(self.db.iter().take(n), BenchError::from, each)
         }
     }
 
@@ -72,17 +67,4 @@ impl BenchEngine for AugurEngine {
     fn close(self: Box<Self>) -> Result<(), BenchError> {
         Ok(self.db.close()?)
     }
-}
-
-/// Walks `entries`; returns how many there were and their key + value bytes.
-fn count_entries(
-    entries: impl Iterator<Item = ::augur::Result<(Vec<u8>, Vec<u8>)>>,
-) -> Result<(u64, u64), BenchError> {
-    let (mut count, mut bytes) = (0u64, 0u64);
-    for entry in entries {
-        let (k, v) = entry?;
-        count += 1;
-        bytes += (k.len() + v.len()) as u64;
-    }
-    Ok((count, bytes))
 }

@@ -23,9 +23,9 @@
 //!   Partition options such as compression and separation are fixed when the partition is
 //!   created; a reopened database keeps them.
 
-use super::{BenchEngine, OpenSettings};
+use super::{count_entries, visit_entries, BenchEngine, OpenSettings};
 use crate::error::BenchError;
-use ::augur::{Db, Options, Stats};
+use ::augur::Options;
 use fjall::compaction::Strategy;
 use fjall::{
     AbstractTree, CompressionType, Config, Keyspace, KvSeparationOptions, PartitionCreateOptions,
@@ -165,13 +165,7 @@ impl BenchEngine for FjallEngine {
     }
 
     fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
-        let (mut count, mut bytes) = (0u64, 0u64);
-        for entry in self.partition.range(key..).take(n) {
-            let (k, v) = entry.map_err(err)?;
-            count += 1;
-            bytes += (k.len() + v.len()) as u64;
-        }
-        Ok((count, bytes))
+        count_entries(self.partition.range(key..).take(n), err)
     }
 
     fn scan_all(
@@ -180,15 +174,10 @@ impl BenchEngine for FjallEngine {
         reverse: bool,
         each: &mut dyn FnMut(u64),
     ) -> Result<(), BenchError> {
-        let mut visit = |entry: fjall::Result<fjall::KvPair>| {
-            let (k, v) = entry.map_err(err)?;
-            each((k.len() + v.len()) as u64);
-            Ok::<(), BenchError>(())
-        };
         if reverse {
-            self.partition.iter().rev().take(n).try_for_each(&mut visit)
+            visit_entries(self.partition.iter().rev().take(n), err, each)
         } else {
-            self.partition.iter().take(n).try_for_each(&mut visit)
+            visit_entries(self.partition.iter().take(n), err, each)
         }
     }
 
@@ -238,14 +227,6 @@ impl BenchEngine for FjallEngine {
             10,
             FLUSH_WAIT,
         )
-    }
-
-    fn stats(&self) -> Option<Stats> {
-        None
-    }
-
-    fn augur(&self) -> Option<&Db> {
-        None
     }
 
     /// Hands the journal to the OS (fsyncing it with `sync`) and drops the keyspace, which

@@ -17,7 +17,7 @@
 
 use super::{BenchEngine, OpenSettings};
 use crate::error::BenchError;
-use ::augur::{Db, Options, Stats};
+use ::augur::Options;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::marker::PhantomData;
 use std::path::Path;
@@ -585,18 +585,5 @@ impl BenchEngine for LevelEngine {
             5,
             std::time::Duration::from_secs(3600),
         )
-    }
-
-    fn stats(&self) -> Option<Stats> {
-        None
-    }
-
-    fn augur(&self) -> Option<&Db> {
-        None
-    }
-
-    fn close(self: Box<Self>) -> Result<(), BenchError> {
-        drop(self);
-        Ok(())
     }
 }

@@ -125,12 +125,48 @@ pub trait BenchEngine: Sync {
     /// Waits until the flushes and compactions a burst of writes left behind are done
     /// (db_bench's `waitforcompaction`), without forcing any.
     fn wait_for_compactions(&self) -> Result<(), BenchError>;
-    /// Augur's statistics (`None` for peers).
-    fn stats(&self) -> Option<Stats>;
-    /// The Augur handle, for Augur-only benchmarks (`None` for peers).
-    fn augur(&self) -> Option<&Db>;
-    /// Closes the database, reporting any error.
-    fn close(self: Box<Self>) -> Result<(), BenchError>;
+    /// Augur's statistics (`None`, the default, for peers).
+    fn stats(&self) -> Option<Stats> {
+        None
+    }
+    /// The Augur handle, for Augur-only benchmarks (`None`, the default, for peers).
+    fn augur(&self) -> Option<&Db> {
+        None
+    }
+    /// Closes the database, reporting any error (the default drops it: peers close on
+    /// drop and report nothing).
+    fn close(self: Box<Self>) -> Result<(), BenchError> {
+        drop(self);
+        Ok(())
+    }
+}
+
+/// Calls `each` with the key + value bytes of every entry of `entries`, turning an entry's
+/// error into a `BenchError` with `err`; stops at the first error. Shared by the engines whose
+/// iterators are Rust iterators of `Result<(key, value), E>`.
+pub(crate) fn visit_entries<K: AsRef<[u8]>, V: AsRef<[u8]>, E>(
+    entries: impl Iterator<Item = Result<(K, V), E>>,
+    err: impl Fn(E) -> BenchError,
+    each: &mut dyn FnMut(u64),
+) -> Result<(), BenchError> {
+    for entry in entries {
+        let (k, v) = entry.map_err(&err)?;
+        each((k.as_ref().len() + v.as_ref().len()) as u64);
+    }
+    Ok(())
+}
+
+/// The number of entries of `entries` and their key + value bytes (see `visit_entries`).
+pub(crate) fn count_entries<K: AsRef<[u8]>, V: AsRef<[u8]>, E>(
+    entries: impl Iterator<Item = Result<(K, V), E>>,
+    err: impl Fn(E) -> BenchError,
+) -> Result<(u64, u64), BenchError> {
+    let (mut count, mut bytes) = (0u64, 0u64);
+    visit_entries(entries, err, &mut |b| {
+        count += 1;
+        bytes += b;
+    })?;
+    Ok((count, bytes))
 }
 
 /// Polls `state` every `poll` until it has returned the same value `stable_polls` times in a

@@ -2,9 +2,9 @@
 //! (cargo feature `rocksdb`): settings comparable to Augur's (bloom filter of the same bits per
 //! key, no compression, write buffer = Augur's memtable size, WAL on, sync as asked).
 
-use super::{BenchEngine, OpenSettings};
+use super::{count_entries, visit_entries, BenchEngine, OpenSettings};
 use crate::error::BenchError;
-use ::augur::{Db, Options, Stats};
+use ::augur::Options;
 use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, IteratorMode, WriteOptions, DB};
 use std::path::Path;
 
@@ -63,14 +63,8 @@ impl BenchEngine for RocksEngine {
     }
 
     fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
-        let (mut count, mut bytes) = (0u64, 0u64);
         let mode = IteratorMode::From(key, rocksdb::Direction::Forward);
-        for entry in self.db.iterator(mode).take(n) {
-            let (k, v) = entry.map_err(err)?;
-            count += 1;
-            bytes += (k.len() + v.len()) as u64;
-        }
-        Ok((count, bytes))
+        count_entries(self.db.iterator(mode).take(n), err)
     }
 
     fn scan_all(
@@ -84,11 +78,7 @@ impl BenchEngine for RocksEngine {
         } else {
             IteratorMode::Start
         };
-        for entry in self.db.iterator(mode).take(n) {
-            let (k, v) = entry.map_err(err)?;
-            each((k.len() + v.len()) as u64);
-        }
-        Ok(())
+        visit_entries(self.db.iterator(mode).take(n), err, each)
     }
 
     fn flush(&self) -> Result<(), BenchError> {
@@ -125,18 +115,5 @@ impl BenchEngine for RocksEngine {
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-    }
-
-    fn stats(&self) -> Option<Stats> {
-        None
-    }
-
-    fn augur(&self) -> Option<&Db> {
-        None
-    }
-
-    fn close(self: Box<Self>) -> Result<(), BenchError> {
-        drop(self);
-        Ok(())
     }
 }

@@ -49,6 +49,26 @@ pub fn bench_json(dir: &Path, args: &[&str]) -> Vec<Value> {
     v.as_array().unwrap().clone()
 }
 
+/// Runs a bench in `dir` on `engine` (`--engine=ENGINE`) and returns the JSON records.
+pub fn bench_json_on(dir: &Path, engine: &str, args: &[&str]) -> Vec<Value> {
+    let engine_flag = format!("--engine={engine}");
+    let mut all = vec![engine_flag.as_str()];
+    all.extend_from_slice(args);
+    bench_json(dir, &all)
+}
+
+/// Runs `args` on the peer `engine` and on Augur, each in its own directory under `root`;
+/// checks every peer record names the peer and returns (the peer's records, Augur's).
+pub fn peer_and_augur(root: &Path, engine: &str, args: &[&str]) -> (Vec<Value>, Vec<Value>) {
+    let peer = bench_json_on(&root.join(engine), engine, args);
+    for r in &peer {
+        assert_eq!(r["engine"], engine, "{r}");
+        assert_eq!(r["config"]["engine"], engine, "{r}");
+    }
+    let ours = bench_json_on(&root.join("augur"), "augur", args);
+    (peer, ours)
+}
+
 /// The record of benchmark `name`.
 pub fn record<'a>(records: &'a [Value], name: &str) -> &'a Value {
     records
