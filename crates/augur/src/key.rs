@@ -102,6 +102,13 @@ pub fn compare_user_keys(mut a: &[u8], mut b: &[u8]) -> Ordering {
     a.cmp(b)
 }
 
+/// `a == b` for user keys, 8 bytes at a time (no `memcmp` call for short keys): scans and
+/// compaction test every entry against the previous key.
+#[inline]
+pub fn same_user_key(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && compare_user_keys(a, b) == Ordering::Equal
+}
+
 impl Ord for InternalKey {
     fn cmp(&self, other: &Self) -> Ordering {
         compare(

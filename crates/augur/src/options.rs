@@ -83,6 +83,10 @@ pub struct Options {
     /// is idle; any change to a level invalidates its model until it is retrained. For
     /// read-mostly workloads. Ignored under the `never` policy. Default `false`.
     pub level_models: bool,
+    /// Most separated values a range scan reads ahead of its consumer in one sorted batch
+    /// (WiscKey's range-query readahead; batches start at 4 values and double up to this).
+    /// 1 reads each value when reached. Default 64.
+    pub scan_readahead: usize,
     /// The file system. Default the real one ([`StdFs`]).
     pub fs: Arc<dyn FileSystem>,
     /// Run flush and compaction in background threads. When `false`, they run inline in the
@@ -123,6 +127,7 @@ impl std::fmt::Debug for Options {
             .field("learning_threads", &self.learning_threads)
             .field("lazy_learning_reads", &self.lazy_learning_reads)
             .field("level_models", &self.level_models)
+            .field("scan_readahead", &self.scan_readahead)
             .finish_non_exhaustive()
     }
 }
@@ -158,6 +163,7 @@ impl Default for Options {
             learning_threads: 1,
             lazy_learning_reads: 1,
             level_models: false,
+            scan_readahead: 64,
         }
     }
 }
@@ -182,6 +188,9 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         if self.memtable_size_bytes < 4096 {
             return Err(invalid("memtable_size_bytes", "must be at least 4096"));
+        }
+        if self.scan_readahead == 0 || self.scan_readahead > 1 << 16 {
+            return Err(invalid("scan_readahead", "must be between 1 and 65536"));
         }
         if self.max_immutable_memtables == 0 {
             return Err(invalid("max_immutable_memtables", "must be at least 1"));

@@ -2,7 +2,8 @@
 //!
 //! Each run drives one database with a seeded random mix of puts, deletes, write batches
 //! (with repeated keys), point reads of present and absent keys, range scans with random
-//! bounds stepped forward, backward or both ways, full iterations, snapshots (kept alive
+//! bounds stepped forward, backward or both ways, zero-copy scans (`Db::scan_with`: both
+//! directions, any readahead, seeks inside the range), full iterations, snapshots (kept alive
 //! with a copy of the model of their time and read with `get_at` / `range_at`), iterators
 //! kept open across later writes, flushes, `compact_range`, value-log GC and reopens. Sizes
 //! are tiny so that flushes, compactions and GC run many times; the end of a run asserts
@@ -14,7 +15,8 @@
 
 use augur::fs::MemFs;
 use augur::{
-    Db, DbIterator, IndexKind, LearningPolicy, Options, ReadMode, Snapshot, Stats, WriteBatch,
+    Db, DbIterator, IndexKind, LearningPolicy, Options, ReadMode, ScanOptions, Snapshot, Stats,
+    WriteBatch,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -156,6 +158,33 @@ fn model_range(model: &Model, lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> VecDe
         .range((lo.clone(), hi.clone()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+/// The near bound of a range after `Scan::seek(key)`: `Included(key)` when `key` lies inside
+/// it (past it in the scan direction: `forward` for a start bound), else the bound itself.
+fn clamp_bound(bound: &Bound<Vec<u8>>, key: &[u8], forward: bool) -> Bound<Vec<u8>> {
+    let inside = match bound {
+        Bound::Unbounded => true,
+        Bound::Included(b) => {
+            if forward {
+                key >= &b[..]
+            } else {
+                key <= &b[..]
+            }
+        }
+        Bound::Excluded(b) => {
+            if forward {
+                key > &b[..]
+            } else {
+                key < &b[..]
+            }
+        }
+    };
+    if inside {
+        Bound::Included(key.to_vec())
+    } else {
+        bound.clone()
+    }
 }
 
 /// A snapshot with the model of its time.
@@ -420,7 +449,7 @@ impl Run {
                     ));
                 }
             }
-            83_000..=88_999 => {
+            83_000..=87_999 => {
                 let (lo, hi) = (self.bound(), self.bound());
                 let (mode, limit) = self.scan_shape();
                 let what = format!(
@@ -433,6 +462,7 @@ impl Run {
                 let mut it = self.db().range((lo, hi));
                 self.check_iter(&mut it, &mut expected, mode, limit, &what);
             }
+            88_000..=88_999 => self.scan_op(),
             89_000..=89_049 => {
                 let mode = self.rng.gen_range(0..3);
                 let what = format!("full iteration mode {mode}");
@@ -562,6 +592,78 @@ impl Run {
     }
 
     /// Opens an iterator to consume later, steps an open one once, or drops one.
+    /// A zero-copy scan (`Db::scan_with`) in a random direction, with a random readahead,
+    /// now or at a live snapshot, stepped a few times with an occasional seek inside it.
+    fn scan_op(&mut self) {
+        let (lo, hi) = (self.bound(), self.bound());
+        let reverse = self.rng.gen_bool(0.4);
+        let readahead = [1, 2, 5, 64][self.rng.gen_range(0..4)];
+        let snap = (!self.snaps.is_empty() && self.rng.gen_bool(0.3))
+            .then(|| self.rng.gen_range(0..self.snaps.len()));
+        let what = format!(
+            "scan {}..{} reverse {reverse} readahead {readahead} snapshot {snap:?}",
+            show_bound(&lo),
+            show_bound(&hi)
+        );
+        self.note(what.clone());
+        let options = ScanOptions {
+            reverse,
+            snapshot: snap.map(|i| self.snaps[i].snap.clone()),
+            value_readahead: Some(readahead),
+        };
+        let model = match snap {
+            Some(i) => self.snaps[i].model.clone(),
+            None => self.model.clone(),
+        };
+        let mut scan = self.db().scan_with((lo.clone(), hi.clone()), &options);
+        let mut expected = model_range(&model, &lo, &hi);
+        let limit = if self.rng.gen_bool(0.3) {
+            usize::MAX
+        } else {
+            self.rng.gen_range(1..60)
+        };
+        let mut steps = 0;
+        while steps < limit {
+            if self.rng.gen_bool(0.05) {
+                // Seek inside the range: the scan continues from max(start, key) forward
+                // (min(end, key) backward).
+                let k = self.key();
+                self.note(format!("{what}: seek {}", show(&k)));
+                scan.seek(&k);
+                let (nlo, nhi) = if reverse {
+                    (lo.clone(), clamp_bound(&hi, &k, false))
+                } else {
+                    (clamp_bound(&lo, &k, true), hi.clone())
+                };
+                expected = model_range(&model, &nlo, &nhi);
+            }
+            let got = match scan.next() {
+                Ok(p) => p.map(|(k, v)| (k.to_vec(), v.to_vec())),
+                Err(e) => self.fail(format!("{what}: step {steps} error {e}")),
+            };
+            let want = if reverse {
+                expected.pop_back()
+            } else {
+                expected.pop_front()
+            };
+            if got != want {
+                self.fail(format!(
+                    "{what}: step {steps} got {} want {}",
+                    show_pair(&got),
+                    show_pair(&want)
+                ));
+            }
+            if got.is_none() {
+                match scan.next() {
+                    Ok(None) => {}
+                    other => self.fail(format!("{what}: item after the end: {other:?}")),
+                }
+                break;
+            }
+            steps += 1;
+        }
+    }
+
     fn open_iter_op(&mut self) {
         let roll = self.rng.gen_range(0..100);
         if roll < 3 && self.iters.len() < MAX_OPEN_ITERATORS {

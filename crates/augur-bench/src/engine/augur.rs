@@ -1,8 +1,8 @@
 //! Augur through its public API (the engine the harness exists for).
 
-use super::{count_entries, visit_entries, BenchEngine};
+use super::BenchEngine;
 use crate::error::BenchError;
-use ::augur::{Db, Stats, WriteBatch, WriteOptions};
+use ::augur::{Db, ScanOptions, Stats, WriteBatch, WriteOptions};
 
 /// Augur through its public API.
 pub(super) struct AugurEngine {
@@ -27,8 +27,17 @@ impl BenchEngine for AugurEngine {
         Ok(self.db.get(key)?)
     }
 
+    /// Through the zero-copy [`augur::Scan`] (pairs borrowed, as the LevelDB and RocksDB
+    /// adapters read theirs).
     fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
-        count_entries(self.db.range(key..).take(n), BenchError::from)
+        let mut scan = self.db.scan(key..);
+        let (mut count, mut bytes) = (0u64, 0u64);
+        while count < n as u64 {
+            let Some((k, v)) = scan.next()? else { break };
+            count += 1;
+            bytes += (k.len() + v.len()) as u64;
+        }
+        Ok((count, bytes))
     }
 
     fn scan_all(
@@ -37,11 +46,16 @@ impl BenchEngine for AugurEngine {
         reverse: bool,
         each: &mut dyn FnMut(u64),
     ) -> Result<(), BenchError> {
-        if reverse {
-            visit_entries(self.db.iter().rev().take(n), BenchError::from, each)
-        } else {
-            visit_entries(self.db.iter().take(n), BenchError::from, each)
+        let options = ScanOptions {
+            reverse,
+            ..ScanOptions::default()
+        };
+        let mut scan = self.db.scan_with::<&[u8], _>(.., &options);
+        for _ in 0..n {
+            let Some((k, v)) = scan.next()? else { break };
+            each((k.len() + v.len()) as u64);
         }
+        Ok(())
     }
 
     fn flush(&self) -> Result<(), BenchError> {

@@ -142,8 +142,9 @@ pub trait BenchEngine: Sync {
 }
 
 /// Calls `each` with the key + value bytes of every entry of `entries`, turning an entry's
-/// error into a `BenchError` with `err`; stops at the first error. Shared by the engines whose
-/// iterators are Rust iterators of `Result<(key, value), E>`.
+/// error into a `BenchError` with `err`; stops at the first error. For engines whose
+/// iterators are Rust iterators of `Result<(key, value), E>` (fjall).
+#[cfg(feature = "fjall")]
 pub(crate) fn visit_entries<K: AsRef<[u8]>, V: AsRef<[u8]>, E>(
     entries: impl Iterator<Item = Result<(K, V), E>>,
     err: impl Fn(E) -> BenchError,
@@ -157,6 +158,7 @@ pub(crate) fn visit_entries<K: AsRef<[u8]>, V: AsRef<[u8]>, E>(
 }
 
 /// The number of entries of `entries` and their key + value bytes (see `visit_entries`).
+#[cfg(feature = "fjall")]
 pub(crate) fn count_entries<K: AsRef<[u8]>, V: AsRef<[u8]>, E>(
     entries: impl Iterator<Item = Result<(K, V), E>>,
     err: impl Fn(E) -> BenchError,

@@ -2,14 +2,19 @@
 //! (cargo feature `rocksdb`): settings comparable to Augur's (bloom filter of the same bits per
 //! key, no compression, write buffer = Augur's memtable size, WAL on, sync as asked).
 
-use super::{count_entries, visit_entries, BenchEngine, OpenSettings};
+use super::{BenchEngine, OpenSettings};
 use crate::error::BenchError;
 use ::augur::Options;
-use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, IteratorMode, WriteOptions, DB};
+use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, WriteOptions, DB};
 use std::path::Path;
 
 fn err(e: rocksdb::Error) -> BenchError {
     BenchError::failed(format!("rocksdb: {e}"))
+}
+
+/// Key + value bytes of the raw iterator's current entry.
+fn entry_bytes(it: &rocksdb::DBRawIterator<'_>) -> u64 {
+    (it.key().map_or(0, <[u8]>::len) + it.value().map_or(0, <[u8]>::len)) as u64
 }
 
 /// An open RocksDB database.
@@ -62,9 +67,20 @@ impl BenchEngine for RocksEngine {
         self.db.get(key).map_err(err)
     }
 
+    /// Through RocksDB's raw iterator: keys and values are borrowed from RocksDB's blocks, as
+    /// Augur's zero-copy scan and LevelDB's iterator hand them out (the crate's Rust iterator
+    /// copies every pair into boxed slices).
     fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
-        let mode = IteratorMode::From(key, rocksdb::Direction::Forward);
-        count_entries(self.db.iterator(mode).take(n), err)
+        let mut it = self.db.raw_iterator();
+        it.seek(key);
+        let (mut count, mut bytes) = (0u64, 0u64);
+        while count < n as u64 && it.valid() {
+            count += 1;
+            bytes += entry_bytes(&it);
+            it.next();
+        }
+        it.status().map_err(err)?;
+        Ok((count, bytes))
     }
 
     fn scan_all(
@@ -73,12 +89,23 @@ impl BenchEngine for RocksEngine {
         reverse: bool,
         each: &mut dyn FnMut(u64),
     ) -> Result<(), BenchError> {
-        let mode = if reverse {
-            IteratorMode::End
+        let mut it = self.db.raw_iterator();
+        if reverse {
+            it.seek_to_last();
         } else {
-            IteratorMode::Start
-        };
-        visit_entries(self.db.iterator(mode).take(n), err, each)
+            it.seek_to_first();
+        }
+        let mut done = 0usize;
+        while done < n && it.valid() {
+            each(entry_bytes(&it));
+            done += 1;
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        it.status().map_err(err)
     }
 
     fn flush(&self) -> Result<(), BenchError> {

@@ -15,10 +15,11 @@ use super::Compaction;
 use crate::error::Result;
 use crate::filename;
 use crate::fs::FileSystem;
-use crate::iter::merge::{MergingIter, Source};
-use crate::key::{SeqNo, ValueKind};
+use crate::iter::merge::MergeCursor;
+use crate::iter::source::Source;
+use crate::key::{same_user_key, unpack_trailer, SeqNo, ValueKind};
 use crate::options::Options;
-use crate::sst::{Builder, BuilderOptions, TableIter};
+use crate::sst::{Builder, BuilderOptions, TableCursor};
 use crate::version::{FileMeta, Version, VersionEdit};
 use crate::vlog::ValuePointer;
 use std::collections::BTreeMap;
@@ -87,23 +88,29 @@ pub(crate) fn execute(
     let mut bytes_read = 0;
     for f in c.inputs.iter().chain(&c.next_inputs) {
         bytes_read += f.meta.file_size;
-        let entries = f.table.entries();
-        sources.push(Box::new(TableIter::new(f.table.clone(), 0, entries)));
+        sources.push(Source::Table(TableCursor::new(f.table.clone(), true)));
     }
-    let merged = MergingIter::new(sources, true);
+    let mut merged = MergeCursor::new(sources, true);
+    merged.seek_to_first()?;
 
     let mut garbage: BTreeMap<u64, u64> = BTreeMap::new();
     let mut outputs: Vec<FileMeta> = Vec::new();
     let mut builder: Option<(u64, Builder)> = None;
-    let mut current_key: Option<Vec<u8>> = None;
+    let mut current_key: Vec<u8> = Vec::new();
+    let mut has_key = false;
     // Seqno of the previous (newer) entry of the current key; MAX when it is the first.
     let mut last_seqno_for_key = SeqNo::MAX;
     let mut entries_dropped = 0;
     let mut model_train_ns = 0;
 
-    for entry in merged {
-        let e = entry?;
-        let new_key = current_key.as_deref() != Some(&e.user_key[..]);
+    while merged.valid() {
+        let user_key = merged.key();
+        let Some((seqno, kind)) = unpack_trailer(merged.trailer()) else {
+            // Every source validated its trailers while decoding them.
+            merged.advance()?;
+            continue;
+        };
+        let new_key = !has_key || !same_user_key(&current_key, user_key);
         if new_key {
             // A key boundary: the only place an output may be cut.
             if let Some((_, b)) = &builder {
@@ -113,25 +120,28 @@ pub(crate) fn execute(
                     }
                 }
             }
-            current_key = Some(e.user_key.clone());
+            current_key.clear();
+            current_key.extend_from_slice(user_key);
+            has_key = true;
             last_seqno_for_key = SeqNo::MAX;
         }
         let drop = if last_seqno_for_key <= ctx.oldest_snapshot {
             true // shadowed by a newer version every reader sees
         } else {
-            e.kind == ValueKind::Delete
-                && e.seqno <= ctx.oldest_snapshot
-                && is_base_level_for_key(version, c.output_level, &e.user_key)
+            kind == ValueKind::Delete
+                && seqno <= ctx.oldest_snapshot
+                && is_base_level_for_key(version, c.output_level, user_key)
         };
-        last_seqno_for_key = e.seqno;
+        last_seqno_for_key = seqno;
         if drop {
             entries_dropped += 1;
-            if e.kind == ValueKind::Pointer {
-                if let Some(p) = ValuePointer::decode(&e.value) {
+            if kind == ValueKind::Pointer {
+                if let Some(p) = ValuePointer::decode(merged.value()) {
                     *garbage.entry(p.segment).or_default() +=
-                        VLOG_ENTRY_HEADER_BYTES + e.user_key.len() as u64 + u64::from(p.len);
+                        VLOG_ENTRY_HEADER_BYTES + user_key.len() as u64 + u64::from(p.len);
                 }
             }
+            merged.advance()?;
             continue;
         }
         if builder.is_none() {
@@ -140,8 +150,9 @@ pub(crate) fn execute(
             builder = Some((id, Builder::new(ctx.fs.create(&path)?, path, ctx.builder)));
         }
         if let Some((_, b)) = builder.as_mut() {
-            b.add(&e.user_key, e.seqno, e.kind, &e.value)?;
+            b.add(merged.key(), seqno, kind, merged.value())?;
         }
+        merged.advance()?;
     }
     if let Some((id, b)) = builder.take() {
         outputs.push(finish(id, b, &mut model_train_ns)?);

@@ -23,7 +23,7 @@ pub(crate) use snapshot::{SnapshotGuard, SnapshotList};
 
 use crate::error::{Error, Result};
 use crate::fs::FileLock;
-use crate::iter::DbIterator;
+use crate::iter::{owned_range, DbIterator, Scan, ScanState};
 use crate::key::SeqNo;
 use crate::memtable::Memtable;
 use crate::options::Options;
@@ -44,6 +44,18 @@ pub struct WriteOptions {
     /// acknowledged with `sync = true` survives a crash; without it, a crash may lose a
     /// suffix of recent writes but never leaves a torn or reordered state.
     pub sync: bool,
+}
+
+/// How [`Db::scan_with`] scans.
+#[derive(Debug, Clone, Default)]
+pub struct ScanOptions {
+    /// Scan from the end of the range towards its start.
+    pub reverse: bool,
+    /// Read as of this snapshot (default: the current state).
+    pub snapshot: Option<Snapshot>,
+    /// Most separated values read ahead per batch (default `Options::scan_readahead`; 1
+    /// reads each value when reached).
+    pub value_readahead: Option<usize>,
 }
 
 /// Memtables and the WAL they are logged to.
@@ -180,7 +192,9 @@ pub struct Db {
 }
 
 /// A consistent read view at one sequence number. Reads through it see exactly the writes
-/// acknowledged before it was taken. Keeps the data it can see alive until dropped.
+/// acknowledged before it was taken. Keeps the data it can see alive until dropped (clones
+/// share one registration).
+#[derive(Clone)]
 pub struct Snapshot {
     guard: Arc<SnapshotGuard>,
 }
@@ -281,10 +295,11 @@ impl Db {
         self.range::<&[u8], _>(..)
     }
 
-    /// Iterates over the keys within `range`.
+    /// Iterates over the keys within `range`, yielding owned pairs. For scans without a
+    /// copy per pair, see [`Db::scan`].
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
         let guard = Arc::new(self.inner.register_current());
-        DbIterator::new(self.inner.clone(), guard, range)
+        self.iterator(guard, owned_range(&range))
     }
 
     /// Iterates over the keys within `range` as of `snapshot`.
@@ -293,7 +308,35 @@ impl Db {
         range: R,
         snapshot: &Snapshot,
     ) -> DbIterator {
-        DbIterator::new(self.inner.clone(), snapshot.guard.clone(), range)
+        self.iterator(snapshot.guard.clone(), owned_range(&range))
+    }
+
+    fn iterator(&self, guard: Arc<SnapshotGuard>, range: crate::iter::KeyRange) -> DbIterator {
+        let state = ScanState::new(self.inner.clone(), guard);
+        DbIterator::new(state, range, self.inner.opts.scan_readahead)
+    }
+
+    /// A zero-copy forward scan of `range` at the current state: each pair borrows the
+    /// scan until the next call ([`Scan::next`]).
+    pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
+        self.scan_with(range, &ScanOptions::default())
+    }
+
+    /// A zero-copy scan of `range` with `options` (direction, snapshot, readahead).
+    pub fn scan_with<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &self,
+        range: R,
+        options: &ScanOptions,
+    ) -> Scan {
+        let guard = match &options.snapshot {
+            Some(s) => s.guard.clone(),
+            None => Arc::new(self.inner.register_current()),
+        };
+        let state = ScanState::new(self.inner.clone(), guard);
+        let readahead = options
+            .value_readahead
+            .unwrap_or(self.inner.opts.scan_readahead);
+        Scan::new(state, owned_range(&range), !options.reverse, readahead)
     }
 
     /// Flushes the memtable to an SSTable and waits until every immutable memtable is flushed.

@@ -1,127 +1,121 @@
-//! Cursors over SSTables: one table within user-key bounds, and a whole sorted level (>= 1)
-//! as the concatenation of its files, opening each file's cursor only when reached.
+//! [`LevelCursor`]: a sorted level (>= 1) as one cursor — the concatenation of its files,
+//! each opened only when the cursor reaches it. A seek finds the one file that can hold the
+//! target by binary search over the files' largest keys (8-byte prefixes as integers), then
+//! seeks inside it through the file's learned index.
 
-use super::merge::Source;
 use crate::error::Result;
-use crate::key::MAX_SEQNO;
-use crate::sst::{Entry, Table, TableIter};
-use crate::version::TableFile;
-use std::ops::Bound;
+use crate::sst::TableCursor;
+use crate::version::Version;
 use std::sync::Arc;
 
-/// The positions `[lo, hi)` of `table` whose user keys lie within the bounds.
-fn positions(table: &Table, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Result<(u64, u64)> {
-    // (k, MAX_SEQNO) sorts before every version of k; (k, 0) after all of them.
-    let lo = match start {
-        Bound::Included(k) => table.lower_bound(k, MAX_SEQNO)?,
-        Bound::Excluded(k) => table.lower_bound(k, 0)?,
-        Bound::Unbounded => 0,
-    };
-    let hi = match end {
-        Bound::Included(k) => table.lower_bound(k, 0)?,
-        Bound::Excluded(k) => table.lower_bound(k, MAX_SEQNO)?,
-        Bound::Unbounded => table.entries(),
-    };
-    Ok((lo, hi.max(lo)))
-}
-
-/// A cursor over the entries of `table` within the bounds, in the given direction.
-pub(crate) fn table_source(
-    table: Arc<Table>,
-    start: Bound<&[u8]>,
-    end: Bound<&[u8]>,
+/// A cursor over the files of one sorted level of a version, in one direction.
+pub(crate) struct LevelCursor {
+    version: Arc<Version>,
+    level: usize,
     forward: bool,
-) -> Result<Source> {
-    let (lo, hi) = positions(&table, start, end)?;
-    let it = TableIter::new(table, lo, hi);
-    Ok(if forward {
-        Box::new(it)
-    } else {
-        Box::new(it.rev())
-    })
+    /// Index of the file `cursor` is in.
+    file: usize,
+    cursor: Option<TableCursor>,
 }
 
-fn owned(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
-    match b {
-        Bound::Included(k) => Bound::Included(k.to_vec()),
-        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-fn borrowed(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-    match b {
-        Bound::Included(k) => Bound::Included(k),
-        Bound::Excluded(k) => Bound::Excluded(k),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-/// The files of one sorted level within bounds, in one direction.
-pub(crate) struct LevelIter {
-    /// Files still to visit, in visiting order (reversed for backward iteration).
-    files: std::vec::IntoIter<Arc<TableFile>>,
-    current: Option<Source>,
-    start: Bound<Vec<u8>>,
-    end: Bound<Vec<u8>>,
-    forward: bool,
-}
-
-impl LevelIter {
-    /// A cursor over `files` (sorted, non-overlapping) restricted to the bounds.
-    pub fn new(
-        files: &[Arc<TableFile>],
-        start: Bound<&[u8]>,
-        end: Bound<&[u8]>,
-        forward: bool,
-    ) -> Self {
-        let lo = match start {
-            Bound::Included(k) | Bound::Excluded(k) => Some(k),
-            Bound::Unbounded => None,
-        };
-        let hi = match end {
-            Bound::Included(k) | Bound::Excluded(k) => Some(k),
-            Bound::Unbounded => None,
-        };
-        let mut selected: Vec<Arc<TableFile>> = files
-            .iter()
-            .filter(|f| f.overlaps(lo, hi))
-            .cloned()
-            .collect();
-        if !forward {
-            selected.reverse();
-        }
-        LevelIter {
-            files: selected.into_iter(),
-            current: None,
-            start: owned(start),
-            end: owned(end),
+impl LevelCursor {
+    /// An unpositioned cursor over `level` of `version`.
+    pub(crate) fn new(version: Arc<Version>, level: usize, forward: bool) -> Self {
+        LevelCursor {
+            version,
+            level,
             forward,
+            file: 0,
+            cursor: None,
         }
     }
-}
 
-impl Iterator for LevelIter {
-    type Item = Result<Entry>;
+    fn file_count(&self) -> usize {
+        self.version.levels.get(self.level).map_or(0, Vec::len)
+    }
 
-    fn next(&mut self) -> Option<Result<Entry>> {
-        loop {
-            if let Some(cur) = self.current.as_mut() {
-                if let Some(item) = cur.next() {
-                    return Some(item);
-                }
-                self.current = None;
+    /// Opens file `i` (unpositioned); `None` when out of range.
+    fn open(&mut self, i: usize) -> Option<&mut TableCursor> {
+        let file = self.version.levels.get(self.level)?.get(i)?;
+        self.file = i;
+        let table = file.table.clone();
+        self.cursor = Some(TableCursor::new(table, self.forward));
+        self.cursor.as_mut()
+    }
+
+    /// Positions at the first entry in the cursor's direction.
+    pub(crate) fn seek_to_first(&mut self) -> Result<()> {
+        let first = if self.forward {
+            0
+        } else {
+            self.file_count().wrapping_sub(1)
+        };
+        match self.open(first) {
+            Some(c) => c.seek_to_first()?,
+            None => self.cursor = None,
+        }
+        self.skip_exhausted()
+    }
+
+    /// Forward: positions at the first entry `>= (user_key, trailer)`; backward: at the last
+    /// entry `< (user_key, trailer)`.
+    pub(crate) fn seek(&mut self, user_key: &[u8], trailer: u64) -> Result<()> {
+        let i = if self.forward {
+            self.version.file_index(self.level, user_key)
+        } else {
+            // The last file whose smallest key is <= user_key.
+            let files = self.version.levels.get(self.level).map_or(&[][..], |v| v);
+            files
+                .partition_point(|f| f.smallest_key() <= user_key)
+                .wrapping_sub(1)
+        };
+        match self.open(i) {
+            Some(c) => c.seek(user_key, trailer)?,
+            None => self.cursor = None,
+        }
+        self.skip_exhausted()
+    }
+
+    /// While the current file is exhausted, moves to the next file in the direction.
+    fn skip_exhausted(&mut self) -> Result<()> {
+        while let Some(c) = &self.cursor {
+            if c.valid() {
+                return Ok(());
             }
-            let file = self.files.next()?;
-            match table_source(
-                file.table.clone(),
-                borrowed(&self.start),
-                borrowed(&self.end),
-                self.forward,
-            ) {
-                Ok(src) => self.current = Some(src),
-                Err(e) => return Some(Err(e)),
+            let next = if self.forward {
+                self.file + 1
+            } else {
+                self.file.wrapping_sub(1)
+            };
+            match self.open(next) {
+                Some(c) => c.seek_to_first()?,
+                None => self.cursor = None,
             }
         }
+        Ok(())
+    }
+
+    /// True when positioned at an entry.
+    #[inline]
+    pub(crate) fn valid(&self) -> bool {
+        self.cursor.as_ref().is_some_and(TableCursor::valid)
+    }
+
+    /// Moves one entry. REQUIRES: `valid()`.
+    #[inline]
+    pub(crate) fn advance(&mut self) -> Result<()> {
+        if let Some(c) = self.cursor.as_mut() {
+            c.advance()?;
+            if !c.valid() {
+                return self.skip_exhausted();
+            }
+        }
+        Ok(())
+    }
+
+    /// The current table cursor. REQUIRES: `valid()`.
+    #[inline]
+    pub(crate) fn current(&self) -> Option<&TableCursor> {
+        self.cursor.as_ref()
     }
 }

@@ -1,151 +1,146 @@
-//! K-way merge of sorted internal-entry sources in one direction.
+//! [`MergeCursor`]: the k-way merge of sorted [`Source`]s in one direction, zero-copy.
 //!
-//! Sources yield entries in internal order (forward) or its reverse (backward); the merge
-//! yields their union in the same order. Sources are few (memtables, L0 files, one cursor per
-//! deeper level), so the next entry is found by a linear scan over the sources' heads, which
-//! beats a heap at these sizes. Errors from a source are yielded and end the merge.
+//! The valid sources sit in a binary heap ordered by their current entry (internal order, or
+//! its reverse backward); the top is the merge's current entry. Stepping advances only the
+//! top source and sifts it down: when it still precedes both heap children — the common case
+//! of a long run from one source — that costs two key comparisons whatever the number of
+//! sources, and a single remaining source costs none. (The previous merge compared the heads
+//! of all sources on every step and copied every entry into owned buffers.)
+//!
+//! An error from a source is returned by the call that hit it; the cursor is then in an
+//! unspecified state and the caller must stop using it.
 
+use super::source::Source;
 use crate::error::Result;
 use crate::key;
-use crate::sst::Entry;
 use std::cmp::Ordering;
 
-/// A boxed source of entries.
-pub type Source = Box<dyn Iterator<Item = Result<Entry>> + Send>;
-
-/// Order of two entries in internal-key order.
-pub fn internal_cmp(a: &Entry, b: &Entry) -> Ordering {
-    key::compare(
-        &a.user_key,
-        key::pack_trailer(a.seqno, a.kind),
-        &b.user_key,
-        key::pack_trailer(b.seqno, b.kind),
-    )
-}
-
-/// Merges sources forward (ascending internal order) or backward (descending).
-pub struct MergingIter {
+/// Merges sources in internal order (`forward`) or its reverse.
+pub(crate) struct MergeCursor {
     sources: Vec<Source>,
-    heads: Vec<Option<Entry>>,
+    /// Indices of the valid sources, a binary heap whose top (`heap[0]`) is the source with
+    /// the entry that comes first in the merge direction.
+    heap: Vec<usize>,
     forward: bool,
-    started: bool,
-    failed: bool,
 }
 
-impl MergingIter {
-    /// Merges `sources`, each already ordered in the direction given by `forward`.
-    pub fn new(sources: Vec<Source>, forward: bool) -> Self {
-        let n = sources.len();
-        MergingIter {
+impl MergeCursor {
+    /// An unpositioned merge of `sources`, each iterating in the direction `forward` gives.
+    pub(crate) fn new(sources: Vec<Source>, forward: bool) -> Self {
+        MergeCursor {
+            heap: Vec::with_capacity(sources.len()),
             sources,
-            heads: vec![None; n],
             forward,
-            started: false,
-            failed: false,
         }
     }
 
-    fn fill(&mut self, i: usize) -> Result<()> {
-        if let Some(src) = self.sources.get_mut(i) {
-            self.heads[i] = src.next().transpose()?;
+    /// Positions every source at its first entry.
+    pub(crate) fn seek_to_first(&mut self) -> Result<()> {
+        for s in &mut self.sources {
+            s.seek_to_first()?;
+        }
+        self.rebuild();
+        Ok(())
+    }
+
+    /// Forward: positions at the first entry `>= (user_key, trailer)`; backward: at the last
+    /// entry `< (user_key, trailer)`.
+    pub(crate) fn seek(&mut self, user_key: &[u8], trailer: u64) -> Result<()> {
+        for s in &mut self.sources {
+            s.seek(user_key, trailer)?;
+        }
+        self.rebuild();
+        Ok(())
+    }
+
+    fn rebuild(&mut self) {
+        self.heap.clear();
+        self.heap
+            .extend((0..self.sources.len()).filter(|&i| self.sources[i].valid()));
+        for i in (0..self.heap.len() / 2).rev() {
+            self.sift_down(i);
+        }
+    }
+
+    /// True when positioned at an entry.
+    #[inline]
+    pub(crate) fn valid(&self) -> bool {
+        !self.heap.is_empty()
+    }
+
+    /// The source holding the current entry. REQUIRES: `valid()`.
+    #[inline]
+    pub(crate) fn current(&self) -> Option<&Source> {
+        self.heap.first().and_then(|&i| self.sources.get(i))
+    }
+
+    /// The current user key (empty when not valid).
+    #[inline]
+    pub(crate) fn key(&self) -> &[u8] {
+        self.current().map_or(&[], Source::key)
+    }
+
+    /// The current trailer (0 when not valid).
+    #[inline]
+    pub(crate) fn trailer(&self) -> u64 {
+        self.current().map_or(0, Source::trailer)
+    }
+
+    /// The current value bytes (empty when not valid).
+    #[inline]
+    pub(crate) fn value(&self) -> &[u8] {
+        self.current().map_or(&[], Source::value)
+    }
+
+    /// Moves to the next entry in the merge direction. REQUIRES: `valid()`.
+    #[inline]
+    pub(crate) fn advance(&mut self) -> Result<()> {
+        let Some(&top) = self.heap.first() else {
+            return Ok(());
+        };
+        let source = &mut self.sources[top];
+        source.advance()?;
+        if !source.valid() {
+            let last = self.heap.len() - 1;
+            self.heap.swap(0, last);
+            self.heap.pop();
+        }
+        if self.heap.len() > 1 {
+            self.sift_down(0);
         }
         Ok(())
     }
-}
 
-impl Iterator for MergingIter {
-    type Item = Result<Entry>;
-
-    fn next(&mut self) -> Option<Result<Entry>> {
-        if self.failed {
-            return None;
+    /// True when source `a`'s current entry comes before source `b`'s.
+    #[inline]
+    fn before(&self, a: usize, b: usize) -> bool {
+        let (x, y) = (&self.sources[a], &self.sources[b]);
+        let ord = key::compare(x.key(), x.trailer(), y.key(), y.trailer());
+        if self.forward {
+            ord == Ordering::Less
+        } else {
+            ord == Ordering::Greater
         }
-        if !self.started {
-            self.started = true;
-            for i in 0..self.sources.len() {
-                if let Err(e) = self.fill(i) {
-                    self.failed = true;
-                    return Some(Err(e));
-                }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let left = 2 * i + 1;
+            if left >= n {
+                return;
             }
-        }
-        let mut best: Option<usize> = None;
-        for (i, head) in self.heads.iter().enumerate() {
-            let Some(h) = head else { continue };
-            best = match best {
-                None => Some(i),
-                Some(b) => {
-                    let Some(cur) = self.heads[b].as_ref() else {
-                        continue;
-                    };
-                    let ord = internal_cmp(h, cur);
-                    let better = if self.forward {
-                        ord == Ordering::Less
-                    } else {
-                        ord == Ordering::Greater
-                    };
-                    Some(if better { i } else { b })
-                }
+            let right = left + 1;
+            let child = if right < n && self.before(self.heap[right], self.heap[left]) {
+                right
+            } else {
+                left
             };
+            if !self.before(self.heap[child], self.heap[i]) {
+                return;
+            }
+            self.heap.swap(i, child);
+            i = child;
         }
-        let b = best?;
-        let out = self.heads[b].take();
-        if let Err(e) = self.fill(b) {
-            self.failed = true;
-            return Some(Err(e));
-        }
-        out.map(Ok)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::key::ValueKind;
-
-    fn e(k: &str, s: u64) -> Entry {
-        Entry {
-            user_key: k.as_bytes().to_vec(),
-            seqno: s,
-            kind: ValueKind::Value,
-            value: Vec::new(),
-        }
-    }
-
-    fn src(v: Vec<Entry>) -> Source {
-        Box::new(v.into_iter().map(Ok))
-    }
-
-    #[test]
-    fn merges_both_directions() {
-        let a = vec![e("a", 1), e("c", 3)];
-        let b = vec![e("b", 2), e("c", 5)];
-        let fwd: Vec<_> = MergingIter::new(vec![src(a.clone()), src(b.clone())], true)
-            .map(|r| r.map(|e| (e.user_key, e.seqno)).unwrap())
-            .collect();
-        assert_eq!(
-            fwd,
-            vec![
-                (b"a".to_vec(), 1),
-                (b"b".to_vec(), 2),
-                (b"c".to_vec(), 5),
-                (b"c".to_vec(), 3)
-            ]
-        );
-        let ra: Vec<_> = a.into_iter().rev().collect();
-        let rb: Vec<_> = b.into_iter().rev().collect();
-        let mut back: Vec<_> = MergingIter::new(vec![src(ra), src(rb)], false)
-            .map(|r| r.map(|e| (e.user_key, e.seqno)).unwrap())
-            .collect();
-        back.reverse();
-        assert_eq!(back, fwd);
-    }
-
-    #[test]
-    fn error_ends_merge() {
-        let bad: Source = Box::new(vec![Ok(e("a", 1)), Err(crate::Error::Closed)].into_iter());
-        let out: Vec<_> = MergingIter::new(vec![bad, src(vec![e("b", 1)])], true).collect();
-        assert!(out.iter().any(|r| r.is_err()));
-        assert!(matches!(out.last(), Some(Err(_))));
     }
 }

@@ -5,20 +5,22 @@
 //! readers can run concurrently with the single inserting writer (the group-commit leader).
 //! A memtable becomes immutable when full and is flushed to an L0 SSTable.
 
+mod cursor;
+
+pub use cursor::MemtableCursor;
+
 use crate::key::{self, pack_trailer, unpack_trailer, SeqNo, ValueKind, MAX_SEQNO};
 use crate::sst::Entry;
 use crossbeam_skiplist::SkipMap;
 use std::cmp::Ordering;
-use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-use std::sync::Arc;
 
 /// Key of a skiplist entry: user key and trailer, ordered as internal keys. `prefix` caches
 /// the first 8 key bytes (big-endian, zero-padded) so most comparisons during a skiplist
 /// search are one integer compare inside the node, without following the key's pointer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct MemKey {
+pub(crate) struct MemKey {
     prefix: u64,
     user_key: Vec<u8>,
     trailer: u64,
@@ -64,7 +66,7 @@ impl PartialOrd for MemKey {
 
 /// A borrowed view of an internal key, so lookups can probe the skiplist with a `&[u8]`
 /// without allocating a `MemKey` (the `Borrow<dyn Trait>` pattern).
-trait KeyView {
+pub(crate) trait KeyView {
     fn prefix(&self) -> u64;
     fn user_key(&self) -> &[u8];
     fn trailer(&self) -> u64;
@@ -83,14 +85,14 @@ impl KeyView for MemKey {
 }
 
 /// A lookup key borrowing the caller's bytes.
-struct Probe<'a> {
+pub(crate) struct Probe<'a> {
     prefix: u64,
     user_key: &'a [u8],
     trailer: u64,
 }
 
 impl<'a> Probe<'a> {
-    fn new(user_key: &'a [u8], trailer: u64) -> Self {
+    pub(crate) fn new(user_key: &'a [u8], trailer: u64) -> Self {
         Probe {
             prefix: key_prefix(user_key),
             user_key,
@@ -143,7 +145,7 @@ const ENTRY_OVERHEAD_BYTES: usize = 64;
 /// A memtable. Shared as `Arc<Memtable>` by the writer, readers, iterators and the flusher.
 #[derive(Debug, Default)]
 pub struct Memtable {
-    map: SkipMap<MemKey, Vec<u8>>,
+    pub(crate) map: SkipMap<MemKey, Vec<u8>>,
     approximate_bytes: AtomicUsize,
     max_seqno: std::sync::atomic::AtomicU64,
 }
@@ -223,115 +225,18 @@ fn to_entry(k: &MemKey, v: &[u8]) -> Option<Entry> {
     })
 }
 
-/// A skiplist range walked in either direction.
-enum Either<F, B> {
-    Forward(F),
-    Backward(B),
-}
-
-impl<T, F: Iterator<Item = T>, B: Iterator<Item = T>> Iterator for Either<F, B> {
-    type Item = T;
-    fn next(&mut self) -> Option<T> {
-        match self {
-            Either::Forward(f) => f.next(),
-            Either::Backward(b) => b.next(),
-        }
-    }
-}
-
-/// Entries fetched per seek by [`MemtableCursor`].
-const CURSOR_BATCH: usize = 64;
-
-/// A one-direction cursor over the entries of a memtable within user-key bounds, owning its
-/// memtable. It re-seeks once per batch of entries (so it needs no borrow of the skiplist),
-/// which makes it see entries inserted later; callers filter by seqno.
-pub struct MemtableCursor {
-    mem: Arc<Memtable>,
-    forward: bool,
-    /// Where the next batch starts (exclusive of the last returned entry).
-    next: Bound<MemKey>,
-    /// The far end of the range.
-    end: Bound<MemKey>,
-    buf: VecDeque<Entry>,
-    exhausted: bool,
-}
-
-impl MemtableCursor {
-    /// A cursor over user keys within `(start, end)`, forward or backward.
-    pub fn new(mem: Arc<Memtable>, start: Bound<&[u8]>, end: Bound<&[u8]>, forward: bool) -> Self {
-        // Lower bound in internal order: Included(k) starts before all versions of k,
-        // Excluded(k) after all of them. Upper bound symmetric.
-        let low = match start {
-            Bound::Included(k) => Bound::Included(MemKey::new(k.to_vec(), u64::MAX)),
-            Bound::Excluded(k) => Bound::Excluded(MemKey::new(k.to_vec(), 0)),
-            Bound::Unbounded => Bound::Unbounded,
-        };
-        let high = match end {
-            Bound::Included(k) => Bound::Included(MemKey::new(k.to_vec(), 0)),
-            Bound::Excluded(k) => Bound::Excluded(MemKey::new(k.to_vec(), u64::MAX)),
-            Bound::Unbounded => Bound::Unbounded,
-        };
-        let (next, end) = if forward { (low, high) } else { (high, low) };
-        MemtableCursor {
-            mem,
-            forward,
-            next,
-            end,
-            buf: VecDeque::new(),
-            exhausted: false,
-        }
-    }
-
-    fn refill(&mut self) {
-        let map = &self.mem.map;
-        let mut taken = 0;
-        let range = if self.forward {
-            Either::Forward(map.range((self.next.clone(), self.end.clone())))
-        } else {
-            Either::Backward(map.range((self.end.clone(), self.next.clone())).rev())
-        };
-        let mut last: Option<(usize, u64)> = None;
-        for e in range.take(CURSOR_BATCH) {
-            if let Some(entry) = to_entry(e.key(), e.value()) {
-                self.buf.push_back(entry);
-                last = Some((self.buf.len() - 1, e.key().trailer));
-            }
-            taken += 1;
-        }
-        // The next batch starts after the last entry taken (rebuilt from the buffer, so the
-        // walk itself allocates nothing but the entries).
-        match last.and_then(|(i, trailer)| Some((self.buf.get(i)?, trailer))) {
-            Some((e, trailer)) if taken == CURSOR_BATCH => {
-                self.next = Bound::Excluded(MemKey::new(e.user_key.clone(), trailer));
-            }
-            _ => self.exhausted = true,
-        }
-    }
-}
-
-impl Iterator for MemtableCursor {
-    type Item = Entry;
-
-    fn next(&mut self) -> Option<Entry> {
-        if self.buf.is_empty() && !self.exhausted {
-            self.refill();
-        }
-        self.buf.pop_front()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::strategy::Just;
 
-    fn mem() -> Arc<Memtable> {
+    fn mem() -> Memtable {
         let m = Memtable::new();
         m.insert(b"a", 1, ValueKind::Value, b"a1");
         m.insert(b"b", 2, ValueKind::Value, b"b2");
         m.insert(b"b", 5, ValueKind::Delete, b"");
         m.insert(b"c", 3, ValueKind::Value, b"c3");
-        Arc::new(m)
+        m
     }
 
     #[test]
@@ -344,70 +249,6 @@ mod tests {
         assert_eq!(m.get(b"", 10), None);
         assert_eq!(m.len(), 4);
         assert_eq!(m.max_seqno(), 5);
-    }
-
-    #[test]
-    fn cursor_bounds_and_directions() {
-        let m = mem();
-        let keys = |c: MemtableCursor| -> Vec<(Vec<u8>, u64)> {
-            c.map(|e| (e.user_key, e.seqno)).collect()
-        };
-        let all = keys(MemtableCursor::new(
-            m.clone(),
-            Bound::Unbounded,
-            Bound::Unbounded,
-            true,
-        ));
-        assert_eq!(
-            all,
-            vec![
-                (b"a".to_vec(), 1),
-                (b"b".to_vec(), 5),
-                (b"b".to_vec(), 2),
-                (b"c".to_vec(), 3)
-            ]
-        );
-        let mut rev = keys(MemtableCursor::new(
-            m.clone(),
-            Bound::Unbounded,
-            Bound::Unbounded,
-            false,
-        ));
-        rev.reverse();
-        assert_eq!(rev, all);
-        let mid = keys(MemtableCursor::new(
-            m.clone(),
-            Bound::Excluded(b"a"),
-            Bound::Included(b"b"),
-            true,
-        ));
-        assert_eq!(mid, vec![(b"b".to_vec(), 5), (b"b".to_vec(), 2)]);
-        let mid_rev = keys(MemtableCursor::new(
-            m,
-            Bound::Included(b"b"),
-            Bound::Excluded(b"c"),
-            false,
-        ));
-        assert_eq!(mid_rev, vec![(b"b".to_vec(), 2), (b"b".to_vec(), 5)]);
-    }
-
-    #[test]
-    fn cursor_spans_batches() {
-        let m = Memtable::new();
-        for i in 0..1000u32 {
-            m.insert(&i.to_be_bytes(), u64::from(i) + 1, ValueKind::Value, b"v");
-        }
-        let m = Arc::new(m);
-        let f: Vec<_> = MemtableCursor::new(m.clone(), Bound::Unbounded, Bound::Unbounded, true)
-            .map(|e| e.user_key)
-            .collect();
-        assert_eq!(f.len(), 1000);
-        assert!(f.windows(2).all(|w| w[0] < w[1]));
-        let b: Vec<_> = MemtableCursor::new(m, Bound::Unbounded, Bound::Unbounded, false)
-            .map(|e| e.user_key)
-            .collect();
-        assert_eq!(b.len(), 1000);
-        assert!(b.windows(2).all(|w| w[0] > w[1]));
     }
 
     proptest::proptest! {

@@ -1,6 +1,6 @@
 //! SSTables: the immutable sorted files of the LSM tree, in Augur's "learned-friendly"
 //! format (docs/format/sst.md). Written once by [`Builder`] at flush or compaction, then read
-//! by [`Table`] on the read path and by [`TableIter`] in scans and compactions.
+//! by [`Table`] on the read path and by [`TableCursor`] in scans and compactions.
 //!
 //! Every key occupies a fixed-width slot (`W` = the file's longest user key), so entry `i`
 //! sits at byte `i × slot size`: a learned model can predict a position and read a few slots
@@ -8,10 +8,10 @@
 //! value-log pointers (WiscKey). Every byte of the file is covered by a checksum.
 
 mod builder;
+mod cursor;
 mod fence;
 mod filter;
 mod format;
-mod iter;
 #[cfg(test)]
 mod learned_tests;
 mod properties;
@@ -20,8 +20,8 @@ mod reader;
 mod tests;
 
 pub use builder::{Builder, BuilderOptions, TableSummary};
+pub use cursor::TableCursor;
 pub use format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION, MAGIC, SLOT_OVERHEAD_BYTES};
-pub use iter::TableIter;
 pub use properties::Properties;
 pub use reader::lookup_stats::{LookupCounts, PathCounts};
 pub use reader::{LearnReport, Table};

@@ -28,8 +28,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 mod learned;
+mod scan;
 
 pub(crate) use learned::Locator;
+pub(crate) use scan::ScanBlock;
 pub mod lookup_stats;
 
 pub use learned::LearnReport;
@@ -394,6 +396,20 @@ impl Table {
         self.seek_position(self.locator(), user_key, seek_trailer(seqno))
     }
 
+    /// Position of the first entry `>= (user_key, trailer)` in internal order (`entries()`
+    /// if none), through the file's learned index when it has one.
+    ///
+    /// # Errors
+    /// `Corruption` when the block read fails its checksum or is malformed.
+    pub(crate) fn lower_bound_trailer(&self, user_key: &[u8], trailer: u64) -> Result<u64> {
+        self.seek_position(self.locator(), user_key, trailer)
+    }
+
+    /// The data block holding position `pos`.
+    pub(crate) fn block_of(&self, pos: u64) -> u64 {
+        self.fence.block_of(pos)
+    }
+
     /// True when lookups into this file go through a learned index.
     pub fn has_model(&self) -> bool {
         self.model.get().is_some()
@@ -441,13 +457,6 @@ impl Table {
     /// # Errors
     /// `InvalidArgument` when `i >= entries()`; `Corruption` for a damaged block or value.
     pub fn entry_at(&self, i: u64) -> Result<Entry> {
-        let mut cache = None;
-        self.entry_at_cached(&mut cache, i)
-    }
-
-    /// [`Table::entry_at`] reusing the block in `cache` when it holds position `i`, and
-    /// leaving the block of `i` there (iterators read a block once, not once per entry).
-    pub(crate) fn entry_at_cached(&self, cache: &mut Option<LoadedBlock>, i: u64) -> Result<Entry> {
         if i >= self.entries() {
             return Err(Error::InvalidArgument(format!(
                 "position {i} is past the {} entries of {}",
@@ -455,15 +464,9 @@ impl Table {
                 self.path.display()
             )));
         }
-        let block_no = self.fence.block_of(i);
-        let block = match cache.take() {
-            Some(b) if b.block == block_no => b,
-            _ => self.load_block(block_no, false)?,
-        };
+        let block = self.load_block(self.fence.block_of(i), false)?;
         let slot = self.slot(&block, i)?;
-        let entry = self.entry_from_slot(&block, i, &slot);
-        *cache = Some(block);
-        entry
+        self.entry_from_slot(&block, i, &slot)
     }
 
     /// Reads the slot bytes of `block`, verifying its checksum unless a mapped block was

@@ -29,6 +29,34 @@ fn opts(block_records: usize, bloom_bits_per_key: u32) -> BuilderOptions {
     }
 }
 
+/// Every entry a cursor yields from where it is positioned, as owned entries; the first
+/// error ends the walk (and is the last item).
+fn walk(c: &mut TableCursor) -> Vec<Result<Entry, Error>> {
+    let mut out = Vec::new();
+    while c.valid() {
+        out.push(Ok(Entry {
+            user_key: c.key().to_vec(),
+            seqno: c.trailer() >> 8,
+            kind: c.kind(),
+            value: c.value().to_vec(),
+        }));
+        if let Err(e) = c.advance() {
+            out.push(Err(e));
+            break;
+        }
+    }
+    out
+}
+
+/// All entries of `t` in one direction (`Err` items end the walk).
+fn cursor_entries(t: &Arc<Table>, forward: bool) -> Vec<Result<Entry, Error>> {
+    let mut c = TableCursor::new(t.clone(), forward);
+    match c.seek_to_first() {
+        Ok(()) => walk(&mut c),
+        Err(e) => vec![Err(e)],
+    }
+}
+
 fn write_table(path: &Path, entries: &[Entry], opts: BuilderOptions) -> TableSummary {
     let file = StdFs.create(path).unwrap();
     let mut b = Builder::new(file, path.to_path_buf(), opts);
@@ -92,7 +120,7 @@ fn fixture(entries: Vec<Entry>, opts: BuilderOptions) -> Fixture {
 fn table_is_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<Table>();
-    check::<TableIter>();
+    check::<TableCursor>();
 }
 
 #[test]
@@ -190,7 +218,8 @@ fn varying_key_lengths_empty_key_and_single_entry() {
         // Padding must not make "\0" match "" or "\0\0".
         assert_eq!(t.get(b"\0\0\0", MAX_SEQNO).unwrap(), None);
         assert_eq!(t.get(&long[..299], MAX_SEQNO).unwrap(), None);
-        let all: Vec<Entry> = TableIter::new(Arc::new(t), 0, u64::MAX)
+        let all: Vec<Entry> = cursor_entries(&Arc::new(t), true)
+            .into_iter()
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(all, entries);
@@ -257,37 +286,38 @@ fn iterator_forward_backward_and_mixed() {
     let f = fixture(mixed_entries(50), opts(4, 10));
     for mode in MODES {
         let t = Arc::new(open(&f.path, mode).unwrap());
-        let fwd: Vec<Entry> = TableIter::new(t.clone(), 0, 50)
-            .map(Result::unwrap)
-            .collect();
-        assert_eq!(fwd, f.entries);
-        let mut bwd: Vec<Entry> = TableIter::new(t.clone(), 0, 50)
-            .rev()
-            .map(Result::unwrap)
-            .collect();
+        let all = |forward| -> Vec<Entry> {
+            cursor_entries(&t, forward)
+                .into_iter()
+                .map(Result::unwrap)
+                .collect()
+        };
+        assert_eq!(all(true), f.entries);
+        let mut bwd = all(false);
         bwd.reverse();
         assert_eq!(bwd, f.entries);
-        let sub: Vec<Entry> = TableIter::new(t.clone(), 5, 13)
-            .map(Result::unwrap)
-            .collect();
-        assert_eq!(sub, f.entries[5..13]);
-        assert_eq!(TableIter::new(t.clone(), 9, 3).count(), 0);
-        assert_eq!(TableIter::new(t.clone(), 48, 1000).len(), 2);
-
-        // Alternate ends until they meet: every entry exactly once.
-        let mut it = TableIter::new(t.clone(), 3, 20);
-        let (mut front, mut back) = (Vec::new(), Vec::new());
-        while let Some(e) = it.next() {
-            front.push(e.unwrap());
-            match it.next_back() {
-                Some(e) => back.push(e.unwrap()),
-                None => break,
-            }
+        // Seeks land on the lower bound (forward) or just below it (backward), through
+        // every position, and stepping from there covers the rest in order.
+        for (i, e) in f.entries.iter().enumerate() {
+            let trailer = crate::key::pack_trailer(e.seqno, e.kind);
+            let mut c = TableCursor::new(t.clone(), true);
+            c.seek(&e.user_key, trailer).unwrap();
+            let rest: Vec<Entry> = walk(&mut c).into_iter().map(Result::unwrap).collect();
+            assert_eq!(rest, f.entries[i..]);
+            let mut c = TableCursor::new(t.clone(), false);
+            c.seek(&e.user_key, trailer).unwrap();
+            let mut below: Vec<Entry> = walk(&mut c).into_iter().map(Result::unwrap).collect();
+            below.reverse();
+            assert_eq!(below, f.entries[..i]);
         }
-        back.reverse();
-        front.extend(back);
-        assert_eq!(front, f.entries[3..20]);
-        assert!(it.next().is_none() && it.next_back().is_none());
+        let mut c = TableCursor::new(t.clone(), true);
+        c.seek_to_position(48).unwrap();
+        assert_eq!(walk(&mut c).len(), 2);
+        c.seek_to_position(50).unwrap();
+        assert!(!c.valid());
+        let mut c = TableCursor::new(t.clone(), false);
+        c.seek_to_position(2).unwrap();
+        assert_eq!(walk(&mut c).len(), 3);
     }
 }
 
@@ -351,7 +381,7 @@ fn assert_detected_or_correct(path: &Path, entries: &[Entry], open_must_fail: bo
                 Err(err) => assert!(err.is_corruption(), "{err}"),
             }
         }
-        for (got, want) in TableIter::new(t.clone(), 0, u64::MAX).zip(entries) {
+        for (got, want) in cursor_entries(&t, true).into_iter().zip(entries) {
             match got {
                 Ok(got) => assert_eq!(&got, want),
                 Err(err) => assert!(err.is_corruption(), "{err}"),

@@ -147,6 +147,16 @@ impl Version {
             .map_or(0, |fs| fs.iter().map(|f| f.meta.file_size).sum())
     }
 
+    /// Index of the first file of sorted `level` (>= 1) whose largest user key is `>=
+    /// user_key` (the only file that may hold it), or the level's file count: 8-byte prefix
+    /// comparisons, bytes only on ties.
+    pub(crate) fn file_index(&self, level: usize, user_key: &[u8]) -> usize {
+        let key_prefix = project(user_key, 0);
+        self.levels.get(level).map_or(0, |files| {
+            files.partition_point(|f| f.largest_below(user_key, key_prefix))
+        })
+    }
+
     /// Index of the file of sorted `level` (>= 1) that may hold `user_key`.
     pub fn find_file(&self, level: usize, user_key: &[u8]) -> Option<&Arc<TableFile>> {
         let files = self.levels.get(level)?;

@@ -19,7 +19,7 @@
 
 use super::segment::{
     parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter,
-    SEGMENT_HEADER_LEN,
+    ValueRequest, SEGMENT_HEADER_LEN,
 };
 use super::ValuePointer;
 use crate::error::{Error, Result};
@@ -310,6 +310,30 @@ impl ValueLog {
     /// As [`Self::read`]; a different key is `Corruption`.
     pub fn read_with_key(&self, ptr: &ValuePointer, key: &[u8]) -> Result<Vec<u8>> {
         self.reader(ptr)?.read(ptr, Some(key))
+    }
+
+    /// Reads the values of many pointers at once (a range scan's batch): sorts `requests` by
+    /// segment and offset, takes each segment's reader once, and reads each segment's entries
+    /// in file order (coalesced reads through `pread`, see `SegmentReader::read_values`).
+    /// Every entry is checked as [`Self::read_with_key`] checks it; `sink` receives each value
+    /// with its request's slot, in file order.
+    ///
+    /// # Errors
+    /// As [`Self::read_with_key`], for the first request that fails.
+    pub fn read_values(
+        &self,
+        requests: &mut [ValueRequest<'_>],
+        sink: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<()> {
+        requests.sort_unstable_by_key(|r| (r.ptr.segment, r.ptr.offset));
+        let mut rest = &requests[..];
+        while let Some(first) = rest.first() {
+            let n = rest.partition_point(|r| r.ptr.segment == first.ptr.segment);
+            let (group, tail) = rest.split_at(n);
+            self.reader(&first.ptr)?.read_values(group, sink)?;
+            rest = tail;
+        }
+        Ok(())
     }
 
     /// True if `ptr` refers to a complete, checksum-valid entry of the right length in an

@@ -25,6 +25,10 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod batch;
+
+pub use batch::ValueRequest;
+
 /// Magic bytes at the start of every value-log segment.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"AUGURVLG";
 
@@ -186,6 +190,28 @@ enum Parsed<'a> {
     Bad { reason: String, next: u64 },
 }
 
+/// Bytes of the whole entry `ptr` points at when it was stored under `key`, or `None` when
+/// it is too large to read without first checking its header against the file length.
+fn known_entry_len(ptr: &ValuePointer, key: &[u8]) -> Option<usize> {
+    const MAX_BLIND_READ_BYTES: usize = 1 << 20;
+    let total = ENTRY_HEADER_LEN + key.len() + ptr.len as usize;
+    (total <= MAX_BLIND_READ_BYTES && ptr.offset <= i64::MAX as u64).then_some(total)
+}
+
+/// The value inside `entry` (the whole entry's bytes: header, key, value) when its lengths
+/// match `key` and the pointer, it holds `key`, and its checksum is right; `None` otherwise
+/// (the caller then takes the checked slow path, which names the problem).
+fn value_of_entry<'a>(entry: &'a [u8], ptr: &ValuePointer, key: &[u8]) -> Option<&'a [u8]> {
+    let (crc, key_len, value_len) = (get_u32(entry, 0)?, get_u32(entry, 4)?, get_u32(entry, 8)?);
+    let body = entry.get(ENTRY_HEADER_LEN..)?;
+    if key_len as usize != key.len() || value_len != ptr.len || !body.starts_with(key) {
+        return None;
+    }
+    let lens = entry.get(4..ENTRY_HEADER_LEN)?;
+    let value = body.get(key.len()..)?;
+    (value.len() == ptr.len as usize && crc_parts(&[lens, key, value]) == crc).then_some(value)
+}
+
 /// Reads entries of one segment. `Send + Sync`: readers are shared by all lookups.
 pub struct SegmentReader {
     file: Arc<dyn RandomAccessFile>,
@@ -289,31 +315,13 @@ impl SegmentReader {
     /// be taken this way (too large to read blindly, short, or not matching), and the caller
     /// falls back to the checked slow path, which names the exact problem.
     fn read_known_entry(&self, ptr: &ValuePointer, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        const MAX_BLIND_READ_BYTES: usize = 1 << 20;
-        let total = ENTRY_HEADER_LEN + key.len() + ptr.len as usize;
-        if total > MAX_BLIND_READ_BYTES || ptr.offset > i64::MAX as u64 {
+        let Some(total) = known_entry_len(ptr, key) else {
             return Ok(None);
-        }
+        };
         let Some(entry) = self.read_at(ptr.offset, total)? else {
             return Ok(None);
         };
-        let (Some(crc), Some(key_len), Some(value_len)) =
-            (get_u32(&entry, 0), get_u32(&entry, 4), get_u32(&entry, 8))
-        else {
-            return Ok(None);
-        };
-        let body = entry.get(ENTRY_HEADER_LEN..).unwrap_or_default();
-        if key_len as usize != key.len() || value_len != ptr.len || !body.starts_with(key) {
-            return Ok(None);
-        }
-        let (lens, value) = (
-            entry.get(4..ENTRY_HEADER_LEN).unwrap_or_default(),
-            body.get(key.len()..).unwrap_or_default(),
-        );
-        if crc_parts(&[lens, key, value]) != crc {
-            return Ok(None);
-        }
-        Ok(Some(value.to_vec()))
+        Ok(value_of_entry(&entry, ptr, key).map(<[u8]>::to_vec))
     }
 
     /// Decodes the entry at `offset` of a file of `file_len` bytes; the lengths are checked

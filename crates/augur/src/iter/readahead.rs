@@ -1,0 +1,150 @@
+//! [`ValueBatch`]: readahead for range scans over separated values (WiscKey §3.3).
+//!
+//! A scan that meets a value pointer does not read that one value: it gathers the next
+//! visible entries into a batch — keys and tree values copied into flat buffers — until the
+//! batch holds `target` pointers, then reads all of the batch's values with one
+//! [`ValueLog::read_values`] call (sorted by segment and offset, each segment's reader taken
+//! once, nearby entries coalesced into one read). The target starts small and doubles per
+//! batch up to the scan's readahead limit, so a short scan reads few values it will not
+//! return, and a long one reads in large sorted batches.
+
+use crate::error::{Error, Result};
+use crate::key::ValueKind;
+use crate::vlog::{ValueLog, ValuePointer, ValueRequest};
+use std::path::Path;
+
+/// Pointers in the first batch of a scan.
+const FIRST_TARGET: usize = 4;
+
+/// Entries buffered by a scan, with their values resolved.
+#[derive(Debug, Default)]
+pub(crate) struct ValueBatch {
+    keys: Vec<u8>,
+    key_ends: Vec<usize>,
+    /// The values as stored in the tree: inline bytes or encoded pointers.
+    raw: Vec<u8>,
+    raw_ends: Vec<usize>,
+    kinds: Vec<ValueKind>,
+    /// Resolved values, and each entry's range in them.
+    values: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+    pointers: usize,
+    /// Index of the next entry to hand out.
+    next: usize,
+    /// Pointers wanted in the batch being filled.
+    target: usize,
+}
+
+impl ValueBatch {
+    /// Empties the batch (buffers are kept) and resets the ramp-up.
+    pub(crate) fn reset(&mut self) {
+        self.clear();
+        self.target = FIRST_TARGET;
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.key_ends.clear();
+        self.raw.clear();
+        self.raw_ends.clear();
+        self.kinds.clear();
+        self.values.clear();
+        self.ranges.clear();
+        self.pointers = 0;
+        self.next = 0;
+    }
+
+    /// Starts filling a new batch whose pointer target is `min(doubled target, limit)`.
+    pub(crate) fn begin(&mut self, limit: usize) {
+        self.clear();
+        self.target = self.target.clamp(FIRST_TARGET.min(limit), limit.max(1));
+    }
+
+    /// Adds a visible entry (`kind` is `Value` or `Pointer`).
+    pub(crate) fn push(&mut self, key: &[u8], kind: ValueKind, raw: &[u8]) {
+        self.keys.extend_from_slice(key);
+        self.key_ends.push(self.keys.len());
+        self.raw.extend_from_slice(raw);
+        self.raw_ends.push(self.raw.len());
+        self.kinds.push(kind);
+        if kind == ValueKind::Pointer {
+            self.pointers += 1;
+        }
+    }
+
+    /// True when the batch has gathered as many entries as it should before reading values.
+    pub(crate) fn is_full(&self) -> bool {
+        self.pointers >= self.target || self.kinds.len() >= 4 * self.target
+    }
+
+    fn span(ends: &[usize], i: usize) -> (usize, usize) {
+        let start = i.checked_sub(1).and_then(|p| ends.get(p)).copied();
+        (start.unwrap_or(0), ends.get(i).copied().unwrap_or(0))
+    }
+
+    /// Reads every pointer's value from `vlog` (one sorted batch) and copies inline values,
+    /// then doubles the target for the next batch.
+    ///
+    /// # Errors
+    /// `Corruption` for a malformed pointer (naming `dir`) or a damaged value-log entry; `Io`.
+    pub(crate) fn resolve(&mut self, vlog: &ValueLog, dir: &Path) -> Result<()> {
+        let n = self.kinds.len();
+        self.ranges.clear();
+        self.ranges.resize(n, (0, 0));
+        let mut requests = Vec::with_capacity(self.pointers);
+        for i in 0..n {
+            let (rs, re) = Self::span(&self.raw_ends, i);
+            let raw = self.raw.get(rs..re).unwrap_or_default();
+            let (ks, ke) = Self::span(&self.key_ends, i);
+            let key = self.keys.get(ks..ke).unwrap_or_default();
+            match self.kinds.get(i) {
+                Some(ValueKind::Pointer) => {
+                    let ptr = ValuePointer::decode(raw).ok_or_else(|| {
+                        Error::corruption(
+                            dir,
+                            0,
+                            format!("malformed value pointer for key {key:?}"),
+                        )
+                    })?;
+                    requests.push(ValueRequest { slot: i, ptr, key });
+                }
+                _ => {
+                    let start = self.values.len();
+                    self.values.extend_from_slice(raw);
+                    self.ranges[i] = (start, self.values.len());
+                }
+            }
+        }
+        let (values, ranges) = (&mut self.values, &mut self.ranges);
+        vlog.read_values(&mut requests, &mut |slot, v| {
+            let start = values.len();
+            values.extend_from_slice(v);
+            if let Some(r) = ranges.get_mut(slot) {
+                *r = (start, values.len());
+            }
+        })?;
+        self.target = self.target.saturating_mul(2);
+        Ok(())
+    }
+
+    /// True when an entry is left to hand out.
+    pub(crate) fn has_next(&self) -> bool {
+        self.next < self.kinds.len()
+    }
+
+    /// Moves to the next entry; returns false when the batch is used up.
+    pub(crate) fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.has_next()
+    }
+
+    /// Hands out the current entry (its key and resolved value).
+    pub(crate) fn current(&self) -> (&[u8], &[u8]) {
+        let (ks, ke) = Self::span(&self.key_ends, self.next);
+        let (vs, ve) = self.ranges.get(self.next).copied().unwrap_or((0, 0));
+        (
+            self.keys.get(ks..ke).unwrap_or_default(),
+            self.values.get(vs..ve).unwrap_or_default(),
+        )
+    }
+}

@@ -1,0 +1,501 @@
+//! [`Scan`]: the zero-copy range scan — a lending cursor over the user-visible `(key, value)`
+//! pairs of a range, in key order or its reverse.
+//!
+//! A scan reads one consistent state ([`ScanState`]: the memtables and version captured
+//! together, at the seqno of a registered snapshot). Its merge ([`MergeCursor`]) yields every
+//! internal entry of the range; the scan keeps, for each user key, the newest version visible
+//! at the seqno, hides tombstones, and stops at the range's far bound. The key and inline value
+//! it returns are borrowed — from the scan's key buffer and straight from the table mapping or
+//! memtable batch — so a forward scan over inline values copies one key per entry and
+//! allocates nothing. Separated values are read in sorted batches ahead of the consumer
+//! ([`ValueBatch`]).
+//!
+//! Forward, a key's versions arrive newest first: the first one visible at the seqno decides,
+//! and the rest are skipped before the next entry. Backward they arrive oldest first: the scan
+//! reads all of them and keeps the last visible one (its value is copied, since the merge has
+//! moved past it).
+
+use super::level::LevelCursor;
+use super::merge::MergeCursor;
+use super::readahead::ValueBatch;
+use super::source::Source;
+use crate::db::{DbInner, ReadView, SnapshotGuard};
+use crate::error::{Error, Result};
+use crate::key::{compare_user_keys, same_user_key, SeqNo, ValueKind, MAX_SEQNO};
+use crate::memtable::MemtableCursor;
+use crate::sst::TableCursor;
+use crate::vlog::ValuePointer;
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// One consistent state read by a scan (and shared by the partitions of a parallel scan and
+/// both ends of a `DbIterator`): the database, the snapshot registration that keeps what it
+/// can see alive, and the memtables and version captured after it.
+pub(crate) struct ScanState {
+    pub(crate) db: Arc<DbInner>,
+    pub(crate) guard: Arc<SnapshotGuard>,
+    pub(crate) view: ReadView,
+}
+
+impl ScanState {
+    /// Captures the current memtables and version for reads at `guard`'s seqno.
+    pub(crate) fn new(db: Arc<DbInner>, guard: Arc<SnapshotGuard>) -> Arc<ScanState> {
+        let view = db.read_view();
+        Arc::new(ScanState { db, guard, view })
+    }
+
+    /// The seqno reads see.
+    pub(crate) fn seqno(&self) -> SeqNo {
+        self.guard.seqno()
+    }
+}
+
+/// A user-key range with owned bounds.
+pub(crate) type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// Converts a borrowed range into owned bounds.
+pub(crate) fn owned_range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(range: &R) -> KeyRange {
+    let own = |b: Bound<&K>| match b {
+        Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    (own(range.start_bound()), own(range.end_bound()))
+}
+
+/// Where the current pair's value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Out {
+    /// Nothing current.
+    None,
+    /// The merge's current entry (forward scans of inline values).
+    Merge,
+    /// The scan's value buffer.
+    Buffer,
+    /// The readahead batch (key and value).
+    Batch,
+}
+
+/// The trailer that sorts before every version of a key with seqno `<= seqno`.
+fn seek_trailer(seqno: SeqNo) -> u64 {
+    (seqno.min(MAX_SEQNO) << 8) | 0xff
+}
+
+/// A zero-copy range scan: call [`Scan::next`] until it returns `None`. Each pair borrows the
+/// scan and is valid until the next call. Holds its snapshot (and so the files and value-log
+/// segments it reads) until dropped. `Send`; not `Sync`.
+///
+/// ```no_run
+/// # fn main() -> augur::Result<()> {
+/// let db = augur::Db::open("/tmp/db", augur::Options::default())?;
+/// let mut scan = db.scan(b"a".as_slice()..b"n".as_slice());
+/// while let Some((key, value)) = scan.next()? {
+///     println!("{key:?} = {} bytes", value.len());
+/// }
+/// # Ok(()) }
+/// ```
+pub struct Scan {
+    state: Arc<ScanState>,
+    merge: MergeCursor,
+    forward: bool,
+    range: KeyRange,
+    /// Where the next positioning starts (forward) or ends (backward), when a seek set it.
+    seek_key: Option<Vec<u8>>,
+    started: bool,
+    /// The scan returned its last pair (or failed): every later call returns `None`.
+    done: bool,
+    /// The merge has no visible entry left; a readahead batch may still hold pairs.
+    exhausted: bool,
+    /// The current key, and (when `skip_key`) the last key consumed: its remaining versions
+    /// are skipped before the next entry.
+    key: Vec<u8>,
+    skip_key: bool,
+    value: Vec<u8>,
+    out: Out,
+    batch: ValueBatch,
+    /// Most separated values read per batch (1: one read per entry, no batching).
+    readahead: usize,
+    /// An error to report on the first call (e.g. the database was closed).
+    pending: Option<Error>,
+}
+
+impl std::fmt::Debug for Scan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scan")
+            .field("forward", &self.forward)
+            .field("seqno", &self.state.seqno())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Scan {
+    /// A scan of `range` over `state`, forward or backward, reading up to `readahead`
+    /// separated values per batch.
+    pub(crate) fn new(
+        state: Arc<ScanState>,
+        range: KeyRange,
+        forward: bool,
+        readahead: usize,
+    ) -> Scan {
+        let sources = sources(&state, &range, forward);
+        let pending = state
+            .db
+            .closed
+            .load(std::sync::atomic::Ordering::Acquire)
+            .then_some(Error::Closed);
+        Scan {
+            merge: MergeCursor::new(sources, forward),
+            state,
+            forward,
+            range,
+            seek_key: None,
+            started: false,
+            done: false,
+            exhausted: false,
+            key: Vec::new(),
+            skip_key: false,
+            value: Vec::new(),
+            out: Out::None,
+            batch: ValueBatch::default(),
+            readahead: readahead.max(1),
+            pending,
+        }
+    }
+
+    /// The sequence number the scan reads at.
+    pub fn seqno(&self) -> SeqNo {
+        self.state.seqno()
+    }
+
+    /// Repositions the scan, within its range and snapshot: forward, at the first key `>=
+    /// key`; backward, at the last key `<= key`. The next call to [`Scan::next`] returns that
+    /// pair. Seeking before the range's start (forward) or past its end (backward) positions
+    /// at the range's edge.
+    pub fn seek(&mut self, key: impl AsRef<[u8]>) {
+        self.seek_key = Some(key.as_ref().to_vec());
+        self.started = false;
+        self.done = false;
+        self.exhausted = false;
+        self.skip_key = false;
+        self.out = Out::None;
+        self.batch.reset();
+    }
+
+    /// The next pair, or `None` at the end of the range. After an error the scan is over.
+    ///
+    /// # Errors
+    /// `Corruption` when a table, memtable entry or value-log entry is damaged; `Io` on read
+    /// failures; `Closed` when the database was closed before the scan started.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<(&[u8], &[u8])>> {
+        if let Some(e) = self.pending.take() {
+            self.done = true;
+            return Err(e);
+        }
+        if self.done {
+            return Ok(None);
+        }
+        match self.step() {
+            Ok(true) => Ok(Some(self.current())),
+            Ok(false) => {
+                self.done = true;
+                self.out = Out::None;
+                Ok(None)
+            }
+            Err(e) => {
+                self.done = true;
+                self.out = Out::None;
+                Err(e)
+            }
+        }
+    }
+
+    /// The pair the last successful [`Scan::next`] returned.
+    fn current(&self) -> (&[u8], &[u8]) {
+        match self.out {
+            Out::Merge => (&self.key, self.merge.value()),
+            Out::Buffer => (&self.key, &self.value),
+            Out::Batch => self.batch.current(),
+            Out::None => (&[], &[]),
+        }
+    }
+
+    /// Moves to the next visible pair and records where it is in `out`.
+    fn step(&mut self) -> Result<bool> {
+        if self.out == Out::Batch {
+            if self.batch.advance() {
+                return Ok(true);
+            }
+            if self.exhausted {
+                return Ok(false);
+            }
+        }
+        if !self.started {
+            self.position()?;
+            self.started = true;
+            self.batch.reset();
+        }
+        let Some(kind) = self.next_visible()? else {
+            return Ok(false);
+        };
+        if kind == ValueKind::Pointer {
+            if self.readahead > 1 {
+                return self.fill_batch();
+            }
+            self.resolve_one()?;
+            self.out = Out::Buffer;
+            return Ok(true);
+        }
+        self.out = if self.forward {
+            Out::Merge
+        } else {
+            Out::Buffer
+        };
+        Ok(true)
+    }
+
+    /// The tree value of the entry `next_visible` just found.
+    fn found_value(&self) -> &[u8] {
+        if self.forward {
+            self.merge.value()
+        } else {
+            &self.value
+        }
+    }
+
+    /// Reads the separated value of the entry just found into the value buffer.
+    fn resolve_one(&mut self) -> Result<()> {
+        let db = &self.state.db;
+        let raw = self.found_value();
+        let ptr = ValuePointer::decode(raw).ok_or_else(|| {
+            Error::corruption(
+                &db.dir,
+                0,
+                format!("malformed value pointer for key {:?}", self.key),
+            )
+        })?;
+        self.value = db.vlog.read_with_key(&ptr, &self.key)?;
+        Ok(())
+    }
+
+    /// Gathers the entry just found and the following visible ones into the readahead batch,
+    /// reads their separated values in one sorted pass, and makes the first one current.
+    fn fill_batch(&mut self) -> Result<bool> {
+        self.batch.begin(self.readahead);
+        let mut kind = ValueKind::Pointer;
+        loop {
+            let value = if self.forward {
+                self.merge.value()
+            } else {
+                &self.value
+            };
+            self.batch.push(&self.key, kind, value);
+            if self.batch.is_full() {
+                break;
+            }
+            match self.next_visible()? {
+                Some(k) => kind = k,
+                None => {
+                    // The range is used up: the batch is served, then the scan ends.
+                    self.exhausted = true;
+                    break;
+                }
+            }
+        }
+        self.batch
+            .resolve(&self.state.db.vlog, &self.state.db.dir)?;
+        self.out = Out::Batch;
+        Ok(self.batch.has_next())
+    }
+
+    /// Positions the merge at the start of the range (or the seek key).
+    fn position(&mut self) -> Result<()> {
+        let seqno = self.seqno();
+        let (near, _) = self.directed_bounds();
+        let near = self.clamped(near);
+        self.skip_key = false;
+        match near {
+            Bound::Included(k) => {
+                let trailer = if self.forward { seek_trailer(seqno) } else { 0 };
+                self.merge.seek(&k, trailer)
+            }
+            Bound::Excluded(k) => {
+                let trailer = if self.forward { 0 } else { u64::MAX };
+                self.merge.seek(&k, trailer)?;
+                // Treat the excluded key as already consumed.
+                self.key = k;
+                self.skip_key = true;
+                Ok(())
+            }
+            Bound::Unbounded => self.merge.seek_to_first(),
+        }
+    }
+
+    /// The range's bounds as (where the scan starts, where it stops) in its direction.
+    fn directed_bounds(&self) -> (Bound<&Vec<u8>>, Bound<&Vec<u8>>) {
+        let (s, e) = (self.range.0.as_ref(), self.range.1.as_ref());
+        if self.forward {
+            (s, e)
+        } else {
+            (e, s)
+        }
+    }
+
+    /// The near bound, moved to the seek key when one was set and it is inside the range.
+    fn clamped(&self, near: Bound<&Vec<u8>>) -> Bound<Vec<u8>> {
+        let near_owned = near.cloned();
+        let Some(seek) = &self.seek_key else {
+            return near_owned;
+        };
+        let inside = match near {
+            Bound::Unbounded => true,
+            Bound::Included(b) | Bound::Excluded(b) => {
+                let ord = compare_user_keys(seek, b);
+                let past = if self.forward {
+                    ord == Ordering::Greater
+                } else {
+                    ord == Ordering::Less
+                };
+                past || (ord == Ordering::Equal && matches!(near, Bound::Included(_)))
+            }
+        };
+        if inside {
+            Bound::Included(seek.clone())
+        } else {
+            near_owned
+        }
+    }
+
+    /// True when `key` lies beyond the far end of the range in the scan's direction.
+    #[inline]
+    fn beyond_far_end(&self, key: &[u8]) -> bool {
+        let (_, far) = self.directed_bounds();
+        let (Bound::Included(b) | Bound::Excluded(b)) = far else {
+            return false;
+        };
+        let ord = compare_user_keys(key, b);
+        let inclusive = matches!(far, Bound::Included(_));
+        match (self.forward, ord) {
+            (_, Ordering::Equal) => !inclusive,
+            (true, o) => o == Ordering::Greater,
+            (false, o) => o == Ordering::Less,
+        }
+    }
+
+    /// Advances the merge to the next user key with a visible, live version: leaves the key
+    /// in `key` and the version's tree value in the merge (forward) or `value` (backward).
+    /// Returns its kind (`Value` or `Pointer`), or `None` at the end of the range.
+    fn next_visible(&mut self) -> Result<Option<ValueKind>> {
+        if self.forward {
+            self.next_visible_forward()
+        } else {
+            self.next_visible_backward()
+        }
+    }
+
+    fn skip_versions_of_key(&mut self) -> Result<()> {
+        while self.merge.valid() && same_user_key(self.merge.key(), &self.key) {
+            self.merge.advance()?;
+        }
+        Ok(())
+    }
+
+    fn next_visible_forward(&mut self) -> Result<Option<ValueKind>> {
+        let seqno = self.seqno();
+        if self.skip_key {
+            self.skip_versions_of_key()?;
+        }
+        loop {
+            if !self.merge.valid() || self.beyond_far_end(self.merge.key()) {
+                return Ok(None);
+            }
+            let trailer = self.merge.trailer();
+            if trailer >> 8 > seqno {
+                self.merge.advance()?;
+                continue;
+            }
+            self.key.clear();
+            self.key.extend_from_slice(self.merge.key());
+            self.skip_key = true;
+            match kind_of(trailer) {
+                ValueKind::Delete => self.skip_versions_of_key()?,
+                kind => return Ok(Some(kind)),
+            }
+        }
+    }
+
+    fn next_visible_backward(&mut self) -> Result<Option<ValueKind>> {
+        let seqno = self.seqno();
+        if self.skip_key {
+            // Only an excluded end bound leaves a key to skip going backward.
+            self.skip_versions_of_key()?;
+            self.skip_key = false;
+        }
+        loop {
+            if !self.merge.valid() || self.beyond_far_end(self.merge.key()) {
+                return Ok(None);
+            }
+            self.key.clear();
+            self.key.extend_from_slice(self.merge.key());
+            // Versions arrive oldest first: the last visible one is the newest visible.
+            let mut newest = None;
+            while self.merge.valid() && same_user_key(self.merge.key(), &self.key) {
+                let trailer = self.merge.trailer();
+                if trailer >> 8 <= seqno {
+                    newest = Some(kind_of(trailer));
+                    self.value.clear();
+                    self.value.extend_from_slice(self.merge.value());
+                }
+                self.merge.advance()?;
+            }
+            match newest {
+                None | Some(ValueKind::Delete) => continue,
+                Some(kind) => return Ok(Some(kind)),
+            }
+        }
+    }
+}
+
+/// The kind byte of a trailer (every trailer in a source was validated when decoded).
+fn kind_of(trailer: u64) -> ValueKind {
+    ValueKind::from_u8(trailer as u8).unwrap_or(ValueKind::Delete)
+}
+
+/// The merge inputs of a scan over `range`: every memtable that holds anything, the L0 files
+/// overlapping the range, and one cursor per non-empty sorted level.
+fn sources(state: &ScanState, range: &KeyRange, forward: bool) -> Vec<Source> {
+    let mut out = Vec::new();
+    for mem in state.view.memtables.iter() {
+        // A memtable empty now never holds a version visible at this seqno (the view was
+        // captured after the seqno was registered).
+        if !mem.is_empty() {
+            out.push(Source::Mem(MemtableCursor::new(mem.clone(), forward)));
+        }
+    }
+    let version = &state.view.version;
+    let lo = match &range.0 {
+        Bound::Included(k) | Bound::Excluded(k) => Some(&k[..]),
+        Bound::Unbounded => None,
+    };
+    let hi = match &range.1 {
+        Bound::Included(k) | Bound::Excluded(k) => Some(&k[..]),
+        Bound::Unbounded => None,
+    };
+    if let Some(l0) = version.levels.first() {
+        for f in l0.iter().filter(|f| f.overlaps(lo, hi)) {
+            out.push(Source::Table(TableCursor::new(f.table.clone(), forward)));
+        }
+    }
+    for level in 1..version.levels.len() {
+        if version.levels.get(level).is_some_and(|f| !f.is_empty()) {
+            out.push(Source::Level(LevelCursor::new(
+                version.clone(),
+                level,
+                forward,
+            )));
+        }
+    }
+    out
+}

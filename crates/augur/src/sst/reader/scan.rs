@@ -1,0 +1,97 @@
+//! What a sequential reader of a table needs: one data block at a time with its value
+//! chunk, verified, copied into the reader's buffers ([`Table::scan_block`]). Iterators, compaction inputs and
+//! range scans read through it (via `sst::TableCursor`); point lookups keep the narrower
+//! slot-at-a-time path of `reader.rs`.
+//!
+//! With a mapped file both parts are checked against the per-table "verified" bitsets, so a
+//! block is checksummed once per table lifetime; with `pread` both are read and checked on
+//! every load — a scan reads every value of a
+//! block it visits, so one read and one checksum of the whole chunk is cheaper than one per
+//! value.
+
+use super::{read_bytes, Table};
+use crate::checksum::crc;
+use crate::error::{Error, Result};
+use std::borrow::Cow;
+
+/// Where one data block lies, as loaded by [`Table::scan_block`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ScanBlock {
+    /// Position of the block's first slot.
+    pub(crate) first_pos: u64,
+    /// One past the position of the block's last slot.
+    pub(crate) end_pos: u64,
+    /// Offset of the value chunk within the value section (inline references are relative
+    /// to the section).
+    pub(crate) values_start: u64,
+}
+
+impl Table {
+    /// Loads block `block` for a scan: copies its slots into `slots` and its value chunk into
+    /// `values` (both verified, see the module comment). The copy of a mapped block costs
+    /// about as much as touching it, and lets the cursor hand out plain slices of its own
+    /// buffers on every step.
+    ///
+    /// # Errors
+    /// `Corruption` naming the file and offset when a checksum fails or the block number is
+    /// out of range; `Io` when a read fails.
+    pub(crate) fn scan_block(
+        &self,
+        block: u64,
+        slots: &mut Vec<u8>,
+        values: &mut Vec<u8>,
+    ) -> Result<ScanBlock> {
+        let mut loaded = self.load_block(block, false)?;
+        let positions = self.fence.block_positions(block);
+        let meta = *self.fence.meta(block).ok_or_else(|| {
+            Error::corruption(&self.path, self.footer.index.offset, "block out of range")
+        })?;
+        match loaded.owned.take() {
+            Some(read) => *slots = read,
+            None => {
+                slots.clear();
+                slots.extend_from_slice(self.block_bytes(&loaded));
+            }
+        }
+        let chunk_offset = self.footer.values.offset + meta.values_start;
+        let chunk_len = meta.values_end - meta.values_start;
+        values.clear();
+        if chunk_len > 0 {
+            let chunk = read_bytes(&*self.file, &self.path, chunk_offset, chunk_len)?;
+            let mapped = matches!(chunk, Cow::Borrowed(_));
+            if !mapped || !self.verified_value_chunks.contains(block) {
+                if crc(&chunk) != meta.values_crc {
+                    return Err(Error::corruption(
+                        &self.path,
+                        chunk_offset,
+                        format!("value chunk of block {block} checksum mismatch"),
+                    ));
+                }
+                if mapped {
+                    self.verified_value_chunks.insert(block);
+                }
+            }
+            values.extend_from_slice(&chunk);
+        }
+        Ok(ScanBlock {
+            first_pos: positions.start,
+            end_pos: positions.end,
+            values_start: meta.values_start,
+        })
+    }
+
+    /// Width of the key field of a slot (`W`).
+    pub(crate) fn key_width(&self) -> usize {
+        self.key_width
+    }
+
+    /// Bytes of one slot (`W + 30`).
+    pub(crate) fn slot_bytes(&self) -> usize {
+        self.slot_bytes
+    }
+
+    /// Byte offset of position `pos`'s slot in the file (for error messages).
+    pub(crate) fn slot_offset(&self, pos: u64) -> u64 {
+        self.footer.data.offset + pos * self.slot_bytes as u64
+    }
+}
