@@ -23,12 +23,12 @@ pub mod vlog;
 pub mod wal;
 
 pub use db::{
-    Db, GcReport, IndexMemory, LevelStats, ScanOptions, Snapshot, Stats, ValueLogSegmentStats,
-    WriteBatch, WriteOptions,
+    Db, GcReport, IndexMemory, LevelStats, Snapshot, Stats, ValueLogSegmentStats, WriteBatch,
+    WriteOptions,
 };
 pub use error::{Error, Result};
 pub use fs::ReadMode;
 pub use index::IndexKind;
-pub use iter::{DbIterator, Scan};
+pub use iter::{DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, Split};
 pub use learning::LearningPolicy;
 pub use options::Options;

@@ -3,7 +3,9 @@
 //! Each run drives one database with a seeded random mix of puts, deletes, write batches
 //! (with repeated keys), point reads of present and absent keys, range scans with random
 //! bounds stepped forward, backward or both ways, zero-copy scans (`Db::scan_with`: both
-//! directions, any readahead, seeks inside the range), full iterations, snapshots (kept alive
+//! directions, any readahead, seeks inside the range), parallel scans (`Db::scan_parallel`:
+//! both splitters, 1–8 threads, more partitions than threads, both directions, snapshots),
+//! full iterations, snapshots (kept alive
 //! with a copy of the model of their time and read with `get_at` / `range_at`), iterators
 //! kept open across later writes, flushes, `compact_range`, value-log GC and reopens. Sizes
 //! are tiny so that flushes, compactions and GC run many times; the end of a run asserts
@@ -15,8 +17,8 @@
 
 use augur::fs::MemFs;
 use augur::{
-    Db, DbIterator, IndexKind, LearningPolicy, Options, ReadMode, ScanOptions, Snapshot, Stats,
-    WriteBatch,
+    Db, DbIterator, IndexKind, LearningPolicy, Options, ParallelScanOptions, ReadMode, ScanOptions,
+    Snapshot, Split, Stats, WriteBatch,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -462,7 +464,8 @@ impl Run {
                 let mut it = self.db().range((lo, hi));
                 self.check_iter(&mut it, &mut expected, mode, limit, &what);
             }
-            88_000..=88_999 => self.scan_op(),
+            88_000..=88_599 => self.scan_op(),
+            88_600..=88_999 => self.parallel_scan_op(),
             89_000..=89_049 => {
                 let mode = self.rng.gen_range(0..3);
                 let what = format!("full iteration mode {mode}");
@@ -661,6 +664,72 @@ impl Run {
                 break;
             }
             steps += 1;
+        }
+    }
+
+    /// A parallel scan of a random range: random splitter, 1–8 threads, up to three times as
+    /// many partitions, either direction, now or at a live snapshot. The partitions'
+    /// concatenated output must be the model's range.
+    fn parallel_scan_op(&mut self) {
+        let (lo, hi) = (self.bound(), self.bound());
+        let threads = self.rng.gen_range(1..=8);
+        let options = ParallelScanOptions {
+            threads,
+            partitions: self.rng.gen_range(0..=3 * threads),
+            split: if self.rng.gen_bool(0.5) {
+                Split::Balanced
+            } else {
+                Split::KeySpace
+            },
+            reverse: self.rng.gen_bool(0.3),
+            snapshot: None,
+            value_readahead: Some([1, 3, 64][self.rng.gen_range(0..3)]),
+        };
+        let snap = (!self.snaps.is_empty() && self.rng.gen_bool(0.3))
+            .then(|| self.rng.gen_range(0..self.snaps.len()));
+        let options = ParallelScanOptions {
+            snapshot: snap.map(|i| self.snaps[i].snap.clone()),
+            ..options
+        };
+        let what = format!(
+            "parallel scan {}..{} {:?} snapshot {snap:?}",
+            show_bound(&lo),
+            show_bound(&hi),
+            ParallelScanOptions {
+                snapshot: None,
+                ..options.clone()
+            }
+        );
+        self.note(what.clone());
+        let model = match snap {
+            Some(i) => &self.snaps[i].model,
+            None => &self.model,
+        };
+        let mut want: Vec<Pair> = model_range(model, &lo, &hi).into_iter().collect();
+        if options.reverse {
+            want.reverse();
+        }
+        let got = self
+            .db()
+            .scan_parallel((lo, hi), &options, |_, scan| {
+                let mut pairs = Vec::new();
+                while let Some((k, v)) = scan.next()? {
+                    pairs.push((k.to_vec(), v.to_vec()));
+                }
+                Ok(pairs)
+            })
+            .map(|parts| parts.concat());
+        let got = match got {
+            Ok(g) => g,
+            Err(e) => self.fail(format!("{what}: error {e}")),
+        };
+        if got != want {
+            let first = got.iter().zip(&want).position(|(a, b)| a != b);
+            self.fail(format!(
+                "{what}: {} pairs, want {}; first difference at {first:?}",
+                got.len(),
+                want.len()
+            ));
         }
     }
 

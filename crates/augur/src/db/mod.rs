@@ -23,7 +23,9 @@ pub(crate) use snapshot::{SnapshotGuard, SnapshotList};
 
 use crate::error::{Error, Result};
 use crate::fs::FileLock;
-use crate::iter::{owned_range, DbIterator, Scan, ScanState};
+use crate::iter::{
+    owned_range, DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, ScanState, Split,
+};
 use crate::key::SeqNo;
 use crate::memtable::Memtable;
 use crate::options::Options;
@@ -44,18 +46,6 @@ pub struct WriteOptions {
     /// acknowledged with `sync = true` survives a crash; without it, a crash may lose a
     /// suffix of recent writes but never leaves a torn or reordered state.
     pub sync: bool,
-}
-
-/// How [`Db::scan_with`] scans.
-#[derive(Debug, Clone, Default)]
-pub struct ScanOptions {
-    /// Scan from the end of the range towards its start.
-    pub reverse: bool,
-    /// Read as of this snapshot (default: the current state).
-    pub snapshot: Option<Snapshot>,
-    /// Most separated values read ahead per batch (default `Options::scan_readahead`; 1
-    /// reads each value when reached).
-    pub value_readahead: Option<usize>,
 }
 
 /// Memtables and the WAL they are logged to.
@@ -311,7 +301,7 @@ impl Db {
         self.iterator(snapshot.guard.clone(), owned_range(&range))
     }
 
-    fn iterator(&self, guard: Arc<SnapshotGuard>, range: crate::iter::KeyRange) -> DbIterator {
+    fn iterator(&self, guard: Arc<SnapshotGuard>, range: KeyRange) -> DbIterator {
         let state = ScanState::new(self.inner.clone(), guard);
         DbIterator::new(state, range, self.inner.opts.scan_readahead)
     }
@@ -337,6 +327,86 @@ impl Db {
             .value_readahead
             .unwrap_or(self.inner.opts.scan_readahead);
         Scan::new(state, owned_range(&range), !options.reverse, readahead)
+    }
+
+    /// Scans `range` in parallel: cuts it into partitions (`options.split`: equal key-space
+    /// intervals, or equal entry counts estimated from the files' learned indexes), scans
+    /// them on `options.threads` threads over one snapshot, and calls `work` once per
+    /// partition with its index and a zero-copy [`Scan`] of it. Returns `work`'s results in
+    /// key order (reverse key order with `options.reverse`): concatenating what each
+    /// partition's scan yields gives exactly what one [`Db::scan`] of the range yields. `work`
+    /// runs concurrently on different partitions.
+    ///
+    /// ```no_run
+    /// # fn main() -> augur::Result<()> {
+    /// # let db = augur::Db::open("/tmp/db", augur::Options::default())?;
+    /// let counts = db.scan_parallel::<&[u8], _, _, _>(.., &Default::default(), |_, scan| {
+    ///     let mut n = 0u64;
+    ///     while scan.next()?.is_some() {
+    ///         n += 1;
+    ///     }
+    ///     Ok(n)
+    /// })?;
+    /// println!("{} entries", counts.iter().sum::<u64>());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// `InvalidArgument` for 0 threads or more than 4096 threads or partitions; the first
+    /// error of a partition's scan or of `work` (the remaining partitions are then skipped).
+    pub fn scan_parallel<K, R, T, F>(
+        &self,
+        range: R,
+        options: &ParallelScanOptions,
+        work: F,
+    ) -> Result<Vec<T>>
+    where
+        K: AsRef<[u8]>,
+        R: RangeBounds<K>,
+        T: Send,
+        F: Fn(usize, &mut Scan) -> Result<T> + Sync,
+    {
+        let count = options.partition_count()?;
+        let guard = match &options.snapshot {
+            Some(s) => s.guard.clone(),
+            None => Arc::new(self.inner.register_current()),
+        };
+        let state = ScanState::new(self.inner.clone(), guard);
+        let range = owned_range(&range);
+        let partitions = crate::iter::split(&state, &range, count, options.split);
+        let readahead = options
+            .value_readahead
+            .unwrap_or(self.inner.opts.scan_readahead);
+        let mut results = crate::iter::run_parallel(
+            &state,
+            partitions,
+            options.threads,
+            !options.reverse,
+            readahead,
+            &work,
+        )?;
+        if options.reverse {
+            results.reverse();
+        }
+        Ok(results)
+    }
+
+    /// The partitions [`Db::scan_parallel`] would cut `range` into at the current state:
+    /// at most `partitions` sub-ranges in key order that tile the range exactly.
+    pub fn scan_partitions<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &self,
+        range: R,
+        partitions: usize,
+        split: Split,
+    ) -> Vec<KeyRange> {
+        let guard = Arc::new(self.inner.register_current());
+        let state = ScanState::new(self.inner.clone(), guard);
+        crate::iter::split(
+            &state,
+            &owned_range(&range),
+            partitions.clamp(1, 4096),
+            split,
+        )
     }
 
     /// Flushes the memtable to an SSTable and waits until every immutable memtable is flushed.

@@ -2,16 +2,23 @@
 //! `sst::TableCursor`, [`level::LevelCursor`] for a sorted level) behind the [`source::Source`]
 //! enum; the k-way [`merge::MergeCursor`]; the user-facing zero-copy [`Scan`] (snapshot
 //! visibility, tombstones, range bounds, readahead of separated values), and the owning
-//! double-ended [`DbIterator`] built on two scans. Compaction merges its inputs with the same
-//! merge cursor.
+//! double-ended [`DbIterator`] built on two scans; parallel scans of one range cut into
+//! partitions ([`split`]: key-space or learned, entry-balanced cuts) on several threads
+//! ([`parallel`]). Compaction merges its inputs with the same merge cursor.
 
 mod db_iter;
 mod level;
 pub(crate) mod merge;
+mod parallel;
 mod readahead;
 mod scan;
 pub(crate) mod source;
+mod split;
 
 pub use db_iter::DbIterator;
-pub use scan::Scan;
-pub(crate) use scan::{owned_range, KeyRange, ScanState};
+pub(crate) use parallel::run as run_parallel;
+pub use parallel::ParallelScanOptions;
+pub(crate) use scan::{owned_range, ScanState};
+pub use scan::{KeyRange, Scan, ScanOptions};
+pub(crate) use split::split;
+pub use split::Split;

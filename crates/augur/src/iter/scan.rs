@@ -52,7 +52,19 @@ impl ScanState {
 }
 
 /// A user-key range with owned bounds.
-pub(crate) type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+pub type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// How [`crate::Db::scan_with`] scans.
+#[derive(Debug, Clone, Default)]
+pub struct ScanOptions {
+    /// Scan from the end of the range towards its start.
+    pub reverse: bool,
+    /// Read as of this snapshot (default: the current state).
+    pub snapshot: Option<crate::Snapshot>,
+    /// Most separated values read ahead per batch (default `Options::scan_readahead`; 1
+    /// reads each value when reached).
+    pub value_readahead: Option<usize>,
+}
 
 /// Converts a borrowed range into owned bounds.
 pub(crate) fn owned_range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(range: &R) -> KeyRange {

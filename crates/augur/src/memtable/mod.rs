@@ -198,6 +198,13 @@ impl Memtable {
         to_entry(e.key(), e.value())
     }
 
+    /// The smallest and largest user keys held, or `None` when empty.
+    pub fn key_range(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let first = self.map.front()?.key().user_key.clone();
+        let last = self.map.back()?.key().user_key.clone();
+        Some((first, last))
+    }
+
     /// Largest seqno in the memtable (0 when empty).
     pub fn max_seqno(&self) -> SeqNo {
         self.max_seqno.load(AtomicOrdering::Relaxed)

@@ -154,6 +154,26 @@ impl Table {
         })
     }
 
+    /// An estimate of the number of entries whose user key is below `user_key`, from the
+    /// table's in-memory structures only — the learned index's window for the key, or
+    /// without one the fence pointers' block — so no data block is read. Off by at most the
+    /// model's window (`2δ + 1` positions) or one block. Parallel scans split ranges into
+    /// partitions of equal size with it.
+    pub(crate) fn rank_estimate(&self, user_key: &[u8]) -> u64 {
+        let n = self.entries();
+        let (lo, hi) = match self.model.get() {
+            Some(m) => {
+                let w = m.search(projection::project_bounded(user_key, &self.prefix));
+                (w.lo.min(n), w.hi.min(n))
+            }
+            None => {
+                let w = self.fence.search(user_key, u64::MAX);
+                (w.start.min(n), w.end.min(n))
+            }
+        };
+        lo + (hi.max(lo) - lo) / 2
+    }
+
     /// [`Table::get`] through a window predicted by a level model (Bourbon's level learning):
     /// the table's own index is skipped. REQUIRES: `lo` is at most the position of the first
     /// entry of `user_key` (or of the first larger entry) in this table.
