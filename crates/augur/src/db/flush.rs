@@ -32,9 +32,7 @@ pub(crate) fn write_table_from_memtable(
         path.clone(),
         BuilderOptions::for_level(opts, 0),
     );
-    for e in mem.entries() {
-        builder.add(&e.user_key, e.seqno, e.kind, &e.value)?;
-    }
+    mem.for_each(|key, seqno, kind, value| builder.add(key, seqno, kind, value))?;
     let summary = builder.finish()?;
     fs.sync_dir(dir)?;
     let meta = FileMeta {

@@ -58,6 +58,12 @@ pub trait RandomAccessFile: Send + Sync {
     /// The whole file as one slice when it is memory-mapped (or held in memory and
     /// immutable); `None` when reads must go through [`Self::read_exact_at`].
     fn as_slice(&self) -> Option<&[u8]>;
+    /// The mapped file as a shared byte buffer (`Some` exactly when [`Self::as_slice`] is
+    /// `Some` for a mapping): cheap to clone, and read without a virtual call per access, so
+    /// table readers and scan cursors keep one and borrow keys and values straight from it.
+    fn mapped(&self) -> Option<bytes::Bytes> {
+        None
+    }
     /// Current length of the file in bytes.
     fn len(&self) -> Result<u64>;
 }

@@ -79,7 +79,8 @@ impl RandomAccessFile for PreadFile {
 
 struct MmapFile {
     path: PathBuf,
-    map: Option<memmap2::Mmap>,
+    /// The mapping (owned by the `Bytes`; empty for an empty file).
+    map: bytes::Bytes,
 }
 
 impl RandomAccessFile for MmapFile {
@@ -102,11 +103,15 @@ impl RandomAccessFile for MmapFile {
     }
 
     fn as_slice(&self) -> Option<&[u8]> {
-        Some(self.map.as_deref().unwrap_or(&[]))
+        Some(&self.map)
+    }
+
+    fn mapped(&self) -> Option<bytes::Bytes> {
+        Some(self.map.clone())
     }
 
     fn len(&self) -> Result<u64> {
-        Ok(self.map.as_ref().map_or(0, |m| m.len() as u64))
+        Ok(self.map.len() as u64)
     }
 }
 
@@ -146,14 +151,14 @@ impl FileSystem for StdFs {
                 let len = file.metadata().map_err(ctx("stat of", path))?.len();
                 // An empty file cannot be mapped; it reads as an empty slice.
                 let map = if len == 0 {
-                    None
+                    bytes::Bytes::new()
                 } else {
                     // SAFETY: Augur never modifies or truncates a file after it is sealed and
                     // opened for mmap reads (SSTables and sealed value-log segments are
                     // immutable), so the mapping's bytes do not change under the reader.
                     #[allow(unsafe_code)]
                     let m = unsafe { memmap2::Mmap::map(&file) }.map_err(ctx("mapping", path))?;
-                    Some(m)
+                    bytes::Bytes::from_owner(m)
                 };
                 Ok(Arc::new(MmapFile {
                     path: path.to_path_buf(),

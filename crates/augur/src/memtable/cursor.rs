@@ -9,6 +9,7 @@
 
 use super::{KeyView, Memtable, Probe};
 use crate::key::{unpack_trailer, ValueKind};
+use crossbeam_epoch as epoch;
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -191,13 +192,26 @@ impl MemtableCursor {
                 trailer: k.trailer,
             });
         };
+        let guard = &epoch::pin();
         if *forward {
-            let range = mem.map.range::<dyn KeyView, _>((from, Bound::Unbounded));
-            for e in range.take(*batch) {
+            // One search, then the level-0 links.
+            let mut next = match from {
+                Bound::Unbounded => mem.map.front(guard),
+                b => mem.map.lower_bound(b, guard),
+            };
+            let mut taken = 0;
+            while let Some(e) = next {
                 push(e.key(), e.value());
+                taken += 1;
+                if taken == *batch {
+                    break;
+                }
+                next = e.next();
             }
         } else {
-            let range = mem.map.range::<dyn KeyView, _>((Bound::Unbounded, from));
+            let range = mem
+                .map
+                .range::<dyn KeyView, _>((Bound::Unbounded, from), guard);
             for e in range.rev().take(*batch) {
                 push(e.key(), e.value());
             }

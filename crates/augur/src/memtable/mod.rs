@@ -11,7 +11,8 @@ pub use cursor::MemtableCursor;
 
 use crate::key::{self, pack_trailer, unpack_trailer, SeqNo, ValueKind, MAX_SEQNO};
 use crate::sst::Entry;
-use crossbeam_skiplist::SkipMap;
+use crossbeam_epoch as epoch;
+use crossbeam_skiplist::base::SkipList;
 use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
@@ -143,11 +144,34 @@ impl Eq for dyn KeyView + '_ {}
 const ENTRY_OVERHEAD_BYTES: usize = 64;
 
 /// A memtable. Shared as `Arc<Memtable>` by the writer, readers, iterators and the flusher.
-#[derive(Debug, Default)]
+///
+/// The skiplist is crossbeam's epoch-based `base::SkipList` rather than its `SkipMap`
+/// wrapper: readers pin an epoch once per operation and walk entries borrowed under that
+/// pin, where `SkipMap`'s iterators pinned and reference-counted every entry (a tenth of a
+/// short scan's time). Entries are never removed, so a long pin holds back no garbage.
 pub struct Memtable {
-    pub(crate) map: SkipMap<MemKey, Vec<u8>>,
+    pub(crate) map: SkipList<MemKey, Vec<u8>>,
     approximate_bytes: AtomicUsize,
     max_seqno: std::sync::atomic::AtomicU64,
+}
+
+impl Default for Memtable {
+    fn default() -> Self {
+        Memtable {
+            map: SkipList::new(epoch::default_collector().clone()),
+            approximate_bytes: AtomicUsize::new(0),
+            max_seqno: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+impl std::fmt::Debug for Memtable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memtable")
+            .field("entries", &self.map.len())
+            .field("approximate_bytes", &self.approximate_bytes())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Memtable {
@@ -164,8 +188,14 @@ impl Memtable {
     /// [`Self::insert`] taking ownership of the key and value (no copy).
     pub fn insert_owned(&self, user_key: Vec<u8>, seqno: SeqNo, kind: ValueKind, value: Vec<u8>) {
         let charge = user_key.len() + value.len() + ENTRY_OVERHEAD_BYTES;
+        let guard = &epoch::pin();
         self.map
-            .insert(MemKey::new(user_key, pack_trailer(seqno, kind)), value);
+            .insert(
+                MemKey::new(user_key, pack_trailer(seqno, kind)),
+                value,
+                guard,
+            )
+            .release(guard);
         self.approximate_bytes
             .fetch_add(charge, AtomicOrdering::Relaxed);
         self.max_seqno.fetch_max(seqno, AtomicOrdering::Relaxed);
@@ -189,9 +219,10 @@ impl Memtable {
     /// The newest entry of `user_key` with seqno <= `snapshot`, tombstones included.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<Entry> {
         let probe = Probe::new(user_key, seek_trailer(snapshot));
+        let guard = &epoch::pin();
         let e = self
             .map
-            .lower_bound(Bound::Included(&probe as &dyn KeyView))?;
+            .lower_bound(Bound::Included(&probe as &dyn KeyView), guard)?;
         if e.key().user_key != user_key {
             return None;
         }
@@ -200,8 +231,9 @@ impl Memtable {
 
     /// The smallest and largest user keys held, or `None` when empty.
     pub fn key_range(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let first = self.map.front()?.key().user_key.clone();
-        let last = self.map.back()?.key().user_key.clone();
+        let guard = &epoch::pin();
+        let first = self.map.front(guard)?.key().user_key.clone();
+        let last = self.map.back(guard)?.key().user_key.clone();
         Some((first, last))
     }
 
@@ -210,9 +242,24 @@ impl Memtable {
         self.max_seqno.load(AtomicOrdering::Relaxed)
     }
 
-    /// All entries in internal order (for flushing).
-    pub fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
-        self.map.iter().filter_map(|e| to_entry(e.key(), e.value()))
+    /// Calls `f` with every entry in internal order — user key, seqno, kind, value — borrowed
+    /// (flushing); stops at the first error.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn for_each<E>(
+        &self,
+        mut f: impl FnMut(&[u8], SeqNo, ValueKind, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let guard = &epoch::pin();
+        let mut next = self.map.front(guard);
+        while let Some(e) = next {
+            if let Some((seqno, kind)) = unpack_trailer(e.key().trailer) {
+                f(&e.key().user_key, seqno, kind, e.value())?;
+            }
+            next = e.next();
+        }
+        Ok(())
     }
 }
 
@@ -275,7 +322,12 @@ mod tests {
                 m.insert(k, seqno, ValueKind::Value, &seqno.to_le_bytes());
                 model.insert((k.clone(), std::cmp::Reverse(seqno)), seqno);
             }
-            let got: Vec<(Vec<u8>, u64)> = m.entries().map(|e| (e.user_key, e.seqno)).collect();
+            let mut got: Vec<(Vec<u8>, u64)> = Vec::new();
+            m.for_each(|k, seqno, _, _| {
+                got.push((k.to_vec(), seqno));
+                Ok::<(), ()>(())
+            })
+            .unwrap();
             let want: Vec<(Vec<u8>, u64)> = model.keys().map(|(k, s)| (k.clone(), s.0)).collect();
             proptest::prop_assert_eq!(got, want);
             for k in &keys {

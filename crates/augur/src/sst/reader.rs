@@ -85,6 +85,8 @@ pub struct Table {
     path: PathBuf,
     file_id: u64,
     file: Arc<dyn RandomAccessFile>,
+    /// The file's mapping, when it is mapped: read without a virtual call.
+    mapped: Option<bytes::Bytes>,
     file_size: u64,
     footer: Footer,
     properties: Properties,
@@ -128,8 +130,19 @@ fn read_bytes<'a>(
     offset: u64,
     len: u64,
 ) -> Result<Cow<'a, [u8]>> {
+    read_mapped_or(file.as_slice(), file, path, offset, len)
+}
+
+/// [`read_bytes`] given the mapping (`mapped`) when the caller already holds it.
+fn read_mapped_or<'a>(
+    mapped: Option<&'a [u8]>,
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    offset: u64,
+    len: u64,
+) -> Result<Cow<'a, [u8]>> {
     let out_of_range = || Error::corruption(path, offset, "read past the end of the file");
-    if let Some(all) = file.as_slice() {
+    if let Some(all) = mapped {
         let start = usize::try_from(offset).map_err(|_| out_of_range())?;
         let end = start
             .checked_add(usize::try_from(len).map_err(|_| out_of_range())?)
@@ -145,6 +158,16 @@ fn read_bytes<'a>(
 }
 
 impl Table {
+    /// Reads `len` bytes at `offset`: borrowed from the mapping when there is one.
+    fn read(&self, offset: u64, len: u64) -> Result<Cow<'_, [u8]>> {
+        read_mapped_or(self.mapped.as_deref(), &*self.file, &self.path, offset, len)
+    }
+
+    /// The mapped file (`None` when read through `pread`).
+    pub(crate) fn mapping(&self) -> Option<&[u8]> {
+        self.mapped.as_deref()
+    }
+
     /// Opens and validates a table: footer magic, version and checksum, the section layout,
     /// and the checksums of the properties, fence index and filter sections. Data blocks are
     /// verified when first read.
@@ -245,6 +268,7 @@ impl Table {
         Ok(Table {
             path: path.to_path_buf(),
             file_id,
+            mapped: file.mapped(),
             file,
             file_size,
             footer,
@@ -479,8 +503,8 @@ impl Table {
             .fence
             .meta(block)
             .ok_or_else(|| Error::corruption(&self.path, offset, "block number out of range"))?;
-        let mapped = self.file.as_slice().is_some();
-        let bytes = read_bytes(&*self.file, &self.path, offset, len)?;
+        let mapped = self.mapped.is_some();
+        let bytes = self.read(offset, len)?;
         if force || !mapped || !self.verified_blocks.contains(block) {
             if crc(&bytes) != meta.slots_crc {
                 return Err(Error::corruption(
@@ -510,8 +534,8 @@ impl Table {
         let positions = self.fence.block_positions(block.block);
         let start = (self.footer.data.offset + positions.start * self.slot_bytes as u64) as usize;
         let end = start + (positions.end - positions.start) as usize * self.slot_bytes;
-        self.file
-            .as_slice()
+        self.mapped
+            .as_deref()
             .and_then(|all| all.get(start..end))
             .unwrap_or_default()
     }
@@ -614,14 +638,9 @@ impl Table {
             ));
         }
         let values = self.footer.values.offset;
-        if self.file.as_slice().is_some() {
+        if self.mapped.is_some() {
             let chunk_len = meta.values_end - meta.values_start;
-            let chunk = read_bytes(
-                &*self.file,
-                &self.path,
-                values + meta.values_start,
-                chunk_len,
-            )?;
+            let chunk = self.read(values + meta.values_start, chunk_len)?;
             if !self.verified_value_chunks.contains(block) {
                 if crc(&chunk) != meta.values_crc {
                     return Err(Error::corruption(
@@ -636,7 +655,7 @@ impl Table {
             let value = chunk.get(start..start + r.len as usize).unwrap_or_default();
             return Ok(value.to_vec());
         }
-        let bytes = read_bytes(&*self.file, &self.path, values + r.offset, u64::from(r.len))?;
+        let bytes = self.read(values + r.offset, u64::from(r.len))?;
         if crc(&bytes) != r.crc {
             return Err(Error::corruption(
                 &self.path,
@@ -659,7 +678,7 @@ impl Table {
             (&self.footer.model, "model"),
             (&self.footer.properties, "properties"),
         ] {
-            let bytes = read_bytes(&*self.file, &self.path, s.offset, s.len)?;
+            let bytes = self.read(s.offset, s.len)?;
             if crc(&bytes) != s.crc {
                 return Err(Error::corruption(
                     &self.path,
@@ -712,12 +731,7 @@ mod verify {
                 Error::corruption(&t.path, t.footer.index.offset, "missing fence record")
             })?;
             let chunk_offset = t.footer.values.offset + meta.values_start;
-            let chunk = read_bytes(
-                &*t.file,
-                &t.path,
-                chunk_offset,
-                meta.values_end - meta.values_start,
-            )?;
+            let chunk = t.read(chunk_offset, meta.values_end - meta.values_start)?;
             if crc(&chunk) != meta.values_crc {
                 return Err(Error::corruption(
                     &t.path,

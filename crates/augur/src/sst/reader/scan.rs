@@ -1,20 +1,22 @@
-//! What a sequential reader of a table needs: one data block at a time with its value
-//! chunk, verified, copied into the reader's buffers ([`Table::scan_block`]). Iterators, compaction inputs and
-//! range scans read through it (via `sst::TableCursor`); point lookups keep the narrower
-//! slot-at-a-time path of `reader.rs`.
+//! What a sequential reader of a table needs: a data block with its value chunk, verified —
+//! in a mapped file checked in place and then read straight from the mapping
+//! ([`Table::check_scan_block`]), through `pread` read into the reader's buffers
+//! ([`Table::scan_block`]). Iterators, compaction inputs and range scans read through
+//! `sst::TableCursor`; point lookups keep the narrower slot-at-a-time path of `reader.rs`.
 //!
-//! With a mapped file both parts are checked against the per-table "verified" bitsets, so a
-//! block is checksummed once per table lifetime; with `pread` both are read and checked on
-//! every load — a scan reads every value of a
-//! block it visits, so one read and one checksum of the whole chunk is cheaper than one per
-//! value.
+//! With a mapped file both parts of a block are checked against the per-table "verified"
+//! bitsets, so a block is checksummed once per table lifetime; with `pread` both are read and
+//! checked on every load — a scan reads every value of a block it visits, so one read and one
+//! checksum of the whole chunk is cheaper than one per value.
 
-use super::{read_bytes, Table};
+use super::Table;
 use crate::checksum::crc;
 use crate::error::{Error, Result};
+use crate::sst::fence::BlockMeta;
 use std::borrow::Cow;
 
-/// Where one data block lies, as loaded by [`Table::scan_block`].
+/// Where one data block lies, as loaded by [`Table::scan_block`] or
+/// [`Table::check_scan_block`].
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ScanBlock {
     /// Position of the block's first slot.
@@ -24,13 +26,60 @@ pub(crate) struct ScanBlock {
     /// Offset of the value chunk within the value section (inline references are relative
     /// to the section).
     pub(crate) values_start: u64,
+    /// End of the value chunk within the value section.
+    pub(crate) values_end: u64,
 }
 
 impl Table {
+    fn block_meta(&self, block: u64) -> Result<BlockMeta> {
+        self.fence.meta(block).copied().ok_or_else(|| {
+            Error::corruption(&self.path, self.footer.index.offset, "block out of range")
+        })
+    }
+
+    fn scan_block_info(&self, block: u64, meta: &BlockMeta) -> ScanBlock {
+        let positions = self.fence.block_positions(block);
+        ScanBlock {
+            first_pos: positions.start,
+            end_pos: positions.end,
+            values_start: meta.values_start,
+            values_end: meta.values_end,
+        }
+    }
+
+    /// Reads block `block`'s value chunk and checks it (once per table lifetime when
+    /// mapped); calls `keep` with the bytes.
+    fn checked_value_chunk(
+        &self,
+        block: u64,
+        meta: &BlockMeta,
+        keep: impl FnOnce(&[u8]),
+    ) -> Result<()> {
+        let chunk_offset = self.footer.values.offset + meta.values_start;
+        let chunk_len = meta.values_end - meta.values_start;
+        if chunk_len == 0 {
+            return Ok(());
+        }
+        let chunk = self.read(chunk_offset, chunk_len)?;
+        let mapped = matches!(chunk, Cow::Borrowed(_));
+        if !mapped || !self.verified_value_chunks.contains(block) {
+            if crc(&chunk) != meta.values_crc {
+                return Err(Error::corruption(
+                    &self.path,
+                    chunk_offset,
+                    format!("value chunk of block {block} checksum mismatch"),
+                ));
+            }
+            if mapped {
+                self.verified_value_chunks.insert(block);
+            }
+        }
+        keep(&chunk);
+        Ok(())
+    }
+
     /// Loads block `block` for a scan: copies its slots into `slots` and its value chunk into
-    /// `values` (both verified, see the module comment). The copy of a mapped block costs
-    /// about as much as touching it, and lets the cursor hand out plain slices of its own
-    /// buffers on every step.
+    /// `values` (both verified, see the module comment).
     ///
     /// # Errors
     /// `Corruption` naming the file and offset when a checksum fails or the block number is
@@ -42,10 +91,7 @@ impl Table {
         values: &mut Vec<u8>,
     ) -> Result<ScanBlock> {
         let mut loaded = self.load_block(block, false)?;
-        let positions = self.fence.block_positions(block);
-        let meta = *self.fence.meta(block).ok_or_else(|| {
-            Error::corruption(&self.path, self.footer.index.offset, "block out of range")
-        })?;
+        let meta = self.block_meta(block)?;
         match loaded.owned.take() {
             Some(read) => *slots = read,
             None => {
@@ -53,31 +99,26 @@ impl Table {
                 slots.extend_from_slice(self.block_bytes(&loaded));
             }
         }
-        let chunk_offset = self.footer.values.offset + meta.values_start;
-        let chunk_len = meta.values_end - meta.values_start;
         values.clear();
-        if chunk_len > 0 {
-            let chunk = read_bytes(&*self.file, &self.path, chunk_offset, chunk_len)?;
-            let mapped = matches!(chunk, Cow::Borrowed(_));
-            if !mapped || !self.verified_value_chunks.contains(block) {
-                if crc(&chunk) != meta.values_crc {
-                    return Err(Error::corruption(
-                        &self.path,
-                        chunk_offset,
-                        format!("value chunk of block {block} checksum mismatch"),
-                    ));
-                }
-                if mapped {
-                    self.verified_value_chunks.insert(block);
-                }
-            }
-            values.extend_from_slice(&chunk);
-        }
-        Ok(ScanBlock {
-            first_pos: positions.start,
-            end_pos: positions.end,
-            values_start: meta.values_start,
-        })
+        self.checked_value_chunk(block, &meta, |chunk| values.extend_from_slice(chunk))?;
+        Ok(self.scan_block_info(block, &meta))
+    }
+
+    /// Checks block `block` of a mapped table (slots and value chunk, once per table
+    /// lifetime) without copying it: the reader then reads it from [`Table::mapping`].
+    ///
+    /// # Errors
+    /// As [`Table::scan_block`].
+    pub(crate) fn check_scan_block(&self, block: u64) -> Result<ScanBlock> {
+        self.load_block(block, false)?;
+        let meta = self.block_meta(block)?;
+        self.checked_value_chunk(block, &meta, |_| {})?;
+        Ok(self.scan_block_info(block, &meta))
+    }
+
+    /// Offset of the value section in the file (inline references are relative to it).
+    pub(crate) fn values_offset(&self) -> u64 {
+        self.footer.values.offset
     }
 
     /// Width of the key field of a slot (`W`).
