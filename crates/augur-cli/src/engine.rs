@@ -184,6 +184,10 @@ pub struct EngineArgs {
     /// Learn one model per sorted level when idle (Bourbon level learning; read-mostly).
     #[arg(long, global = true, alias = "level_models")]
     pub level_models: bool,
+    /// Most separated values a range scan reads ahead in one sorted batch (1 reads each
+    /// value when reached; engine default 64).
+    #[arg(long, global = true, value_name = "N", alias = "scan_readahead")]
+    pub scan_readahead: Option<usize>,
     /// Do not create the database if it does not exist (commands that only read or
     /// delete never create one).
     #[arg(long, global = true)]
@@ -249,6 +253,9 @@ impl EngineArgs {
         }
         if let Some(e) = self.error_bound {
             o.error_bound = e;
+        }
+        if let Some(n) = self.scan_readahead {
+            o.scan_readahead = n;
         }
         if self.level_models {
             o.level_models = true;
