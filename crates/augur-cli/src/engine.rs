@@ -145,6 +145,10 @@ pub struct EngineArgs {
     /// T_wait of background learning, in milliseconds (engine default 50).
     #[arg(long, global = true, value_name = "MS", alias = "learning_wait_ms")]
     pub learning_wait_ms: Option<u64>,
+    /// lazy learning: a file is learned after this many point lookups into it (engine
+    /// default 1).
+    #[arg(long, global = true, value_name = "K", alias = "lazy_learning_reads")]
+    pub lazy_learning_reads: Option<u64>,
     /// Error bound δ of learned indexes: a lookup reads at most 2δ+1 slots (engine default 8).
     #[arg(long, global = true, value_name = "N", alias = "error_bound")]
     pub error_bound: Option<u32>,
@@ -188,6 +192,9 @@ pub struct EngineArgs {
     /// value when reached; engine default 64).
     #[arg(long, global = true, value_name = "N", alias = "scan_readahead")]
     pub scan_readahead: Option<usize>,
+    /// Threads reading a scan's separated values in parallel (engine default 0).
+    #[arg(long, global = true, value_name = "N", alias = "scan_fetch_threads")]
+    pub scan_fetch_threads: Option<usize>,
     /// Do not create the database if it does not exist (commands that only read or
     /// delete never create one).
     #[arg(long, global = true)]
@@ -251,11 +258,17 @@ impl EngineArgs {
         if let Some(ms) = self.learning_wait_ms {
             o.learning_wait_ms = ms;
         }
+        if let Some(k) = self.lazy_learning_reads {
+            o.lazy_learning_reads = k;
+        }
         if let Some(e) = self.error_bound {
             o.error_bound = e;
         }
         if let Some(n) = self.scan_readahead {
             o.scan_readahead = n;
+        }
+        if let Some(n) = self.scan_fetch_threads {
+            o.scan_fetch_threads = n;
         }
         if self.level_models {
             o.level_models = true;

@@ -87,6 +87,10 @@ pub struct Options {
     /// (WiscKey's range-query readahead; batches start at 4 values and double up to this).
     /// 1 reads each value when reached. Default 64.
     pub scan_readahead: usize,
+    /// Threads that read a scan's batch of separated values in parallel with the scanning
+    /// thread (WiscKey's range-query thread pool), so several reads are in flight on a
+    /// device with internal parallelism. 0 reads on the scanning thread only. Default 0.
+    pub scan_fetch_threads: usize,
     /// The file system. Default the real one ([`StdFs`]).
     pub fs: Arc<dyn FileSystem>,
     /// Run flush and compaction in background threads. When `false`, they run inline in the
@@ -128,6 +132,7 @@ impl std::fmt::Debug for Options {
             .field("lazy_learning_reads", &self.lazy_learning_reads)
             .field("level_models", &self.level_models)
             .field("scan_readahead", &self.scan_readahead)
+            .field("scan_fetch_threads", &self.scan_fetch_threads)
             .finish_non_exhaustive()
     }
 }
@@ -164,6 +169,7 @@ impl Default for Options {
             lazy_learning_reads: 1,
             level_models: false,
             scan_readahead: 64,
+            scan_fetch_threads: 0,
         }
     }
 }
@@ -191,6 +197,9 @@ impl Options {
         }
         if self.scan_readahead == 0 || self.scan_readahead > 1 << 16 {
             return Err(invalid("scan_readahead", "must be between 1 and 65536"));
+        }
+        if self.scan_fetch_threads > 256 {
+            return Err(invalid("scan_fetch_threads", "must be at most 256"));
         }
         if self.max_immutable_memtables == 0 {
             return Err(invalid("max_immutable_memtables", "must be at least 1"));

@@ -265,6 +265,7 @@ impl Run {
             level_models: rng.gen_bool(0.5),
             learning_wait_ms: rng.gen_range(0..3),
             lazy_learning_reads: rng.gen_range(1..4),
+            scan_fetch_threads: rng.gen_range(0..3),
             ..Options::default()
         };
         let (path, tmp) = match cfg.storage {

@@ -81,7 +81,8 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         opts.read_mode,
         opts.value_log_segment_bytes,
         min_segment,
-    )?;
+    )?
+    .with_fetch_threads(opts.scan_fetch_threads);
 
     let version = versions.current();
     let mem = Memtable::new();

@@ -17,6 +17,7 @@
 //! Locking: `active` (the writer) is taken before `segments` (the reader table); reads take
 //! only `segments`, briefly, to clone a reader handle.
 
+use super::fetch::{read_parallel, FetchPool};
 use super::segment::{
     parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter,
     ValueRequest, SEGMENT_HEADER_LEN,
@@ -27,7 +28,7 @@ use crate::fs::{FileSystem, ReadMode};
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A snapshot of one segment's state, as reported by [`ValueLog::segments`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +90,10 @@ pub struct ValueLog {
     active: Mutex<Active>,
     /// Readers of every live segment, the active one included.
     segments: RwLock<BTreeMap<u64, Slot>>,
+    /// Threads reading scan batches in parallel (0: the scanning thread reads alone).
+    fetch_threads: usize,
+    /// Started by the first batch that uses it.
+    fetch_pool: OnceLock<FetchPool>,
 }
 
 impl std::fmt::Debug for ValueLog {
@@ -101,7 +106,17 @@ impl std::fmt::Debug for ValueLog {
     }
 }
 
+/// Smallest batch split among fetch threads (smaller ones cost more to hand out than to
+/// read).
+const MIN_PARALLEL_FETCH: usize = 8;
+
 impl ValueLog {
+    /// Reads scan batches with `threads` extra threads (0: none), started on first use.
+    pub fn with_fetch_threads(mut self, threads: usize) -> Self {
+        self.fetch_threads = threads;
+        self
+    }
+
     /// Opens the value log in `dir` (created if missing): finds the existing `*.vlog`
     /// segments, opens their readers with `read_mode`, and starts a new active segment with
     /// id `max(existing) + 1` (1 for an empty directory), then syncs `dir`.
@@ -192,6 +207,8 @@ impl ValueLog {
                 failure: None,
             }),
             segments: RwLock::new(slots),
+            fetch_threads: 0,
+            fetch_pool: OnceLock::new(),
         })
     }
 
@@ -314,9 +331,11 @@ impl ValueLog {
 
     /// Reads the values of many pointers at once (a range scan's batch): sorts `requests` by
     /// segment and offset, takes each segment's reader once, and reads each segment's entries
-    /// in file order (coalesced reads through `pread`, see `SegmentReader::read_values`).
-    /// Every entry is checked as [`Self::read_with_key`] checks it; `sink` receives each value
-    /// with its request's slot, in file order.
+    /// in file order (coalesced reads through `pread`, see `SegmentReader::read_values`). With
+    /// fetch threads ([`Self::with_fetch_threads`]) and at least `MIN_PARALLEL_FETCH`
+    /// requests, contiguous chunks of the sorted batch are read in parallel. Every entry is
+    /// checked as [`Self::read_with_key`] checks it; `sink` receives each value with its
+    /// request's slot.
     ///
     /// # Errors
     /// As [`Self::read_with_key`], for the first request that fails.
@@ -326,6 +345,14 @@ impl ValueLog {
         sink: &mut dyn FnMut(usize, &[u8]),
     ) -> Result<()> {
         requests.sort_unstable_by_key(|r| (r.ptr.segment, r.ptr.offset));
+        if self.fetch_threads > 0 && requests.len() >= MIN_PARALLEL_FETCH {
+            let pool = self
+                .fetch_pool
+                .get_or_init(|| FetchPool::start(self.fetch_threads));
+            if pool.threads() > 0 {
+                return read_parallel(pool, requests, &|ptr| self.reader(ptr), sink);
+            }
+        }
         let mut rest = &requests[..];
         while let Some(first) = rest.first() {
             let n = rest.partition_point(|r| r.ptr.segment == first.ptr.segment);

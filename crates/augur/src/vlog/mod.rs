@@ -1,6 +1,7 @@
 //! The value log (WiscKey): large values are appended to segmented log files and the LSM
 //! stores a [`ValuePointer`] instead of the value.
 
+mod fetch;
 mod log;
 mod pointer;
 mod segment;
