@@ -477,9 +477,9 @@ fn batched_reads_match_single_reads_and_report_damage() {
             let mut got = vec![None; 400];
             log.read_values(&mut requests, &mut |slot, v| got[slot] = Some(v.to_vec()))
                 .unwrap();
-            for i in 0..400 {
+            for (i, got) in got.iter().enumerate() {
                 let want = picked.contains(&i).then(|| kv(i).1);
-                assert_eq!(got[i], want, "{mode:?} threads {threads} entry {i}");
+                assert_eq!(got, &want, "{mode:?} threads {threads} entry {i}");
             }
             // A wrong key for one late request: the batch fails with Corruption.
             let wrong = b"not-the-key".to_vec();
