@@ -64,16 +64,38 @@ fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
+/// Parses a fraction in `[0, 1]`.
+fn parse_ops_fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("expected a fraction between 0 and 1, got {s:?}")),
+    }
+}
+
+/// Parses a fraction in `(0, 1]`.
+fn parse_data_fraction(s: &str) -> Result<f64, String> {
+    match parse_ops_fraction(s) {
+        Ok(f) if f > 0.0 => Ok(f),
+        _ => Err(format!(
+            "expected a fraction above 0 and at most 1, got {s:?}"
+        )),
+    }
+}
+
 /// Arguments of `bench` (db_bench names; hyphenated spellings are accepted too).
 #[derive(Args, Debug)]
 #[command(
     after_help = "Benchmarks: fillseq fillrandom overwrite readrandom readmissing readseq \
-readreverse seekrandom deleteseq deleterandom flush compact waitforcompaction stats train ycsb-load ycsb-a ycsb-b \
-ycsb-c ycsb-d ycsb-e ycsb-f.\n\
-YCSB: keys user<fnv64(n)> (--key_size and key sources do not apply), ycsb-load inserts --num \
-records, ycsb-a..f run --reads operations (A 50/50 read/update, B 95/5 read/update, C read, \
-D 95/5 read/insert latest, E 95/5 scan/insert, F 50/50 read/read-modify-write; zipfian unless \
-noted or --request-distribution is given).\n\
+readreverse seekrandom deleteseq deleterandom flush compact waitforcompaction waitforlearning learn \
+stats train ycsb-load ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f ycsb-b-hot.\n\
+YCSB: keys user<fnv64(n)>, or user<n zero-padded to 19 digits> with --insert-order=ordered \
+(--key_size and key sources do not apply), ycsb-load inserts --num records (in record order, or \
+shuffled with --load-order=random), ycsb-a..f run --reads operations (A 50/50 read/update, B 95/5 \
+read/update, C read, D 95/5 read/insert latest, E 95/5 scan/insert, F 50/50 \
+read/read-modify-write; zipfian unless noted or --request-distribution is given); ycsb-b-hot is \
+B' of the lazy-learning study: 95/5 read/update, 90% of the operations on the first 1% of the \
+records, zipfian within each part (--hotspot-data-fraction, --hotspot-ops-fraction).\n\
+waitforlearning: waits until Augur's background learner has nothing pending.\n\
 train: builds --index over the projected keys (no database) and reports ns/key, segments and \
 bytes/key.\n\
 Key sources: --keys=FILE (SOSD u64: 8 bytes big-endian + '0' padding to --key_size >= 8), \
@@ -111,7 +133,8 @@ pub struct BenchArgs {
     #[arg(long, value_enum)]
     pub distribution: Option<Distribution>,
     /// Order in which fills write the keys of a source (default: fillseq sequential,
-    /// fillrandom random).
+    /// fillrandom random), and in which ycsb-load inserts its records (default sequential:
+    /// record order, as YCSB).
     #[arg(long = "load-order", alias = "load_order", value_enum)]
     pub load_order: Option<LoadOrder>,
     /// Number of reads (negative: --num); also the operations of readrandomwriterandom.
@@ -179,6 +202,35 @@ pub struct BenchArgs {
         value_enum
     )]
     pub request_distribution: Option<ycsb::RequestDist>,
+    /// YCSB: how record numbers become keys (YCSB's insertorder): hashed (user + FNV hash of
+    /// the number, the default) or ordered (user + the number zero-padded to 19 digits, so
+    /// a range of records is a range of keys).
+    #[arg(
+        long = "insert-order",
+        alias = "insert_order",
+        alias = "insertorder",
+        value_enum,
+        default_value_t = ycsb::KeyOrder::Hashed
+    )]
+    pub insert_order: ycsb::KeyOrder,
+    /// YCSB hotspot distributions: fraction of the records in the hot set, in (0, 1]
+    /// (default 0.2 for hotspot, 0.01 for hotspot-zipfian and ycsb-b-hot).
+    #[arg(
+        long = "hotspot-data-fraction",
+        alias = "hotspot_data_fraction",
+        alias = "hotspotdatafraction",
+        value_parser = parse_data_fraction
+    )]
+    pub hotspot_data_fraction: Option<f64>,
+    /// YCSB hotspot distributions: fraction of the operations on the hot set, in [0, 1]
+    /// (default 0.8 for hotspot, 0.9 for hotspot-zipfian and ycsb-b-hot).
+    #[arg(
+        long = "hotspot-ops-fraction",
+        alias = "hotspot_ops_fraction",
+        alias = "hotspotopnfraction",
+        value_parser = parse_ops_fraction
+    )]
+    pub hotspot_ops_fraction: Option<f64>,
     /// YCSB workload E: scans read uniformly 1..=N entries.
     #[arg(long = "scan-length", alias = "scan_length", default_value_t = 100,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -376,6 +428,10 @@ pub fn run(
         ycsb: ycsb::YcsbParams {
             distribution: a.request_distribution,
             scan_length: a.scan_length,
+            insert_order: a.insert_order,
+            shuffled_load: a.load_order == Some(LoadOrder::Random),
+            hot_data_fraction: a.hotspot_data_fraction,
+            hot_ops_fraction: a.hotspot_ops_fraction,
         },
     };
     let source = source_name(a);
@@ -462,9 +518,10 @@ fn key_set(a: &BenchArgs) -> Result<KeySet, BenchError> {
             a.key_size
         )));
     }
-    if a.load_order.is_some() && !u64_keys && a.keys_text.is_none() {
+    let ycsb_load = a.benchmarks.iter().any(|b| b.trim() == "ycsb-load");
+    if a.load_order.is_some() && !u64_keys && a.keys_text.is_none() && !ycsb_load {
         return Err(BenchError::failed(
-            "--load-order needs a key source (--keys, --keys-text or --distribution)",
+            "--load-order needs a key source (--keys, --keys-text or --distribution) or ycsb-load",
         ));
     }
     Ok(if let Some(f) = &a.keys {
@@ -523,6 +580,12 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
         "seed": p.seed,
         "use_existing_db": p.use_existing_db,
         "request_distribution": p.ycsb.distribution.map(ycsb::RequestDist::name),
+        "insert_order": p.ycsb.insert_order.name(),
+        "hotspot_data_fraction": p.ycsb.hot_data_fraction,
+        "hotspot_ops_fraction": p.ycsb.hot_ops_fraction,
+        "learning_wait_ms": o.learning_wait_ms,
+        "lazy_learning_reads": o.lazy_learning_reads,
+        "target_file_size_bytes": o.target_file_size_bytes,
         "scan_length": p.ycsb.scan_length,
         "seek_nexts": p.seek_nexts,
         "cache_bytes": p.cache_bytes,

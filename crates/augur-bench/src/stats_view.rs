@@ -1,7 +1,8 @@
 //! Engine statistics rendered for people and programs: `stats_json` (the `stats` object of
 //! `augur stats --json` and of every benchmark record) and `stats_text` (the tables of
 //! `augur stats` and of the `stats` benchmark). Shared by the CLI and the harness so both
-//! show the same figures under the same names.
+//! show the same figures under the same names. `learning_during` turns two snapshots into
+//! what the engine learned between them (the per-phase figures of the lazy-learning study).
 
 use comfy_table::Table;
 use serde_json::{json, Value};
@@ -86,6 +87,84 @@ pub fn stats_json(s: &augur::Stats) -> Value {
         "last_seqno": s.last_seqno,
         "lookup_breakdown": breakdown_json(&s.lookup_breakdown),
     })
+}
+
+/// What the engine learned between the snapshots `before` and `after` (one open database),
+/// as fields of a benchmark record:
+///
+/// - `tables_created`: SSTables written by flushes and compactions in between, exact:
+///   live files after − live files before + files that died in between (a trivial move
+///   neither creates nor kills a file).
+/// - `models_learned_background`: models trained by the background learner or
+///   `Db::learn_all` (`Stats::models_built`).
+/// - `models_learned_at_build`: under `at-build` (`at_build`), every table written carries a
+///   model, so `tables_created`; 0 otherwise.
+/// - `models_learned`: the sum of the two.
+/// - `models_skipped`: files the cost–benefit analyzer decided not to learn.
+/// - `learning_s` = `background_learning_s` + `at_build_training_s`: training time
+///   (background and offline training, plus training inside flushes and compactions).
+/// - `files_start`, `files_end`, `learned_files_start`, `learned_files_end`: live files, and
+///   live files with a model, at both ends.
+/// - `model_path_fraction`: share of the SSTable lookups in between served by a model.
+/// - `learning_pending_end`: files still waiting, queued or being learned at the end.
+/// - `models_learned_before`, `learning_s_before`, `tables_created_before`: the same totals
+///   from the opening of the database up to `before` (the files found at open count as
+///   created then), so that a run on a database created by the same process can tell what
+///   its load and settling phases learned, whichever benchmarks ran in between.
+pub fn learning_during(
+    before: &augur::Stats,
+    after: &augur::Stats,
+    at_build: bool,
+) -> Vec<(&'static str, Value)> {
+    let files = |s: &augur::Stats| s.levels.iter().map(|l| l.files as u64).sum::<u64>();
+    let learned = |s: &augur::Stats| {
+        s.levels
+            .iter()
+            .map(|l| l.files_with_model as u64)
+            .sum::<u64>()
+    };
+    let sum = |s: &augur::Stats, f: fn(&augur::LevelStats) -> u64| -> u64 {
+        s.levels.iter().map(f).sum()
+    };
+    let delta = |f: fn(&augur::Stats) -> u64| f(after).saturating_sub(f(before));
+    let died = sum(after, |l| l.dead_files).saturating_sub(sum(before, |l| l.dead_files));
+    let tables_created = (files(after) + died).saturating_sub(files(before));
+    let background = delta(|s| s.models_built);
+    let at_build_models = if at_build { tables_created } else { 0 };
+    let tables_before = files(before) + sum(before, |l| l.dead_files);
+    let models_before = before.models_built + if at_build { tables_before } else { 0 };
+    let learning_ns_before = before.learning_ns_total + before.at_build_training_ns;
+    let skipped =
+        sum(after, |l| l.models_skipped).saturating_sub(sum(before, |l| l.models_skipped));
+    let background_ns = delta(|s| s.learning_ns_total);
+    let at_build_ns = delta(|s| s.at_build_training_ns);
+    let model = delta(|s| s.model_path_lookups);
+    let baseline = delta(|s| s.baseline_path_lookups);
+    vec![
+        ("tables_created", json!(tables_created)),
+        ("models_learned", json!(background + at_build_models)),
+        ("models_learned_background", json!(background)),
+        ("models_learned_at_build", json!(at_build_models)),
+        ("models_skipped", json!(skipped)),
+        (
+            "learning_s",
+            json!((background_ns + at_build_ns) as f64 / 1e9),
+        ),
+        ("background_learning_s", json!(background_ns as f64 / 1e9)),
+        ("at_build_training_s", json!(at_build_ns as f64 / 1e9)),
+        ("files_start", json!(files(before))),
+        ("files_end", json!(files(after))),
+        ("learned_files_start", json!(learned(before))),
+        ("learned_files_end", json!(learned(after))),
+        (
+            "model_path_fraction",
+            json!(model as f64 / (model + baseline).max(1) as f64),
+        ),
+        ("learning_pending_end", json!(after.learning_pending)),
+        ("models_learned_before", json!(models_before)),
+        ("learning_s_before", json!(learning_ns_before as f64 / 1e9)),
+        ("tables_created_before", json!(tables_before)),
+    ]
 }
 
 /// Model memory per index type as a JSON array.

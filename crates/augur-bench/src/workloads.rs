@@ -17,12 +17,16 @@
 //! - `waitforcompaction`: waits until the flushes and compactions earlier writes left behind
 //!   are done (db_bench's name; timed as one op). Its `io_bytes_written` completes a fill's
 //!   write amplification: (fill's + this one's) / the fill's user bytes.
+//! - `waitforlearning`: waits until the background learner has no file waiting for `T_wait`,
+//!   queued or being learned (Augur only; timed as one op), and reports what was learned
+//!   meanwhile (`stats_view::learning_during`), so that the models earlier benchmarks caused
+//!   are not counted in the next one.
 //! - `stats`: prints `Db::stats()` (not timed).
 //! - `train`: no database: builds the configured index (`--index`, `--error-bound`) over the
 //!   projected keys of the whole key set in sorted order, as one file's index, and reports the
 //!   training time per key (projection excluded), segments and model bytes per key.
-//! - `ycsb-load`, `ycsb-a` … `ycsb-f`: YCSB's core workloads (see `ycsb.rs`); `ycsb-load`
-//!   starts from a fresh database like the fills.
+//! - `ycsb-load`, `ycsb-a` … `ycsb-f`, `ycsb-b-hot`: YCSB's core workloads and B′ (see
+//!   `ycsb.rs`); `ycsb-load` starts from a fresh database like the fills.
 //!
 //! With a key source (`--keys`, `--keys-text`, `--distribution`; see `sources.rs`), `num` is the
 //! number of source keys, fills write every key exactly once — `fillseq` in ascending order,
@@ -35,6 +39,8 @@
 //! measured right after the last write. It counts the flushes and compactions that ran so
 //! far and not the ones still pending (no final flush is forced), like db_bench's own
 //! statistics at the end of a fill.
+
+mod learning;
 
 use super::engine::{self, BenchEngine, EngineKind};
 use super::keys::ValueGen;
@@ -70,6 +76,7 @@ pub const NAMES: &[&str] = &[
     "flush",
     "compact",
     "waitforcompaction",
+    "waitforlearning",
     "learn",
     "stats",
     "train",
@@ -80,6 +87,7 @@ pub const NAMES: &[&str] = &[
     "ycsb-d",
     "ycsb-e",
     "ycsb-f",
+    "ycsb-b-hot",
 ];
 
 /// The benchmarks that write; their records carry write and space amplification.
@@ -460,6 +468,7 @@ impl Runner {
             "readreverse" => self.read_seq(name, true)?,
             "flush" | "compact" | "waitforcompaction" => self.maintenance(name)?,
             "learn" => self.learn(name)?,
+            "waitforlearning" => self.wait_for_learning(name)?,
             n if n.starts_with("ycsb-") => self.ycsb(name, rng)?,
             "stats" => {
                 let Some(stats) = self.db()?.stats() else {
@@ -511,6 +520,8 @@ impl Runner {
             ops: self.p.reads,
             value_size: self.p.value_size,
             ycsb: self.p.ycsb,
+            at_build: self.kind == EngineKind::Augur
+                && self.opts.learning == augur::LearningPolicy::AtBuild,
         };
         self.db()?;
         let (Some(db), values, state) = (self.db.as_deref(), &mut self.values, &mut self.ycsb)
@@ -518,7 +529,7 @@ impl Runner {
             return Err(BenchError::failed("database not open"));
         };
         if name == "ycsb-load" {
-            ycsb::load(&r, db, values, state)
+            ycsb::load(&r, db, values, state, rng)
         } else {
             ycsb::transactions(&r, db, values, state, rng)
         }
@@ -782,35 +793,6 @@ impl Runner {
         out.extra = background_work(before.as_ref(), after.as_ref());
         if let (Some(before), Some(after)) = (before, after) {
             out.bytes = written(&after).saturating_sub(written(&before));
-        }
-        Ok(out)
-    }
-}
-
-impl Runner {
-    /// `learn`: trains a model for every file of the tree that has none (`Db::learn_all`,
-    /// with the configured `--index` and error bounds) and reports the training time, keys
-    /// and models per second; Augur only.
-    fn learn(&mut self, name: &str) -> Result<Outcome, BenchError> {
-        let record = self.record;
-        let kind = self.kind;
-        let (db, _) = self.parts()?;
-        let Some(augur) = db.augur() else {
-            return Err(BenchError::failed(format!(
-                "{name}: not available for {}",
-                kind.name()
-            )));
-        };
-        let mut meter = Meter::new(record);
-        let models = augur.learn_all()?;
-        meter.op_done();
-        let mut out = meter.finish(name, models.max(1), 0);
-        out.extra.push(("models", json!(models)));
-        if let Some(s) = db.stats() {
-            out.extra
-                .push(("model_bytes", json!(s.total_model_bytes())));
-            let entries: u64 = s.levels.iter().map(|l| l.entries).sum();
-            out.extra.push(("entries", json!(entries)));
         }
         Ok(out)
     }

@@ -1,36 +1,49 @@
-//! YCSB's core workloads in `augur bench`: `ycsb-load` and `ycsb-a` … `ycsb-f`.
+//! YCSB's core workloads in `augur bench`: `ycsb-load`, `ycsb-a` … `ycsb-f`, and `ycsb-b-hot`
+//! (workload B′ of the lazy-learning study).
 //!
-//! Records are named as YCSB's `CoreWorkload` names them (hashed inserts, the default):
-//! record number `n` is the key `"user"` followed by the decimal FNV-1 64-bit hash of `n`
-//! (`Utils.fnvhash64`, absolute value), so `--key_size` and key sources do not apply. A
+//! Records are named as YCSB's `CoreWorkload` names them. With `--insert-order=hashed` (YCSB's
+//! default `insertorder=hashed`) record number `n` is the key `"user"` followed by the
+//! decimal FNV-1 64-bit hash of `n` (`Utils.fnvhash64`, absolute value). With
+//! `--insert-order=ordered` (`insertorder=ordered`) it is `"user"` followed by `n` in decimal,
+//! zero-padded to 19 digits (YCSB's `zeropadding`), so key order is record order and the
+//! keys are as long as most hashed ones. `--key_size` and key sources do not apply. A
 //! record's value is one field of `--value_size` random bytes (YCSB writes ten 100-byte
 //! fields; updates here rewrite the whole value).
 //!
-//! - `ycsb-load`: inserts records `0..num` into a fresh database.
+//! - `ycsb-load`: inserts records `0..num` into a fresh database, in record order (YCSB's),
+//!   or shuffled with `--load-order=random`.
 //! - `ycsb-a`: 50% read, 50% update, zipfian.   `ycsb-b`: 95% read, 5% update, zipfian.
 //! - `ycsb-c`: 100% read, zipfian.              `ycsb-d`: 95% read, 5% insert, latest.
 //! - `ycsb-e`: 95% scan, 5% insert, zipfian; scan lengths uniform in `1..=--scan-length`.
 //! - `ycsb-f`: 50% read, 50% read-modify-write (get then put), zipfian.
+//! - `ycsb-b-hot`: B′ of the Bourbon range-query follow-up (§5.4): 95% read, 5% update,
+//!   `hotspot-zipfian`: 90% of the operations on a hot set of 1% of the records, zipfian
+//!   within the hot set and within the rest (`--hotspot-data-fraction`,
+//!   `--hotspot-ops-fraction` change the split).
 //!
 //! Each runs `--reads` operations (default `--num`). Inserts continue the record numbering
 //! (`num`, `num + 1`, …) across the workloads of one run. `--request-distribution` replaces
-//! the workload's default key chooser for every workload:
+//! the workload's default key chooser for every workload (the choosers: `ycsb/chooser.rs`).
 //!
-//! - `uniform`: uniform over the records present.
-//! - `zipfian`: YCSB's `ScrambledZipfianGenerator`: zipfian with θ = 0.99 over 10¹⁰ items,
-//!   then FNV-hashed modulo the item space (records loaded plus twice the expected inserts,
-//!   as `CoreWorkload` sizes it), redrawn while beyond the last record inserted.
-//! - `latest`: `SkewedLatestGenerator`: the last record inserted minus a zipfian draw over
-//!   the records present (its zeta grown incrementally as records are inserted).
-//! - `hotspot`: `HotspotIntegerGenerator` with YCSB's defaults: 80% of the operations go
-//!   uniformly to the first 20% of the records, the rest uniformly to the others.
-//! - `exponential`: `ExponentialGenerator` with YCSB's defaults (95% of the draws within the
-//!   most recent 85.7% of the records), counted back from the last record.
-//! - `sequential`: records `0, 1, 2, …` cycling.
+//! Why B′ needs `--insert-order=ordered`: the hot set is a range of record *numbers* (the
+//! first 1%, as YCSB's hotspot generator picks it). Under hashed keys those records are
+//! scattered over the whole key space, so every SSTable holds some hot records and every
+//! file is read: a workload with hot keys but no hot files, which is what the follow-up
+//! itself suspected made lazy learning gain little. Under ordered keys the hot set is one
+//! contiguous key range and lives in a few files per level. Loading ordered keys in record
+//! order writes ascending keys (no overlapping compactions at all); `--load-order=random`
+//! loads them shuffled, so the tree is built as under hashed keys and only the placement of
+//! the hot set differs.
 //!
 //! A workload's outcome carries its throughput, per-operation latencies (always recorded),
-//! the number of reads found, the count of each operation kind and each kind's p99 latency
-//! (`read_p99_us`, `update_p99_us`, …, for the kinds that occurred).
+//! the number of reads found, the count of each operation kind and each kind's mean, p50 and
+//! p99 latency (`read_mean_us`, `read_p50_us`, `read_p99_us`, `update_…`, for the kinds that
+//! occurred), and, on Augur, what the engine learned during the workload
+//! (`stats_view::learning_during`: models learned, learning time, ...).
+
+mod chooser;
+
+pub use chooser::{Chooser, HotSet, RequestDist, Zipfian, ZIPFIAN_THETA};
 
 use super::engine::BenchEngine;
 use super::keys::ValueGen;
@@ -40,46 +53,9 @@ use crate::error::BenchError;
 use clap::ValueEnum;
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use rand::Rng;
 use serde_json::json;
-
-/// YCSB's `ZIPFIAN_CONSTANT`.
-pub const ZIPFIAN_THETA: f64 = 0.99;
-/// Item space of YCSB's `ScrambledZipfianGenerator`.
-const SCRAMBLED_ITEMS: u64 = 10_000_000_000;
-/// zeta(10¹⁰, 0.99), precomputed by YCSB (`ScrambledZipfianGenerator.ZETAN`).
-const SCRAMBLED_ZETAN: f64 = 26.469_028_201_783_02;
-/// `hotspotdatafraction` and `hotspotopnfraction` defaults.
-const HOT_DATA: f64 = 0.2;
-const HOT_OPS: f64 = 0.8;
-/// `exponential.percentile` and `exponential.frac` defaults.
-const EXP_PERCENTILE: f64 = 95.0;
-const EXP_FRAC: f64 = 0.857_142_857_1;
-
-/// Request distributions (`--request-distribution`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RequestDist {
-    Uniform,
-    Zipfian,
-    Latest,
-    Hotspot,
-    Exponential,
-    Sequential,
-}
-
-impl RequestDist {
-    /// The flag spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            RequestDist::Uniform => "uniform",
-            RequestDist::Zipfian => "zipfian",
-            RequestDist::Latest => "latest",
-            RequestDist::Hotspot => "hotspot",
-            RequestDist::Exponential => "exponential",
-            RequestDist::Sequential => "sequential",
-        }
-    }
-}
 
 /// YCSB settings of a run.
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +64,57 @@ pub struct YcsbParams {
     pub distribution: Option<RequestDist>,
     /// Longest scan of workload E (at least 1).
     pub scan_length: u64,
+    /// How record numbers become keys (`--insert-order`).
+    pub insert_order: KeyOrder,
+    /// `ycsb-load` inserts the records shuffled instead of in record order.
+    pub shuffled_load: bool,
+    /// Fractions of the hotspot distributions' hot sets, when given by flags
+    /// (`--hotspot-data-fraction`, `--hotspot-ops-fraction`); the rest of the distribution's
+    /// default ([`RequestDist::default_hot_set`]).
+    pub hot_data_fraction: Option<f64>,
+    pub hot_ops_fraction: Option<f64>,
+}
+
+impl YcsbParams {
+    /// The hot set of `dist` with the flags applied (`None` for distributions without one).
+    pub fn hot_set(&self, dist: RequestDist) -> Option<HotSet> {
+        let d = dist.default_hot_set()?;
+        Some(HotSet {
+            data: self.hot_data_fraction.unwrap_or(d.data),
+            ops: self.hot_ops_fraction.unwrap_or(d.ops),
+        })
+    }
+}
+
+/// How record numbers become keys: YCSB's `insertorder` (`--insert-order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum KeyOrder {
+    /// `user` + FNV-1 hash of the record number: records scattered over the key space.
+    #[default]
+    Hashed,
+    /// `user` + the record number zero-padded to 19 digits: key order is record order.
+    Ordered,
+}
+
+impl KeyOrder {
+    /// The flag spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyOrder::Hashed => "hashed",
+            KeyOrder::Ordered => "ordered",
+        }
+    }
+
+    /// Writes the key of record `n` into `buf`.
+    pub fn key(self, n: u64, buf: &mut Vec<u8>) {
+        match self {
+            KeyOrder::Hashed => record_key(n, buf),
+            KeyOrder::Ordered => {
+                buf.clear();
+                buf.extend_from_slice(format!("user{n:019}").as_bytes());
+            }
+        }
+    }
 }
 
 /// Records present, carried across the workloads of one run.
@@ -146,9 +173,9 @@ impl Mix {
     }
 }
 
-/// The mix and default distribution of workload `name` (`ycsb-a` … `ycsb-f`).
+/// The mix and default distribution of workload `name` (`ycsb-a` … `ycsb-f`, `ycsb-b-hot`).
 pub fn workload(name: &str) -> Option<(Mix, RequestDist)> {
-    use RequestDist::{Latest, Zipfian};
+    use RequestDist::{HotspotZipfian, Latest, Zipfian};
     Some(match name {
         "ycsb-a" => (Mix::new(0.5, 0.5, 0.0, 0.0, 0.0), Zipfian),
         "ycsb-b" => (Mix::new(0.95, 0.05, 0.0, 0.0, 0.0), Zipfian),
@@ -156,6 +183,7 @@ pub fn workload(name: &str) -> Option<(Mix, RequestDist)> {
         "ycsb-d" => (Mix::new(0.95, 0.0, 0.05, 0.0, 0.0), Latest),
         "ycsb-e" => (Mix::new(0.0, 0.0, 0.05, 0.95, 0.0), Zipfian),
         "ycsb-f" => (Mix::new(0.5, 0.0, 0.0, 0.0, 0.5), Zipfian),
+        "ycsb-b-hot" => (Mix::new(0.95, 0.05, 0.0, 0.0, 0.0), HotspotZipfian),
         _ => return None,
     })
 }
@@ -171,160 +199,11 @@ pub fn fnv64(mut v: u64) -> u64 {
     (h as i64).unsigned_abs()
 }
 
-/// Writes the key of record `n` (`user<fnv64(n)>`) into `buf`.
+/// Writes the hashed key of record `n` (`user<fnv64(n)>`, YCSB's default) into `buf`.
 pub fn record_key(n: u64, buf: &mut Vec<u8>) {
     buf.clear();
     buf.extend_from_slice(b"user");
     buf.extend_from_slice(fnv64(n).to_string().as_bytes());
-}
-
-/// sum of 1/(i+1)^θ for i in `from..to`, added to `initial`.
-fn zeta(from: u64, to: u64, theta: f64, initial: f64) -> f64 {
-    (from..to).fold(initial, |s, i| s + 1.0 / ((i + 1) as f64).powf(theta))
-}
-
-/// YCSB's `ZipfianGenerator` (Gray et al.'s method): item 0 most popular.
-#[derive(Debug, Clone)]
-pub struct Zipfian {
-    items: u64,
-    theta: f64,
-    alpha: f64,
-    zeta2: f64,
-    zetan: f64,
-    eta: f64,
-}
-
-impl Zipfian {
-    /// Over `items` items (zeta computed in O(items)).
-    pub fn new(items: u64, theta: f64) -> Self {
-        Self::with_zetan(items, theta, zeta(0, items, theta, 0.0))
-    }
-
-    fn with_zetan(items: u64, theta: f64, zetan: f64) -> Self {
-        let mut z = Zipfian {
-            items,
-            theta,
-            alpha: 1.0 / (1.0 - theta),
-            zeta2: zeta(0, 2, theta, 0.0),
-            zetan,
-            eta: 0.0,
-        };
-        z.set_eta();
-        z
-    }
-
-    fn set_eta(&mut self) {
-        self.eta = (1.0 - (2.0 / self.items.max(1) as f64).powf(1.0 - self.theta))
-            / (1.0 - self.zeta2 / self.zetan);
-    }
-
-    /// Extends the item space to `items` (incremental zeta, as YCSB does).
-    pub fn grow(&mut self, items: u64) {
-        if items > self.items {
-            self.zetan = zeta(self.items, items, self.theta, self.zetan);
-            self.items = items;
-            self.set_eta();
-        }
-    }
-
-    /// A draw in `[0, items)`.
-    pub fn next(&self, rng: &mut StdRng) -> u64 {
-        if self.items <= 1 {
-            return 0;
-        }
-        let u: f64 = rng.gen();
-        let uz = u * self.zetan;
-        if uz < 1.0 {
-            return 0;
-        }
-        if uz < 1.0 + 0.5f64.powf(self.theta) {
-            return 1;
-        }
-        let r = self.items as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha);
-        (r as u64).min(self.items - 1)
-    }
-}
-
-/// Picks the record of each operation.
-#[derive(Debug, Clone)]
-pub enum Chooser {
-    Uniform,
-    /// Scrambled zipfian over `space` items.
-    Zipfian {
-        zipf: Zipfian,
-        space: u64,
-    },
-    Latest(Zipfian),
-    Hotspot,
-    Exponential {
-        gamma: f64,
-    },
-    Sequential {
-        next: u64,
-    },
-}
-
-impl Chooser {
-    /// A chooser for `records` loaded records and an expected `inserts` more.
-    pub fn new(dist: RequestDist, records: u64, inserts: u64) -> Self {
-        match dist {
-            RequestDist::Uniform => Chooser::Uniform,
-            RequestDist::Zipfian => Chooser::Zipfian {
-                zipf: Zipfian::with_zetan(SCRAMBLED_ITEMS, ZIPFIAN_THETA, SCRAMBLED_ZETAN),
-                space: records.saturating_add(inserts.saturating_mul(2)).max(1),
-            },
-            RequestDist::Latest => Chooser::Latest(Zipfian::new(records.max(1), ZIPFIAN_THETA)),
-            RequestDist::Hotspot => Chooser::Hotspot,
-            RequestDist::Exponential => Chooser::Exponential {
-                gamma: -(1.0 - EXP_PERCENTILE / 100.0).ln() / (records.max(1) as f64 * EXP_FRAC),
-            },
-            RequestDist::Sequential => Chooser::Sequential { next: 0 },
-        }
-    }
-
-    /// A record number in `[0, count)` (`count` at least 1: the records present).
-    pub fn next(&mut self, count: u64, rng: &mut StdRng) -> u64 {
-        let count = count.max(1);
-        match self {
-            Chooser::Uniform => rng.gen_range(0..count),
-            Chooser::Zipfian { zipf, space } => {
-                // Redraw beyond the last record, as CoreWorkload does; give up after many
-                // tries (only possible when few records lie in a large space).
-                let mut r = 0;
-                for _ in 0..1000 {
-                    r = fnv64(zipf.next(rng)) % *space;
-                    if r < count {
-                        return r;
-                    }
-                }
-                r % count
-            }
-            Chooser::Latest(zipf) => {
-                zipf.grow(count);
-                count - 1 - zipf.next(rng).min(count - 1)
-            }
-            Chooser::Hotspot => {
-                let hot = ((count as f64 * HOT_DATA) as u64).clamp(1, count);
-                if hot == count || rng.gen::<f64>() < HOT_OPS {
-                    rng.gen_range(0..hot)
-                } else {
-                    rng.gen_range(hot..count)
-                }
-            }
-            Chooser::Exponential { gamma } => loop {
-                let u = 1.0 - rng.gen::<f64>(); // in (0, 1]
-                let back = (-u.ln() / *gamma) as u64;
-                if back < count {
-                    return count - 1 - back;
-                }
-            },
-            Chooser::Sequential { next } => {
-                let r = *next % count;
-                *next = next.wrapping_add(1);
-                r
-            }
-        }
-    }
 }
 
 impl Kind {
@@ -336,14 +215,29 @@ impl Kind {
         Kind::ReadModifyWrite,
     ];
 
-    /// The JSON field counting this kind, and the one holding its p99 latency.
-    fn fields(self) -> (&'static str, &'static str) {
+    /// The JSON fields of this kind: its count, then its mean, p50 and p99 latencies.
+    fn fields(self) -> [&'static str; 4] {
         match self {
-            Kind::Read => ("reads", "read_p99_us"),
-            Kind::Update => ("updates", "update_p99_us"),
-            Kind::Insert => ("inserts", "insert_p99_us"),
-            Kind::Scan => ("scans", "scan_p99_us"),
-            Kind::ReadModifyWrite => ("read_modify_writes", "read_modify_write_p99_us"),
+            Kind::Read => ["reads", "read_mean_us", "read_p50_us", "read_p99_us"],
+            Kind::Update => [
+                "updates",
+                "update_mean_us",
+                "update_p50_us",
+                "update_p99_us",
+            ],
+            Kind::Insert => [
+                "inserts",
+                "insert_mean_us",
+                "insert_p50_us",
+                "insert_p99_us",
+            ],
+            Kind::Scan => ["scans", "scan_mean_us", "scan_p50_us", "scan_p99_us"],
+            Kind::ReadModifyWrite => [
+                "read_modify_writes",
+                "read_modify_write_mean_us",
+                "read_modify_write_p50_us",
+                "read_modify_write_p99_us",
+            ],
         }
     }
 }
@@ -355,33 +249,51 @@ pub struct Run<'a> {
     pub ops: u64,
     pub value_size: usize,
     pub ycsb: YcsbParams,
+    /// Augur under the `at-build` policy: every table written carries a model (for the
+    /// count of models learned during the workload).
+    pub at_build: bool,
 }
 
-/// `ycsb-load`: inserts records `0..num`.
+/// `ycsb-load`: inserts records `0..num`, in record order or shuffled with `rng`.
 pub fn load(
     r: &Run,
     db: &dyn BenchEngine,
     values: &mut ValueGen,
     state: &mut State,
+    rng: &mut StdRng,
 ) -> Result<Outcome, BenchError> {
     let before = db.stats();
+    // The order is drawn before the clock starts.
+    let shuffled: Vec<u64> = if r.ycsb.shuffled_load {
+        let mut v: Vec<u64> = (0..r.num).collect();
+        v.shuffle(rng);
+        v
+    } else {
+        Vec::new()
+    };
+    let order = r.ycsb.insert_order;
     let mut key = Vec::new();
     let mut bytes = 0u64;
     let mut meter = Meter::new(true);
-    for n in 0..r.num {
-        record_key(n, &mut key);
+    for i in 0..r.num {
+        order.key(shuffled.get(i as usize).copied().unwrap_or(i), &mut key);
         db.put(&key, values.next(r.value_size))?;
         bytes += (key.len() + r.value_size) as u64;
         meter.op_done();
     }
     state.records = Some(r.num);
     let mut out = meter.finish(r.name, r.num, bytes);
-    out.write_amplification = amplification(before.as_ref(), db.stats().as_ref());
+    let after = db.stats();
+    out.write_amplification = amplification(before.as_ref(), after.as_ref());
     out.extra = vec![("inserts", json!(r.num))];
+    if let (Some(b), Some(a)) = (&before, &after) {
+        out.extra
+            .extend(crate::stats_view::learning_during(b, a, r.at_build));
+    }
     Ok(out)
 }
 
-/// `ycsb-a` … `ycsb-f`: `ops` operations of the workload's mix.
+/// `ycsb-a` … `ycsb-f`, `ycsb-b-hot`: `ops` operations of the workload's mix.
 pub fn transactions(
     r: &Run,
     db: &dyn BenchEngine,
@@ -392,9 +304,11 @@ pub fn transactions(
     let (mix, default_dist) = workload(r.name)
         .ok_or_else(|| BenchError::failed(format!("unknown YCSB workload {:?}", r.name)))?;
     let dist = r.ycsb.distribution.unwrap_or(default_dist);
+    let order = r.ycsb.insert_order;
     let mut count = state.records.unwrap_or(r.num).max(1);
     let expected_inserts = (r.ops as f64 * mix.insert) as u64;
-    let mut chooser = Chooser::new(dist, count, expected_inserts);
+    let hot = r.ycsb.hot_set(dist);
+    let mut chooser = Chooser::with_hot_set(dist, count, expected_inserts, hot);
     let scan_max = r.ycsb.scan_length.max(1);
     let mut key = Vec::new();
     // Per kind: operations done and their latencies (YCSB reports each kind apart).
@@ -408,10 +322,10 @@ pub fn transactions(
     for _ in 0..r.ops {
         let kind = mix.choose(rng);
         if kind == Kind::Insert {
-            record_key(count, &mut key);
+            order.key(count, &mut key);
             count += 1;
         } else {
-            record_key(chooser.next(count, rng), &mut key);
+            order.key(chooser.next(count, rng), &mut key);
         }
         match kind {
             Kind::Read | Kind::ReadModifyWrite => {
@@ -448,18 +362,33 @@ pub fn transactions(
         .iter()
         .map(|k| per_kind[*k as usize].0)
         .sum();
+    let after = db.stats();
     if writes > 0 {
-        out.write_amplification = amplification(before.as_ref(), db.stats().as_ref());
+        out.write_amplification = amplification(before.as_ref(), after.as_ref());
     }
-    out.extra = vec![("distribution", json!(dist.name()))];
+    out.extra = vec![
+        ("distribution", json!(dist.name())),
+        ("insert_order", json!(order.name())),
+    ];
+    if let Some(h) = hot {
+        out.extra.push(("hotspot_data_fraction", json!(h.data)));
+        out.extra.push(("hotspot_ops_fraction", json!(h.ops)));
+    }
     for (kind, (n, _)) in Kind::ALL.iter().zip(&per_kind) {
-        out.extra.push((kind.fields().0, json!(n)));
+        out.extra.push((kind.fields()[0], json!(n)));
     }
     for (kind, (n, h)) in Kind::ALL.iter().zip(&per_kind) {
         if let (true, Some(h)) = (*n > 0, h) {
-            let p99 = h.value_at_quantile(0.99) as f64 / 1000.0;
-            out.extra.push((kind.fields().1, json!(p99)));
+            let [_, mean, p50, p99] = kind.fields();
+            let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+            out.extra.push((mean, json!(h.mean() / 1000.0)));
+            out.extra.push((p50, json!(us(0.5))));
+            out.extra.push((p99, json!(us(0.99))));
         }
+    }
+    if let (Some(b), Some(a)) = (&before, &after) {
+        out.extra
+            .extend(crate::stats_view::learning_during(b, a, r.at_build));
     }
     Ok(out)
 }
@@ -475,26 +404,6 @@ mod tests {
         StdRng::seed_from_u64(7)
     }
 
-    /// Draw counts per record for `DRAWS` draws over `count` records.
-    fn histogram(dist: RequestDist, count: u64) -> Vec<u64> {
-        let mut c = Chooser::new(dist, count, 0);
-        let mut r = rng();
-        let mut h = vec![0u64; count as usize];
-        for _ in 0..DRAWS {
-            let k = c.next(count, &mut r);
-            assert!(k < count, "{dist:?} drew {k} of {count}");
-            h[k as usize] += 1;
-        }
-        h
-    }
-
-    /// Share of the draws landing on the most-drawn `fraction` of records.
-    fn top_share(mut h: Vec<u64>, fraction: f64) -> f64 {
-        h.sort_unstable_by(|a, b| b.cmp(a));
-        let k = ((h.len() as f64 * fraction) as usize).max(1);
-        h[..k].iter().sum::<u64>() as f64 / DRAWS as f64
-    }
-
     #[test]
     fn keys_match_ycsb() {
         // YCSB's first keys (user6284781860667377211 is record 0 in every YCSB load).
@@ -504,11 +413,30 @@ mod tests {
         record_key(1, &mut k);
         assert_eq!(k, b"user8517097267634966620".to_vec());
         assert_eq!(fnv64(3), 4_052_466_453_699_787_802);
+        KeyOrder::Hashed.key(1, &mut k);
+        assert_eq!(k, b"user8517097267634966620".to_vec());
+        // insertorder=ordered with zeropadding=19: byte order is record order.
+        KeyOrder::Ordered.key(42, &mut k);
+        assert_eq!(k, b"user0000000000000000042".to_vec());
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for n in [0u64, 9, 99, 12_345, 9_999_999] {
+            KeyOrder::Ordered.key(n, &mut a);
+            KeyOrder::Ordered.key(n + 1, &mut b);
+            assert!(a < b, "{n}");
+        }
     }
 
     #[test]
     fn operation_mix_within_tolerance() {
-        for name in ["ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "ycsb-f"] {
+        for name in [
+            "ycsb-a",
+            "ycsb-b",
+            "ycsb-c",
+            "ycsb-d",
+            "ycsb-e",
+            "ycsb-f",
+            "ycsb-b-hot",
+        ] {
             let (mix, _) = workload(name).unwrap();
             let mut r = rng();
             let mut n = [0u64; 5];
@@ -522,81 +450,83 @@ mod tests {
             }
         }
         assert!(workload("ycsb-g").is_none());
+        assert_eq!(
+            workload("ycsb-b-hot").unwrap().1,
+            RequestDist::HotspotZipfian
+        );
+        assert_eq!(workload("ycsb-b").unwrap().1, RequestDist::Zipfian);
     }
 
-    #[test]
-    fn zipfian_is_skewed_as_theory_says() {
-        // The top 1% of ranks of zipf(θ=0.99) over 10¹⁰ items carry zeta(k)/zeta(10¹⁰) of
-        // the mass; scrambling maps them to at most k records, so the most-drawn 1% of the
-        // records get at least that share (about 29% for k = 1000).
-        let count = 100_000;
-        let theory = zeta(0, count / 100, ZIPFIAN_THETA, 0.0) / SCRAMBLED_ZETAN;
-        assert!(theory > 0.25 && theory < 0.35, "{theory}");
-        let share = top_share(histogram(RequestDist::Zipfian, count), 0.01);
-        assert!(share > theory - 0.03 && share < 0.5, "{share} vs {theory}");
-        // Uniform, for contrast (over fewer records, so that sampling noise stays small):
-        // the top 1% gets little more than 1%, and zipfian over as few records is skewed too.
-        let uniform = top_share(histogram(RequestDist::Uniform, 1000), 0.01);
-        assert!(uniform < 0.02, "{uniform}");
-        let small = top_share(histogram(RequestDist::Zipfian, 1000), 0.01);
-        let theory = zeta(0, 10, ZIPFIAN_THETA, 0.0) / SCRAMBLED_ZETAN;
-        assert!(small > theory - 0.02, "{small} vs {theory}");
+    /// Positions, in sorted key order of all `count` records, of the keys of `records`.
+    fn key_ranks(order: KeyOrder, count: u64, records: &[u64]) -> Vec<usize> {
+        let mut key = Vec::new();
+        let mut all: Vec<(Vec<u8>, u64)> = (0..count)
+            .map(|n| {
+                order.key(n, &mut key);
+                (key.clone(), n)
+            })
+            .collect();
+        all.sort();
+        let mut ranks: Vec<usize> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, n))| records.contains(n))
+            .map(|(i, _)| i)
+            .collect();
+        ranks.sort_unstable();
+        ranks
     }
 
+    /// B′ (`ycsb-b-hot`): ~90% of the draws go to 1% of the records, and under
+    /// `--insert-order=ordered` those records are one contiguous run of keys in key order —
+    /// a few SSTables — while under hashed keys they are spread over the whole key space.
     #[test]
-    fn unscrambled_zipfian_favours_item_zero() {
-        let z = Zipfian::new(1000, ZIPFIAN_THETA);
+    fn b_prime_hot_set_is_contiguous_in_key_order_only_when_ordered() {
+        let count = 20_000;
+        let params = YcsbParams {
+            distribution: None,
+            scan_length: 1,
+            insert_order: KeyOrder::Ordered,
+            shuffled_load: false,
+            hot_data_fraction: None,
+            hot_ops_fraction: None,
+        };
+        let (_, dist) = workload("ycsb-b-hot").unwrap();
+        let hot = params.hot_set(dist).unwrap();
+        assert_eq!(hot, HotSet::B_PRIME);
+        let mut c = Chooser::with_hot_set(dist, count, 0, Some(hot));
         let mut r = rng();
-        let zeros = (0..DRAWS).filter(|_| z.next(&mut r) == 0).count() as f64;
-        let want = 1.0 / z.zetan; // p(rank 1) = 1 / zeta(n)
-        assert!((zeros / DRAWS as f64 - want).abs() < 0.01, "{zeros} {want}");
-    }
-
-    #[test]
-    fn latest_and_exponential_favour_recent_records() {
-        let count = 10_000;
-        for dist in [RequestDist::Latest, RequestDist::Exponential] {
-            let h = histogram(dist, count);
-            let recent: u64 = h[(count as usize - 100)..].iter().sum();
-            let old: u64 = h[..100].iter().sum();
-            assert!(recent > 10 * old.max(1), "{dist:?}: {recent} vs {old}");
+        let mut drawn = vec![0u64; count as usize];
+        for _ in 0..DRAWS {
+            drawn[c.next(count, &mut r) as usize] += 1;
         }
-        // Latest follows inserts: after growing, the newest record is the most drawn.
-        let mut c = Chooser::new(RequestDist::Latest, 100, 0);
-        let mut r = rng();
-        let newest = (0..DRAWS).filter(|_| c.next(200, &mut r) == 199).count() as f64;
-        assert!(newest / DRAWS as f64 > 0.1, "{newest}");
-    }
-
-    #[test]
-    fn hotspot_sends_80_percent_to_hot_20_percent() {
-        let count = 1000;
-        let h = histogram(RequestDist::Hotspot, count);
-        let hot: u64 = h[..200].iter().sum();
-        let share = hot as f64 / DRAWS as f64;
-        assert!((share - 0.8).abs() < 0.01, "{share}");
-    }
-
-    #[test]
-    fn sequential_cycles_and_every_key_in_range() {
-        let mut c = Chooser::new(RequestDist::Sequential, 3, 0);
-        let mut r = rng();
-        let got: Vec<u64> = (0..7).map(|_| c.next(3, &mut r)).collect();
-        assert_eq!(got, vec![0, 1, 2, 0, 1, 2, 0]);
-        for dist in [
-            RequestDist::Uniform,
-            RequestDist::Zipfian,
-            RequestDist::Latest,
-            RequestDist::Hotspot,
-            RequestDist::Exponential,
-            RequestDist::Sequential,
-        ] {
-            for count in [1u64, 2, 7, 1000] {
-                let mut c = Chooser::new(dist, count, 10);
-                for _ in 0..10_000 {
-                    assert!(c.next(count, &mut r) < count, "{dist:?} {count}");
-                }
-            }
-        }
+        // The hot set: the first 1% of the record numbers, drawn 90% of the time.
+        let hot_records = hot.records(count);
+        assert_eq!(hot_records, 200);
+        let hot_draws: u64 = drawn[..hot_records as usize].iter().sum();
+        let share = hot_draws as f64 / DRAWS as f64;
+        assert!((share - 0.9).abs() < 0.01, "hot share {share}");
+        let members: Vec<u64> = (0..hot_records).collect();
+        let ordered = key_ranks(KeyOrder::Ordered, count, &members);
+        let span = ordered.last().unwrap() - ordered.first().unwrap() + 1;
+        assert_eq!(
+            span, hot_records as usize,
+            "ordered hot keys not contiguous"
+        );
+        // The same records under hashed keys spread over (nearly) the whole key range.
+        let hashed = key_ranks(KeyOrder::Hashed, count, &members);
+        let span = hashed.last().unwrap() - hashed.first().unwrap() + 1;
+        assert!(span > count as usize / 2, "hashed span {span}");
+        // The flags move the split.
+        let flagged = YcsbParams {
+            hot_data_fraction: Some(0.1),
+            hot_ops_fraction: Some(0.5),
+            ..params
+        };
+        let set = flagged.hot_set(RequestDist::HotspotZipfian).unwrap();
+        assert_eq!((set.data, set.ops), (0.1, 0.5));
+        assert_eq!(flagged.hot_set(RequestDist::Hotspot).unwrap().data, 0.1);
+        assert!(flagged.hot_set(RequestDist::Zipfian).is_none());
+        assert_eq!(params.hot_set(RequestDist::Hotspot), Some(HotSet::YCSB));
     }
 }

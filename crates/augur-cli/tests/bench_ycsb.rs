@@ -1,6 +1,7 @@
 //! End-to-end tests of `augur bench`'s YCSB benchmarks: every `ycsb-*` name on a tiny
 //! `--num`, the operation counts and keys they leave, `--request-distribution`,
-//! `--scan-length` and the flag errors.
+//! `--scan-length`, B′ (`ycsb-b-hot`) on ordered keys with its per-phase learning figures,
+//! and the flag errors.
 
 mod common;
 
@@ -99,6 +100,7 @@ fn request_distribution_overrides_the_workload_default() {
         "zipfian",
         "latest",
         "hotspot",
+        "hotspot-zipfian",
         "exponential",
         "sequential",
     ] {
@@ -141,8 +143,102 @@ fn text_report_prints_latencies_and_bad_flags_fail() {
         "--request-distribution=pareto",
         "--scan-length=0",
         "--benchmarks=ycsb-g",
+        "--insert-order=random",
+        "--hotspot-data-fraction=0",
+        "--hotspot-ops-fraction=1.5",
     ] {
         let o = augur(&["bench", "--num=10", bad]);
         assert!(!o.status.success(), "{bad} accepted");
     }
+}
+
+/// B′ on ordered keys loaded shuffled, under lazy learning: every record is named `user` +
+/// its zero-padded number, 90% of the operations fall on the first 1% of the records, and
+/// the run's record tells what was learned before it (nothing: lazy learns on lookups),
+/// during it and right after it (the files it read).
+#[test]
+fn b_prime_on_ordered_keys_reports_learning_per_phase() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let recs = bench_json(
+        &dir,
+        &[
+            "--benchmarks=ycsb-load,flush,waitforlearning,ycsb-b-hot,waitforlearning",
+            "--num=2000",
+            "--reads=3000",
+            "--insert-order=ordered",
+            "--load-order=random",
+            "--learning=lazy",
+            "--lazy-learning-reads=2",
+        ],
+    );
+    assert_eq!(recs.len(), 5);
+    let run = &recs[3];
+    assert_eq!(run["benchmark"], "ycsb-b-hot");
+    assert_eq!(run["distribution"], "hotspot-zipfian");
+    assert_eq!(run["insert_order"], "ordered");
+    assert_eq!(run["hotspot_data_fraction"], 0.01);
+    assert_eq!(run["hotspot_ops_fraction"], 0.9);
+    assert_eq!(count(run, "reads") + count(run, "updates"), 3000, "{run}");
+    assert_eq!(count(run, "found"), count(run, "reads"), "{run}");
+    for key in [
+        "read_mean_us",
+        "read_p50_us",
+        "update_mean_us",
+        "update_p99_us",
+    ] {
+        assert!(run[key].as_f64().is_some_and(|x| x > 0.0), "{key} in {run}");
+    }
+    let config = &run["config"];
+    assert_eq!(config["insert_order"], "ordered");
+    assert_eq!(config["load_order"], "random");
+    assert_eq!(config["learning"], "lazy");
+    assert_eq!(config["lazy_learning_reads"], 2);
+    // One table (the flush); lazy learning learned nothing before the run, and the table
+    // the run read is learned during the run or just after it.
+    assert_eq!(count(run, "models_learned_before"), 0, "{run}");
+    assert_eq!(count(run, "tables_created_before"), 1, "{run}");
+    assert_eq!(count(run, "files_start"), 1, "{run}");
+    assert_eq!(count(run, "learned_files_start"), 0, "{run}");
+    let backlog = &recs[4];
+    assert_eq!(backlog["benchmark"], "waitforlearning");
+    let learned = count(run, "models_learned") + count(backlog, "models_learned");
+    assert_eq!(learned, 1, "{run}\n{backlog}");
+    assert_eq!(count(backlog, "learned_files_end"), 1, "{backlog}");
+    assert!(run["learning_s"].as_f64().is_some(), "{run}");
+    // The keys: user + the record number in 19 digits, every record present.
+    let scan = ok(augur(&["--db", dir.to_str().unwrap(), "--hex", "scan"]));
+    let keys: Vec<String> = scan
+        .lines()
+        .map(|l| String::from_utf8(hex::decode(l.split('\t').next().unwrap()).unwrap()).unwrap())
+        .collect();
+    let want: Vec<String> = (0..2000).map(|n| format!("user{n:019}")).collect();
+    assert_eq!(keys, want);
+}
+
+/// Under at-build every table written carries a model: the models counted before the run are
+/// the tables written by the load and the flush.
+#[test]
+fn at_build_counts_every_table_written_as_a_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let recs = bench_json(
+        &tmp.path().join("db"),
+        &[
+            "--benchmarks=ycsb-load,flush,ycsb-b",
+            "--num=3000",
+            "--reads=500",
+            "--learning=at-build",
+            "--write_buffer_size=65536",
+        ],
+    );
+    let run = record(&recs, "ycsb-b");
+    let tables = count(run, "tables_created_before");
+    assert!(tables >= 2, "{run}");
+    assert_eq!(count(run, "models_learned_before"), tables, "{run}");
+    assert_eq!(
+        count(run, "models_learned"),
+        count(run, "tables_created"),
+        "{run}"
+    );
+    assert_eq!(count(run, "models_learned_background"), 0, "{run}");
 }
