@@ -383,7 +383,11 @@ impl Scan {
     /// True when `key` lies beyond the far end of the range in the scan's direction.
     #[inline]
     fn beyond_far_end(&self, key: &[u8]) -> bool {
-        let (_, far) = self.directed_bounds();
+        let far = if self.forward {
+            self.range.1.as_ref()
+        } else {
+            self.range.0.as_ref()
+        };
         let (Bound::Included(b) | Bound::Excluded(b)) = far else {
             return false;
         };
@@ -416,11 +420,18 @@ impl Scan {
 
     fn next_visible_forward(&mut self) -> Result<Option<ValueKind>> {
         let seqno = self.seqno();
-        if self.skip_key {
-            self.skip_versions_of_key()?;
-        }
         loop {
-            if !self.merge.valid() || self.beyond_far_end(self.merge.key()) {
+            if !self.merge.valid() {
+                return Ok(None);
+            }
+            // One look at the entry's key per step: older versions of the last key, the far
+            // bound and the copy all use it.
+            let key = self.merge.key();
+            if self.skip_key && same_user_key(key, &self.key) {
+                self.merge.advance()?;
+                continue;
+            }
+            if self.beyond_far_end(key) {
                 return Ok(None);
             }
             let trailer = self.merge.trailer();
@@ -429,10 +440,11 @@ impl Scan {
                 continue;
             }
             self.key.clear();
-            self.key.extend_from_slice(self.merge.key());
+            self.key.extend_from_slice(key);
             self.skip_key = true;
             match kind_of(trailer) {
-                ValueKind::Delete => self.skip_versions_of_key()?,
+                // The next round skips the tombstone and every older version.
+                ValueKind::Delete => continue,
                 kind => return Ok(Some(kind)),
             }
         }

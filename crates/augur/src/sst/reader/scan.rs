@@ -58,6 +58,9 @@ impl Table {
         let chunk_offset = self.footer.values.offset + meta.values_start;
         let chunk_len = meta.values_end - meta.values_start;
         if chunk_len == 0 {
+            if self.mapped.is_some() {
+                self.verified_value_chunks.insert(block);
+            }
             return Ok(());
         }
         let chunk = self.read(chunk_offset, chunk_len)?;
@@ -105,15 +108,35 @@ impl Table {
     }
 
     /// Checks block `block` of a mapped table (slots and value chunk, once per table
-    /// lifetime) without copying it: the reader then reads it from [`Table::mapping`].
+    /// lifetime) without copying it: the reader then reads it from [`Table::mapping`]. Once
+    /// both are verified this touches only the two "verified" bitsets, not the block's index
+    /// record (a cache miss on every seek otherwise); the returned value bounds are then the
+    /// whole value section, which the verified slots' references stay inside.
     ///
     /// # Errors
     /// As [`Table::scan_block`].
     pub(crate) fn check_scan_block(&self, block: u64) -> Result<ScanBlock> {
-        self.load_block(block, false)?;
-        let meta = self.block_meta(block)?;
-        self.checked_value_chunk(block, &meta, |_| {})?;
-        Ok(self.scan_block_info(block, &meta))
+        let positions = self.fence.block_positions(block);
+        if positions.is_empty() {
+            return Err(Error::corruption(
+                &self.path,
+                self.footer.index.offset,
+                "block out of range",
+            ));
+        }
+        if !self.verified_blocks.contains(block) {
+            self.load_block(block, false)?;
+        }
+        if !self.verified_value_chunks.contains(block) {
+            let meta = self.block_meta(block)?;
+            self.checked_value_chunk(block, &meta, |_| {})?;
+        }
+        Ok(ScanBlock {
+            first_pos: positions.start,
+            end_pos: positions.end,
+            values_start: 0,
+            values_end: self.footer.values.len,
+        })
     }
 
     /// Offset of the value section in the file (inline references are relative to it).
