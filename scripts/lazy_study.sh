@@ -50,6 +50,7 @@
 #                       (default random)
 #        HOT_DATA, HOT_OPS  B''s hot set (default: the harness's 0.01 and 0.9)
 #        LAZY_READS     --lazy-learning-reads K for lazy (default: the engine's)
+#        LAZY_KS        extra lazy runs, one per K listed (e.g. "1000 10000"): rows lazy-k<K>
 #        SEED           --seed (default 301)
 #        EXTRA          more engine or bench flags for every run (e.g. "--learning-wait-ms 50")
 # Needs: cargo; python3 for the report (matplotlib optional, not used).
@@ -74,6 +75,7 @@ LOAD_ORDER=${LOAD_ORDER:-random}
 HOT_DATA=${HOT_DATA:-}
 HOT_OPS=${HOT_OPS:-}
 LAZY_READS=${LAZY_READS:-}
+LAZY_KS=${LAZY_KS:-}
 SEED=${SEED:-301}
 EXTRA=${EXTRA:-}
 AUGUR=target/release/augur
@@ -112,6 +114,7 @@ knobs+=" TARGET_FILE_MB=$TARGET_FILE_MB INSERT_ORDER=$INSERT_ORDER LOAD_ORDER=$L
 [ -n "$HOT_DATA" ] && knobs+=" HOT_DATA=$HOT_DATA"
 [ -n "$HOT_OPS" ] && knobs+=" HOT_OPS=$HOT_OPS"
 [ -n "$LAZY_READS" ] && knobs+=" LAZY_READS=$LAZY_READS"
+[ -n "$LAZY_KS" ] && knobs+=" LAZY_KS='$LAZY_KS'"
 [ -n "$EXTRA" ] && knobs+=" EXTRA='$EXTRA'"
 {
   echo "cpu: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)"
@@ -125,16 +128,24 @@ knobs+=" TARGET_FILE_MB=$TARGET_FILE_MB INSERT_ORDER=$INSERT_ORDER LOAD_ORDER=$L
   echo "command: $knobs scripts/lazy_study.sh"
 } >"$OUT/machine.txt"
 
+# The runs of one workload: "label policy K" (K empty: the engine's or $LAZY_READS).
+runs=()
+for policy in $POLICIES; do
+  k=""
+  [ "$policy" = lazy ] && k=$LAZY_READS
+  runs+=("$policy $policy $k")
+done
+for k in $LAZY_KS; do runs+=("lazy-k$k lazy $k"); done
+
 for wl in $WORKLOADS; do
-  for policy in $POLICIES; do
-    name="$wl-$policy"
+  for entry in "${runs[@]}"; do
+    read -r label policy k <<<"$entry"
+    name="$wl-$label"
     dir="$DB/$name"
     rm -rf "$dir" "$OUT/$name.json"
     engine=(--value-separation-threshold "$VSEP" --memtable-mb "$MEMTABLE_MB"
             --target-file-mb "$TARGET_FILE_MB" --learning "$policy")
-    if [ "$policy" = lazy ] && [ -n "$LAZY_READS" ]; then
-      engine+=(--lazy-learning-reads "$LAZY_READS")
-    fi
+    [ -n "$k" ] && engine+=(--lazy-learning-reads "$k")
     benchmarks="ycsb-load,flush,waitforcompaction,waitforlearning"
     [ "$policy" = offline ] && benchmarks+=",learn"
     benchmarks+=",$wl,waitforlearning"
