@@ -262,3 +262,22 @@ fn bad_thread_counts_are_refused() {
         );
     }
 }
+
+#[test]
+fn scans_are_send_and_refuse_a_closed_database() {
+    fn send<T: Send>() {}
+    send::<augur::Scan>();
+    send::<augur::DbIterator>();
+    let db = Db::open("/db", small_options()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    let mut open_scan = db.scan::<&[u8], _>(..);
+    assert_eq!(open_scan.next().unwrap(), Some((&b"k"[..], &b"v"[..])));
+    db.close().unwrap();
+    let mut scan = db.scan::<&[u8], _>(..);
+    assert!(matches!(scan.next(), Err(augur::Error::Closed)));
+    assert!(matches!(scan.next(), Ok(None)));
+    let r = db.scan_parallel::<&[u8], _, _, _>(.., &ParallelScanOptions::default(), |_, s| {
+        s.next().map(|_| ())
+    });
+    assert!(matches!(r, Err(augur::Error::Closed)), "{r:?}");
+}
