@@ -149,6 +149,15 @@ pub struct EngineArgs {
     /// default 1).
     #[arg(long, global = true, value_name = "K", alias = "lazy_learning_reads")]
     pub lazy_learning_reads: Option<u64>,
+    /// lazy learning: a file of n keys is learned after max(K, n × RATE) lookups past its
+    /// bloom filter (engine default 0.5; 0 learns at K).
+    #[arg(
+        long,
+        global = true,
+        value_name = "RATE",
+        alias = "lazy_learning_reads_per_key"
+    )]
+    pub lazy_learning_reads_per_key: Option<f64>,
     /// Error bound δ of learned indexes: a lookup reads at most 2δ+1 slots (engine default 8).
     #[arg(long, global = true, value_name = "N", alias = "error_bound")]
     pub error_bound: Option<u32>,
@@ -260,6 +269,9 @@ impl EngineArgs {
         }
         if let Some(k) = self.lazy_learning_reads {
             o.lazy_learning_reads = k;
+        }
+        if let Some(r) = self.lazy_learning_reads_per_key {
+            o.lazy_learning_reads_per_key = r;
         }
         if let Some(e) = self.error_bound {
             o.error_bound = e;

@@ -77,8 +77,16 @@ pub struct Options {
     pub learning_wait_ms: u64,
     /// Threads of the background learner (`always`, `cost-benefit`, `lazy`). Default 1.
     pub learning_threads: usize,
-    /// `lazy`: a file is learned after this many point lookups into it. Default 1.
+    /// `lazy`: a file is learned once this many point lookups passed its bloom filter
+    /// (at least; see `lazy_learning_reads_per_key`). Default 1.
     pub lazy_learning_reads: u64,
+    /// `lazy`: a file of `n` keys is learned once `max(lazy_learning_reads, ⌈n ×
+    /// lazy_learning_reads_per_key⌉)` point lookups passed its bloom filter — about the
+    /// lookups that pay for training it (Bourbon's break-even: training costs ~100–150 ns
+    /// per key, a model lookup saves ~200 ns). A file that few lookups reach (the cold part
+    /// of a hot-spot workload) is never learned. 0 learns on the `lazy_learning_reads`-th
+    /// lookup. Default 0.5.
+    pub lazy_learning_reads_per_key: f64,
     /// Learn one model per sorted level (Bourbon level learning) when the background thread
     /// is idle; any change to a level invalidates its model until it is retrained. For
     /// read-mostly workloads. Ignored under the `never` policy. Default `false`.
@@ -130,6 +138,10 @@ impl std::fmt::Debug for Options {
             .field("learning_wait_ms", &self.learning_wait_ms)
             .field("learning_threads", &self.learning_threads)
             .field("lazy_learning_reads", &self.lazy_learning_reads)
+            .field(
+                "lazy_learning_reads_per_key",
+                &self.lazy_learning_reads_per_key,
+            )
             .field("level_models", &self.level_models)
             .field("scan_readahead", &self.scan_readahead)
             .field("scan_fetch_threads", &self.scan_fetch_threads)
@@ -167,6 +179,7 @@ impl Default for Options {
             learning_wait_ms: 50,
             learning_threads: 1,
             lazy_learning_reads: 1,
+            lazy_learning_reads_per_key: 0.5,
             level_models: false,
             scan_readahead: 64,
             scan_fetch_threads: 0,
@@ -293,6 +306,14 @@ impl Options {
         }
         if self.lazy_learning_reads == 0 {
             return Err(invalid("lazy_learning_reads", "must be at least 1"));
+        }
+        if !(self.lazy_learning_reads_per_key.is_finite()
+            && (0.0..=1e6).contains(&self.lazy_learning_reads_per_key))
+        {
+            return Err(invalid(
+                "lazy_learning_reads_per_key",
+                "must be a number between 0 and 1000000",
+            ));
         }
         if self.learning_wait_ms > 24 * 3600 * 1000 {
             return Err(invalid("learning_wait_ms", "must be at most one day"));

@@ -1,5 +1,6 @@
 //! The learning policies end to end: the background learner really installs models (after
-//! `T_wait` for `always` and `cost-benefit`, after the k-th read for `lazy`, only through
+//! `T_wait` for `always` and `cost-benefit`, for `lazy` after the k-th read past the bloom
+//! filter or after reads in proportion to the file's keys, only through
 //! `Db::learn_all` for `offline`), files that die first are counted and not learned, models
 //! learned in the background are not persisted, and every policy returns exactly what the
 //! `never` policy returns. Eventual states are awaited with bounded polling, never timed.
@@ -100,7 +101,11 @@ fn always_learns_every_new_file_after_t_wait() {
 
 #[test]
 fn lazy_learns_only_files_that_were_read() {
-    let db = Db::open("/db", opts(LearningPolicy::Lazy, 0)).unwrap();
+    let o = Options {
+        lazy_learning_reads_per_key: 0.0,
+        ..opts(LearningPolicy::Lazy, 0)
+    };
+    let db = Db::open("/db", o).unwrap();
     fill(&db, 3);
     assert_eq!(db.get(key(1, 7)).unwrap().unwrap(), b"v1-7");
     let s = wait_for(&db, "the read file learned", |s| {
@@ -120,6 +125,7 @@ fn lazy_learns_only_files_that_were_read() {
 fn lazy_waits_for_the_kth_read() {
     let o = Options {
         lazy_learning_reads: 3,
+        lazy_learning_reads_per_key: 0.0,
         ..opts(LearningPolicy::Lazy, 0)
     };
     let db = Db::open("/db", o).unwrap();
@@ -130,6 +136,39 @@ fn lazy_waits_for_the_kth_read() {
     assert_eq!((model_files(&s), s.learning_pending), (0, 0));
     db.get(key(0, 3)).unwrap().unwrap();
     wait_for(&db, "learned after 3 reads", |s| model_files(s) == 1);
+}
+
+/// With the default per-key rate (0.5), a 500-key file is learned after 250 lookups that
+/// passed its bloom filter; lookups of absent keys the filter rejects do not count.
+#[test]
+fn lazy_waits_for_lookups_in_proportion_to_the_file_size() {
+    let db = Db::open("/db", opts(LearningPolicy::Lazy, 0)).unwrap();
+    fill(&db, 2);
+    // 2000 absent keys inside file 0's key range: the bloom filter (10 bits per key, ~1%
+    // false positives) rejects all but a few tens of them.
+    for i in 0..2000 {
+        assert!(db.get(format!("file0-key{i:06}x")).unwrap().is_none());
+    }
+    // 200 reads past the filter: with the false positives, still below 250.
+    for i in 0..200 {
+        db.get(key(0, i)).unwrap().unwrap();
+    }
+    let s = db.stats();
+    assert_eq!(
+        (model_files(&s), s.learning_pending),
+        (0, 0),
+        "learned too early"
+    );
+    for i in 200..300 {
+        db.get(key(0, i)).unwrap().unwrap();
+    }
+    let s = wait_for(&db, "file 0 learned", |s| {
+        model_files(s) == 1 && s.learning_pending == 0
+    });
+    assert_eq!(s.models_built, 1);
+    // File 1 was never read: not learned.
+    db.get(key(1, 3)).unwrap().unwrap();
+    assert_eq!(model_files(&db.stats()), 1);
 }
 
 #[test]

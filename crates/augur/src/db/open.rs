@@ -190,6 +190,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         wait: Duration::from_millis(opts.learning_wait_ms),
         threads: opts.learning_threads,
         lazy_reads: opts.lazy_learning_reads,
+        lazy_reads_per_key: opts.lazy_learning_reads_per_key,
         num_levels: opts.num_levels,
     })?;
     versions.set_listener(learner.clone());

@@ -8,7 +8,8 @@
 //! if it has died meanwhile (counted as "died before learning") it is dropped, else `always`
 //! queues it and `cost-benefit` asks the [`cost_benefit`] analyzer, queueing it with priority
 //! `B − C` or counting it as skipped. Under `lazy` a new file arms a trigger that queues it
-//! after its k-th lookup. Workers pop the queue (a max-priority heap) and call
+//! once `max(k, ⌈keys × per-key rate⌉)` lookups passed its bloom filter (lookups the filter
+//! rejects never reach the index, so a model cannot speed them up). Workers pop the queue (a max-priority heap) and call
 //! [`Table::learn`](crate::sst::Table::learn), which installs the model for lookups without
 //! any lock on the read path. Foreground operations never wait for the learner: announcing
 //! and triggering only push onto the queue under a short lock.
@@ -80,6 +81,7 @@ struct Shared {
     configs: Vec<IndexConfig>,
     wait: Duration,
     lazy_reads: u64,
+    lazy_reads_per_key: f64,
     book: Arc<Book>,
     state: Mutex<State>,
     cv: Condvar,
@@ -113,6 +115,7 @@ pub(crate) struct LearnerOptions {
     pub wait: Duration,
     pub threads: usize,
     pub lazy_reads: u64,
+    pub lazy_reads_per_key: f64,
     pub num_levels: usize,
 }
 
@@ -127,6 +130,7 @@ impl Learner {
             configs: o.configs,
             wait: o.wait,
             lazy_reads: o.lazy_reads,
+            lazy_reads_per_key: o.lazy_reads_per_key,
             book: Arc::new(Book::new(o.num_levels, o.wait)),
             state: Mutex::new(State::default()),
             cv: Condvar::new(),
@@ -264,7 +268,7 @@ impl Shared {
                     }
                     let (shared, file, level) = (Arc::downgrade(self), Arc::downgrade(f), *level);
                     f.table.on_lookups(
-                        self.lazy_reads,
+                        self.lazy_threshold(f.table.entries()),
                         Box::new(move || {
                             if let Some(sh) = shared.upgrade() {
                                 sh.enqueue(file.clone(), level, 0.0);
@@ -275,6 +279,12 @@ impl Shared {
             }
             _ => {}
         }
+    }
+
+    /// Lookups (past the bloom filter) after which `lazy` learns a file of `entries` keys.
+    fn lazy_threshold(&self, entries: u64) -> u64 {
+        let scaled = (entries as f64 * self.lazy_reads_per_key).ceil();
+        self.lazy_reads.max(scaled.min(u64::MAX as f64) as u64)
     }
 
     fn enqueue(&self, file: Weak<TableFile>, level: usize, priority: f64) {

@@ -357,8 +357,12 @@ impl Table {
     ) -> Result<Option<Entry>> {
         let learned = !matches!(locator, Locator::Fence);
         let started = lookup_stats::sample_this_lookup().then(Instant::now);
+        if !breakdown::timed(Step::Filter, || self.may_contain(user_key)) {
+            self.stats.record(learned, false, false, started);
+            return Ok(None);
+        }
         let found = self.find(locator, user_key, snapshot)?;
-        self.stats.record(learned, found.is_some(), started);
+        self.stats.record(learned, found.is_some(), true, started);
         Ok(found)
     }
 
@@ -369,10 +373,8 @@ impl Table {
             .map_or(Locator::Fence, |m| Locator::Model(m.as_ref()))
     }
 
+    /// The entry of `user_key` past the filter: locate, then read the slot.
     fn find(&self, model: Locator<'_>, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
-        if !breakdown::timed(Step::Filter, || self.may_contain(user_key)) {
-            return Ok(None);
-        }
         let pos = self.seek_position(model, user_key, seek_trailer(snapshot))?;
         if pos >= self.entries() {
             return Ok(None);

@@ -3,7 +3,7 @@
 //! latencies of each, the inputs of Bourbon's cost–benefit analyzer (§4.4.2) and of
 //! `Db::stats()`. A lookup is timed only one time in [`SAMPLE_EVERY`] (a per-thread tick, so
 //! the fast path pays one thread-local increment and no clock read), and an optional
-//! trigger fires once after the table's k-th lookup (lazy learning).
+//! trigger fires once after the table's k-th lookup past its bloom filter (lazy learning).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -102,18 +102,43 @@ struct Trigger {
 #[derive(Default)]
 pub(crate) struct LookupStats {
     lookups: [[AtomicU64; 2]; 2],
+    /// Lookups that passed the bloom filter (what the trigger counts).
+    past_filter: AtomicU64,
     samples: [[AtomicU64; 2]; 2],
     sampled_ns: [[AtomicU64; 2]; 2],
     trigger: OnceLock<Trigger>,
 }
 
 impl LookupStats {
-    /// Records one lookup; `started` is set when it was sampled.
-    pub(crate) fn record(&self, model: bool, found: bool, started: Option<Instant>) {
+    /// Records one lookup; `started` is set when it was sampled; `past_filter` when the
+    /// bloom filter let it through to the index.
+    pub(crate) fn record(
+        &self,
+        model: bool,
+        found: bool,
+        past_filter: bool,
+        started: Option<Instant>,
+    ) {
         let (p, o) = (usize::from(model), usize::from(found));
         if let Some(cell) = self.lookups.get(p).and_then(|c| c.get(o)) {
             cell.fetch_add(1, Ordering::Relaxed);
         }
+        if !past_filter {
+            return self.sample(p, o, started);
+        }
+        let reached = self.past_filter.fetch_add(1, Ordering::Relaxed) + 1;
+        self.sample(p, o, started);
+        if let Some(t) = self.trigger.get() {
+            if !t.fired.load(Ordering::Relaxed)
+                && reached >= t.after
+                && !t.fired.swap(true, Ordering::AcqRel)
+            {
+                (t.action)();
+            }
+        }
+    }
+
+    fn sample(&self, p: usize, o: usize, started: Option<Instant>) {
         if let Some(t0) = started {
             let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
             if let (Some(s), Some(n)) = (
@@ -124,26 +149,10 @@ impl LookupStats {
                 n.fetch_add(ns, Ordering::Relaxed);
             }
         }
-        if let Some(t) = self.trigger.get() {
-            if !t.fired.load(Ordering::Relaxed)
-                && self.total() >= t.after
-                && !t.fired.swap(true, Ordering::AcqRel)
-            {
-                (t.action)();
-            }
-        }
     }
 
-    fn total(&self) -> u64 {
-        self.lookups
-            .iter()
-            .flatten()
-            .map(|c| c.load(Ordering::Relaxed))
-            .sum()
-    }
-
-    /// Arms the once-only trigger (a second call is ignored). Fires at once when the table
-    /// already served `after` lookups.
+    /// Arms the once-only trigger (a second call is ignored): it fires once `after`
+    /// lookups passed the bloom filter — at once when that many already did.
     pub(crate) fn arm(&self, after: u64, action: Box<dyn Fn() + Send + Sync>) {
         let armed = self
             .trigger
@@ -155,7 +164,9 @@ impl LookupStats {
             .is_ok();
         if armed {
             if let Some(t) = self.trigger.get() {
-                if self.total() >= after && !t.fired.swap(true, Ordering::AcqRel) {
+                if self.past_filter.load(Ordering::Relaxed) >= after
+                    && !t.fired.swap(true, Ordering::AcqRel)
+                {
                     (t.action)();
                 }
             }
@@ -191,9 +202,9 @@ mod tests {
     #[test]
     fn counts_per_path_and_outcome() {
         let s = LookupStats::default();
-        s.record(false, true, None);
-        s.record(false, false, Some(Instant::now()));
-        s.record(true, true, Some(Instant::now()));
+        s.record(false, true, true, None);
+        s.record(false, false, false, Some(Instant::now()));
+        s.record(true, true, true, Some(Instant::now()));
         let c = s.snapshot();
         assert_eq!((c.positive(), c.negative()), (2, 1));
         assert_eq!((c.baseline_lookups(), c.model_lookups()), (2, 1));
@@ -204,7 +215,7 @@ mod tests {
     }
 
     #[test]
-    fn trigger_fires_once_at_the_kth_lookup() {
+    fn trigger_fires_once_at_the_kth_lookup_past_the_filter() {
         let s = LookupStats::default();
         let fired = Arc::new(AtomicU64::new(0));
         let f = fired.clone();
@@ -214,16 +225,20 @@ mod tests {
                 f.fetch_add(1, Ordering::SeqCst);
             }),
         );
-        s.record(false, false, None);
-        s.record(false, true, None);
+        s.record(false, false, true, None);
+        s.record(false, true, true, None);
+        // Lookups the bloom filter rejects do not count.
+        for _ in 0..10 {
+            s.record(false, false, false, None);
+        }
         assert_eq!(fired.load(Ordering::SeqCst), 0);
-        s.record(false, true, None);
+        s.record(false, true, true, None);
         assert_eq!(fired.load(Ordering::SeqCst), 1);
-        s.record(true, true, None);
+        s.record(true, true, true, None);
         assert_eq!(fired.load(Ordering::SeqCst), 1);
         // Armed after the threshold: fires immediately.
         let s2 = LookupStats::default();
-        s2.record(false, true, None);
+        s2.record(false, true, true, None);
         let f = fired.clone();
         s2.arm(
             1,
