@@ -174,6 +174,27 @@ pub struct BenchArgs {
     /// seekrandom: entries read after each seek (db_bench's flag).
     #[arg(long = "seek_nexts", alias = "seek-nexts", default_value_t = 0)]
     pub seek_nexts: usize,
+    /// scanparallel: threads scanning each range (the caller's included).
+    #[arg(long = "scan-threads", alias = "scan_threads", default_value_t = 2,
+          value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub scan_threads: u64,
+    /// scanparallel: how each range is cut into partitions: balanced (equal entry counts
+    /// from the learned indexes) or keyspace (equal key intervals).
+    #[arg(long = "scan-split", alias = "scan_split", default_value = "balanced",
+          value_parser = parse_split)]
+    pub scan_split: augur::Split,
+    /// scanparallel: partitions per range (0: one per thread; more let early threads take
+    /// more work).
+    #[arg(long = "scan-partitions", alias = "scan_partitions", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=4096))]
+    pub scan_partitions: u64,
+    /// scanparallel: source keys per range (the range from the i-th to the (i+N)-th key).
+    #[arg(
+        long = "scan-range-keys",
+        alias = "scan_range_keys",
+        default_value_t = 65536
+    )]
+    pub scan_range_keys: u64,
     /// Block cache of the peers in bytes (db_bench's flag; Augur reads through the page
     /// cache and ignores it).
     #[arg(long = "cache_size", alias = "cache-size", default_value_t = 8 << 20)]
@@ -422,6 +443,12 @@ pub fn run(
         use_existing_db: a.use_existing_db,
         cache_bytes: a.cache_size,
         seek_nexts: a.seek_nexts,
+        parallel_scan: workloads::ParallelScanParams {
+            threads: usize::try_from(a.scan_threads).unwrap_or(2),
+            split: a.scan_split,
+            partitions: usize::try_from(a.scan_partitions).unwrap_or(0),
+            range_keys: a.scan_range_keys,
+        },
         threads: usize::try_from(a.threads).unwrap_or(1),
         keys: Arc::new(keys),
         load_order: a.load_order,
@@ -588,10 +615,18 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
         "target_file_size_bytes": o.target_file_size_bytes,
         "scan_length": p.ycsb.scan_length,
         "seek_nexts": p.seek_nexts,
+        "scan_threads": p.parallel_scan.threads,
+        "scan_split": p.parallel_scan.split.name(),
+        "scan_partitions": p.parallel_scan.partitions,
+        "scan_range_keys": p.parallel_scan.range_keys,
         "cache_bytes": p.cache_bytes,
         "threads": p.threads,
         "version": env!("CARGO_PKG_VERSION"),
     })
+}
+
+fn parse_split(s: &str) -> Result<augur::Split, String> {
+    augur::Split::from_name(s).ok_or_else(|| format!("unknown split `{s}` (keyspace or balanced)"))
 }
 
 fn print_header(

@@ -12,6 +12,9 @@
 //! - `readseq` / `readreverse`: iterate forward / backward over up to `reads` entries.
 //! - `seekrandom`: `reads` seeks to a random key, each reading the entry found and the
 //!   `--seek_nexts` entries after it.
+//! - `scanparallel`: `reads` parallel scans (`Db::scan_parallel`, Augur only) of ranges of
+//!   `--scan-range-keys` source keys at random positions, with `--scan-threads`,
+//!   `--scan-split` and `--scan-partitions` (see `workloads/scans.rs`).
 //! - `deleteseq` / `deleterandom`: num deletes in order / of random key numbers.
 //! - `flush`, `compact`: one `Db::flush` / full `Db::compact_range` (timed as one op).
 //! - `waitforcompaction`: waits until the flushes and compactions earlier writes left behind
@@ -41,6 +44,9 @@
 //! statistics at the end of a fill.
 
 mod learning;
+mod scans;
+
+pub use scans::ParallelScanParams;
 
 use super::engine::{self, BenchEngine, EngineKind};
 use super::keys::ValueGen;
@@ -71,6 +77,7 @@ pub const NAMES: &[&str] = &[
     "readseq",
     "readreverse",
     "seekrandom",
+    "scanparallel",
     "deleteseq",
     "deleterandom",
     "flush",
@@ -143,6 +150,8 @@ pub struct Params {
     pub cache_bytes: usize,
     /// Entries read after each seek of `seekrandom` (db_bench's `--seek_nexts`).
     pub seek_nexts: usize,
+    /// `scanparallel`'s threads, splitter, partitions and range size.
+    pub parallel_scan: ParallelScanParams,
     /// Threads of `readrandom` / `readmissing` (db_bench's `--threads`): each does `reads`
     /// lookups with its own random stream.
     pub threads: usize,
@@ -464,6 +473,7 @@ impl Runner {
             "readmissing" => self.read_random(name, rng, true)?,
             "train" => train(name, &self.p, &self.opts)?,
             "seekrandom" => self.seek_random(name, rng)?,
+            "scanparallel" => self.scan_parallel(name, rng)?,
             "readseq" => self.read_seq(name, false)?,
             "readreverse" => self.read_seq(name, true)?,
             "flush" | "compact" | "waitforcompaction" => self.maintenance(name)?,

@@ -122,7 +122,7 @@ enum Command {
     /// db_bench-style benchmark. With no flags: a short demo (200,000 16-byte keys with
     /// 64-byte values; fillrandom, flush, readrandom, readseq, stats), once with values inline
     /// and once separated into the value log.
-    Bench(augur_bench::BenchArgs),
+    Bench(Box<augur_bench::BenchArgs>),
 }
 
 fn main() -> ExitCode {
