@@ -115,26 +115,35 @@ def save(name, data):
         json.dump(data, f, indent=1, sort_keys=True)
 
 
+def engine_rounds(base, specs, tag):
+    """For each (name, extra flags, reads) of `specs`: ROUNDS rounds of `--compare` on the
+    existing databases, each benchmark run twice per process (the second, warm run kept);
+    returns {name: {label: (median µs, [µs per round])}}."""
+    rows = {}
+    for name, extra, reads in specs:
+        bench_name = name.split("+")[0]
+        rounds = []
+        for _ in range(ROUNDS):
+            recs = bench(["--compare", "--use_existing_db"] + base + extra +
+                         [f"--reads={max(reads, 1)}", f"--benchmarks={bench_name},{bench_name}"],
+                         f"{tag}-{name}")
+            rounds.append({k: r["micros_per_op"] for k, r in last_per_label(recs, bench_name).items()})
+        rows[name] = medians(rounds)
+    return rows
+
+
 # ---------------------------------------------------------------- A: engines, 64-byte values
 def section_a():
     db = os.path.join(DB, "A")
     shutil.rmtree(db, ignore_errors=True)
     base = [f"--db={db}", f"--num={NUM}", "--key_size=16", "--value_size=64", f"--cache_size={CACHE}"]
     bench(["--compare"] + base + ["--benchmarks=fillrandom,compact"], "A-fill")
-    rows = {}
-    for name, extra, reads in [
+    rows = engine_rounds(base, [
         ("readseq", [], max(OPS * 10, 1)),
         ("seekrandom+0", ["--seek_nexts=0"], OPS),
         ("seekrandom+10", ["--seek_nexts=10"], OPS),
         ("seekrandom+100", ["--seek_nexts=100"], OPS // 2),
-    ]:
-        bench_name = name.split("+")[0]
-        rounds = []
-        for _ in range(ROUNDS):
-            recs = bench(["--compare", "--use_existing_db"] + base + extra +
-                         [f"--reads={reads}", f"--benchmarks={bench_name},{bench_name}"], f"A-{name}")
-            rounds.append({k: r["micros_per_op"] for k, r in last_per_label(recs, bench_name).items()})
-        rows[name] = medians(rounds)
+    ], "A")
     save("A.json", rows)
     shutil.rmtree(db, ignore_errors=True)
     return rows
@@ -164,19 +173,11 @@ def section_c():
     base = [f"--db={db}", f"--num={NUM_1K}", "--value_size=1024",
             "--value-separation-threshold=1024", f"--cache_size={CACHE}"]
     bench(["--compare"] + base + ["--benchmarks=fillrandom,compact"], "C-fill")
-    rows = {}
-    for name, extra, reads in [
+    rows = engine_rounds(base, [
         ("readseq", [], OPS * 2),
         ("seekrandom+10", ["--seek_nexts=10"], OPS // 4),
         ("seekrandom+100", ["--seek_nexts=100"], OPS // 20),
-    ]:
-        bench_name = name.split("+")[0]
-        rounds = []
-        for _ in range(ROUNDS):
-            recs = bench(["--compare", "--use_existing_db"] + base + extra +
-                         [f"--reads={reads}", f"--benchmarks={bench_name},{bench_name}"], f"C-{name}")
-            rounds.append({k: r["micros_per_op"] for k, r in last_per_label(recs, bench_name).items()})
-        rows[name] = medians(rounds)
+    ], "C")
     save("C.json", rows)
     shutil.rmtree(db, ignore_errors=True)
     return rows

@@ -495,6 +495,39 @@ impl Table {
         self.entry_from_slot(&block, i, &slot)
     }
 
+    /// Checks `bytes` — part `what` of block `block`, read at `offset` — against `expected`,
+    /// unless they come from the mapping and `verified` says this part was checked before
+    /// (`force` checks anyway); remembers a mapped part once checked.
+    ///
+    /// # Errors
+    /// `Corruption` naming the file and offset on a mismatch.
+    #[allow(clippy::too_many_arguments)]
+    fn check_once(
+        &self,
+        verified: &VerifiedSet,
+        block: u64,
+        bytes: &[u8],
+        expected: u32,
+        offset: u64,
+        what: &str,
+        force: bool,
+    ) -> Result<()> {
+        let mapped = self.mapped.is_some();
+        if force || !mapped || !verified.contains(block) {
+            if crc(bytes) != expected {
+                return Err(Error::corruption(
+                    &self.path,
+                    offset,
+                    format!("{what} {block} checksum mismatch"),
+                ));
+            }
+            if mapped {
+                verified.insert(block);
+            }
+        }
+        Ok(())
+    }
+
     /// Reads the slot bytes of `block`, verifying its checksum unless a mapped block was
     /// verified before (or always, with `force`).
     fn load_block(&self, block: u64, force: bool) -> Result<LoadedBlock> {
@@ -505,20 +538,17 @@ impl Table {
             .fence
             .meta(block)
             .ok_or_else(|| Error::corruption(&self.path, offset, "block number out of range"))?;
-        let mapped = self.mapped.is_some();
         let bytes = self.read(offset, len)?;
-        if force || !mapped || !self.verified_blocks.contains(block) {
-            if crc(&bytes) != meta.slots_crc {
-                return Err(Error::corruption(
-                    &self.path,
-                    offset,
-                    format!("data block {block} checksum mismatch"),
-                ));
-            }
-            if mapped {
-                self.verified_blocks.insert(block);
-            }
-        }
+        let slots_crc = meta.slots_crc;
+        self.check_once(
+            &self.verified_blocks,
+            block,
+            &bytes,
+            slots_crc,
+            offset,
+            "data block",
+            force,
+        )?;
         Ok(LoadedBlock {
             block,
             first_pos: positions.start,
@@ -643,16 +673,15 @@ impl Table {
         if self.mapped.is_some() {
             let chunk_len = meta.values_end - meta.values_start;
             let chunk = self.read(values + meta.values_start, chunk_len)?;
-            if !self.verified_value_chunks.contains(block) {
-                if crc(&chunk) != meta.values_crc {
-                    return Err(Error::corruption(
-                        &self.path,
-                        values + meta.values_start,
-                        format!("value chunk of block {block} checksum mismatch"),
-                    ));
-                }
-                self.verified_value_chunks.insert(block);
-            }
+            self.check_once(
+                &self.verified_value_chunks,
+                block,
+                &chunk,
+                meta.values_crc,
+                values + meta.values_start,
+                "value chunk of block",
+                false,
+            )?;
             let start = (r.offset - meta.values_start) as usize;
             let value = chunk.get(start..start + r.len as usize).unwrap_or_default();
             return Ok(value.to_vec());

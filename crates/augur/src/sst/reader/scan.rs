@@ -10,10 +10,8 @@
 //! checksum of the whole chunk is cheaper than one per value.
 
 use super::Table;
-use crate::checksum::crc;
 use crate::error::{Error, Result};
 use crate::sst::fence::BlockMeta;
-use std::borrow::Cow;
 
 /// Where one data block lies, as loaded by [`Table::scan_block`] or
 /// [`Table::check_scan_block`].
@@ -64,19 +62,15 @@ impl Table {
             return Ok(());
         }
         let chunk = self.read(chunk_offset, chunk_len)?;
-        let mapped = matches!(chunk, Cow::Borrowed(_));
-        if !mapped || !self.verified_value_chunks.contains(block) {
-            if crc(&chunk) != meta.values_crc {
-                return Err(Error::corruption(
-                    &self.path,
-                    chunk_offset,
-                    format!("value chunk of block {block} checksum mismatch"),
-                ));
-            }
-            if mapped {
-                self.verified_value_chunks.insert(block);
-            }
-        }
+        self.check_once(
+            &self.verified_value_chunks,
+            block,
+            &chunk,
+            meta.values_crc,
+            chunk_offset,
+            "value chunk of block",
+            false,
+        )?;
         keep(&chunk);
         Ok(())
     }
