@@ -4,14 +4,26 @@
 //! visible entries into a batch — keys and tree values copied into flat buffers — until the
 //! batch holds `target` pointers, then reads all of the batch's values with one
 //! [`ValueLog::read_values`] call (sorted by segment and offset, each segment's reader taken
-//! once, nearby entries coalesced into one read). The target starts small and doubles per
+//! once, nearby entries coalesced into one read). Values of mapped segments are not copied:
+//! the batch keeps the segment's mapping (a shared `Bytes`) and the value's range in it. The target starts small and doubles per
 //! batch up to the scan's readahead limit, so a short scan reads few values it will not
 //! return, and a long one reads in large sorted batches.
 
 use crate::error::{Error, Result};
 use crate::key::ValueKind;
 use crate::vlog::{ValueLog, ValuePointer, ValueRequest};
+use bytes::Bytes;
 use std::path::Path;
+
+/// Where a batch entry's resolved value is.
+#[derive(Debug, Clone, Copy, Default)]
+enum ValueAt {
+    /// `values[start..end]`.
+    #[default]
+    Copied,
+    /// `mappings[i][start..end]`.
+    Mapped(usize),
+}
 
 /// Pointers in the first batch of a scan.
 const FIRST_TARGET: usize = 4;
@@ -25,9 +37,11 @@ pub(crate) struct ValueBatch {
     raw: Vec<u8>,
     raw_ends: Vec<usize>,
     kinds: Vec<ValueKind>,
-    /// Resolved values, and each entry's range in them.
+    /// Resolved values: copied into `values`, or borrowed from a segment mapping of
+    /// `mappings`; each entry's place and range.
     values: Vec<u8>,
-    ranges: Vec<(usize, usize)>,
+    mappings: Vec<Bytes>,
+    ranges: Vec<(ValueAt, usize, usize)>,
     pointers: usize,
     /// Index of the next entry to hand out.
     next: usize,
@@ -49,6 +63,7 @@ impl ValueBatch {
         self.raw_ends.clear();
         self.kinds.clear();
         self.values.clear();
+        self.mappings.clear();
         self.ranges.clear();
         self.pointers = 0;
         self.next = 0;
@@ -90,7 +105,7 @@ impl ValueBatch {
     pub(crate) fn resolve(&mut self, vlog: &ValueLog, dir: &Path) -> Result<()> {
         let n = self.kinds.len();
         self.ranges.clear();
-        self.ranges.resize(n, (0, 0));
+        self.ranges.resize(n, (ValueAt::Copied, 0, 0));
         let mut requests = Vec::with_capacity(self.pointers);
         for i in 0..n {
             let (rs, re) = Self::span(&self.raw_ends, i);
@@ -111,16 +126,33 @@ impl ValueBatch {
                 _ => {
                     let start = self.values.len();
                     self.values.extend_from_slice(raw);
-                    self.ranges[i] = (start, self.values.len());
+                    self.ranges[i] = (ValueAt::Copied, start, self.values.len());
                 }
             }
         }
-        let (values, ranges) = (&mut self.values, &mut self.ranges);
-        vlog.read_values(&mut requests, &mut |slot, v| {
-            let start = values.len();
-            values.extend_from_slice(v);
+        let (values, mappings, ranges) = (&mut self.values, &mut self.mappings, &mut self.ranges);
+        vlog.read_values(&mut requests, &mut |slot, v, mapping| {
+            let place = match mapping {
+                Some(m) => {
+                    // The value lies inside the mapping: keep its offset, not a copy.
+                    let start = (v.as_ptr() as usize).wrapping_sub(m.as_ptr() as usize);
+                    let i = match mappings.iter().position(|x| x.as_ptr() == m.as_ptr()) {
+                        Some(i) => i,
+                        None => {
+                            mappings.push(m.clone());
+                            mappings.len() - 1
+                        }
+                    };
+                    (ValueAt::Mapped(i), start, start + v.len())
+                }
+                None => {
+                    let start = values.len();
+                    values.extend_from_slice(v);
+                    (ValueAt::Copied, start, values.len())
+                }
+            };
             if let Some(r) = ranges.get_mut(slot) {
-                *r = (start, values.len());
+                *r = place;
             }
         })?;
         self.target = self.target.saturating_mul(2);
@@ -141,10 +173,18 @@ impl ValueBatch {
     /// Hands out the current entry (its key and resolved value).
     pub(crate) fn current(&self) -> (&[u8], &[u8]) {
         let (ks, ke) = Self::span(&self.key_ends, self.next);
-        let (vs, ve) = self.ranges.get(self.next).copied().unwrap_or((0, 0));
+        let (at, vs, ve) = self
+            .ranges
+            .get(self.next)
+            .copied()
+            .unwrap_or((ValueAt::Copied, 0, 0));
+        let source: &[u8] = match at {
+            ValueAt::Copied => &self.values,
+            ValueAt::Mapped(i) => self.mappings.get(i).map_or(&[], |m| m),
+        };
         (
             self.keys.get(ks..ke).unwrap_or_default(),
-            self.values.get(vs..ve).unwrap_or_default(),
+            source.get(vs..ve).unwrap_or_default(),
         )
     }
 }

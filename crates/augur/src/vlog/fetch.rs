@@ -8,7 +8,7 @@
 //! buffers, then hands every value to the caller's sink. Jobs own what they read (segment
 //! readers, keys, pointers), so no borrow crosses threads.
 
-use super::segment::{SegmentReader, ValueRequest};
+use super::segment::{SegmentReader, ValueRequest, ValueSink};
 use super::ValuePointer;
 use crate::error::{Error, Result};
 use parking_lot::Mutex;
@@ -101,7 +101,7 @@ impl Chunk {
                     key: self.keys.get(ks..ke).unwrap_or_default(),
                 })
                 .collect();
-            reader.read_values(&requests, &mut |slot, v| {
+            reader.read_values(&requests, &mut |slot, v, _| {
                 let start = values.len();
                 values.extend_from_slice(v);
                 ranges.push((slot, start, values.len()));
@@ -117,7 +117,7 @@ pub(crate) fn read_parallel(
     pool: &FetchPool,
     requests: &[ValueRequest<'_>],
     reader: &dyn Fn(&ValuePointer) -> Result<Arc<SegmentReader>>,
-    sink: &mut dyn FnMut(usize, &[u8]),
+    sink: &mut ValueSink<'_>,
 ) -> Result<()> {
     let parts = (pool.threads() + 1).min(requests.len()).max(1);
     let per = requests.len().div_ceil(parts);
@@ -172,7 +172,7 @@ pub(crate) fn read_parallel(
         match rx.recv() {
             Ok(Ok((values, ranges))) => {
                 for (slot, s, e) in ranges {
-                    sink(slot, values.get(s..e).unwrap_or_default());
+                    sink(slot, values.get(s..e).unwrap_or_default(), None);
                 }
             }
             Ok(Err(e)) => {

@@ -20,7 +20,7 @@
 use super::fetch::{read_parallel, FetchPool};
 use super::segment::{
     parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter,
-    ValueRequest, SEGMENT_HEADER_LEN,
+    ValueRequest, ValueSink, SEGMENT_HEADER_LEN,
 };
 use super::ValuePointer;
 use crate::error::{Error, Result};
@@ -335,14 +335,14 @@ impl ValueLog {
     /// fetch threads ([`Self::with_fetch_threads`]) and at least `MIN_PARALLEL_FETCH`
     /// requests, contiguous chunks of the sorted batch are read in parallel. Every entry is
     /// checked as [`Self::read_with_key`] checks it; `sink` receives each value with its
-    /// request's slot.
+    /// request's slot, and the segment's mapping when the value is borrowed from it.
     ///
     /// # Errors
     /// As [`Self::read_with_key`], for the first request that fails.
     pub fn read_values(
         &self,
         requests: &mut [ValueRequest<'_>],
-        sink: &mut dyn FnMut(usize, &[u8]),
+        sink: &mut ValueSink<'_>,
     ) -> Result<()> {
         requests.sort_unstable_by_key(|r| (r.ptr.segment, r.ptr.offset));
         if self.fetch_threads > 0 && requests.len() >= MIN_PARALLEL_FETCH {

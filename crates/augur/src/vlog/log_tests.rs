@@ -475,8 +475,10 @@ fn batched_reads_match_single_reads_and_report_damage() {
                 })
                 .collect();
             let mut got = vec![None; 400];
-            log.read_values(&mut requests, &mut |slot, v| got[slot] = Some(v.to_vec()))
-                .unwrap();
+            log.read_values(&mut requests, &mut |slot, v, _| {
+                got[slot] = Some(v.to_vec())
+            })
+            .unwrap();
             for (i, got) in got.iter().enumerate() {
                 let want = picked.contains(&i).then(|| kv(i).1);
                 assert_eq!(got, &want, "{mode:?} threads {threads} entry {i}");
@@ -490,7 +492,9 @@ fn batched_reads_match_single_reads_and_report_damage() {
                     key: if i == 390 { &wrong } else { &keys[i] },
                 })
                 .collect();
-            let err = log.read_values(&mut requests, &mut |_, _| {}).unwrap_err();
+            let err = log
+                .read_values(&mut requests, &mut |_, _, _| {})
+                .unwrap_err();
             assert!(err.is_corruption(), "{mode:?} threads {threads}: {err}");
         }
     }

@@ -10,5 +10,6 @@ pub use log::{SegmentInfo, ValueLog};
 pub use pointer::ValuePointer;
 pub use segment::{
     parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter,
-    ValueRequest, ENTRY_HEADER_LEN, SEGMENT_FORMAT_VERSION, SEGMENT_HEADER_LEN, SEGMENT_MAGIC,
+    ValueRequest, ValueSink, ENTRY_HEADER_LEN, SEGMENT_FORMAT_VERSION, SEGMENT_HEADER_LEN,
+    SEGMENT_MAGIC,
 };

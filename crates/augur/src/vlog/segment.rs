@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 mod batch;
 
-pub use batch::ValueRequest;
+pub use batch::{ValueRequest, ValueSink};
 
 /// Magic bytes at the start of every value-log segment.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"AUGURVLG";
@@ -215,6 +215,8 @@ fn value_of_entry<'a>(entry: &'a [u8], ptr: &ValuePointer, key: &[u8]) -> Option
 /// Reads entries of one segment. `Send + Sync`: readers are shared by all lookups.
 pub struct SegmentReader {
     file: Arc<dyn RandomAccessFile>,
+    /// The file's mapping when it is mapped (scans borrow values from it).
+    mapped: Option<bytes::Bytes>,
     id: u64,
     path: PathBuf,
 }
@@ -239,7 +241,12 @@ impl SegmentReader {
     pub fn open(fs: &dyn FileSystem, dir: &Path, id: u64, mode: ReadMode) -> Result<Self> {
         let path = dir.join(segment_file_name(id));
         let file = fs.open(&path, mode)?;
-        let reader = SegmentReader { file, id, path };
+        let reader = SegmentReader {
+            mapped: file.mapped(),
+            file,
+            id,
+            path,
+        };
         reader.check_header()?;
         Ok(reader)
     }

@@ -17,6 +17,11 @@ const COALESCE_GAP_BYTES: u64 = 16 * 1024;
 /// Largest span one coalesced read covers.
 const MAX_SPAN_BYTES: u64 = 512 * 1024;
 
+/// Receives each value of a batch: the request's slot, the value's bytes, and — when they
+/// are borrowed from a mapped segment — that mapping, so the caller can keep the value
+/// without copying it (the bytes lie inside the mapping).
+pub type ValueSink<'a> = dyn FnMut(usize, &[u8], Option<&bytes::Bytes>) + 'a;
+
 /// One value to read: the pointer, the key it was stored under, and the caller's slot for
 /// the result.
 #[derive(Debug, Clone, Copy)]
@@ -31,16 +36,18 @@ pub struct ValueRequest<'k> {
 
 impl SegmentReader {
     /// Reads the values of `requests` — pointers into this segment sorted by offset — and
-    /// hands each to `sink` with its slot, in offset order.
+    /// hands each to `sink` with its slot, in offset order (with the mapping when the value is
+    /// borrowed from it).
     ///
     /// # Errors
     /// As [`SegmentReader::read`] for the first request that fails.
     pub fn read_values(
         &self,
         requests: &[ValueRequest<'_>],
-        sink: &mut dyn FnMut(usize, &[u8]),
+        sink: &mut ValueSink<'_>,
     ) -> Result<()> {
-        if let Some(data) = self.file.as_slice() {
+        if let Some(mapping) = &self.mapped {
+            let data: &[u8] = mapping;
             touch_headers(data, requests);
             for r in requests {
                 let entry = known_entry_len(&r.ptr, r.key).and_then(|total| {
@@ -48,8 +55,8 @@ impl SegmentReader {
                     data.get(start..start.checked_add(total)?)
                 });
                 match entry.and_then(|e| value_of_entry(e, &r.ptr, r.key)) {
-                    Some(v) => sink(r.slot, v),
-                    None => sink(r.slot, &self.read(&r.ptr, Some(r.key))?),
+                    Some(v) => sink(r.slot, v, Some(mapping)),
+                    None => sink(r.slot, &self.read(&r.ptr, Some(r.key))?, None),
                 }
             }
             return Ok(());
@@ -81,8 +88,8 @@ impl SegmentReader {
                     })
                     .flatten();
                 match entry.and_then(|e| value_of_entry(e, &r.ptr, r.key)) {
-                    Some(v) => sink(r.slot, v),
-                    None => sink(r.slot, &self.read(&r.ptr, Some(r.key))?),
+                    Some(v) => sink(r.slot, v, None),
+                    None => sink(r.slot, &self.read(&r.ptr, Some(r.key))?, None),
                 }
             }
             i = j;
