@@ -50,7 +50,9 @@
 #                       (default random)
 #        HOT_DATA, HOT_OPS  B''s hot set (default: the harness's 0.01 and 0.9)
 #        LAZY_READS     --lazy-learning-reads K for lazy (default: the engine's)
-#        LAZY_KS        extra lazy runs, one per K listed (e.g. "1000 10000"): rows lazy-k<K>
+#        LAZY_KS        extra lazy runs with a fixed K, one per K listed (e.g. "1 10000"):
+#                       rows lazy-k<K>, run with --lazy-learning-reads-per-key 0, so K=1 is
+#                       the seed's lazy learning (learn a file at its first lookup)
 #        SEED           --seed (default 301)
 #        EXTRA          more engine or bench flags for every run (e.g. "--learning-wait-ms 50")
 # Needs: cargo; python3 for the report (matplotlib optional, not used).
@@ -146,6 +148,7 @@ for wl in $WORKLOADS; do
     engine=(--value-separation-threshold "$VSEP" --memtable-mb "$MEMTABLE_MB"
             --target-file-mb "$TARGET_FILE_MB" --learning "$policy")
     [ -n "$k" ] && engine+=(--lazy-learning-reads "$k")
+    case "$label" in lazy-k*) engine+=(--lazy-learning-reads-per-key 0) ;; esac
     benchmarks="ycsb-load,flush,waitforcompaction,waitforlearning"
     [ "$policy" = offline ] && benchmarks+=",learn"
     benchmarks+=",$wl,waitforlearning"

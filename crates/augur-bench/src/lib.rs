@@ -612,6 +612,7 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
         "hotspot_ops_fraction": p.ycsb.hot_ops_fraction,
         "learning_wait_ms": o.learning_wait_ms,
         "lazy_learning_reads": o.lazy_learning_reads,
+        "lazy_learning_reads_per_key": o.lazy_learning_reads_per_key,
         "target_file_size_bytes": o.target_file_size_bytes,
         "scan_length": p.ycsb.scan_length,
         "seek_nexts": p.seek_nexts,

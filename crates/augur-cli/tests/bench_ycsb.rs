@@ -170,6 +170,8 @@ fn b_prime_on_ordered_keys_reports_learning_per_phase() {
             "--load-order=random",
             "--learning=lazy",
             "--lazy-learning-reads=2",
+            // A fixed threshold of 2 lookups (the per-key rate would ask for 1,000 here).
+            "--lazy-learning-reads-per-key=0",
         ],
     );
     assert_eq!(recs.len(), 5);
@@ -194,6 +196,7 @@ fn b_prime_on_ordered_keys_reports_learning_per_phase() {
     assert_eq!(config["load_order"], "random");
     assert_eq!(config["learning"], "lazy");
     assert_eq!(config["lazy_learning_reads"], 2);
+    assert_eq!(config["lazy_learning_reads_per_key"], 0.0);
     // One table (the flush); lazy learning learned nothing before the run, and the table
     // the run read is learned during the run or just after it.
     assert_eq!(count(run, "models_learned_before"), 0, "{run}");
