@@ -482,6 +482,9 @@ pub fn run(
     let print_text = !json_to_stdout;
     let record = p.histogram || a.json.is_some() || json_stdout;
     let mut records: Vec<Value> = Vec::new();
+    if print_text && configs.len() > 1 {
+        print_plan(a, engine, &configs, &base);
+    }
     for RunConfig {
         label,
         engine: kind,
@@ -628,6 +631,27 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
 
 fn parse_split(s: &str) -> Result<augur::Split, String> {
     augur::Split::from_name(s).ok_or_else(|| format!("unknown split `{s}` (keyspace or balanced)"))
+}
+
+/// Says which configurations a run covers and the database directory of each, before the
+/// first one starts (a run of several puts each in its own subdirectory of `--db`).
+fn print_plan(a: &BenchArgs, engine: &EngineSettings, configs: &[RunConfig], base: &Path) {
+    println!(
+        "Running {} configurations, each in its own database under {}:",
+        configs.len(),
+        base.display()
+    );
+    for c in configs {
+        println!("  {:<16} {}", c.label, base.join(&c.label).display());
+    }
+    if !a.compare && engine.value_separation_threshold.is_none() {
+        println!(
+            "(no --value-separation-threshold: Augur runs with values inline and with every \
+             value separated; pass --value-separation-threshold N to run one configuration \
+             in --db itself)"
+        );
+    }
+    println!();
 }
 
 fn print_header(

@@ -203,8 +203,10 @@ pub fn breakdown_text(b: &augur::stats::breakdown::LookupBreakdown) -> String {
     out
 }
 
-/// The statistics as human-readable tables.
-pub fn stats_text(s: &augur::Stats) -> String {
+/// The statistics as human-readable tables: the levels that hold files and, when there were
+/// lookups, the learning table of the levels that saw any; `all` shows every level and the
+/// learning table always (`augur stats --all`). `--json` output is always complete.
+pub fn stats_text(s: &augur::Stats, all: bool) -> String {
     let mut levels = Table::new();
     levels.set_header(vec![
         "level",
@@ -216,7 +218,7 @@ pub fn stats_text(s: &augur::Stats) -> String {
         "segments",
         "fence+filter bytes",
     ]);
-    for l in &s.levels {
+    for l in s.levels.iter().filter(|l| all || l.files > 0) {
         levels.add_row(vec![
             l.level.to_string(),
             l.files.to_string(),
@@ -228,8 +230,17 @@ pub fn stats_text(s: &augur::Stats) -> String {
             l.index_bytes.to_string(),
         ]);
     }
-    let mut out = format!("{levels}\n");
-    out.push_str(&format!("{}\n", learning_table(s)));
+    let mut out = if all || s.levels.iter().any(|l| l.files > 0) {
+        format!("{levels}\n")
+    } else {
+        "no tables yet (every entry is in the memtable and the WAL)\n".to_string()
+    };
+    let looked_up = |l: &augur::LevelStats| {
+        l.positive_lookups + l.negative_lookups + l.models_built + l.dead_files > 0
+    };
+    if all || s.levels.iter().any(looked_up) {
+        out.push_str(&format!("{}\n", learning_table(s, |l| all || looked_up(l))));
+    }
     if !s.value_log.is_empty() {
         let mut vlog = Table::new();
         vlog.set_header(vec![
@@ -316,7 +327,7 @@ pub fn stats_text(s: &augur::Stats) -> String {
 
 /// Per level: lookups by outcome and path, sampled path latencies, file lifetimes and what
 /// the learner did.
-fn learning_table(s: &augur::Stats) -> Table {
+fn learning_table(s: &augur::Stats, show: impl Fn(&augur::LevelStats) -> bool) -> Table {
     let mut t = Table::new();
     t.set_header(vec![
         "level",
@@ -334,7 +345,7 @@ fn learning_table(s: &augur::Stats) -> Table {
         "died early",
         "learn ms",
     ]);
-    for l in &s.levels {
+    for l in s.levels.iter().filter(|l| show(l)) {
         t.add_row(vec![
             l.level.to_string(),
             l.positive_lookups.to_string(),
@@ -353,4 +364,59 @@ fn learning_table(s: &augur::Stats) -> Table {
         ]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(dir: &std::path::Path) -> augur::Db {
+        augur::Db::open(
+            dir,
+            augur::Options {
+                background_threads: false,
+                ..augur::Options::default()
+            },
+        )
+        .unwrap()
+    }
+
+    /// Issue 15: empty levels and an all-zero learning table are left out of the text unless
+    /// `all` is asked; the JSON keeps every level.
+    #[test]
+    fn text_shows_populated_levels_and_learning_only_after_lookups() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = open(tmp.path());
+        let text = stats_text(&db.stats(), false);
+        assert!(text.contains("no tables yet"), "{text}");
+        assert!(!text.contains("lookups +"), "{text}");
+        let all = stats_text(&db.stats(), true);
+        assert!(
+            !all.contains("no tables yet") && all.contains("lookups +"),
+            "{all}"
+        );
+
+        db.put(b"k", b"v").unwrap();
+        db.flush().unwrap();
+        let text = stats_text(&db.stats(), false);
+        assert!(!text.contains("no tables yet"), "{text}");
+        assert!(!text.contains("lookups +"), "no lookups yet: {text}");
+        let level_rows = |t: &str| {
+            t.lines()
+                .filter(|l| l.starts_with("| 0 ") || l.starts_with("│ 0 "))
+                .count()
+        };
+        assert_eq!(level_rows(&text), 1, "only level 0 holds a file: {text}");
+
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+        let text = stats_text(&db.stats(), false);
+        assert!(text.contains("lookups +"), "{text}");
+        let all = stats_text(&db.stats(), true);
+        assert!(
+            all.lines().count() >= text.lines().count() + 12,
+            "{text}\n{all}"
+        );
+        let json = stats_json(&db.stats());
+        assert_eq!(json["levels"].as_array().map(Vec::len), Some(7), "{json}");
+    }
 }

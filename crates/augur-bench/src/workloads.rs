@@ -488,7 +488,7 @@ impl Runner {
                     return Ok(None);
                 };
                 if !self.quiet {
-                    print!("{}", crate::stats_view::stats_text(&stats));
+                    print!("{}", crate::stats_view::stats_text(&stats, false));
                 }
                 return Ok(None);
             }

@@ -231,13 +231,13 @@ pub fn scan(db: &Db, c: Codec, a: &ScanArgs, json: bool) -> Result<(), CliError>
     Ok(())
 }
 
-/// `stats`.
-pub fn stats(db: &Db, json: bool) -> Result<(), CliError> {
+/// `stats [--all]`.
+pub fn stats(db: &Db, all: bool, json: bool) -> Result<(), CliError> {
     let s = db.stats();
     if json {
         print_json(&stats_view::stats_json(&s));
     } else {
-        print!("{}", stats_view::stats_text(&s));
+        print!("{}", stats_view::stats_text(&s, all));
     }
     Ok(())
 }

@@ -197,6 +197,11 @@ pub struct EngineArgs {
     /// Learn one model per sorted level when idle (Bourbon level learning; read-mostly).
     #[arg(long, global = true, alias = "level_models")]
     pub level_models: bool,
+    /// Open even when a WAL the manifest records as live is missing or short: its unflushed
+    /// writes are dropped and each loss is printed on stderr (without it: an error naming
+    /// the WAL).
+    #[arg(long, global = true, alias = "accept_wal_loss")]
+    pub accept_wal_loss: bool,
     /// Most separated values a range scan reads ahead in one sorted batch (1 reads each
     /// value when reached; engine default 64).
     #[arg(long, global = true, value_name = "N", alias = "scan_readahead")]
@@ -285,6 +290,9 @@ impl EngineArgs {
         if self.level_models {
             o.level_models = true;
         }
+        if self.accept_wal_loss {
+            o.accept_wal_loss = true;
+        }
         if let Some(r) = self.value_log_gc_ratio {
             o.value_log_gc_ratio = r;
         }
@@ -296,7 +304,11 @@ impl EngineArgs {
     pub fn open(&self, dir: &Path, create: bool) -> Result<Db, CliError> {
         let mut o = self.options();
         o.create_if_missing = create && !self.no_create;
-        Ok(Db::open(dir, o)?)
+        let db = Db::open(dir, o)?;
+        for loss in db.wal_losses() {
+            eprintln!("warning: --accept-wal-loss: {loss}; its unflushed writes were dropped");
+        }
+        Ok(db)
     }
 }
 

@@ -143,14 +143,19 @@ pub fn verify(db: &Db, a: &VerifyArgs, json: bool) -> Result<(), CliError> {
         "value_log_entries_checked": vlog_entries,
     });
     let mut problems = 0u64;
+    let mut hint = None;
     if let Some(path) = &a.keys {
         let keys = read_keys(path)?;
         let (mut missing, mut wrong) = (0u64, 0u64);
+        let mut wrong_sizes = WrongSizes::default();
         let bar = progress(keys.len() as u64, json);
         for (i, &k) in keys.iter().enumerate() {
             match db.get(key_bytes(k))? {
                 None => missing += 1,
-                Some(v) if v != derived_value(k, a.value_size) => wrong += 1,
+                Some(v) if v != derived_value(k, a.value_size) => {
+                    wrong += 1;
+                    wrong_sizes.note(k, &v);
+                }
                 Some(_) => {}
             }
             if i % 4096 == 0 {
@@ -162,6 +167,13 @@ pub fn verify(db: &Db, a: &VerifyArgs, json: bool) -> Result<(), CliError> {
         report["keys_checked"] = json!(keys.len());
         report["keys_missing"] = json!(missing);
         report["keys_wrong_value"] = json!(wrong);
+        if let Some(size) = wrong_sizes.common_load_size(a.value_size) {
+            hint = Some(format!(
+                "values are {size} bytes, not {}: pass --value-size {size}",
+                a.value_size
+            ));
+            report["hint"] = json!(hint);
+        }
     }
     report["ok"] = json!(problems == 0);
     if json {
@@ -174,12 +186,41 @@ pub fn verify(db: &Db, a: &VerifyArgs, json: bool) -> Result<(), CliError> {
             println!("keys missing:              {}", report["keys_missing"]);
             println!("keys with a wrong value:   {}", report["keys_wrong_value"]);
         }
+        if let Some(h) = &hint {
+            println!("hint: {h}");
+        }
         println!("{}", if problems == 0 { "OK" } else { "FAILED" });
     }
     if problems > 0 {
+        let hint = hint.map(|h| format!(" ({h})")).unwrap_or_default();
         return Err(CliError::failed(format!(
-            "verification failed: {problems} keys missing or with a wrong value"
+            "verification failed: {problems} keys missing or with a wrong value{hint}"
         )));
     }
     Ok(())
+}
+
+/// The lengths of the wrong values `verify --keys` met, to tell a damaged database from a
+/// `--value-size` that differs from the one `load` used.
+#[derive(Default)]
+struct WrongSizes {
+    /// The one length every wrong value had so far (`None` before the first).
+    length: Option<usize>,
+    /// Whether every wrong value had one length and was `load`'s value for its key at it.
+    uniform: bool,
+}
+
+impl WrongSizes {
+    fn note(&mut self, key: u64, value: &[u8]) {
+        let first = self.length.is_none();
+        let same = self.length.is_none_or(|l| l == value.len());
+        self.uniform = (first || self.uniform) && same && value == derived_value(key, value.len());
+        self.length = Some(value.len());
+    }
+
+    /// The value size `load` must have been given, when every wrong value is `load`'s value
+    /// at one size other than `asked`.
+    fn common_load_size(&self, asked: usize) -> Option<usize> {
+        self.length.filter(|&l| self.uniform && l != asked)
+    }
 }

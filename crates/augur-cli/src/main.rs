@@ -93,8 +93,12 @@ enum Command {
     Scan(commands::ScanArgs),
     /// Bulk-load keys from an SOSD key file (--keys) or key,value lines (--csv).
     Load(load::LoadArgs),
-    /// Print levels, files, sizes, value-log segments and garbage, and counters.
+    /// Print levels, files, sizes, value-log segments and garbage, and counters (the levels
+    /// holding files and, when there were lookups, the learning table; --json is complete).
     Stats {
+        /// Show every level and the learning table even when empty.
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -180,7 +184,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let j = json(args.out);
             load::load(&e.open(&dir, true)?, codec, &args, j)
         }
-        Command::Stats { out } => commands::stats(&e.open(&dir, false)?, json(out)),
+        Command::Stats { all, out } => commands::stats(&e.open(&dir, false)?, all, json(out)),
         Command::Verify(args) => {
             let j = json(args.out);
             load::verify(&e.open(&dir, false)?, &args, j)

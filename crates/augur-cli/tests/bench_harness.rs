@@ -217,3 +217,43 @@ fn waitforcompaction_settles_every_engine_built() {
         assert_eq!(*n, augur, "{engine} scanned {n}, augur {augur}");
     }
 }
+
+/// Issue 15: without `--value-separation-threshold` the text report says first that two
+/// configurations run, and in which subdirectories of `--db`; with it, one runs in `--db`.
+#[test]
+fn the_header_names_every_configuration_and_its_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    let db_s = db.to_str().unwrap();
+    let out = ok(augur(&[
+        "--db",
+        db_s,
+        "bench",
+        "--num=50",
+        "--benchmarks=fillrandom",
+    ]));
+    let plan = out.find("Running 2 configurations").expect(&out);
+    let first_run = out.find("Augur:").expect(&out);
+    assert!(plan < first_run, "{out}");
+    for label in ["inline", "separated"] {
+        let path = db.join(label);
+        assert!(out.contains(&*path.to_string_lossy()), "{out}");
+        assert!(path.is_dir(), "{label} database missing");
+    }
+    assert!(out.contains("pass --value-separation-threshold N"), "{out}");
+
+    let one = t.path().join("one");
+    let out = ok(augur(&[
+        "--db",
+        one.to_str().unwrap(),
+        "bench",
+        "--num=50",
+        "--value-separation-threshold=0",
+        "--benchmarks=fillrandom",
+    ]));
+    assert!(!out.contains("configurations"), "{out}");
+    assert!(
+        one.join("CURRENT").exists(),
+        "one configuration runs in --db itself"
+    );
+}

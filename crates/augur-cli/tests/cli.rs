@@ -278,6 +278,23 @@ fn load_and_verify(keys_file: &Path, n_keys: u64, probe: u64) {
     assert_eq!(o.status.code(), Some(2));
     let j: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(j["keys_wrong_value"], n_keys);
+    // ... with a hint naming the size the values have (issue 15).
+    assert_eq!(
+        j["hint"], "values are 24 bytes, not 25: pass --value-size 24",
+        "{j}"
+    );
+    let o = augur(&db, &["verify", "--keys", f, "--value-size", "64"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stdout(&o).contains("hint: values are 24 bytes, not 64"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("pass --value-size 24"),
+        "{}",
+        stderr(&o)
+    );
     // Keys are stored big-endian, so a scan is in numeric order.
     let j = ok_json(augur(&db, &["--hex", "scan", "--limit", "2", "--json"]));
     let first = u64::from_str_radix(j["entries"][0]["key"].as_str().unwrap(), 16).unwrap();
@@ -311,6 +328,8 @@ fn load_and_verify(keys_file: &Path, n_keys: u64, probe: u64) {
     assert_eq!(j["keys_missing"], 0);
     assert_eq!(j["keys_wrong_value"], 1);
     assert_eq!(j["ok"], false);
+    // A value that is not `load`'s at any size gives no value-size hint.
+    assert!(j.get("hint").is_none(), "{j}");
 }
 
 #[test]
@@ -566,10 +585,55 @@ fn every_learning_policy_is_accepted_and_stats_show_learning() {
     assert!(j["learning"]["models_built"].is_u64(), "{j}");
     assert!(j["levels"][0]["models_wasted"].is_u64(), "{j}");
     assert!(j["levels"][0]["avg_baseline_lookup_ns"].is_u64(), "{j}");
+    // Issue 15: the text shows the populated levels only, and the learning table only after
+    // lookups (none in a fresh `stats` process); --all shows all seven levels and the table.
     let text = ok(augur(&db, &["stats"]));
+    assert!(!text.contains("lookups +"), "{text}");
+    let all = ok(augur(&db, &["stats", "--all"]));
     assert!(
-        text.contains("model path") && text.contains("wasted"),
-        "{text}"
+        all.contains("model path") && all.contains("wasted"),
+        "{all}"
+    );
+    // Six more level rows in the level table, and the learning table's header and 7 rows.
+    assert!(
+        all.lines().count() >= text.lines().count() + 6 + 7,
+        "{text}\n{all}"
     );
     fails(augur(&db, &["--learning", "sometimes", "stats"]));
+}
+
+/// Issue 15: a deleted WAL holding unflushed writes fails the open with an error naming it;
+/// `--accept-wal-loss` opens anyway and says on stderr what was dropped.
+#[test]
+fn a_deleted_wal_is_an_error_unless_the_loss_is_accepted() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    ok(augur(&db, &["put", "flushed", "1"]));
+    ok(augur(&db, &["flush"]));
+    ok(augur(&db, &["put", "only-in-the-wal", "2"]));
+    let wal = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wal"))
+        .max()
+        .expect("a WAL");
+    std::fs::remove_file(&wal).unwrap();
+    let o = augur(&db, &["get", "flushed"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&*wal.file_name().unwrap().to_string_lossy())
+            && err.contains("--accept-wal-loss"),
+        "{err}"
+    );
+    let o = augur(&db, &["--accept-wal-loss", "get", "flushed"]);
+    assert_eq!(stdout(&o).trim(), "1", "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: --accept-wal-loss"),
+        "{}",
+        stderr(&o)
+    );
+    // The loss was accepted once; the database opens normally again.
+    let o = augur(&db, &["get", "only-in-the-wal"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }

@@ -99,6 +99,11 @@ pub struct Options {
     /// thread (WiscKey's range-query thread pool), so several reads are in flight on a
     /// device with internal parallelism. 0 reads on the scanning thread only. Default 0.
     pub scan_fetch_threads: usize,
+    /// Open even when a WAL the manifest records as live is missing or shorter than its
+    /// synced size (its unflushed writes are then lost): the loss is logged and listed by
+    /// [`crate::Db::wal_losses`]. Without it such an open fails with `Corruption` naming
+    /// the WAL. Default `false`.
+    pub accept_wal_loss: bool,
     /// The file system. Default the real one ([`StdFs`]).
     pub fs: Arc<dyn FileSystem>,
     /// Run flush and compaction in background threads. When `false`, they run inline in the
@@ -145,6 +150,7 @@ impl std::fmt::Debug for Options {
             .field("level_models", &self.level_models)
             .field("scan_readahead", &self.scan_readahead)
             .field("scan_fetch_threads", &self.scan_fetch_threads)
+            .field("accept_wal_loss", &self.accept_wal_loss)
             .finish_non_exhaustive()
     }
 }
@@ -183,6 +189,7 @@ impl Default for Options {
             level_models: false,
             scan_readahead: 64,
             scan_fetch_threads: 0,
+            accept_wal_loss: false,
         }
     }
 }

@@ -131,6 +131,8 @@ pub(crate) struct DbInner {
     pub closed: AtomicBool,
     /// The background learner and the learning statistics.
     pub learner: Arc<crate::learning::learner::Learner>,
+    /// What the open dropped under `Options::accept_wal_loss` (missing or short WALs).
+    pub wal_losses: Vec<String>,
     pub _lock: Box<dyn FileLock>,
 }
 
@@ -232,6 +234,13 @@ impl Db {
     /// The database directory.
     pub fn path(&self) -> &Path {
         &self.inner.dir
+    }
+
+    /// The WALs this open found missing or shorter than the manifest recorded, one line
+    /// each, whose lost writes were dropped because `Options::accept_wal_loss` was set
+    /// (without it such an open fails with `Corruption`). Empty after a clean open.
+    pub fn wal_losses(&self) -> &[String] {
+        &self.inner.wal_losses
     }
 
     /// The value of `key`, or `None`.

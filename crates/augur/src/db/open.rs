@@ -11,6 +11,12 @@
 //! reach complete value-log bytes ends the replay there (its value-log write was lost in
 //! the crash, so it and everything after it were not durable). Pointers into segments that
 //! GC deleted are shadowed by their relocated copies and are skipped.
+//!
+//! Before the replay, the WALs the manifest records as live (docs/format/manifest.md, "Live
+//! WALs") are checked: a missing one, or a closed one shorter than its synced size, lost
+//! acknowledged writes and fails the open with `Corruption`, unless
+//! `Options::accept_wal_loss` is set; then the loss is reported in `Db::wal_losses`, torn
+//! tails of any WAL are dropped, and every surviving record is replayed.
 
 use super::batch::decode_record;
 use super::flush::write_table_from_memtable;
@@ -84,6 +90,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     )?
     .with_fetch_threads(opts.scan_fetch_threads);
 
+    let wal_losses = check_live_wals(fs.as_ref(), dir, &recovered.live_wals, opts.accept_wal_loss)?;
     let version = versions.current();
     let mem = Memtable::new();
     let mut last_seqno = recovered.last_seqno;
@@ -123,7 +130,12 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         }
         let contents = read_log(fs.as_ref(), &path, LogKind::Wal)?;
         if let LogTail::Torn { offset, reason } = &contents.tail {
-            if !newest {
+            if !newest && opts.accept_wal_loss {
+                log::warn!(
+                    "accept_wal_loss: dropping the damaged tail of {} at offset {offset}: {reason}",
+                    path.display()
+                );
+            } else if !newest {
                 return Err(Error::corruption(
                     &path,
                     *offset,
@@ -165,6 +177,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let mut edit = VersionEdit {
         log_number: Some(wal_number),
         last_seqno: Some(last_seqno),
+        wals_added: vec![wal_number],
         ..VersionEdit::default()
     };
     if !mem.is_empty() {
@@ -220,9 +233,70 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         relocated: AtomicU64::new(0),
         closed: AtomicBool::new(false),
         learner,
+        wal_losses,
         _lock: lock,
         opts,
     })
+}
+
+/// Checks the WALs the manifest records as live: each must exist, and a closed one must
+/// hold at least the bytes synced into it. Without `accept_loss` the first loss is a
+/// `Corruption` naming the WAL; with it, the losses are logged and returned, one line each.
+fn check_live_wals(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    live: &std::collections::BTreeMap<u64, Option<u64>>,
+    accept_loss: bool,
+) -> Result<Vec<String>> {
+    let mut losses = Vec::new();
+    for (&number, &synced) in live {
+        let path = filename::wal_path(dir, number);
+        let loss = if !fs.exists(&path) {
+            let what = match synced {
+                Some(s) => format!("{s} synced bytes"),
+                None => "the active WAL's writes".to_string(),
+            };
+            Some((
+                0,
+                format!(
+                    "WAL {number} is missing: the manifest records it as live ({what}, not yet \
+                     flushed to a table)"
+                ),
+            ))
+        } else if let Some(s) = synced {
+            let size = fs.size(&path)?;
+            (size < s).then(|| {
+                (
+                    size,
+                    format!(
+                        "WAL {number} holds {size} bytes, fewer than the {s} bytes synced into \
+                         it before it was closed"
+                    ),
+                )
+            })
+        } else {
+            None
+        };
+        let Some((offset, what)) = loss else {
+            continue;
+        };
+        if !accept_loss {
+            return Err(Error::corruption(
+                &path,
+                offset,
+                format!(
+                    "{what}; its writes are lost. Open with Options::accept_wal_loss (CLI \
+                     --accept-wal-loss) to drop them and open anyway"
+                ),
+            ));
+        }
+        log::warn!(
+            "accept_wal_loss: {}: {what}; its lost writes are dropped",
+            path.display()
+        );
+        losses.push(format!("{}: {what}", path.display()));
+    }
+    Ok(losses)
 }
 
 /// Fails when `dir` (which has no CURRENT) holds files Augur does not own.

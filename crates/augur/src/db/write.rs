@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::filename;
 use crate::key::{ValueKind, MAX_KEY_LEN};
 use crate::memtable::Memtable;
+use crate::version::VersionEdit;
 use crate::vlog::ValuePointer;
 use crate::wal::{LogKind, LogWriter};
 use std::collections::VecDeque;
@@ -294,10 +295,19 @@ impl DbInner {
         self.vlog.sync()?;
         let mut wal = self.wal.lock();
         wal.sync()?;
+        let synced = wal.len();
         let number = self.versions.new_file_number();
         let path = filename::wal_path(&self.dir, number);
         *wal = LogWriter::create(self.opts.fs.as_ref(), &path, LogKind::Wal)?;
         self.opts.fs.sync_dir(&self.dir)?;
+        // Record the closed WAL's synced size and the new WAL, so that an open finding
+        // either missing (or the old one short) fails instead of losing writes silently.
+        let closed = self.mem.lock().wal_number;
+        self.versions.log_and_apply(VersionEdit {
+            wals_added: vec![number],
+            wals_closed: vec![(closed, synced)],
+            ..VersionEdit::default()
+        })?;
         let mut m = self.mem.lock();
         let old = std::mem::replace(&mut m.mem, Arc::new(Memtable::new()));
         let old_number = std::mem::replace(&mut m.wal_number, number);

@@ -38,6 +38,12 @@ pub struct VersionEdit {
     pub vlog_garbage: Vec<(u64, u64)>,
     /// Value-log segments removed by garbage collection.
     pub vlog_deleted: Vec<u64>,
+    /// WALs created (the database must find each of them at open until a log number moves
+    /// past it).
+    pub wals_added: Vec<u64>,
+    /// WALs closed by a memtable switch: (WAL number, bytes synced before it was closed).
+    /// A closed WAL shorter than this at open lost synced writes.
+    pub wals_closed: Vec<(u64, u64)>,
 }
 
 const TAG_LOG_NUMBER: u8 = 1;
@@ -47,6 +53,8 @@ const TAG_ADD_FILE: u8 = 4;
 const TAG_DELETE_FILE: u8 = 5;
 const TAG_VLOG_GARBAGE: u8 = 6;
 const TAG_VLOG_DELETED: u8 = 7;
+const TAG_WAL_ADDED: u8 = 8;
+const TAG_WAL_CLOSED: u8 = 9;
 
 fn put_ikey(out: &mut Vec<u8>, k: &InternalKey) {
     put_bytes(out, &k.user_key);
@@ -100,6 +108,15 @@ impl VersionEdit {
             out.push(TAG_VLOG_DELETED);
             put_varint(&mut out, *seg);
         }
+        for wal in &self.wals_added {
+            out.push(TAG_WAL_ADDED);
+            put_varint(&mut out, *wal);
+        }
+        for (wal, synced) in &self.wals_closed {
+            out.push(TAG_WAL_CLOSED);
+            put_varint(&mut out, *wal);
+            put_varint(&mut out, *synced);
+        }
         out
     }
 
@@ -129,6 +146,8 @@ impl VersionEdit {
                 }
                 TAG_VLOG_GARBAGE => e.vlog_garbage.push((d.varint()?, d.varint()?)),
                 TAG_VLOG_DELETED => e.vlog_deleted.push(d.varint()?),
+                TAG_WAL_ADDED => e.wals_added.push(d.varint()?),
+                TAG_WAL_CLOSED => e.wals_closed.push((d.varint()?, d.varint()?)),
                 _ => return None,
             }
         }
@@ -160,6 +179,8 @@ mod tests {
             deleted: vec![(1, 3), (0, 4)],
             vlog_garbage: vec![(1, 100)],
             vlog_deleted: vec![0],
+            wals_added: vec![11, 12],
+            wals_closed: vec![(11, 1 << 33)],
         };
         let buf = e.encode();
         assert_eq!(VersionEdit::decode(&buf), Some(e));

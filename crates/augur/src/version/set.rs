@@ -22,12 +22,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// State recovered from the manifest that the database needs besides the version.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RecoveredState {
     /// WAL files numbered below this are flushed; replay the ones at or above.
     pub log_number: u64,
     /// Largest seqno recorded by flushes.
     pub last_seqno: u64,
+    /// The WALs at or above `log_number` the manifest recorded, with the bytes synced into
+    /// each closed one (`None`: the WAL was active, only its existence is known).
+    pub live_wals: BTreeMap<u64, Option<u64>>,
 }
 
 struct ManifestState {
@@ -65,6 +68,8 @@ struct Replay {
     files: Vec<BTreeMap<u64, FileMeta>>,
     garbage: BTreeMap<u64, u64>,
     vlog_deleted: std::collections::BTreeSet<u64>,
+    /// Recorded WALs at or above `log_number`: number → synced bytes once closed.
+    wals: BTreeMap<u64, Option<u64>>,
     log_number: u64,
     next_file_number: u64,
     last_seqno: u64,
@@ -103,6 +108,14 @@ impl Replay {
             self.garbage.remove(seg);
             self.vlog_deleted.insert(*seg);
         }
+        for wal in &edit.wals_added {
+            self.wals.entry(*wal).or_insert(None);
+        }
+        for (wal, synced) in &edit.wals_closed {
+            self.wals.insert(*wal, Some(*synced));
+        }
+        // WALs below the log number are flushed: they may be deleted.
+        self.wals = self.wals.split_off(&self.log_number);
         Ok(())
     }
 
@@ -121,6 +134,12 @@ impl Replay {
             deleted: Vec::new(),
             vlog_garbage: self.garbage.iter().map(|(s, b)| (*s, *b)).collect(),
             vlog_deleted: self.vlog_deleted.iter().copied().collect(),
+            wals_added: self.wals.keys().copied().collect(),
+            wals_closed: self
+                .wals
+                .iter()
+                .filter_map(|(w, s)| s.map(|s| (*w, s)))
+                .collect(),
         }
     }
 }
@@ -237,6 +256,7 @@ impl VersionSet {
         let state = RecoveredState {
             log_number: replay.log_number,
             last_seqno: replay.last_seqno,
+            live_wals: replay.wals.clone(),
         };
         let set = VersionSet {
             dir: dir.to_path_buf(),

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod batch;
+mod verified;
 
 pub use batch::{ValueRequest, ValueSink};
 
@@ -202,6 +203,17 @@ fn known_entry_len(ptr: &ValuePointer, key: &[u8]) -> Option<usize> {
 /// match `key` and the pointer, it holds `key`, and its checksum is right; `None` otherwise
 /// (the caller then takes the checked slow path, which names the problem).
 fn value_of_entry<'a>(entry: &'a [u8], ptr: &ValuePointer, key: &[u8]) -> Option<&'a [u8]> {
+    value_of_entry_with(entry, ptr, key, true)
+}
+
+/// [`value_of_entry`], with the checksum comparison only when `check_crc` (an entry already
+/// verified in this mapping; its lengths and key are still checked).
+fn value_of_entry_with<'a>(
+    entry: &'a [u8],
+    ptr: &ValuePointer,
+    key: &[u8],
+    check_crc: bool,
+) -> Option<&'a [u8]> {
     let (crc, key_len, value_len) = (get_u32(entry, 0)?, get_u32(entry, 4)?, get_u32(entry, 8)?);
     let body = entry.get(ENTRY_HEADER_LEN..)?;
     if key_len as usize != key.len() || value_len != ptr.len || !body.starts_with(key) {
@@ -209,7 +221,8 @@ fn value_of_entry<'a>(entry: &'a [u8], ptr: &ValuePointer, key: &[u8]) -> Option
     }
     let lens = entry.get(4..ENTRY_HEADER_LEN)?;
     let value = body.get(key.len()..)?;
-    (value.len() == ptr.len as usize && crc_parts(&[lens, key, value]) == crc).then_some(value)
+    let crc_ok = || crc_parts(&[lens, key, value]) == crc;
+    (value.len() == ptr.len as usize && (!check_crc || crc_ok())).then_some(value)
 }
 
 /// Reads entries of one segment. `Send + Sync`: readers are shared by all lookups.
@@ -217,6 +230,8 @@ pub struct SegmentReader {
     file: Arc<dyn RandomAccessFile>,
     /// The file's mapping when it is mapped (scans borrow values from it).
     mapped: Option<bytes::Bytes>,
+    /// Entries of the mapping whose checksum batch reads already verified.
+    verified: std::sync::OnceLock<verified::VerifiedEntries>,
     id: u64,
     path: PathBuf,
 }
@@ -243,6 +258,7 @@ impl SegmentReader {
         let file = fs.open(&path, mode)?;
         let reader = SegmentReader {
             mapped: file.mapped(),
+            verified: std::sync::OnceLock::new(),
             file,
             id,
             path,

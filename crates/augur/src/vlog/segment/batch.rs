@@ -5,10 +5,13 @@
 //! through `pread`, entries close to each other are coalesced into one read of the span that
 //! covers them (values written in key order — a sequential load, or GC's rewrites — then cost
 //! one read per run instead of one per value). Every entry is checked exactly as a single read
-//! checks it; an entry that fails the fast check is re-read through the checked slow path,
-//! which reports the precise corruption.
+//! checks it — in a mapped segment once per mapping (`verified.rs`): later reads check its
+//! lengths and key but not its CRC again, and touch only its first cache line ahead of time —
+//! and an entry that fails the fast check is re-read through the checked slow path, which
+//! reports the precise corruption.
 
-use super::{known_entry_len, value_of_entry, SegmentReader};
+use super::verified::VerifiedEntries;
+use super::{known_entry_len, value_of_entry, value_of_entry_with, SegmentReader};
 use crate::error::Result;
 use crate::vlog::ValuePointer;
 
@@ -48,13 +51,25 @@ impl SegmentReader {
     ) -> Result<()> {
         if let Some(mapping) = &self.mapped {
             let data: &[u8] = mapping;
-            touch_headers(data, requests);
+            let verified = self
+                .verified
+                .get_or_init(|| VerifiedEntries::new(data.len()));
+            touch_entries(data, requests, verified);
             for r in requests {
                 let entry = known_entry_len(&r.ptr, r.key).and_then(|total| {
                     let start = usize::try_from(r.ptr.offset).ok()?;
                     data.get(start..start.checked_add(total)?)
                 });
-                match entry.and_then(|e| value_of_entry(e, &r.ptr, r.key)) {
+                let value = entry.and_then(|e| {
+                    if verified.contains(r.ptr.offset) {
+                        value_of_entry_with(e, &r.ptr, r.key, false)
+                    } else {
+                        let v = value_of_entry(e, &r.ptr, r.key)?;
+                        verified.insert(r.ptr.offset);
+                        Some(v)
+                    }
+                });
+                match value {
                     Some(v) => sink(r.slot, v, Some(mapping)),
                     None => sink(r.slot, &self.read(&r.ptr, Some(r.key))?, None),
                 }
@@ -114,16 +129,21 @@ impl SegmentReader {
     }
 }
 
-/// Loads the first word of every requested entry of a mapped segment before any is
+/// Loads every cache line of every requested entry of a mapped segment (only the first line
+/// of an entry already verified: its checksum will not be recomputed) before any is
 /// processed. The loads are independent, so the CPU keeps many of their cache misses in
-/// flight at once; the checks that follow then find each entry's first line in cache
-/// instead of waiting for DRAM one entry at a time (scans of separated values were bound
-/// by that wait: 98% of the batch reader's time sat on the first load of each entry).
-fn touch_headers(data: &[u8], requests: &[ValueRequest<'_>]) {
+/// flight at once; the checks that follow then find the lines in cache instead of waiting
+/// for DRAM one entry at a time (scans of separated values were bound by that wait: 98% of
+/// the batch reader's time sat on the first load of each entry).
+fn touch_entries(data: &[u8], requests: &[ValueRequest<'_>], verified: &VerifiedEntries) {
     let mut sum = 0u64;
     for r in requests {
         let start = usize::try_from(r.ptr.offset).unwrap_or(usize::MAX);
-        let len = usize::try_from(entry_bytes(r)).unwrap_or(0).min(1 << 16);
+        let len = if verified.contains(r.ptr.offset) {
+            1
+        } else {
+            usize::try_from(entry_bytes(r)).unwrap_or(0).min(1 << 16)
+        };
         let mut at = start;
         while at < start.saturating_add(len) {
             if let Some(b) = data.get(at) {
