@@ -2,7 +2,8 @@
 """Renders the lazy-learning study of scripts/lazy_study.sh (issue 10 item 5) as markdown.
 
 Usage: python3 scripts/lazy_report.py [--out DIR] [--report FILE]
-  --out     directory with <workload>-<policy>.json, commands.txt, machine.txt
+  --out     directory with <workload>-<policy>.json, commands.txt, machine.txt and, when
+            written by hand after a run, findings.md (rendered as the Findings section)
             (default docs/benchmarks/lazy)
   --report  markdown written (default docs/benchmarks/lazy-learning.md)
 
@@ -163,11 +164,20 @@ def render(out, report):
         f"{(config.get('memtable_size_bytes') or 0) / 2**20:.0f} MiB, tables "
         f"{(config.get('target_file_size_bytes') or 0) / 2**20:.0f} MiB, index "
         f"{config.get('index')} (δ = {config.get('error_bound')}), T_wait "
-        f"{config.get('learning_wait_ms')} ms, lazy K = {config.get('lazy_learning_reads')} "
-        f"(lookups before a file is learned), keys `--insert-order={config.get('insert_order')}`"
+        f"{config.get('learning_wait_ms')} ms, lazy: a file of n keys is learned after "
+        f"max(K, n × rate) lookups past its bloom filter, K = {config.get('lazy_learning_reads')}, "
+        f"rate = {config.get('lazy_learning_reads_per_key')} (rows lazy-k*: rate 0, the given K), "
+        f"keys `--insert-order={config.get('insert_order')}`"
         f", load order {config.get('load_order') or 'sequential'}."
     )
     md.append("")
+    findings = os.path.join(out, "findings.md")
+    if os.path.exists(findings):
+        md.append("## Findings")
+        md.append("")
+        with open(findings) as f:
+            md.append(f.read().strip())
+        md.append("")
     machine = os.path.join(out, "machine.txt")
     if os.path.exists(machine):
         md.append("Machine and run:")
