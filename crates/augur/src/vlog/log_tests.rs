@@ -499,3 +499,54 @@ fn batched_reads_match_single_reads_and_report_damage() {
         }
     }
 }
+
+/// Batched reads of a mapped segment check each entry's CRC once (`segment/verified.rs`): a
+/// second pass returns the same values, an entry damaged before it was ever read is still
+/// `Corruption`, and a single `read` checks the CRC every time.
+#[test]
+fn mapped_batches_verify_each_entry_once_and_catch_unread_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+    let ptrs = fill(&log, 0..300);
+    // Seal the segment so that a reopened log maps it.
+    drop(log);
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+    let keys: Vec<Vec<u8>> = (0..300).map(|i| kv(i).0).collect();
+    let batch = |range: std::ops::Range<usize>| {
+        let mut requests: Vec<ValueRequest<'_>> = range
+            .map(|i| ValueRequest {
+                slot: i,
+                ptr: ptrs[i].1,
+                key: &keys[i],
+            })
+            .collect();
+        let mut got = vec![None; 300];
+        log.read_values(&mut requests, &mut |slot, v, _| {
+            got[slot] = Some(v.to_vec())
+        })
+        .map(|()| got)
+    };
+    for pass in 0..2 {
+        let got = batch(0..200).unwrap();
+        for (i, g) in got.iter().enumerate().take(200) {
+            assert_eq!(g.as_deref(), Some(&kv(i).1[..]), "pass {pass} entry {i}");
+        }
+    }
+    // Damage the value of entry 250, never read so far.
+    let p = ptrs[250].1;
+    let path = dir
+        .path()
+        .join(crate::vlog::segment::segment_file_name(p.segment));
+    // In place (no truncation: the segment is mapped).
+    let at = p.offset + (crate::vlog::segment::ENTRY_HEADER_LEN + keys[250].len()) as u64;
+    let byte = std::fs::read(&path).unwrap()[usize::try_from(at).unwrap()];
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.seek(SeekFrom::Start(at)).unwrap();
+        f.write_all(&[byte ^ 0x40]).unwrap();
+    }
+    let err = batch(240..260).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    assert!(log.read(&p).unwrap_err().is_corruption());
+}
