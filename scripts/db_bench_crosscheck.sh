@@ -44,14 +44,8 @@ echo "== augur bench --engine=rocksdb" >&2
 "${HAR[@]}" >"$WORK/harness-rocksdb.log" 2>&1
 rm -rf "$DB"
 
-# quote ARGS...: the arguments as one shell line, quoting only those that need it.
-quote() {
-  local a out=()
-  for a in "$@"; do
-    if [[ $a =~ ^[A-Za-z0-9_./=,:+@%-]+$ ]]; then out+=("$a"); else out+=("$(printf '%q' "$a")"); fi
-  done
-  echo "${out[*]}"
-}
+# quote, run: scripts/lib/commands.sh
+. scripts/lib/commands.sh  # the scripts run from the repository root
 
 version=$(dpkg-query -W -f='${Package} ${Version}' rocksdb-tools 2>/dev/null || echo "db_bench")
 python3 - "$WORK/db_bench.log" "$WORK/harness-rocksdb.json" "$version" \

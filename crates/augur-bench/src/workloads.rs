@@ -522,6 +522,15 @@ impl Runner {
         }
     }
 
+    /// The Augur database of an Augur-only benchmark `name`; for a peer, an error saying the
+    /// benchmark is not available for it.
+    fn augur_only(&mut self, name: &str) -> Result<&augur::Db, BenchError> {
+        let kind = self.kind;
+        let (db, _) = self.parts()?;
+        db.augur()
+            .ok_or_else(|| BenchError::failed(format!("{name}: not available for {}", kind.name())))
+    }
+
     /// A YCSB benchmark (`ycsb.rs`): the load or a workload of `reads` operations.
     fn ycsb(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, BenchError> {
         let r = ycsb::Run {

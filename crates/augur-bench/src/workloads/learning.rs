@@ -22,15 +22,8 @@ impl Runner {
     /// and models per second; Augur only.
     pub(super) fn learn(&mut self, name: &str) -> Result<Outcome, BenchError> {
         let record = self.record;
-        let kind = self.kind;
         let at_build = self.at_build();
-        let (db, _) = self.parts()?;
-        let Some(augur) = db.augur() else {
-            return Err(BenchError::failed(format!(
-                "{name}: not available for {}",
-                kind.name()
-            )));
-        };
+        let augur = self.augur_only(name)?;
         let before = augur.stats();
         let mut meter = Meter::new(record);
         let models = augur.learn_all()?;
@@ -55,15 +48,8 @@ impl Runner {
     /// Augur only.
     pub(super) fn wait_for_learning(&mut self, name: &str) -> Result<Outcome, BenchError> {
         let record = self.record;
-        let kind = self.kind;
         let at_build = self.at_build();
-        let (db, _) = self.parts()?;
-        let Some(augur) = db.augur() else {
-            return Err(BenchError::failed(format!(
-                "{name}: not available for {}",
-                kind.name()
-            )));
-        };
+        let augur = self.augur_only(name)?;
         let before = augur.stats();
         let started = Instant::now();
         let mut meter = Meter::new(record);

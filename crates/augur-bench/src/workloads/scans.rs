@@ -40,14 +40,7 @@ impl Runner {
         let params = self.p.parallel_scan;
         let keys = std::sync::Arc::clone(&self.p.keys);
         let record = self.record;
-        let kind = self.kind;
-        let (db, _) = self.parts()?;
-        let Some(augur) = db.augur() else {
-            return Err(BenchError::failed(format!(
-                "{name}: not available for {}",
-                kind.name()
-            )));
-        };
+        let augur = self.augur_only(name)?;
         let options = augur::ParallelScanOptions {
             threads: params.threads,
             partitions: params.partitions,
