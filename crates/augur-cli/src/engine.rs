@@ -2,7 +2,7 @@
 
 use crate::error::CliError;
 use augur::index::RmiRoot;
-use augur::{Db, IndexKind, LearningPolicy, Options, ReadMode};
+use augur::{CompactionStyle, Db, IndexKind, LearningPolicy, Options, ReadMode};
 use clap::{Args, ValueEnum};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,6 +24,15 @@ impl ReadModeArg {
             ReadModeArg::Pread => ReadMode::Pread,
         }
     }
+}
+
+/// How levels >= 1 are organized and compacted.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionArg {
+    /// LevelDB's leveled compaction: one sorted run per level.
+    Leveled,
+    /// PebblesDB's fragmented LSM: guards, fragments appended without rewriting.
+    Flsm,
 }
 
 /// The learned index trained per SSTable.
@@ -139,6 +148,37 @@ pub struct EngineArgs {
     /// Learned index type (engine default plr).
     #[arg(long, global = true, value_enum)]
     pub index: Option<IndexArg>,
+    /// Compaction style, fixed when the database is created (engine default leveled); an
+    /// existing database must be opened with the style it was created with.
+    #[arg(long, global = true, value_enum)]
+    pub compaction: Option<CompactionArg>,
+    /// FLSM: low hash bits a key needs to be a level-1 guard (engine default 20).
+    #[arg(long, global = true, value_name = "N", alias = "flsm_top_level_bits")]
+    pub flsm_top_level_bits: Option<u32>,
+    /// FLSM: bits fewer per deeper level (engine default 2).
+    #[arg(long, global = true, value_name = "N", alias = "flsm_bit_decrement")]
+    pub flsm_bit_decrement: Option<u32>,
+    /// FLSM: overlapping files a guard may hold before it is compacted (engine default 4).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        alias = "max_sstables_per_guard"
+    )]
+    pub max_sstables_per_guard: Option<usize>,
+    /// FLSM: seeks landing in a crowded guard before it is compacted; 0 disables (engine
+    /// default 10).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        alias = "seek_compaction_threshold"
+    )]
+    pub seek_compaction_threshold: Option<u32>,
+    /// FLSM: threads seeking the last level's files in parallel; 0 disables (engine
+    /// default 0).
+    #[arg(long, global = true, value_name = "N", alias = "parallel_seek_threads")]
+    pub parallel_seek_threads: Option<usize>,
     /// Learning policy (engine default at-build).
     #[arg(long, global = true, value_enum)]
     pub learning: Option<LearningArg>,
@@ -239,6 +279,28 @@ impl EngineArgs {
         }
         if let Some(b) = &self.error_bound_per_level {
             o.error_bound_per_level = b.clone();
+        }
+        if let Some(c) = self.compaction {
+            o.compaction = match c {
+                CompactionArg::Leveled => CompactionStyle::Leveled,
+                CompactionArg::Flsm => CompactionStyle::Flsm,
+            };
+        }
+        let f = &mut o.flsm;
+        if let Some(n) = self.flsm_top_level_bits {
+            f.top_level_bits = n;
+        }
+        if let Some(n) = self.flsm_bit_decrement {
+            f.bit_decrement = n;
+        }
+        if let Some(n) = self.max_sstables_per_guard {
+            f.max_sstables_per_guard = n;
+        }
+        if let Some(n) = self.seek_compaction_threshold {
+            f.seek_compaction_threshold = n;
+        }
+        if let Some(n) = self.parallel_seek_threads {
+            f.parallel_seek_threads = n;
         }
         let t = &mut o.index_tuning;
         if let Some(e) = self.pgm_recursive_error {

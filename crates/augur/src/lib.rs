@@ -22,6 +22,7 @@ pub mod version;
 pub mod vlog;
 pub mod wal;
 
+pub use compaction::{CompactionStyle, FlsmOptions};
 pub use db::{
     Db, GcReport, IndexMemory, LevelStats, Snapshot, Stats, ValueLogSegmentStats, WriteBatch,
     WriteOptions,

@@ -2,6 +2,7 @@
 //!
 //! `Options::validate` rejects a bad value with `Error::InvalidArgument` naming the option.
 
+use crate::compaction::{CompactionStyle, FlsmOptions};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, ReadMode, StdFs};
 use crate::index::{IndexConfig, IndexKind, IndexTuning};
@@ -40,6 +41,13 @@ pub struct Options {
     pub l1_max_bytes: u64,
     /// Size ratio between consecutive levels. Default 10.
     pub level_size_ratio: u64,
+    /// How levels >= 1 are organized and compacted (`--compaction`): leveled (LevelDB) or
+    /// PebblesDB's fragmented LSM. Fixed when the database is created; opening it with the
+    /// other style fails with `InvalidArgument`. Default `Leveled`.
+    pub compaction: CompactionStyle,
+    /// Tunables of the fragmented LSM (guards, per-guard limits, seek-based compaction,
+    /// parallel seeks); ignored under `Leveled`.
+    pub flsm: FlsmOptions,
     /// Number of levels (L0 … L(n-1)). Default 7.
     pub num_levels: usize,
     /// Bloom filter bits per key; 0 disables filters. Default 10 (≈1% false positives).
@@ -128,6 +136,8 @@ impl std::fmt::Debug for Options {
             .field("l0_stop_trigger", &self.l0_stop_trigger)
             .field("l1_max_bytes", &self.l1_max_bytes)
             .field("level_size_ratio", &self.level_size_ratio)
+            .field("compaction", &self.compaction)
+            .field("flsm", &self.flsm)
             .field("num_levels", &self.num_levels)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("block_records", &self.block_records)
@@ -169,6 +179,8 @@ impl Default for Options {
             l0_stop_trigger: 12,
             l1_max_bytes: 256 << 20,
             level_size_ratio: 10,
+            compaction: CompactionStyle::Leveled,
+            flsm: FlsmOptions::default(),
             num_levels: 7,
             bloom_bits_per_key: 10,
             block_records: 64,
@@ -251,6 +263,7 @@ impl Options {
         if !(2..=16).contains(&self.num_levels) {
             return Err(invalid("num_levels", "must be between 2 and 16"));
         }
+        self.flsm.validate()?;
         if self.bloom_bits_per_key > 64 {
             return Err(invalid("bloom_bits_per_key", "must be at most 64"));
         }

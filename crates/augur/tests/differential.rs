@@ -17,8 +17,8 @@
 
 use augur::fs::MemFs;
 use augur::{
-    Db, DbIterator, IndexKind, LearningPolicy, Options, ParallelScanOptions, ReadMode, ScanOptions,
-    Snapshot, Split, Stats, WriteBatch,
+    CompactionStyle, Db, DbIterator, FlsmOptions, IndexKind, LearningPolicy, Options,
+    ParallelScanOptions, ReadMode, ScanOptions, Snapshot, Split, Stats, WriteBatch,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -62,6 +62,7 @@ struct Config {
     values: Values,
     storage: Storage,
     background: bool,
+    style: CompactionStyle,
 }
 
 /// Seeds from `AUGUR_DIFF_SEEDS` (`a..b` or `a,b,c`), else `defaults`.
@@ -266,8 +267,22 @@ impl Run {
             learning_wait_ms: rng.gen_range(0..3),
             lazy_learning_reads: rng.gen_range(1..4),
             scan_fetch_threads: rng.gen_range(0..3),
+            compaction: cfg.style,
             ..Options::default()
         };
+        if cfg.style == CompactionStyle::Flsm {
+            // Guards every few dozen keys, few levels (so the last level's rewrites and the
+            // in-place rule run), crowded guards and seek-triggered compactions.
+            opts.num_levels = rng.gen_range(3..=5);
+            opts.flsm = FlsmOptions {
+                top_level_bits: rng.gen_range(4..=9),
+                bit_decrement: rng.gen_range(0..=2),
+                max_sstables_per_guard: rng.gen_range(2..=4),
+                seek_compaction_threshold: [0, 2, 10][rng.gen_range(0..3)],
+                rewrite_in_place_factor: [1, 25][rng.gen_range(0..2)],
+                ..FlsmOptions::default()
+            };
+        }
         let (path, tmp) = match cfg.storage {
             Storage::Mem => {
                 opts.fs = Arc::new(MemFs::new());
@@ -499,6 +514,11 @@ impl Run {
                 self.ok(r, "run_value_log_gc");
             }
             94_300..=94_319 => self.reopen(),
+            94_320..=94_999 => {
+                self.note("check_structure".into());
+                let r = self.db().check_structure();
+                self.ok(r, "check_structure");
+            }
             _ => {
                 // The rest: more puts, to keep the key space full.
                 let (k, v) = (self.key(), self.value());
@@ -895,6 +915,14 @@ const fn cfg(values: Values, storage: Storage, background: bool) -> Config {
         values,
         storage,
         background,
+        style: CompactionStyle::Leveled,
+    }
+}
+
+const fn flsm(c: Config) -> Config {
+    Config {
+        style: CompactionStyle::Flsm,
+        ..c
     }
 }
 
@@ -936,4 +964,29 @@ fn mixed_values_inline_work() {
 #[test]
 fn mixed_values_background_work() {
     run(cfg(Values::Mixed, Storage::Disk, true), &[22]);
+}
+
+// The same suite on PebblesDB's fragmented LSM; seeds 31..=37 cover every index type.
+
+#[test]
+fn flsm_inline_values_inline_work() {
+    run(
+        flsm(cfg(Values::Inline, Storage::Mem, false)),
+        &[31, 32, 33, 34, 35, 36, 37],
+    );
+}
+
+#[test]
+fn flsm_inline_values_background_work() {
+    run(flsm(cfg(Values::Inline, Storage::Mem, true)), &[38]);
+}
+
+#[test]
+fn flsm_separated_values_inline_work() {
+    run(flsm(cfg(Values::Separated, Storage::Mem, false)), &[41, 42]);
+}
+
+#[test]
+fn flsm_mixed_values_on_disk() {
+    run(flsm(cfg(Values::Mixed, Storage::Disk, true)), &[51]);
 }

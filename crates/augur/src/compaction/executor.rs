@@ -10,8 +10,20 @@
 //!
 //! Outputs are cut at the target file size, but never between two versions of one user key,
 //! so a level >= 1 holds all versions of a key in a single file.
+//!
+//! FLSM (`version.style`), in addition (see `guards.rs` and `flsm.rs`):
+//! - outputs are also cut at every guard of the output level, so each lies in one slot;
+//! - each distinct key of the merge that is a guard candidate (its hash) is committed as a
+//!   guard at every level from its candidate level down to the last, except at levels above
+//!   a file outside the compaction that straddles it (those wait for a later compaction that
+//!   sees the key again — PebblesDB's uncommitted guards, kept implicit);
+//! - a tombstone is kept while any file outside the compaction at the output level or below
+//!   may hold the key (sibling fragments of the output guard included);
+//! - when entries were dropped, guards whose last-level slot no longer intersects any file
+//!   are removed from every level (empty guards).
 
-use super::Compaction;
+use super::guards::{candidate_level, slot_of};
+use super::{Compaction, CompactionStyle};
 use crate::error::Result;
 use crate::filename;
 use crate::fs::FileSystem;
@@ -22,7 +34,7 @@ use crate::options::Options;
 use crate::sst::{Builder, BuilderOptions, TableCursor};
 use crate::version::{FileMeta, Version, VersionEdit};
 use crate::vlog::ValuePointer;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 /// Bytes of a value-log entry's header (crc, key length, value length).
@@ -48,15 +60,127 @@ pub(crate) struct CompactionOutcome {
     pub entries_dropped: u64,
     /// Nanoseconds spent training the outputs' models (at-build learning).
     pub model_train_ns: u64,
+    /// True when the outputs were appended to the next level without rewriting any of its
+    /// files (FLSM fragments); false for merges that rewrite (leveled, the last level, in
+    /// place).
+    pub appended: bool,
 }
 
-/// True when no level deeper than `output_level` may contain `user_key`.
-fn is_base_level_for_key(version: &Version, output_level: usize, user_key: &[u8]) -> bool {
-    version.levels.iter().skip(output_level + 1).all(|files| {
-        !files
-            .iter()
-            .any(|f| f.smallest_key() <= user_key && user_key <= f.largest_key())
+/// True when no file outside the compaction at `output_level` or deeper may contain
+/// `user_key`. (Leveled: every output-level file that overlaps is an input.)
+fn is_base_level_for_key(
+    version: &Version,
+    inputs: &HashSet<u64>,
+    output_level: usize,
+    user_key: &[u8],
+) -> bool {
+    version.levels.iter().skip(output_level).all(|files| {
+        !files.iter().any(|f| {
+            f.smallest_key() <= user_key
+                && user_key <= f.largest_key()
+                && !inputs.contains(&f.meta.file_id)
+        })
     })
+}
+
+/// FLSM: true when a file of `level` outside the compaction straddles `key` (starts below
+/// it and reaches it), so `key` cannot become a guard there yet.
+fn straddled(version: &Version, inputs: &HashSet<u64>, level: usize, key: &[u8]) -> bool {
+    let files = &version.levels[level];
+    let guards = &version.guards[level];
+    let slot = slot_of(guards, key);
+    let start = slot.checked_sub(1).map(|i| guards[i].as_slice());
+    let lo = start.map_or(0, |s| files.partition_point(|f| f.smallest_key() < s));
+    let hi = files.partition_point(|f| f.smallest_key() < key);
+    files[lo..hi.max(lo)]
+        .iter()
+        .any(|f| f.largest_key() >= key && !inputs.contains(&f.meta.file_id))
+}
+
+/// FLSM: the guards `key` is committed as by this compaction, as (level, key) pairs.
+fn new_guards(
+    version: &Version,
+    opts: &Options,
+    inputs: &HashSet<u64>,
+    key: &[u8],
+) -> Vec<(usize, Vec<u8>)> {
+    let last = version.levels.len() - 1;
+    let Some(first) = candidate_level(key, &opts.flsm, last) else {
+        return Vec::new();
+    };
+    let from = (first..=last)
+        .rev()
+        .find(|&l| straddled(version, inputs, l, key))
+        .map_or(first, |l| l + 1);
+    (from..=last)
+        .filter(|&l| {
+            version.guards[l]
+                .binary_search_by(|g| g.as_slice().cmp(key))
+                .is_err()
+        })
+        .map(|l| (l, key.to_vec()))
+        .collect()
+}
+
+/// FLSM: the guards (of any level) whose last-level slot intersects no file once the edit
+/// is applied, among the last level's guards in `[lo, hi]`.
+fn empty_guards(
+    version: &Version,
+    inputs: &HashSet<u64>,
+    outputs: &[FileMeta],
+    added: &[(usize, Vec<u8>)],
+    lo: &[u8],
+    hi: &[u8],
+) -> Vec<Vec<u8>> {
+    let last = version.levels.len() - 1;
+    let mut spans: Vec<(&[u8], &[u8])> = version
+        .levels
+        .iter()
+        .skip(1)
+        .flatten()
+        .filter(|f| !inputs.contains(&f.meta.file_id))
+        .map(|f| (f.smallest_key(), f.largest_key()))
+        .chain(
+            outputs
+                .iter()
+                .map(|m| (&m.smallest.user_key[..], &m.largest.user_key[..])),
+        )
+        .collect();
+    spans.sort();
+    // The union of the spans, as disjoint sorted intervals.
+    let mut union: Vec<(&[u8], &[u8])> = Vec::new();
+    for (a, b) in spans {
+        match union.last_mut() {
+            Some((_, e)) if a <= *e => *e = (*e).max(b),
+            _ => union.push((a, b)),
+        }
+    }
+    let mut guards: Vec<&[u8]> = version.guards[last].iter().map(Vec::as_slice).collect();
+    guards.extend(
+        added
+            .iter()
+            .filter(|(l, _)| *l == last)
+            .map(|(_, k)| k.as_slice()),
+    );
+    guards.sort();
+    guards.dedup();
+    let mut out = Vec::new();
+    for (i, g) in guards.iter().enumerate() {
+        if *g < lo || *g > hi {
+            continue;
+        }
+        let next = guards.get(i + 1).copied();
+        // The first interval ending at or after g; it intersects [g, next) if it starts
+        // before next.
+        let j = union.partition_point(|(_, e)| *e < *g);
+        let occupied = union
+            .get(j)
+            .is_some_and(|(a, _)| next.is_none_or(|n| *a < n));
+        if !occupied {
+            out.push(g.to_vec());
+        }
+    }
+    out
 }
 
 /// Runs `c` against `version`; the caller applies the returned edit.
@@ -81,9 +205,26 @@ pub(crate) fn execute(
             bytes_written: 0,
             entries_dropped: 0,
             model_train_ns: 0,
+            appended: false,
         });
     }
 
+    let flsm = version.style == CompactionStyle::Flsm;
+    let input_ids: HashSet<u64> = c
+        .inputs
+        .iter()
+        .chain(&c.next_inputs)
+        .map(|f| f.meta.file_id)
+        .collect();
+    // FLSM: the output level's guards (committed ones; new ones are cut at as they come)
+    // and the upper end of the current output's slot.
+    let out_guards: &[Vec<u8>] = if flsm {
+        &version.guards[c.output_level]
+    } else {
+        &[]
+    };
+    let mut slot_end: Option<&[u8]> = None;
+    let mut guards_added: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut sources: Vec<Source> = Vec::new();
     let mut bytes_read = 0;
     for f in c.inputs.iter().chain(&c.next_inputs) {
@@ -113,8 +254,15 @@ pub(crate) fn execute(
         let new_key = !has_key || !same_user_key(&current_key, user_key);
         if new_key {
             // A key boundary: the only place an output may be cut.
+            let mut guard_here = false;
+            if flsm {
+                let added = new_guards(version, ctx.opts, &input_ids, user_key);
+                guard_here = added.iter().any(|(l, _)| *l == c.output_level)
+                    || slot_end.is_some_and(|end| user_key >= end);
+                guards_added.extend(added);
+            }
             if let Some((_, b)) = &builder {
-                if b.estimated_size_bytes() >= ctx.opts.target_file_size_bytes {
+                if guard_here || b.estimated_size_bytes() >= ctx.opts.target_file_size_bytes {
                     if let Some((id, b)) = builder.take() {
                         outputs.push(finish(id, b, &mut model_train_ns)?);
                     }
@@ -130,7 +278,7 @@ pub(crate) fn execute(
         } else {
             kind == ValueKind::Delete
                 && seqno <= ctx.oldest_snapshot
-                && is_base_level_for_key(version, c.output_level, user_key)
+                && is_base_level_for_key(version, &input_ids, c.output_level, user_key)
         };
         last_seqno_for_key = seqno;
         if drop {
@@ -145,6 +293,11 @@ pub(crate) fn execute(
             continue;
         }
         if builder.is_none() {
+            if flsm {
+                slot_end = out_guards
+                    .get(slot_of(out_guards, user_key))
+                    .map(Vec::as_slice);
+            }
             let id = (ctx.new_file_number)();
             let path = filename::table_path(ctx.dir, id);
             builder = Some((id, Builder::new(ctx.fs.create(&path)?, path, ctx.builder)));
@@ -161,6 +314,31 @@ pub(crate) fn execute(
         ctx.fs.sync_dir(ctx.dir)?;
     }
     let bytes_written = outputs.iter().map(|m| m.file_size).sum();
+    if flsm && entries_dropped > 0 {
+        let lo = c
+            .inputs
+            .iter()
+            .chain(&c.next_inputs)
+            .map(|f| f.smallest_key())
+            .min();
+        let hi = c
+            .inputs
+            .iter()
+            .chain(&c.next_inputs)
+            .map(|f| f.largest_key())
+            .max();
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            for g in empty_guards(version, &input_ids, &outputs, &guards_added, lo, hi) {
+                guards_added.retain(|(_, k)| *k != g);
+                for (level, guards) in version.guards.iter().enumerate() {
+                    if guards.binary_search(&g).is_ok() {
+                        edit.guards_removed.push((level, g.clone()));
+                    }
+                }
+            }
+        }
+    }
+    edit.guards_added = guards_added;
     edit.added = outputs.into_iter().map(|m| (c.output_level, m)).collect();
     edit.vlog_garbage = garbage.into_iter().collect();
     Ok(CompactionOutcome {
@@ -169,6 +347,7 @@ pub(crate) fn execute(
         bytes_written,
         entries_dropped,
         model_train_ns,
+        appended: flsm && c.output_level > c.level && c.next_inputs.is_empty(),
     })
 }
 

@@ -1,14 +1,19 @@
 //! Compaction: choosing what to merge (a [`Strategy`]) and merging it (the executor).
 //!
 //! A strategy is pure: it looks at a [`Version`] and the options and returns a [`Choice`].
-//! The executor (`executor.rs`) runs every choice the same way, so a new strategy (e.g.
-//! PebblesDB's fragmented compaction) only adds a picker.
+//! The executor (`executor.rs`) runs every choice the same way; under FLSM it also cuts
+//! outputs at the output level's guards and commits and removes guards (`guards.rs`).
 
 mod executor;
+mod flsm;
+pub mod guards;
 mod leveled;
+mod style;
 
 pub(crate) use executor::{execute, CompactionContext};
+pub use flsm::Flsm;
 pub use leveled::Leveled;
+pub use style::{CompactionStyle, FlsmOptions};
 
 use crate::options::Options;
 use crate::version::{TableFile, Version};
@@ -44,6 +49,14 @@ pub enum Choice {
     None,
     /// Merge (or trivially move) these files.
     Merge(Compaction),
+}
+
+/// The strategy of a compaction style.
+pub fn strategy_for(style: CompactionStyle) -> Box<dyn Strategy> {
+    match style {
+        CompactionStyle::Leveled => Box::new(Leveled::new()),
+        CompactionStyle::Flsm => Box::new(Flsm::new()),
+    }
 }
 
 /// A compaction policy.

@@ -83,7 +83,12 @@ impl DbInner {
     /// With `Options::level_models`, trains the model of one sorted level that lacks it.
     /// Returns whether it did (more may follow).
     pub(crate) fn train_one_level_model(&self, version: &Version) -> Result<bool> {
-        if !self.opts.level_models || !self.opts.learning.uses_models() {
+        // FLSM levels are several overlapping runs that change with every append: level
+        // models are not trained there (each file keeps its own model).
+        if !self.opts.level_models
+            || !self.opts.learning.uses_models()
+            || version.style == crate::compaction::CompactionStyle::Flsm
+        {
             return Ok(false);
         }
         for (level, files) in version.levels.iter().enumerate().skip(1) {
@@ -169,6 +174,7 @@ impl DbInner {
             outcome.entries_dropped,
             u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
             outcome.model_train_ns,
+            outcome.appended,
         );
         Ok(())
     }
@@ -195,13 +201,13 @@ impl DbInner {
             let inputs = if level == 0 {
                 version.levels[0].clone()
             } else {
-                inputs
+                version.whole_slots(level, inputs)
             };
             let lo = inputs.iter().map(|f| f.smallest_key()).min();
             let hi = inputs.iter().map(|f| f.largest_key()).max();
             let c = Compaction {
                 level,
-                next_inputs: version.overlapping(level + 1, lo, hi),
+                next_inputs: version.whole_slots(level + 1, version.overlapping(level + 1, lo, hi)),
                 inputs,
                 output_level: level + 1,
                 allow_trivial_move: false,

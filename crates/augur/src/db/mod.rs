@@ -470,10 +470,32 @@ impl Db {
         Ok(learned)
     }
 
-    /// Checks every checksum of every live SSTable and value-log segment. Returns the number
-    /// of table entries and value-log entries checked.
+    /// Checks every checksum of every live SSTable and value-log segment, after the tree's
+    /// structural invariants ([`Db::check_structure`]). Returns the number of table entries
+    /// and value-log entries checked.
     pub fn verify(&self) -> Result<(u64, u64)> {
+        self.check_structure()?;
         self.inner.verify()
+    }
+
+    /// Checks the current version's structural invariants without reading data: file
+    /// order per level, disjoint sorted runs and, under FLSM, that every file lies inside
+    /// one guard and each level's guards are a subset of the next level's.
+    ///
+    /// # Errors
+    /// `Corruption` naming the first violation.
+    pub fn check_structure(&self) -> Result<()> {
+        self.inner
+            .versions
+            .current()
+            .check_invariants()
+            .map_err(|why| Error::corruption(&self.inner.dir, 0, why))
+    }
+
+    /// FLSM: the committed guard keys of each level (empty lists under leveled).
+    pub fn guards(&self) -> Vec<Vec<Vec<u8>>> {
+        let version = self.inner.versions.current();
+        version.guards.iter().map(|g| g.as_ref().clone()).collect()
     }
 
     /// Stops background work and releases the directory lock. Called by `drop`.

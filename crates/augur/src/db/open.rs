@@ -72,6 +72,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         opts.read_mode,
         opts.learning.uses_models(),
         opts.num_levels,
+        opts.compaction,
     )?;
     let recovered_version = versions.current();
     // Never reuse the id of a segment the manifest still mentions.
@@ -226,7 +227,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         pending_segment_deletions: Mutex::new(Vec::new()),
         counters: Default::default(),
         breakdown: Default::default(),
-        strategy: Box::new(crate::compaction::Leveled::new()),
+        strategy: crate::compaction::strategy_for(opts.compaction),
         gc_lock: Mutex::new(()),
         gc_running: AtomicBool::new(false),
         gc_thread: Mutex::new(None),
@@ -340,7 +341,7 @@ fn create_new(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
             fs.remove(&dir.join(n))?;
         }
     }
-    VersionSet::create(fs, dir)
+    VersionSet::create(fs, dir, opts.compaction)
 }
 
 fn list_files(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<FileKind>> {

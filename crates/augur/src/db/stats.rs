@@ -19,6 +19,7 @@ pub(crate) struct Counters {
     compactions: AtomicU64,
     compaction_bytes_read: AtomicU64,
     compaction_bytes_written: AtomicU64,
+    compaction_bytes_appended: AtomicU64,
     compaction_entries_dropped: AtomicU64,
     gc_runs: AtomicU64,
     gc_relocated: AtomicU64,
@@ -60,11 +61,23 @@ impl Counters {
         add(&self.flush_ns, ns);
         add(&self.flush_train_ns, train_ns);
     }
-    /// A compaction that took `ns`, of which `train_ns` training its outputs' models.
-    pub fn note_compaction(&self, read: u64, written: u64, dropped: u64, ns: u64, train_ns: u64) {
+    /// A compaction that took `ns`, of which `train_ns` training its outputs' models;
+    /// `appended` when its outputs were FLSM fragments appended to the next level.
+    pub fn note_compaction(
+        &self,
+        read: u64,
+        written: u64,
+        dropped: u64,
+        ns: u64,
+        train_ns: u64,
+        appended: bool,
+    ) {
         add(&self.compactions, 1);
         add(&self.compaction_bytes_read, read);
         add(&self.compaction_bytes_written, written);
+        if appended {
+            add(&self.compaction_bytes_appended, written);
+        }
         add(&self.compaction_entries_dropped, dropped);
         add(&self.compaction_ns, ns);
         add(&self.compaction_train_ns, train_ns);
@@ -169,6 +182,21 @@ pub struct LevelStats {
     pub level_model_bytes: u64,
     /// Segments of the level model (0 without one).
     pub level_model_segments: u64,
+    /// FLSM: guards of the level (0 under leveled).
+    pub guards: usize,
+    /// FLSM: slots (guards and the sentinel) holding at least one file.
+    pub nonempty_guards: usize,
+    /// FLSM: most files in one slot.
+    pub max_sstables_per_guard: usize,
+    /// FLSM: most overlapping sorted runs in one slot (what a lookup may probe there).
+    pub max_guard_depth: usize,
+}
+
+impl LevelStats {
+    /// FLSM: mean files per non-empty slot (0 without files).
+    pub fn mean_sstables_per_guard(&self) -> f64 {
+        self.files as f64 / self.nonempty_guards.max(1) as f64
+    }
 }
 
 /// One value-log segment.
@@ -217,6 +245,11 @@ pub struct Stats {
     pub compaction_bytes_read: u64,
     /// Bytes of SSTables written by compactions.
     pub compaction_bytes_written: u64,
+    /// Part of `compaction_bytes_written` appended as FLSM fragments (nothing in the next
+    /// level rewritten); the rest rewrote (leveled merges, the FLSM last level, in place).
+    pub compaction_bytes_appended: u64,
+    /// The database's compaction style.
+    pub compaction_style: crate::compaction::CompactionStyle,
     /// Entries dropped by compactions.
     pub compaction_entries_dropped: u64,
     /// Value-log GC runs that collected a segment.
@@ -302,6 +335,7 @@ impl DbInner {
         let version = self.versions.current();
         let book = self.learner.book();
         let mut all_lookups = LookupCounts::default();
+        let slots = |level: usize| version.slots.get(level).into_iter().flatten();
         let levels: Vec<LevelStats> = version
             .levels
             .iter()
@@ -352,6 +386,13 @@ impl DbInner {
                     learning_ns: history.learn_ns,
                     level_model_bytes: level_model.map_or(0, |m| m.size_bytes() as u64),
                     level_model_segments: level_model.map_or(0, |m| m.segments()),
+                    guards: version.guards.get(level).map_or(0, |g| g.len()),
+                    nonempty_guards: slots(level).filter(|s| s.files > 0).count(),
+                    max_sstables_per_guard: slots(level)
+                        .map(|s| s.files as usize)
+                        .max()
+                        .unwrap_or(0),
+                    max_guard_depth: slots(level).map(|s| s.depth as usize).max().unwrap_or(0),
                 }
             })
             .collect();
@@ -381,6 +422,8 @@ impl DbInner {
             compactions: get(&c.compactions),
             compaction_bytes_read: get(&c.compaction_bytes_read),
             compaction_bytes_written: get(&c.compaction_bytes_written),
+            compaction_bytes_appended: get(&c.compaction_bytes_appended),
+            compaction_style: version.style,
             compaction_entries_dropped: get(&c.compaction_entries_dropped),
             gc_runs: get(&c.gc_runs),
             gc_entries_relocated: get(&c.gc_relocated),

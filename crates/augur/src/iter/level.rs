@@ -1,5 +1,6 @@
-//! [`LevelCursor`]: a sorted level (>= 1) as one cursor — the concatenation of its files,
-//! each opened only when the cursor reaches it. A seek finds the one file that can hold the
+//! [`LevelCursor`]: a sorted run of a level >= 1 (a whole level when leveled, one run of a
+//! fragmented level under FLSM) as one cursor — the concatenation of its files, each opened
+//! only when the cursor reaches it. A seek finds the one file that can hold the
 //! target by binary search over the files' largest keys (8-byte prefixes as integers), then
 //! seeks inside it through the file's learned index.
 
@@ -8,10 +9,11 @@ use crate::sst::TableCursor;
 use crate::version::Version;
 use std::sync::Arc;
 
-/// A cursor over the files of one sorted level of a version, in one direction.
+/// A cursor over the files of one sorted run of a version, in one direction.
 pub(crate) struct LevelCursor {
     version: Arc<Version>,
-    level: usize,
+    /// Index into `version.runs`.
+    run: usize,
     forward: bool,
     /// Index of the file `cursor` is in.
     file: usize,
@@ -19,11 +21,11 @@ pub(crate) struct LevelCursor {
 }
 
 impl LevelCursor {
-    /// An unpositioned cursor over `level` of `version`.
-    pub(crate) fn new(version: Arc<Version>, level: usize, forward: bool) -> Self {
+    /// An unpositioned cursor over run `run` of `version`.
+    pub(crate) fn new(version: Arc<Version>, run: usize, forward: bool) -> Self {
         LevelCursor {
             version,
-            level,
+            run,
             forward,
             file: 0,
             cursor: None,
@@ -31,12 +33,12 @@ impl LevelCursor {
     }
 
     fn file_count(&self) -> usize {
-        self.version.levels.get(self.level).map_or(0, Vec::len)
+        self.version.runs.get(self.run).map_or(0, |r| r.files.len())
     }
 
     /// Opens file `i` (unpositioned); `None` when out of range.
     fn open(&mut self, i: usize) -> Option<&mut TableCursor> {
-        let file = self.version.levels.get(self.level)?.get(i)?;
+        let file = self.version.runs.get(self.run)?.files.get(i)?;
         self.file = i;
         let table = file.table.clone();
         self.cursor = Some(TableCursor::new(table, self.forward));
@@ -61,10 +63,14 @@ impl LevelCursor {
     /// entry `< (user_key, trailer)`.
     pub(crate) fn seek(&mut self, user_key: &[u8], trailer: u64) -> Result<()> {
         let i = if self.forward {
-            self.version.file_index(self.level, user_key)
+            self.version.file_index(self.run, user_key)
         } else {
             // The last file whose smallest key is <= user_key.
-            let files = self.version.levels.get(self.level).map_or(&[][..], |v| v);
+            let files = self
+                .version
+                .runs
+                .get(self.run)
+                .map_or(&[][..], |r| &r.files[..]);
             files
                 .partition_point(|f| f.smallest_key() <= user_key)
                 .wrapping_sub(1)

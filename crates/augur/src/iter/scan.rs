@@ -328,6 +328,18 @@ impl Scan {
         let (near, _) = self.directed_bounds();
         let near = self.clamped(near);
         self.skip_key = false;
+        if let Bound::Included(k) | Bound::Excluded(k) = &near {
+            // FLSM seek-based compaction: count the seek in crowded guards.
+            let db = &self.state.db;
+            if self
+                .state
+                .view
+                .version
+                .note_seek(k, db.opts.flsm.seek_compaction_threshold)
+            {
+                db.request_background_work();
+            }
+        }
         match near {
             Bound::Included(k) => {
                 let trailer = if self.forward { seek_trailer(seqno) } else { 0 };
@@ -488,7 +500,7 @@ fn kind_of(trailer: u64) -> ValueKind {
 }
 
 /// The merge inputs of a scan over `range`: every memtable that holds anything, the L0 files
-/// overlapping the range, and one cursor per non-empty sorted level.
+/// overlapping the range, and one cursor per sorted run with a file in the range.
 fn sources(state: &ScanState, range: &KeyRange, forward: bool) -> Vec<Source> {
     let mut out = Vec::new();
     for mem in state.view.memtables.iter() {
@@ -512,11 +524,11 @@ fn sources(state: &ScanState, range: &KeyRange, forward: bool) -> Vec<Source> {
             out.push(Source::Table(TableCursor::new(f.table.clone(), forward)));
         }
     }
-    for level in 1..version.levels.len() {
-        if version.levels.get(level).is_some_and(|f| !f.is_empty()) {
+    for (run, r) in version.runs.iter().enumerate() {
+        if r.overlaps(lo, hi) {
             out.push(Source::Level(LevelCursor::new(
                 version.clone(),
-                level,
+                run,
                 forward,
             )));
         }

@@ -81,8 +81,8 @@ impl KeyAxis {
 /// Estimates how many entries of a state lie below a key, without reading data blocks.
 struct RankEstimator<'s> {
     state: &'s ScanState,
-    /// Per level >= 1: entries of the files before each file (prefix sums).
-    level_before: Vec<Vec<u64>>,
+    /// Per sorted run: entries of the files before each file (prefix sums).
+    run_before: Vec<Vec<u64>>,
     /// Per memtable: its key range (as an axis), first and last key, and entry count.
     memtables: Vec<(KeyAxis, Vec<u8>, Vec<u8>, u64)>,
 }
@@ -90,12 +90,12 @@ struct RankEstimator<'s> {
 impl<'s> RankEstimator<'s> {
     fn new(state: &'s ScanState) -> Self {
         let version = &state.view.version;
-        let level_before = version
-            .levels
+        let run_before = version
+            .runs
             .iter()
-            .map(|files| {
+            .map(|run| {
                 let mut sum = 0;
-                files
+                run.files
                     .iter()
                     .map(|f| {
                         let before = sum;
@@ -116,7 +116,7 @@ impl<'s> RankEstimator<'s> {
             .collect();
         RankEstimator {
             state,
-            level_before,
+            run_before,
             memtables,
         }
     }
@@ -137,10 +137,10 @@ impl<'s> RankEstimator<'s> {
         if let Some(l0) = version.levels.first() {
             rank += l0.iter().map(|f| in_file(f)).sum::<u64>();
         }
-        for level in 1..version.levels.len() {
-            let files = &version.levels[level];
-            let i = version.file_index(level, key);
-            let before = self.level_before.get(level).and_then(|b| b.get(i)).copied();
+        for (run, r) in version.runs.iter().enumerate() {
+            let files = &r.files;
+            let i = version.file_index(run, key);
+            let before = self.run_before.get(run).and_then(|b| b.get(i)).copied();
             rank += match (before, files.get(i)) {
                 (Some(before), Some(f)) => before + in_file(f),
                 _ => files.iter().map(|f| f.table.entries()).sum(),

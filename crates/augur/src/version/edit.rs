@@ -44,6 +44,14 @@ pub struct VersionEdit {
     /// WALs closed by a memtable switch: (WAL number, bytes synced before it was closed).
     /// A closed WAL shorter than this at open lost synced writes.
     pub wals_closed: Vec<(u64, u64)>,
+    /// The compaction style, as a code (`CompactionStyle::code`): written when a database
+    /// is created and in every manifest snapshot. Absent in manifests of older builds
+    /// (leveled).
+    pub compaction_style: Option<u64>,
+    /// FLSM guards committed: (level, guard key).
+    pub guards_added: Vec<(usize, Vec<u8>)>,
+    /// FLSM guards removed: (level, guard key).
+    pub guards_removed: Vec<(usize, Vec<u8>)>,
 }
 
 const TAG_LOG_NUMBER: u8 = 1;
@@ -55,6 +63,9 @@ const TAG_VLOG_GARBAGE: u8 = 6;
 const TAG_VLOG_DELETED: u8 = 7;
 const TAG_WAL_ADDED: u8 = 8;
 const TAG_WAL_CLOSED: u8 = 9;
+const TAG_COMPACTION_STYLE: u8 = 10;
+const TAG_GUARD_ADDED: u8 = 11;
+const TAG_GUARD_REMOVED: u8 = 12;
 
 fn put_ikey(out: &mut Vec<u8>, k: &InternalKey) {
     put_bytes(out, &k.user_key);
@@ -79,6 +90,7 @@ impl VersionEdit {
             (TAG_LOG_NUMBER, self.log_number),
             (TAG_NEXT_FILE, self.next_file_number),
             (TAG_LAST_SEQNO, self.last_seqno),
+            (TAG_COMPACTION_STYLE, self.compaction_style),
         ] {
             if let Some(v) = v {
                 out.push(tag);
@@ -117,6 +129,16 @@ impl VersionEdit {
             put_varint(&mut out, *wal);
             put_varint(&mut out, *synced);
         }
+        for (tag, guards) in [
+            (TAG_GUARD_ADDED, &self.guards_added),
+            (TAG_GUARD_REMOVED, &self.guards_removed),
+        ] {
+            for (level, key) in guards {
+                out.push(tag);
+                put_varint(&mut out, *level as u64);
+                put_bytes(&mut out, key);
+            }
+        }
         out
     }
 
@@ -125,7 +147,8 @@ impl VersionEdit {
         let mut d = Decoder::new(buf);
         let mut e = VersionEdit::default();
         while !d.is_empty() {
-            match d.u8()? {
+            let tag = d.u8()?;
+            match tag {
                 TAG_LOG_NUMBER => e.log_number = Some(d.varint()?),
                 TAG_NEXT_FILE => e.next_file_number = Some(d.varint()?),
                 TAG_LAST_SEQNO => e.last_seqno = Some(d.varint()?),
@@ -148,6 +171,16 @@ impl VersionEdit {
                 TAG_VLOG_DELETED => e.vlog_deleted.push(d.varint()?),
                 TAG_WAL_ADDED => e.wals_added.push(d.varint()?),
                 TAG_WAL_CLOSED => e.wals_closed.push((d.varint()?, d.varint()?)),
+                TAG_COMPACTION_STYLE => e.compaction_style = Some(d.varint()?),
+                TAG_GUARD_ADDED | TAG_GUARD_REMOVED => {
+                    let level = usize::try_from(d.varint()?).ok()?;
+                    let key = d.length_prefixed()?.to_vec();
+                    if tag == TAG_GUARD_ADDED {
+                        e.guards_added.push((level, key));
+                    } else {
+                        e.guards_removed.push((level, key));
+                    }
+                }
                 _ => return None,
             }
         }
@@ -181,6 +214,9 @@ mod tests {
             vlog_deleted: vec![0],
             wals_added: vec![11, 12],
             wals_closed: vec![(11, 1 << 33)],
+            compaction_style: Some(1),
+            guards_added: vec![(1, b"g".to_vec()), (6, Vec::new())],
+            guards_removed: vec![(3, b"\xff\x00".to_vec())],
         };
         let buf = e.encode();
         assert_eq!(VersionEdit::decode(&buf), Some(e));

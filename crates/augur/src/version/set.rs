@@ -10,6 +10,7 @@
 
 use super::edit::{FileMeta, VersionEdit};
 use super::version::{TableFile, Version};
+use crate::compaction::CompactionStyle;
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::fs::{FileSystem, ReadMode};
@@ -73,6 +74,10 @@ struct Replay {
     log_number: u64,
     next_file_number: u64,
     last_seqno: u64,
+    /// The recorded compaction style code (`None`: a manifest of an older build, leveled).
+    style: Option<u64>,
+    /// FLSM guards per level.
+    guards: Vec<std::collections::BTreeSet<Vec<u8>>>,
 }
 
 impl Replay {
@@ -100,6 +105,24 @@ impl Replay {
                 )
             })?;
             l.insert(meta.file_id, meta.clone());
+        }
+        if let Some(style) = edit.compaction_style {
+            self.style = Some(style);
+        }
+        for (level, key) in &edit.guards_removed {
+            if let Some(g) = self.guards.get_mut(*level) {
+                g.remove(key);
+            }
+        }
+        for (level, key) in &edit.guards_added {
+            let g = self.guards.get_mut(*level).ok_or_else(|| {
+                Error::corruption(
+                    manifest,
+                    offset,
+                    format!("guard at level {level} beyond the configured num_levels"),
+                )
+            })?;
+            g.insert(key.clone());
         }
         for (seg, bytes) in &edit.vlog_garbage {
             *self.garbage.entry(*seg).or_default() += bytes;
@@ -140,6 +163,14 @@ impl Replay {
                 .iter()
                 .filter_map(|(w, s)| s.map(|s| (*w, s)))
                 .collect(),
+            compaction_style: self.style,
+            guards_added: self
+                .guards
+                .iter()
+                .enumerate()
+                .flat_map(|(level, g)| g.iter().map(move |k| (level, k.clone())))
+                .collect(),
+            guards_removed: Vec::new(),
         }
     }
 }
@@ -153,12 +184,14 @@ fn sort_level(level: usize, files: &mut [Arc<TableFile>]) {
 }
 
 impl VersionSet {
-    /// Creates the manifest and CURRENT of a new, empty database in `dir`.
-    pub fn create(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    /// Creates the manifest and CURRENT of a new, empty database in `dir` with the given
+    /// compaction style.
+    pub fn create(fs: &dyn FileSystem, dir: &Path, style: CompactionStyle) -> Result<()> {
         let edit = VersionEdit {
             log_number: Some(0),
             next_file_number: Some(2),
             last_seqno: Some(0),
+            compaction_style: Some(style.code()),
             ..VersionEdit::default()
         };
         let path = filename::manifest_path(dir, 1);
@@ -171,12 +204,17 @@ impl VersionSet {
 
     /// Replays the manifest named by CURRENT, opens every live table and starts a fresh
     /// manifest. Returns the set and what the WAL replay needs.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the database was created with another compaction style than
+    /// `style`; `Corruption` for a damaged manifest or a missing table.
     pub fn recover(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
         read_mode: ReadMode,
         use_models: bool,
         num_levels: usize,
+        style: CompactionStyle,
     ) -> Result<(VersionSet, RecoveredState)> {
         let current = filename::current_path(dir);
         let text = fs.read_all(&current)?;
@@ -197,6 +235,7 @@ impl VersionSet {
         let contents = read_log(fs.as_ref(), &manifest, LogKind::Manifest)?;
         let mut replay = Replay {
             files: vec![BTreeMap::new(); num_levels],
+            guards: vec![std::collections::BTreeSet::new(); num_levels],
             ..Replay::default()
         };
         for (offset, record) in &contents.records {
@@ -212,7 +251,24 @@ impl VersionSet {
             ));
         }
         check_edits_complete(fs.as_ref(), dir, &manifest, replay.log_number)?;
-        let mut version = Version::new(num_levels);
+        let recorded = match replay.style {
+            None => CompactionStyle::Leveled,
+            Some(code) => CompactionStyle::from_code(code).ok_or_else(|| {
+                Error::corruption(&manifest, 0, format!("unknown compaction style {code}"))
+            })?,
+        };
+        if recorded != style {
+            return Err(Error::InvalidArgument(format!(
+                "the database in {} uses the {recorded} compaction style; it cannot be opened \
+                 with `compaction = {style}` (the style is fixed when a database is created)",
+                dir.display()
+            )));
+        }
+        replay.style = Some(style.code());
+        let mut version = Version::with_style(num_levels, style);
+        for (level, g) in replay.guards.iter().enumerate() {
+            version.guards[level] = Arc::new(g.iter().cloned().collect());
+        }
         for (level, metas) in replay.files.iter().enumerate() {
             for meta in metas.values() {
                 let path = filename::table_path(dir, meta.file_id);
@@ -242,6 +298,7 @@ impl VersionSet {
         }
         version.vlog_garbage = replay.garbage.clone();
         version.vlog_deleted = replay.vlog_deleted.clone();
+        version.rebuild_runs();
 
         // Start a new manifest holding one snapshot edit.
         let number = replay.next_file_number;
@@ -374,6 +431,8 @@ impl VersionSet {
         for (level, files) in next.levels.iter_mut().enumerate() {
             sort_level(level, files);
         }
+        apply_guards(&mut next, &edit);
+        next.rebuild_runs();
         // A level model is only valid for the files it was trained on.
         for (slot, files) in next.level_models.iter_mut().zip(&next.levels) {
             if slot.get().is_some_and(|m| !m.matches(files)) {
@@ -398,6 +457,28 @@ impl VersionSet {
             }
         }
         Ok(next)
+    }
+}
+
+/// Applies an edit's guard changes to `v`'s guard lists (kept sorted).
+fn apply_guards(v: &mut Version, edit: &VersionEdit) {
+    if edit.guards_added.is_empty() && edit.guards_removed.is_empty() {
+        return;
+    }
+    for (level, guards) in v.guards.iter_mut().enumerate() {
+        let removed = edit.guards_removed.iter().filter(|(l, _)| *l == level);
+        let added = edit.guards_added.iter().filter(|(l, _)| *l == level);
+        if removed.clone().next().is_none() && added.clone().next().is_none() {
+            continue;
+        }
+        let mut set: std::collections::BTreeSet<Vec<u8>> = guards.iter().cloned().collect();
+        for (_, k) in removed {
+            set.remove(k);
+        }
+        for (_, k) in added {
+            set.insert(k.clone());
+        }
+        *guards = Arc::new(set.into_iter().collect());
     }
 }
 

@@ -2,10 +2,16 @@
 //! garbage state. Readers clone an `Arc<Version>` and search it without locks.
 //!
 //! Invariants: L0 files are ordered newest first (by file id) and may overlap; files of a
-//! level >= 1 are ordered by smallest key and do not overlap, and every version of a user key
-//! at such a level lives in one file. A newer version of a key is never in a deeper level.
+//! level >= 1 are ordered by smallest key. Leveled: they do not overlap, and every version of
+//! a user key at such a level lives in one file. FLSM: each level >= 1 has sorted guards, every
+//! file lies inside one guard's slot, files of one slot may overlap, and the guards of level
+//! `l` are a subset of level `l + 1`'s. Either way a newer version of a key is never in a
+//! deeper level, and reads search `runs` (see `runs.rs`), never `levels`, at levels >= 1.
 
 use super::edit::FileMeta;
+use super::runs::{guarded_runs, leveled_runs, SortedRun};
+use crate::compaction::guards::slot_of;
+use crate::compaction::CompactionStyle;
 use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::index::projection::project;
@@ -14,7 +20,7 @@ use crate::learning::level_model::LevelModel;
 use crate::sst::{Entry, Table};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A live SSTable: its manifest metadata and its open reader. When the last reference is
@@ -115,11 +121,33 @@ impl std::fmt::Debug for TableFile {
     }
 }
 
+/// FLSM: the shape of one guard's slot and the seeks that landed in it.
+#[derive(Debug)]
+pub struct SlotInfo {
+    /// Files of the slot.
+    pub files: u32,
+    /// Sorted runs the slot's files span (1 when they do not overlap): what a lookup in the
+    /// slot may probe, and what `max_sstables_per_guard` limits.
+    pub depth: u32,
+    /// Seeks counted since the version was installed (seek-based compaction).
+    pub(crate) seeks: AtomicU32,
+}
+
 /// The files of the tree at one point in time.
 #[derive(Debug, Clone)]
 pub struct Version {
+    /// How levels >= 1 are organized.
+    pub style: CompactionStyle,
     /// Files per level; see the module invariants.
     pub levels: Vec<Vec<Arc<TableFile>>>,
+    /// FLSM: the sorted guard keys of each level (empty for L0 and under leveled).
+    pub guards: Vec<Arc<Vec<Vec<u8>>>>,
+    /// Levels >= 1 as sorted runs, shallowest level first, newest run of a level first
+    /// (rebuilt by [`Version::rebuild_runs`] whenever files or guards change).
+    pub runs: Vec<SortedRun>,
+    /// FLSM: per level, per slot, its file count, depth and seek count (empty under
+    /// leveled).
+    pub slots: Arc<Vec<Vec<SlotInfo>>>,
     /// Garbage bytes per live value-log segment (WiscKey GC input).
     pub vlog_garbage: BTreeMap<u64, u64>,
     /// Segments deleted by GC (pointers into them are obsolete).
@@ -130,14 +158,222 @@ pub struct Version {
 }
 
 impl Version {
-    /// An empty version with `num_levels` levels.
+    /// An empty leveled version with `num_levels` levels.
     pub fn new(num_levels: usize) -> Self {
-        Version {
+        Self::with_style(num_levels, CompactionStyle::Leveled)
+    }
+
+    /// An empty version with `num_levels` levels of the given style.
+    pub fn with_style(num_levels: usize, style: CompactionStyle) -> Self {
+        let mut v = Version {
+            style,
             levels: vec![Vec::new(); num_levels],
+            guards: (0..num_levels).map(|_| Arc::new(Vec::new())).collect(),
+            runs: Vec::new(),
+            slots: Arc::new(Vec::new()),
             vlog_garbage: BTreeMap::new(),
             vlog_deleted: BTreeSet::new(),
             level_models: vec![OnceLock::new(); num_levels],
+        };
+        v.rebuild_runs();
+        v
+    }
+
+    /// Recomputes `runs` and `slots` (seek counts start over) from `levels` and `guards`.
+    pub(crate) fn rebuild_runs(&mut self) {
+        self.runs = match self.style {
+            CompactionStyle::Leveled => leveled_runs(&self.levels),
+            CompactionStyle::Flsm => (1..self.levels.len())
+                .flat_map(|l| guarded_runs(l, &self.guards[l], &self.levels[l]))
+                .collect(),
+        };
+        self.slots = Arc::new(match self.style {
+            CompactionStyle::Leveled => Vec::new(),
+            CompactionStyle::Flsm => {
+                let mut slots: Vec<Vec<SlotInfo>> = self
+                    .guards
+                    .iter()
+                    .map(|g| {
+                        (0..=g.len())
+                            .map(|_| SlotInfo {
+                                files: 0,
+                                depth: 0,
+                                seeks: AtomicU32::new(0),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                // Runs of a level come newest first; the i-th run of a level has depth i + 1.
+                let mut prev_level = 0;
+                let mut depth = 0;
+                for run in &self.runs {
+                    depth = if run.level == prev_level {
+                        depth + 1
+                    } else {
+                        1
+                    };
+                    prev_level = run.level;
+                    let guards = &self.guards[run.level];
+                    for f in &run.files {
+                        if let Some(s) = slots[run.level].get_mut(slot_of(guards, f.smallest_key()))
+                        {
+                            s.files += 1;
+                            s.depth = s.depth.max(depth);
+                        }
+                    }
+                }
+                slots
+            }
+        });
+    }
+
+    /// FLSM: the slot of `user_key` among the guards of `level`.
+    pub fn slot(&self, level: usize, user_key: &[u8]) -> usize {
+        self.guards.get(level).map_or(0, |g| slot_of(g, user_key))
+    }
+
+    /// FLSM: the files of `level` in slot `slot`, in key order.
+    pub fn slot_files(&self, level: usize, slot: usize) -> Vec<Arc<TableFile>> {
+        let (Some(files), Some(guards)) = (self.levels.get(level), self.guards.get(level)) else {
+            return Vec::new();
+        };
+        files
+            .iter()
+            .filter(|f| slot_of(guards, f.smallest_key()) == slot)
+            .cloned()
+            .collect()
+    }
+
+    /// `files` of `level` widened, under FLSM at levels >= 1, to every file of the slots they
+    /// are in: a compaction must take a slot's overlapping files together, or a rewritten
+    /// (hence renumbered) older file would shadow a newer one left behind. Unchanged under
+    /// leveled.
+    pub fn whole_slots(&self, level: usize, files: Vec<Arc<TableFile>>) -> Vec<Arc<TableFile>> {
+        if self.style != CompactionStyle::Flsm || level == 0 || files.is_empty() {
+            return files;
         }
+        let guards = &self.guards[level];
+        let slots: BTreeSet<usize> = files
+            .iter()
+            .map(|f| slot_of(guards, f.smallest_key()))
+            .collect();
+        self.levels[level]
+            .iter()
+            .filter(|f| slots.contains(&slot_of(guards, f.smallest_key())))
+            .cloned()
+            .collect()
+    }
+
+    /// Checks the structural invariants of the module doc: L0 newest first; levels >= 1
+    /// sorted by smallest key; leveled levels disjoint; FLSM guards sorted and unique, each
+    /// file inside one slot, level `l`'s guards a subset of level `l + 1`'s; every run
+    /// disjoint and sorted. Returns the first violation.
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        let show = |k: &[u8]| String::from_utf8_lossy(k).into_owned();
+        if self.levels[0]
+            .windows(2)
+            .any(|w| w[0].meta.file_id < w[1].meta.file_id)
+        {
+            return Err("L0 is not ordered newest first".into());
+        }
+        for (level, files) in self.levels.iter().enumerate().skip(1) {
+            if files
+                .windows(2)
+                .any(|w| w[0].meta.smallest > w[1].meta.smallest)
+            {
+                return Err(format!("level {level} is not sorted by smallest key"));
+            }
+            let guards = &self.guards[level];
+            if self.style == CompactionStyle::Leveled {
+                if !guards.is_empty() {
+                    return Err(format!("leveled level {level} has guards"));
+                }
+                if files
+                    .windows(2)
+                    .any(|w| w[0].largest_key() >= w[1].smallest_key())
+                {
+                    return Err(format!("leveled level {level} has overlapping files"));
+                }
+                continue;
+            }
+            if guards.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(format!("guards of level {level} are not sorted and unique"));
+            }
+            if let Some(f) = files
+                .iter()
+                .find(|f| !crate::compaction::guards::file_fits(guards, f))
+            {
+                return Err(format!(
+                    "file {} [{}, {}] of level {level} straddles a guard",
+                    f.meta.file_id,
+                    show(f.smallest_key()),
+                    show(f.largest_key())
+                ));
+            }
+            if let Some(deeper) = self.guards.get(level + 1) {
+                if let Some(g) = guards.iter().find(|g| deeper.binary_search(g).is_err()) {
+                    return Err(format!(
+                        "guard {} of level {level} is not a guard of level {}",
+                        show(g),
+                        level + 1
+                    ));
+                }
+            }
+        }
+        if !self.guards[0].is_empty() {
+            return Err("L0 has guards".into());
+        }
+        for (i, run) in self.runs.iter().enumerate() {
+            if run
+                .files
+                .windows(2)
+                .any(|w| w[0].largest_key() >= w[1].smallest_key())
+            {
+                return Err(format!(
+                    "run {i} (level {}) has overlapping files",
+                    run.level
+                ));
+            }
+        }
+        let in_runs: usize = self.runs.iter().map(|r| r.files.len()).sum();
+        let in_levels: usize = self.levels.iter().skip(1).map(Vec::len).sum();
+        if in_runs != in_levels {
+            return Err(format!(
+                "runs hold {in_runs} files, levels >= 1 hold {in_levels}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// FLSM seek-based compaction: counts a seek to `user_key` in every level >= 1 whose slot
+    /// for the key holds two or more files. Returns true when a count reached `threshold`
+    /// (the caller then wakes the background thread).
+    pub(crate) fn note_seek(&self, user_key: &[u8], threshold: u32) -> bool {
+        if threshold == 0 {
+            return false;
+        }
+        let mut due = false;
+        for (level, slots) in self.slots.iter().enumerate() {
+            if let Some(s) = slots.get(self.slot(level, user_key)) {
+                if s.depth >= 2 {
+                    due |= s.seeks.fetch_add(1, Ordering::Relaxed) + 1 == threshold;
+                }
+            }
+        }
+        due
+    }
+
+    /// FLSM: the level and slot whose seek count reached `threshold`, shallowest first.
+    pub(crate) fn seek_compaction_due(&self, threshold: u32) -> Option<(usize, usize)> {
+        if threshold == 0 {
+            return None;
+        }
+        self.slots.iter().enumerate().find_map(|(level, slots)| {
+            slots
+                .iter()
+                .position(|s| s.depth >= 2 && s.seeks.load(Ordering::Relaxed) >= threshold)
+                .map(|slot| (level, slot))
+        })
     }
 
     /// Total bytes of the files of `level`.
@@ -147,25 +383,26 @@ impl Version {
             .map_or(0, |fs| fs.iter().map(|f| f.meta.file_size).sum())
     }
 
-    /// Index of the first file of sorted `level` (>= 1) whose largest user key is `>=
-    /// user_key` (the only file that may hold it), or the level's file count: 8-byte prefix
+    /// Index of the first file of run `run` whose largest user key is `>= user_key` (the
+    /// only file of the run that may hold it), or the run's file count: 8-byte prefix
     /// comparisons, bytes only on ties.
-    pub(crate) fn file_index(&self, level: usize, user_key: &[u8]) -> usize {
+    pub(crate) fn file_index(&self, run: usize, user_key: &[u8]) -> usize {
         let key_prefix = project(user_key, 0);
-        self.levels.get(level).map_or(0, |files| {
-            files.partition_point(|f| f.largest_below(user_key, key_prefix))
+        self.runs.get(run).map_or(0, |r| {
+            r.files
+                .partition_point(|f| f.largest_below(user_key, key_prefix))
         })
     }
 
-    /// Index of the file of sorted `level` (>= 1) that may hold `user_key`.
-    pub fn find_file(&self, level: usize, user_key: &[u8]) -> Option<&Arc<TableFile>> {
-        let files = self.levels.get(level)?;
+    /// The file of run `run` that may hold `user_key`.
+    pub fn find_file(&self, run: usize, user_key: &[u8]) -> Option<&Arc<TableFile>> {
+        let files = &self.runs.get(run)?.files;
         let i = files.partition_point(|f| f.largest_key() < user_key);
         files.get(i).filter(|f| f.smallest_key() <= user_key)
     }
 
     /// The newest entry of `user_key` visible at `snapshot` in the files (tombstones
-    /// included), searching L0 newest first and then one file per deeper level.
+    /// included), searching L0 newest first and then one file per sorted run.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
         if let Some(l0) = self.levels.first() {
             for f in l0 {
@@ -177,13 +414,18 @@ impl Version {
             }
         }
         let key_prefix = project(user_key, 0);
-        for level in 1..self.levels.len() {
-            let files = &self.levels[level];
+        for run in &self.runs {
+            let files = &run.files;
             let i = files.partition_point(|f| f.largest_below(user_key, key_prefix));
             let Some(f) = files.get(i).filter(|f| f.smallest_key() <= user_key) else {
                 continue;
             };
-            let found = match self.level_models.get(level).and_then(OnceLock::get) {
+            let level_model = if run.whole_level {
+                self.level_models.get(run.level).and_then(OnceLock::get)
+            } else {
+                None
+            };
+            let found = match level_model {
                 Some(lm) => {
                     let (lo, hi) = lm.window_in_file(i, user_key);
                     f.table.get_in_window(user_key, snapshot, lo, hi)?

@@ -1,0 +1,173 @@
+//! The compaction style of a database (leveled or PebblesDB's fragmented LSM) and the
+//! options of the fragmented style.
+//!
+//! The style is chosen when a database is created and recorded in its manifest; opening it
+//! with the other style fails with `InvalidArgument` (the two layouts keep different
+//! invariants at levels >= 1, so there is no silent conversion).
+
+use crate::error::{Error, Result};
+
+/// How levels >= 1 are organized and compacted (`--compaction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStyle {
+    /// LevelDB: each level >= 1 is one sorted run; compaction rewrites the overlapping files
+    /// of the next level.
+    #[default]
+    Leveled,
+    /// PebblesDB's fragmented LSM: guards partition each level >= 1; a guard's files may
+    /// overlap; compaction appends fragments to the next level's guards without rewriting
+    /// them (only the last level is rewritten).
+    Flsm,
+}
+
+impl CompactionStyle {
+    /// The name used by the CLI and in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompactionStyle::Leveled => "leveled",
+            CompactionStyle::Flsm => "flsm",
+        }
+    }
+
+    /// The manifest code of the style (docs/format/manifest.md, tag 10).
+    pub(crate) fn code(self) -> u64 {
+        match self {
+            CompactionStyle::Leveled => 0,
+            CompactionStyle::Flsm => 1,
+        }
+    }
+
+    /// The style of a manifest code; `None` for an unknown code.
+    pub(crate) fn from_code(code: u64) -> Option<Self> {
+        match code {
+            0 => Some(CompactionStyle::Leveled),
+            1 => Some(CompactionStyle::Flsm),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for CompactionStyle {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "leveled" => Ok(CompactionStyle::Leveled),
+            "flsm" => Ok(CompactionStyle::Flsm),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown compaction style `{s}` (expected leveled or flsm)"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for CompactionStyle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Tunables of the fragmented LSM (ignored under `Leveled`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlsmOptions {
+    /// A key is a guard of level 1 when the `top_level_bits` low bits of its hash are all
+    /// set; each deeper level needs `bit_decrement` fewer. Default 20: with the default level
+    /// sizes (L1 256 MiB) about one level-1 guard per million distinct keys, 4 per million at
+    /// level 2, 16 at level 3 (PebblesDB's 27 is sized for LevelDB's 10 MiB L1 and 100M keys).
+    pub top_level_bits: u32,
+    /// Bits fewer per level deeper (PebblesDB: 2, so each level has ~4× the guards of the
+    /// one above). Default 2.
+    pub bit_decrement: u32,
+    /// A guard of level 1 .. last-1 holding this many files is compacted into the next
+    /// level (PebblesDB's `max_sstables_per_guard`). Default 4.
+    pub max_sstables_per_guard: usize,
+    /// A guard is compacted after this many seeks landed in it while it held at least two
+    /// files and did not change (seek-based compaction); 0 disables it. Default 10.
+    pub seek_compaction_threshold: u32,
+    /// Level `i` is compacted into `i + 1` when its bytes reach this fraction of level
+    /// `i + 1`'s (PebblesDB's aggressive compaction, "within 25%"). Default 0.75.
+    pub aggressive_ratio: f64,
+    /// The second-to-last level rewrites a guard in place instead of merging it into the
+    /// last level when the merge would read and write this many times the guard's bytes
+    /// (the thesis's 25× heuristic). Default 25.
+    pub rewrite_in_place_factor: u64,
+    /// Threads that seek the files of a last-level guard in parallel (PebblesDB's parallel
+    /// seeks, used on the last non-empty level only); 0 seeks them on the caller's thread.
+    /// Default 0.
+    pub parallel_seek_threads: usize,
+}
+
+impl Default for FlsmOptions {
+    fn default() -> Self {
+        FlsmOptions {
+            top_level_bits: 20,
+            bit_decrement: 2,
+            max_sstables_per_guard: 4,
+            seek_compaction_threshold: 10,
+            aggressive_ratio: 0.75,
+            rewrite_in_place_factor: 25,
+            parallel_seek_threads: 0,
+        }
+    }
+}
+
+fn invalid(option: &str, why: &str) -> Error {
+    Error::InvalidArgument(format!("option `flsm.{option}` {why}"))
+}
+
+impl FlsmOptions {
+    /// Checks every field; the error names the first bad one.
+    ///
+    /// # Errors
+    /// `Error::InvalidArgument` naming the option and its accepted range.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=63).contains(&self.top_level_bits) {
+            return Err(invalid("top_level_bits", "must be between 1 and 63"));
+        }
+        if self.bit_decrement > 16 {
+            return Err(invalid("bit_decrement", "must be at most 16"));
+        }
+        if !(2..=64).contains(&self.max_sstables_per_guard) {
+            return Err(invalid(
+                "max_sstables_per_guard",
+                "must be between 2 and 64",
+            ));
+        }
+        if !(self.aggressive_ratio.is_finite() && self.aggressive_ratio > 0.0) {
+            return Err(invalid("aggressive_ratio", "must be a number above 0"));
+        }
+        if self.rewrite_in_place_factor < 1 {
+            return Err(invalid("rewrite_in_place_factor", "must be at least 1"));
+        }
+        if self.parallel_seek_threads > 64 {
+            return Err(invalid("parallel_seek_threads", "must be at most 64"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_codes_round_trip() {
+        for s in [CompactionStyle::Leveled, CompactionStyle::Flsm] {
+            assert_eq!(s.name().parse::<CompactionStyle>().unwrap(), s);
+            assert_eq!(CompactionStyle::from_code(s.code()), Some(s));
+        }
+        assert!("tiered".parse::<CompactionStyle>().is_err());
+        assert_eq!(CompactionStyle::from_code(7), None);
+    }
+
+    #[test]
+    fn validation_names_the_option() {
+        let bad = FlsmOptions {
+            max_sstables_per_guard: 1,
+            ..FlsmOptions::default()
+        };
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("max_sstables_per_guard"), "{e}");
+        assert!(FlsmOptions::default().validate().is_ok());
+    }
+}
