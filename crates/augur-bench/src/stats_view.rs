@@ -7,6 +7,34 @@
 use comfy_table::Table;
 use serde_json::{json, Value};
 
+/// FLSM: guards per level, files per guard, and bytes compaction appended vs rewrote.
+fn guards_table(s: &augur::Stats, all: bool) -> String {
+    let mut t = Table::new();
+    t.set_header(vec![
+        "level",
+        "guards",
+        "non-empty guards",
+        "sstables/guard mean",
+        "sstables/guard max",
+        "max overlapping runs",
+    ]);
+    for l in s.levels.iter().skip(1).filter(|l| all || l.files > 0) {
+        t.add_row(vec![
+            l.level.to_string(),
+            l.guards.to_string(),
+            l.nonempty_guards.to_string(),
+            format!("{:.2}", l.mean_sstables_per_guard()),
+            l.max_sstables_per_guard.to_string(),
+            l.max_guard_depth.to_string(),
+        ]);
+    }
+    format!(
+        "compaction style flsm; compaction bytes appended {} rewritten {}\n{t}",
+        s.compaction_bytes_appended,
+        s.compaction_bytes_written - s.compaction_bytes_appended
+    )
+}
+
 /// The statistics as one JSON object.
 pub fn stats_json(s: &augur::Stats) -> Value {
     let levels: Vec<Value> = s
@@ -30,7 +58,11 @@ pub fn stats_json(s: &augur::Stats) -> Value {
                    "learning_ns": l.learning_ns,
                    "models_by_kind": memory_json(&l.models_by_kind),
                    "level_model_bytes": l.level_model_bytes,
-                   "level_model_segments": l.level_model_segments})
+                   "level_model_segments": l.level_model_segments,
+                   "guards": l.guards, "nonempty_guards": l.nonempty_guards,
+                   "mean_sstables_per_guard": l.mean_sstables_per_guard(),
+                   "max_sstables_per_guard": l.max_sstables_per_guard,
+                   "max_guard_depth": l.max_guard_depth})
         })
         .collect();
     let segments: Vec<Value> = s
@@ -42,6 +74,7 @@ pub fn stats_json(s: &augur::Stats) -> Value {
         })
         .collect();
     json!({
+        "compaction_style": s.compaction_style.name(),
         "levels": levels,
         "files": s.levels.iter().map(|l| l.files).sum::<usize>(),
         "table_bytes": s.levels.iter().map(|l| l.bytes).sum::<u64>(),
@@ -60,6 +93,8 @@ pub fn stats_json(s: &augur::Stats) -> Value {
             "compactions": s.compactions,
             "compaction_bytes_read": s.compaction_bytes_read,
             "compaction_bytes_written": s.compaction_bytes_written,
+            "compaction_bytes_appended": s.compaction_bytes_appended,
+            "compaction_bytes_rewritten": s.compaction_bytes_written - s.compaction_bytes_appended,
             "compaction_entries_dropped": s.compaction_entries_dropped,
             "gc_runs": s.gc_runs,
             "gc_entries_relocated": s.gc_entries_relocated,
@@ -235,6 +270,9 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
     } else {
         "no tables yet (every entry is in the memtable and the WAL)\n".to_string()
     };
+    if s.compaction_style == augur::CompactionStyle::Flsm {
+        out.push_str(&format!("{}\n", guards_table(s, all)));
+    }
     let looked_up = |l: &augur::LevelStats| {
         l.positive_lookups + l.negative_lookups + l.models_built + l.dead_files > 0
     };

@@ -577,3 +577,38 @@ fn at_build_models_survive_a_crash_and_serve_every_policy_but_never() {
         }
     }
 }
+
+// The same contracts under PebblesDB's fragmented LSM: crashes inside fragmented
+// compactions, guard commits, last-level rewrites and their manifest edits.
+
+#[test]
+fn flsm_crash_at_many_operation_counts_recovers_a_prefix_with_every_synced_write() {
+    use_flsm();
+    let writes = workload(17, 1500, 0);
+    let total = dry_run(&writes, FaultOp::Any);
+    let points = crash_points(total, point_budget(400));
+    assert!(points.len() >= 300, "only {} crash points", points.len());
+    for (i, &n) in points.iter().enumerate() {
+        crash_case(&writes, FaultOp::Any, n, i % 8 == 0, i as u64);
+    }
+}
+
+#[test]
+fn flsm_crash_at_each_sync_recovers_a_prefix_with_every_synced_write() {
+    use_flsm();
+    let writes = workload(19, 700, 0);
+    let total = dry_run(&writes, FaultOp::Sync);
+    for (i, n) in crash_points(total, point_budget(total))
+        .into_iter()
+        .enumerate()
+    {
+        crash_case(&writes, FaultOp::Sync, n, false, i as u64);
+    }
+}
+
+#[test]
+fn flsm_crash_during_compaction_loses_nothing() {
+    use_flsm();
+    let step = |db: &Db| db.compact_range(None, None);
+    crash_during("compact_range (flsm)", step, 20);
+}

@@ -37,6 +37,8 @@ const CHILD_ENV: &str = "AUGUR_CRASH_CHILD";
 const ROUND_ENV: &str = "AUGUR_CRASH_ROUND";
 /// The name of the test, used as the child's filter.
 const TEST_NAME: &str = "sigkill_at_random_moments_keeps_every_acknowledged_write";
+/// Its FLSM twin.
+const FLSM_TEST_NAME: &str = "flsm_sigkill_at_random_moments_keeps_every_acknowledged_write";
 /// Kills per run; `AUGUR_CRASH_KILLS` raises it.
 const DEFAULT_KILLS: u32 = 24;
 /// Values at least this long go to the value log.
@@ -88,8 +90,8 @@ fn apply(model: &mut Model, ops: &Ops) {
 
 /// Small sizes so flushes, compactions and GC run (in background threads) while killed;
 /// learning options `l`.
-fn options(l: &Learning) -> Options {
-    l.apply(Options {
+fn options(l: &Learning, flsm: bool) -> Options {
+    let o = l.apply(Options {
         memtable_size_bytes: 16 << 10,
         target_file_size_bytes: 16 << 10,
         l1_max_bytes: 64 << 10,
@@ -97,7 +99,12 @@ fn options(l: &Learning) -> Options {
         value_log_segment_bytes: 32 << 10,
         value_log_gc_ratio: 0.3,
         ..Options::default()
-    })
+    });
+    if flsm {
+        common::flsm_options(o)
+    } else {
+        o
+    }
 }
 
 fn ack_path(dir: &Path, round: u32) -> PathBuf {
@@ -105,9 +112,9 @@ fn ack_path(dir: &Path, round: u32) -> PathBuf {
 }
 
 /// The child: write forever (bounded, in case the parent died), recording acknowledgments.
-fn child(dir: &Path, round: u32) {
+fn child(dir: &Path, round: u32, flsm: bool) {
     let l = Learning::nth(u64::from(round));
-    let db = Db::open(dir, options(&l)).expect("child: open");
+    let db = Db::open(dir, options(&l, flsm)).expect("child: open");
     let mut acks = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -165,12 +172,23 @@ fn scan(db: &Db) -> Model {
 
 #[test]
 fn sigkill_at_random_moments_keeps_every_acknowledged_write() {
+    kill_rounds(TEST_NAME, false);
+}
+
+#[test]
+fn flsm_sigkill_at_random_moments_keeps_every_acknowledged_write() {
+    kill_rounds(FLSM_TEST_NAME, true);
+}
+
+/// The parent (kills children running test `test_name` in this binary) or, in a child,
+/// the writer.
+fn kill_rounds(test_name: &str, flsm: bool) {
     if let Ok(dir) = std::env::var(CHILD_ENV) {
         let round = std::env::var(ROUND_ENV)
             .ok()
             .and_then(|r| r.parse().ok())
             .expect("round");
-        child(Path::new(&dir), round);
+        child(Path::new(&dir), round, flsm);
         return;
     }
     let kills: u32 = std::env::var("AUGUR_CRASH_KILLS")
@@ -185,7 +203,7 @@ fn sigkill_at_random_moments_keeps_every_acknowledged_write() {
     let mut total_acked = 0;
     for round in 0..kills {
         let mut child = Command::new(&exe)
-            .args([TEST_NAME, "--exact", "--nocapture", "--test-threads=1"])
+            .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, &dir)
             .env(ROUND_ENV, round.to_string())
             .stdout(Stdio::null())
@@ -217,7 +235,7 @@ fn sigkill_at_random_moments_keeps_every_acknowledged_write() {
         let acked = acknowledged(&dir, round);
         total_acked += acked;
         let reopen = Learning::reopen_of(u64::from(round));
-        let db = Db::open(&dir, options(&reopen))
+        let db = Db::open(&dir, options(&reopen, flsm))
             .unwrap_or_else(|e| panic!("round {round}: reopen after SIGKILL failed: {e}"));
         reopen
             .after_open(&db)

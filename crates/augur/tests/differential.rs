@@ -280,6 +280,7 @@ impl Run {
                 max_sstables_per_guard: rng.gen_range(2..=4),
                 seek_compaction_threshold: [0, 2, 10][rng.gen_range(0..3)],
                 rewrite_in_place_factor: [1, 25][rng.gen_range(0..2)],
+                parallel_seek_threads: rng.gen_range(0..3),
                 ..FlsmOptions::default()
             };
         }

@@ -32,6 +32,11 @@ impl LevelCursor {
         }
     }
 
+    /// The run this cursor reads (an index into `version.runs`).
+    pub(crate) fn run(&self) -> usize {
+        self.run
+    }
+
     fn file_count(&self) -> usize {
         self.version.runs.get(self.run).map_or(0, |r| r.files.len())
     }

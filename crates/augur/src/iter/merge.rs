@@ -53,6 +53,46 @@ impl MergeCursor {
         Ok(())
     }
 
+    /// [`MergeCursor::seek`] with the sources from `parallel_from` on (the last level's runs)
+    /// seeked on `threads` scoped threads while the caller seeks the others (PebblesDB's
+    /// parallel seeks: worth it when those files' pages are not cached).
+    pub(crate) fn seek_parallel(
+        &mut self,
+        user_key: &[u8],
+        trailer: u64,
+        parallel_from: usize,
+        threads: usize,
+    ) -> Result<()> {
+        let split = parallel_from.min(self.sources.len());
+        let (near, far) = self.sources.split_at_mut(split);
+        if threads == 0 || far.len() < 2 {
+            return self.seek(user_key, trailer);
+        }
+        let chunk = far.len().div_ceil(threads);
+        std::thread::scope(|scope| -> Result<()> {
+            let handles: Vec<_> = far
+                .chunks_mut(chunk)
+                .map(|part| {
+                    scope.spawn(move || -> Result<()> {
+                        for s in part {
+                            s.seek(user_key, trailer)?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            let mut result = near.iter_mut().try_for_each(|s| s.seek(user_key, trailer));
+            for h in handles {
+                // A panic in a seek is a bug: it continues on the caller's thread.
+                let r = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                result = result.and(r);
+            }
+            result
+        })?;
+        self.rebuild();
+        Ok(())
+    }
+
     fn rebuild(&mut self) {
         self.heap.clear();
         self.heap

@@ -110,6 +110,10 @@ fn seek_trailer(seqno: SeqNo) -> u64 {
 pub struct Scan {
     state: Arc<ScanState>,
     merge: MergeCursor,
+    /// FLSM parallel seeks: index of the first merge source of the last non-empty level
+    /// (sources from there on are seeked on `flsm.parallel_seek_threads` threads);
+    /// `usize::MAX` when parallel seeks are off.
+    parallel_from: usize,
     forward: bool,
     range: KeyRange,
     /// Where the next positioning starts (forward) or ends (backward), when a seek set it.
@@ -152,6 +156,7 @@ impl Scan {
         readahead: usize,
     ) -> Scan {
         let sources = sources(&state, &range, forward);
+        let parallel_from = parallel_seek_start(&state, &sources);
         let pending = state
             .db
             .closed
@@ -159,6 +164,7 @@ impl Scan {
             .then_some(Error::Closed);
         Scan {
             merge: MergeCursor::new(sources, forward),
+            parallel_from,
             state,
             forward,
             range,
@@ -343,7 +349,13 @@ impl Scan {
         match near {
             Bound::Included(k) => {
                 let trailer = if self.forward { seek_trailer(seqno) } else { 0 };
-                self.merge.seek(&k, trailer)
+                if self.parallel_from == usize::MAX {
+                    self.merge.seek(&k, trailer)
+                } else {
+                    let threads = self.state.db.opts.flsm.parallel_seek_threads;
+                    self.merge
+                        .seek_parallel(&k, trailer, self.parallel_from, threads)
+                }
             }
             Bound::Excluded(k) => {
                 let trailer = if self.forward { 0 } else { u64::MAX };
@@ -497,6 +509,45 @@ impl Scan {
 /// The kind byte of a trailer (every trailer in a source was validated when decoded).
 fn kind_of(trailer: u64) -> ValueKind {
     ValueKind::from_u8(trailer as u8).unwrap_or(ValueKind::Delete)
+}
+
+/// FLSM parallel seeks (PebblesDB's heuristic: only the last level, whose data is the least
+/// likely to be cached): the index of the first source that is a run of the deepest level
+/// holding files in the scan, or `usize::MAX` when parallel seeks are off or pointless.
+fn parallel_seek_start(state: &ScanState, sources: &[Source]) -> usize {
+    let version = &state.view.version;
+    if state.db.opts.flsm.parallel_seek_threads == 0
+        || version.style != crate::compaction::CompactionStyle::Flsm
+    {
+        return usize::MAX;
+    }
+    let Some(deepest) = version
+        .runs
+        .iter()
+        .filter(|r| !r.files.is_empty())
+        .map(|r| r.level)
+        .max()
+    else {
+        return usize::MAX;
+    };
+    // Level cursors come last, in run order (shallow to deep); a scan only opens cursors
+    // for runs with files in its range, so count the deepest level's from the end.
+    let level_runs: Vec<usize> = sources
+        .iter()
+        .filter_map(|s| match s {
+            Source::Level(c) => Some(c.run()),
+            _ => None,
+        })
+        .collect();
+    let deep = level_runs
+        .iter()
+        .rev()
+        .take_while(|&&r| version.runs[r].level == deepest)
+        .count();
+    if deep < 2 {
+        return usize::MAX;
+    }
+    sources.len() - deep
 }
 
 /// The merge inputs of a scan over `range`: every memtable that holds anything, the L0 files

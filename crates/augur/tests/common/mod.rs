@@ -97,3 +97,21 @@ impl Learning {
         Ok(())
     }
 }
+
+/// The FLSM configuration the crash suites run under: guards every few keys and few levels,
+/// so fragments, guard commits, last-level rewrites and in-place merges all happen in a
+/// small workload.
+pub fn flsm_options(base: augur::Options) -> augur::Options {
+    augur::Options {
+        compaction: augur::CompactionStyle::Flsm,
+        num_levels: 4,
+        flsm: augur::FlsmOptions {
+            top_level_bits: 4,
+            bit_decrement: 1,
+            max_sstables_per_guard: 2,
+            seek_compaction_threshold: 4,
+            ..augur::FlsmOptions::default()
+        },
+        ..base
+    }
+}

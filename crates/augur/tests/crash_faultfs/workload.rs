@@ -120,9 +120,20 @@ pub fn batch_of(w: &Write) -> WriteBatch {
     b
 }
 
-/// Tiny sizes so that flushes, compactions and value-log GC all run many times.
+thread_local! {
+    /// Whether the current test runs the workloads under FLSM ([`use_flsm`]).
+    static FLSM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes every later [`options`] call of this test (thread) use FLSM compaction.
+pub fn use_flsm() {
+    FLSM.with(|f| f.set(true));
+}
+
+/// Tiny sizes so that flushes, compactions and value-log GC all run many times (under FLSM
+/// after [`use_flsm`]).
 pub fn options(fs: &FaultFs) -> Options {
-    Options {
+    let base = Options {
         fs: Arc::new(fs.clone()),
         background_threads: false,
         memtable_size_bytes: 4096,
@@ -137,6 +148,11 @@ pub fn options(fs: &FaultFs) -> Options {
         value_log_segment_bytes: 4096,
         value_log_gc_ratio: 0.3,
         ..Options::default()
+    };
+    if FLSM.with(std::cell::Cell::get) {
+        super::common::flsm_options(base)
+    } else {
+        base
     }
 }
 
