@@ -166,6 +166,10 @@ pub struct EngineArgs {
         alias = "max_sstables_per_guard"
     )]
     pub max_sstables_per_guard: Option<usize>,
+    /// FLSM: a level is due for size past this many times the leveled limit (engine
+    /// default 1).
+    #[arg(long, global = true, value_name = "N", alias = "flsm_level_size_runs")]
+    pub flsm_level_size_runs: Option<u64>,
     /// FLSM: seeks landing in a crowded guard before it is compacted; 0 disables (engine
     /// default 10).
     #[arg(
@@ -295,6 +299,9 @@ impl EngineArgs {
         }
         if let Some(n) = self.max_sstables_per_guard {
             f.max_sstables_per_guard = n;
+        }
+        if let Some(n) = self.flsm_level_size_runs {
+            f.level_size_runs = n;
         }
         if let Some(n) = self.seek_compaction_threshold {
             f.seek_compaction_threshold = n;

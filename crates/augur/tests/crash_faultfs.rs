@@ -586,7 +586,11 @@ fn flsm_crash_at_many_operation_counts_recovers_a_prefix_with_every_synced_write
     use_flsm();
     let writes = workload(17, 1500, 0);
     let total = dry_run(&writes, FaultOp::Any);
-    let points = crash_points(total, point_budget(400));
+    // The last few operations of a run can be removals of obsolete tables, done by whichever
+    // thread drops the last reference (a background learner may hold one a moment longer), so
+    // the count there is not deterministic: crash before them.
+    let mut points = crash_points(total, point_budget(400));
+    points.retain(|&n| n + 4 <= total);
     assert!(points.len() >= 300, "only {} crash points", points.len());
     for (i, &n) in points.iter().enumerate() {
         crash_case(&writes, FaultOp::Any, n, i % 8 == 0, i as u64);

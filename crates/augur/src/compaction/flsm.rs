@@ -5,7 +5,7 @@
 //! What is compacted, most urgent first:
 //! - L0 when it holds `l0_compaction_trigger` files: all of L0, partitioned by L1's guards and
 //!   appended there;
-//! - a level `1 ≤ l < last` whose bytes exceed `max_bytes_for_level(l)`, or that holds a guard
+//! - a level `1 ≤ l < last` whose bytes exceed `max_bytes_for_level(l) × level_size_runs`, or that holds a guard
 //!   whose files span `max_sstables_per_guard` sorted runs, or whose bytes reach `aggressive_ratio` of level
 //!   `l + 1`'s (aggressive compaction): one guard — the fullest one for the file limit, else the
 //!   next non-empty guard after the previous pick — merged and appended to level `l + 1`'s
@@ -70,7 +70,8 @@ impl Flsm {
             consider(
                 level,
                 Reason::Size,
-                size as f64 / max_bytes_for_level(opts, level) as f64,
+                size as f64
+                    / (max_bytes_for_level(opts, level) as f64 * opts.flsm.level_size_runs as f64),
             );
             let next = version.level_bytes(level + 1);
             if next > 0 && size as f64 >= opts.flsm.aggressive_ratio * next as f64 {

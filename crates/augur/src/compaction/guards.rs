@@ -104,7 +104,14 @@ mod tests {
         // Each level adds about three times the previous levels' candidates (4× in total).
         assert!(per_level[1] > 400 && per_level[1] < 1200, "{per_level:?}");
         assert!(per_level[2] > 2 * per_level[1], "{per_level:?}");
-        assert!(per_level[6] > 2 * per_level[5], "{per_level:?}");
+        assert!(per_level[4] > 2 * per_level[3], "{per_level:?}");
+        // Level 5 needs 8 − 4·2 = 0 bits: every key is a candidate by then.
+        assert_eq!(
+            per_level[1..=5].iter().sum::<usize>(),
+            200_000,
+            "{per_level:?}"
+        );
+        assert_eq!(per_level[6], 0, "{per_level:?}");
     }
 
     #[test]

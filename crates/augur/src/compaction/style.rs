@@ -81,6 +81,11 @@ pub struct FlsmOptions {
     /// A guard of level 1 .. last-1 holding this many files is compacted into the next
     /// level (PebblesDB's `max_sstables_per_guard`). Default 4.
     pub max_sstables_per_guard: usize,
+    /// A level >= 1 is due for size when its bytes exceed this many times the leveled limit
+    /// (`l1_max_bytes × ratio^(l-1)`): appending costs no rewrite, so an FLSM level may hold
+    /// several runs' worth of data; more means less write amplification and more runs to
+    /// probe. Default 1 (the leveled limits, as PebblesDB).
+    pub level_size_runs: u64,
     /// A guard is compacted after this many seeks landed in it while it held at least two
     /// files and did not change (seek-based compaction); 0 disables it. Default 10.
     pub seek_compaction_threshold: u32,
@@ -103,6 +108,7 @@ impl Default for FlsmOptions {
             top_level_bits: 20,
             bit_decrement: 2,
             max_sstables_per_guard: 4,
+            level_size_runs: 1,
             seek_compaction_threshold: 10,
             aggressive_ratio: 0.75,
             rewrite_in_place_factor: 25,
@@ -132,6 +138,9 @@ impl FlsmOptions {
                 "max_sstables_per_guard",
                 "must be between 2 and 64",
             ));
+        }
+        if !(1..=64).contains(&self.level_size_runs) {
+            return Err(invalid("level_size_runs", "must be between 1 and 64"));
         }
         if !(self.aggressive_ratio.is_finite() && self.aggressive_ratio > 0.0) {
             return Err(invalid("aggressive_ratio", "must be a number above 0"));
