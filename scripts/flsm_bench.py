@@ -823,7 +823,8 @@ def render():
               "`scripts/flsm_bench.py` with " + (", ".join(f"{k}={v}" for k, v in
                                                         sorted(sizes[-1]["settings"]["env"].items()))
                                                 if sizes and sizes[-1]["settings"].get("env") else "the defaults") +
-              f"; every JSON record is in `{shown_path(os.path.join(OUT, 'raw.jsonl'))}`, each "
+              f"; every JSON record is in `{shown_path(os.path.join(OUT, 'raw.jsonl'))}` (gzipped before "
+              f"committing: `raw.jsonl.gz`), each "
               "size's medians and rounds in `size-N.json` beside it. The commands, in order (each read "
               "command runs once per round):", "", "```sh"]
     p = os.path.join(OUT, "commands.json")
