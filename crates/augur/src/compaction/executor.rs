@@ -22,7 +22,7 @@
 //! - when entries were dropped, guards whose last-level slot no longer intersects any file
 //!   are removed from every level (empty guards).
 
-use super::guards::{candidate_level, slot_of};
+use super::guards::{candidate_level, slot_of, slot_range};
 use super::{Compaction, CompactionStyle};
 use crate::error::Result;
 use crate::filename;
@@ -74,7 +74,14 @@ fn is_base_level_for_key(
     output_level: usize,
     user_key: &[u8],
 ) -> bool {
-    version.levels.iter().skip(output_level).all(|files| {
+    // Leveled: every output-level file that overlaps is an input, so the search starts one
+    // level deeper (as before FLSM); FLSM: sibling fragments at the output level count.
+    let first = if version.style == CompactionStyle::Flsm {
+        output_level
+    } else {
+        output_level + 1
+    };
+    version.levels.iter().skip(first).all(|files| {
         !files.iter().any(|f| {
             f.smallest_key() <= user_key
                 && user_key <= f.largest_key()
@@ -88,8 +95,7 @@ fn is_base_level_for_key(
 fn straddled(version: &Version, inputs: &HashSet<u64>, level: usize, key: &[u8]) -> bool {
     let files = &version.levels[level];
     let guards = &version.guards[level];
-    let slot = slot_of(guards, key);
-    let start = slot.checked_sub(1).map(|i| guards[i].as_slice());
+    let (start, _) = slot_range(guards, slot_of(guards, key));
     let lo = start.map_or(0, |s| files.partition_point(|f| f.smallest_key() < s));
     let hi = files.partition_point(|f| f.smallest_key() < key);
     files[lo..hi.max(lo)]
