@@ -167,7 +167,7 @@ pub struct EngineArgs {
     )]
     pub max_sstables_per_guard: Option<usize>,
     /// FLSM: a level is due for size past this many times the leveled limit (engine
-    /// default 1).
+    /// default 4).
     #[arg(long, global = true, value_name = "N", alias = "flsm_level_size_runs")]
     pub flsm_level_size_runs: Option<u64>,
     /// FLSM: seeks landing in a crowded guard before it is compacted; 0 disables (engine
