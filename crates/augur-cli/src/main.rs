@@ -1,5 +1,5 @@
 //! The `augur` command-line tool: data commands (put/get/del/scan/load), inspection
-//! (stats/verify), maintenance (flush/compact/gc) and the built-in `bench`.
+//! (stats/verify), maintenance (flush/compact/gc), the built-in `bench` and `stress`.
 //!
 //! This file holds the argument definitions and the exit-status contract; each command
 //! lives in its own module. Exit statuses: 0 success, 1 "key not found" (only `get`),
@@ -11,6 +11,7 @@ mod commands;
 mod engine;
 mod error;
 mod load;
+mod stress;
 
 use clap::{Args, Parser, Subcommand};
 use error::CliError;
@@ -127,6 +128,11 @@ enum Command {
     /// 64-byte values; fillrandom, flush, readrandom, readseq, stats), once with values inline
     /// and once separated into the value log.
     Bench(Box<augur_bench::BenchArgs>),
+    /// db_stress-style test: threads of random writes, reads and snapshot scans over a
+    /// bounded key space, each verified against an expected-state oracle kept beside the
+    /// database (`<db>.expected`); at start the whole key space is verified against the
+    /// oracle the previous (possibly killed) run left. See scripts/crash_test.sh.
+    Stress(stress::StressArgs),
 }
 
 fn main() -> ExitCode {
@@ -192,6 +198,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Compact { out } => commands::compact(&e.open(&dir, false)?, json(out)),
         Command::Flush { out } => commands::flush(&e.open(&dir, false)?, json(out)),
         Command::Gc { all, out } => commands::gc(&e.open(&dir, false)?, all, json(out)),
+        Command::Stress(args) => stress::run(&dir, e.options(), &args, top_json),
         Command::Bench(_) => Ok(()),
     }
 }
