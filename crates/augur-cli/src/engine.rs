@@ -170,7 +170,7 @@ pub struct EngineArgs {
     /// default 4).
     #[arg(long, global = true, value_name = "N", alias = "flsm_level_size_runs")]
     pub flsm_level_size_runs: Option<u64>,
-    /// FLSM: seeks landing in a crowded guard before it is compacted; 0 disables (engine
+    /// FLSM: consecutive seeks landing in a crowded guard before it is compacted; 0 disables (engine
     /// default 10).
     #[arg(
         long,

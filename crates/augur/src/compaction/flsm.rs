@@ -10,7 +10,8 @@
 //!   `l + 1`'s (aggressive compaction): one guard — the fullest one for the file limit, else the
 //!   next non-empty guard after the previous pick — merged and appended to level `l + 1`'s
 //!   guards without touching the files there;
-//! - when nothing is due, a guard whose seek count reached `seek_compaction_threshold`.
+//! - when nothing is due, a guard into which `seek_compaction_threshold` consecutive seeks of
+//!   its level landed.
 //!
 //! Into the last level, a guard is merged with the last-level files it overlaps (the last level
 //! is rewritten, it has nothing to append to). From the second-to-last level, when that merge

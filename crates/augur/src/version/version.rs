@@ -20,7 +20,7 @@ use crate::learning::level_model::LevelModel;
 use crate::sst::{Entry, Table};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A live SSTable: its manifest metadata and its open reader. When the last reference is
@@ -129,8 +129,23 @@ pub struct SlotInfo {
     /// Sorted runs the slot's files span (1 when they do not overlap): what a lookup in the
     /// slot may probe, and what `max_sstables_per_guard` limits.
     pub depth: u32,
-    /// Seeks counted since the version was installed (seek-based compaction).
+    /// The longest streak of consecutive seeks of its level that landed in this slot while
+    /// the version was installed (seek-based compaction fires at the threshold).
     pub(crate) seeks: AtomicU32,
+}
+
+/// One more seek of a level landing in `slot`, given the level's streak `cur` (the slot of
+/// the previous seek in the high 32 bits, the length of its streak in the low 32; 0: none):
+/// the new packed streak and its length. Concurrent seeks may lose an update; the streak is
+/// a heuristic, not a count.
+pub(crate) fn seek_streak_step(cur: u64, slot: usize) -> (u64, u32) {
+    let (last, len) = ((cur >> 32) as usize, cur as u32);
+    let len = if len > 0 && last == slot {
+        len.saturating_add(1)
+    } else {
+        1
+    };
+    (((slot as u64) << 32) | u64::from(len), len)
 }
 
 /// The files of the tree at one point in time.
@@ -148,6 +163,10 @@ pub struct Version {
     /// FLSM: per level, per slot, its file count, depth and seek count (empty under
     /// leveled).
     pub slots: Arc<Vec<Vec<SlotInfo>>>,
+    /// FLSM: per level, the current streak of consecutive seeks into one slot (packed, see
+    /// [`seek_streak_step`]), or `None` for a level without a slot of overlapping files
+    /// (where seeks need not even find their slot).
+    pub(crate) seek_streaks: Arc<Vec<Option<AtomicU64>>>,
     /// Garbage bytes per live value-log segment (WiscKey GC input).
     pub vlog_garbage: BTreeMap<u64, u64>,
     /// Segments deleted by GC (pointers into them are obsolete).
@@ -171,6 +190,7 @@ impl Version {
             guards: (0..num_levels).map(|_| Arc::new(Vec::new())).collect(),
             runs: Vec::new(),
             slots: Arc::new(Vec::new()),
+            seek_streaks: Arc::new(Vec::new()),
             vlog_garbage: BTreeMap::new(),
             vlog_deleted: BTreeSet::new(),
             level_models: vec![OnceLock::new(); num_levels],
@@ -225,6 +245,17 @@ impl Version {
                 slots
             }
         });
+        self.seek_streaks = Arc::new(
+            (0..self.levels.len())
+                .map(|l| {
+                    let crowded = self
+                        .slots
+                        .get(l)
+                        .is_some_and(|s| s.iter().any(|s| s.depth >= 2));
+                    crowded.then(|| AtomicU64::new(0))
+                })
+                .collect(),
+        );
     }
 
     /// FLSM: the slot of `user_key` among the guards of `level`.
@@ -345,19 +376,33 @@ impl Version {
         Ok(())
     }
 
-    /// FLSM seek-based compaction: counts a seek to `user_key` in every level >= 1 whose slot
-    /// for the key holds two or more files. Returns true when a count reached `threshold`
-    /// (the caller then wakes the background thread).
+    /// FLSM seek-based compaction: notes a seek to `user_key` at every level >= 1. A slot is
+    /// due once `threshold` consecutive seeks of its level landed in it while it held
+    /// overlapping files (depth >= 2): a guard that a workload keeps seeking into is worth
+    /// merging, while random seeks spread over many guards (which would otherwise compact
+    /// everything, at the readers' expense) almost never make a streak. Returns true when a
+    /// slot became due (the caller then wakes the background thread).
     pub(crate) fn note_seek(&self, user_key: &[u8], threshold: u32) -> bool {
         if threshold == 0 {
             return false;
         }
         let mut due = false;
         for (level, slots) in self.slots.iter().enumerate() {
-            if let Some(s) = slots.get(self.slot(level, user_key)) {
-                if s.depth >= 2 {
-                    due |= s.seeks.fetch_add(1, Ordering::Relaxed) + 1 == threshold;
-                }
+            let Some(Some(streak)) = self.seek_streaks.get(level) else {
+                continue;
+            };
+            let slot = self.slot(level, user_key);
+            let Some(s) = slots.get(slot) else {
+                continue;
+            };
+            if s.files == 0 {
+                continue;
+            }
+            let (next, len) = seek_streak_step(streak.load(Ordering::Relaxed), slot);
+            streak.store(next, Ordering::Relaxed);
+            if s.depth >= 2 && len == threshold {
+                s.seeks.fetch_max(len, Ordering::Relaxed);
+                due = true;
             }
         }
         due
@@ -462,6 +507,20 @@ impl Version {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn seek_streaks_count_consecutive_seeks_into_one_slot_only() {
+        let mut cur = 0;
+        let mut lens = Vec::new();
+        for slot in [3, 3, 3, 7, 3, 3, 0, 0] {
+            let (next, len) = seek_streak_step(cur, slot);
+            cur = next;
+            lens.push(len);
+        }
+        assert_eq!(lens, [1, 2, 3, 1, 1, 2, 1, 2]);
+        // Slot 0 with an empty streak starts at 1 (the packed 0 means "no streak").
+        assert_eq!(seek_streak_step(0, 0).1, 1);
+    }
 
     /// Short keys over a small alphabet with zero bytes, so equal prefixes, keys that are
     /// prefixes of others and trailing zeros all occur often.
