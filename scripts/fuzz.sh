@@ -17,7 +17,8 @@ SECONDS_PER_TARGET="${1:-60}"
 shift || true
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(version_edit log_reader value_pointer sst_open vlog_segment)
+  TARGETS=(version_edit log_reader value_pointer sst_open vlog_segment
+           index_fence index_plr index_pgm index_rs index_rmi index_fiting index_plex)
 fi
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
@@ -40,6 +41,19 @@ for f in "$seed_db"/*.wal; do { printf '\0'; cat "$f"; } > "fuzz/corpus/log_read
 for f in "$seed_db"/MANIFEST-*; do { printf '\1'; cat "$f"; } > "fuzz/corpus/log_reader/$(basename "$f")"; done
 printf '%020d' 0 > fuzz/corpus/value_pointer/zero
 printf '\1\1\0\3\0' > fuzz/corpus/version_edit/small
+# Index targets: a valid build input (mode 1) and the same keys damaged (mode 2); see
+# fuzz/fuzz_targets/index_model.rs.
+for t in index_fence index_plr index_pgm index_rs index_rmi index_fiting index_plex; do
+  mkdir -p "fuzz/corpus/$t"
+  python3 - "fuzz/corpus/$t" <<'PY'
+import random, struct, sys
+rng = random.Random(13)
+keys = b"".join(struct.pack("<Q", k) for k in sorted(rng.sample(range(1 << 40), 300)))
+params = bytes([3, 5, 7, 16])
+open(sys.argv[1] + "/build", "wb").write(b"\x01" + params + keys)
+open(sys.argv[1] + "/damaged", "wb").write(b"\x02" + params + keys + bytes([9, 0, 0x40] * 4))
+PY
+done
 rm -rf "$(dirname "$seed_db")"
 
 printf '%-14s %14s %10s %s\n' target executions findings "seconds"
