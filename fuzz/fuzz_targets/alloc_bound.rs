@@ -53,3 +53,20 @@ pub fn peak_during<R>(f: impl FnOnce() -> R) -> (R, usize) {
     let r = f();
     (r, PEAK.load(Ordering::Relaxed).saturating_sub(base))
 }
+
+/// Allocation allowed to decode `len` bytes: structures may expand their encoding (decoded
+/// segments, tables derived from stored points, records copied out) by a constant factor,
+/// plus a fixed slack.
+pub fn bound(len: usize) -> usize {
+    64 * len + (1 << 20)
+}
+
+/// Runs `f` and panics when it allocated more than [`bound`] of `len` input bytes.
+pub fn check<R>(len: usize, what: &str, f: impl FnOnce() -> R) -> R {
+    let (r, peak) = peak_during(f);
+    assert!(
+        peak <= bound(len),
+        "{what}: {len} input bytes made it allocate {peak} bytes"
+    );
+    r
+}

@@ -3,7 +3,7 @@
 //! The first input byte chooses the mode (modulo 3):
 //! - 0: the rest is a model section body of this type (the header is prepended). Decoding
 //!   returns `Ok` or a clean `Corruption`/`UnsupportedVersion` naming the file, allocates at
-//!   most [`bound`] bytes for its input, and a decoded index keeps the window contract for
+//!   most `alloc_bound::bound` bytes for its input, and a decoded index keeps the window contract for
 //!   every probe (`hi - lo <= max_window`, `hi <= n + 1`, never a panic) and re-encodes to
 //!   bytes that decode to the same encoding.
 //! - 1: structure-aware. The rest gives a configuration and keys (8 bytes each, sorted);
@@ -17,12 +17,6 @@
 
 use augur::index::{self, IndexConfig, IndexKind, IndexTuning, RmiRoot};
 use std::path::Path;
-
-/// Allocation allowed to decode `len` bytes: structures may expand their encoding (decoded
-/// segments, tables derived from stored points) by a constant factor, plus a fixed slack.
-pub fn bound(len: usize) -> usize {
-    64 * len + (1 << 20)
-}
 
 fn file() -> &'static Path {
     Path::new("/db/000042.sst")
@@ -61,12 +55,9 @@ pub fn run(kind: IndexKind, data: &[u8]) {
 fn decode_arbitrary(kind: IndexKind, body: &[u8]) {
     let mut bytes = vec![kind as u8, index::FORMAT_VERSION];
     bytes.extend_from_slice(body);
-    let (decoded, peak) = crate::alloc_bound::peak_during(|| index::decode(&bytes, file(), 7));
-    assert!(
-        peak <= bound(bytes.len()),
-        "decoding {} bytes allocated {peak} bytes",
-        bytes.len()
-    );
+    let decoded = crate::alloc_bound::check(bytes.len(), "index decode", || {
+        index::decode(&bytes, file(), 7)
+    });
     match decoded {
         Ok(ix) => {
             assert_eq!(ix.kind(), kind);
@@ -75,7 +66,11 @@ fn decode_arbitrary(kind: IndexKind, body: &[u8]) {
                 let w = ix.search(key);
                 assert!(w.lo < w.hi, "empty window {w:?} for {key}");
                 assert!(w.hi <= n + 1, "window {w:?} past n + 1 = {}", n + 1);
-                assert!(w.len() <= ix.max_window(), "window {w:?} over max {}", ix.max_window());
+                assert!(
+                    w.len() <= ix.max_window(),
+                    "window {w:?} over max {}",
+                    ix.max_window()
+                );
             }
             let mut again = Vec::new();
             ix.encode(&mut again);
@@ -113,7 +108,11 @@ fn build_and_round_trip(kind: IndexKind, rest: &[u8]) -> Option<Vec<u8>> {
             pgm_recursive_error: u32::from(params[1] % 8) + 1,
             radix_bits: u32::from(params[1] % 24) + 1,
             rmi_leaves: u32::from(params[2]) * 4,
-            rmi_root: if params[2] % 2 == 0 { RmiRoot::Linear } else { RmiRoot::Cubic },
+            rmi_root: if params[2] % 2 == 0 {
+                RmiRoot::Linear
+            } else {
+                RmiRoot::Cubic
+            },
             fiting_fanout: u32::from(params[3]).clamp(2, 256),
         },
     };
@@ -154,10 +153,17 @@ fn build_and_round_trip(kind: IndexKind, rest: &[u8]) -> Option<Vec<u8>> {
                 w.contains(lb),
                 "{name} {kind:?}: window {w:?} misses lower bound {lb} of {key}"
             );
-            assert!(w.len() <= index.max_window(), "{name}: window {w:?} too wide");
+            assert!(
+                w.len() <= index.max_window(),
+                "{name}: window {w:?} too wide"
+            );
             assert!(w.hi <= keys.len() as u64 + 1);
         }
-        assert_eq!(ix.search(key), decoded.search(key), "decoded index answers differently");
+        assert_eq!(
+            ix.search(key),
+            decoded.search(key),
+            "decoded index answers differently"
+        );
     }
     Some(encoded)
 }

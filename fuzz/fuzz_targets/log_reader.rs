@@ -1,8 +1,15 @@
 //! The log framing shared by WALs and manifests (`wal/reader.rs`), and the records inside:
 //! reading an arbitrary file as a WAL or a manifest returns its records and a tail verdict,
 //! or a clean `Corruption` naming the file; every manifest record either decodes as a
-//! version edit or is rejected, never panics. The first input byte picks the kind.
+//! version edit or is rejected, never panics; reading allocates at most `alloc_bound::bound`
+//! of the file's length. The first input byte picks the kind.
 #![no_main]
+
+#[path = "alloc_bound.rs"]
+mod alloc_bound;
+
+#[global_allocator]
+static ALLOC: alloc_bound::Counting = alloc_bound::Counting;
 
 #[path = "common.rs"]
 mod common;
@@ -22,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         (LogKind::Manifest, Path::new("/db/MANIFEST-000007"))
     };
     let fs = common::fs_with(path, bytes);
-    match read_log(&fs, path, kind) {
+    match alloc_bound::check(bytes.len(), "log read", || read_log(&fs, path, kind)) {
         Ok(contents) => {
             let mut total = 0usize;
             for (offset, record) in &contents.records {
