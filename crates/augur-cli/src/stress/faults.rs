@@ -9,14 +9,13 @@
 //! round's verification proves that no acknowledged write was lost and nothing appeared that
 //! was never written.
 
-use super::{oracle::Oracle, randomized, verify_all, Counts, StressArgs, Worker};
+use super::{oracle::Oracle, randomized, verify_all, Counts, StressArgs, Workload};
 use crate::error::CliError;
 use augur::fs::{FaultFs, FaultMode, FaultOp};
 use augur::{CompactionStyle, Db, Options};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Outcomes over all rounds.
@@ -138,35 +137,17 @@ fn rounds_on(
             fs.fail_at(op, n, mode);
         }
         let refusals = Mutex::new(Vec::new());
-        let counts = Counts::default();
-        let locks: Vec<Mutex<()>> = (0..super::LOCKS).map(|_| Mutex::new(())).collect();
-        let stop = AtomicBool::new(false);
-        let failure: Mutex<Option<String>> = Mutex::new(None);
-        let ops = if args.ops > 0 { args.ops } else { 400 };
-        std::thread::scope(|s| {
-            for t in 0..args.threads {
-                let w = Worker {
-                    db: &db,
-                    oracle: &oracle,
-                    locks: &locks,
-                    counts: &counts,
-                    sync_every: args.sync_every,
-                    rng: StdRng::seed_from_u64(rng.gen::<u64>() ^ t as u64),
-                    refusals: Some(&refusals),
-                };
-                let (stop, failure) = (&stop, &failure);
-                s.spawn(move || {
-                    if let Err(e) = w.run(ops, None, stop) {
-                        stop.store(true, Ordering::Relaxed);
-                        failure
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get_or_insert(e);
-                    }
-                });
-            }
-        });
-        if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        let run = Workload {
+            db: &db,
+            oracle: &oracle,
+            threads: args.threads,
+            ops: if args.ops > 0 { args.ops } else { 400 },
+            deadline: None,
+            sync_every: args.sync_every,
+            seed: rng.gen(),
+            refusals: Some(&refusals),
+        };
+        if let Err(e) = run.run(&Counts::default()) {
             return Err(fail(round, format!("{op:?} fault at +{n}: {e}")));
         }
         let fired = fs.op_count(op) >= before + n;

@@ -129,33 +129,19 @@ pub fn run(dir: &Path, base: Options, args: &StressArgs, json: bool) -> Result<(
     }
     let counts = Counts::default();
     if !args.verify_only {
-        let locks: Vec<Mutex<()>> = (0..LOCKS).map(|_| Mutex::new(())).collect();
-        let stop = AtomicBool::new(false);
         let deadline =
             (args.seconds > 0.0).then(|| started + Duration::from_secs_f64(args.seconds));
-        let failure: Mutex<Option<String>> = Mutex::new(None);
-        std::thread::scope(|s| {
-            for t in 0..args.threads {
-                let w = Worker {
-                    db: &db,
-                    oracle: &oracle,
-                    locks: &locks,
-                    counts: &counts,
-                    sync_every: args.sync_every,
-                    rng: StdRng::seed_from_u64(seed ^ (t as u64 + 1).wrapping_mul(0x9e37_79b9)),
-                    refusals: None,
-                };
-                let (stop, failure) = (&stop, &failure);
-                s.spawn(move || {
-                    if let Err(e) = w.run(args.ops, deadline, stop) {
-                        stop.store(true, Ordering::Relaxed);
-                        let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
-                        f.get_or_insert(e);
-                    }
-                });
-            }
-        });
-        if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        let run = Workload {
+            db: &db,
+            oracle: &oracle,
+            threads: args.threads,
+            ops: args.ops,
+            deadline,
+            sync_every: args.sync_every,
+            seed,
+            refusals: None,
+        };
+        if let Err(e) = run.run(&counts) {
             return Err(CliError::Failed(format!(
                 "stress (seed {seed}, {described}): {e}"
             )));
@@ -311,6 +297,59 @@ fn lock<'a>(locks: &'a [Mutex<()>], keys: &[u64]) -> Vec<MutexGuard<'a, ()>> {
         .filter_map(|s| locks.get(s as usize))
         .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
         .collect()
+}
+
+/// One multi-threaded run of the workload over an open database.
+struct Workload<'a> {
+    db: &'a Db,
+    oracle: &'a Oracle,
+    threads: usize,
+    /// Operations per thread (0: until the deadline).
+    ops: u64,
+    deadline: Option<Instant>,
+    sync_every: u64,
+    /// Thread `t` draws its operations from `seed` and `t`.
+    seed: u64,
+    /// Fault-injection mode: where refused writes are noted (see [`Worker`]).
+    refusals: Option<&'a Mutex<Vec<String>>>,
+}
+
+impl Workload<'_> {
+    /// Runs the threads until each is done; the first verification failure stops them all
+    /// and is returned.
+    fn run(&self, counts: &Counts) -> Result<(), String> {
+        let locks: Vec<Mutex<()>> = (0..LOCKS).map(|_| Mutex::new(())).collect();
+        let stop = AtomicBool::new(false);
+        let failure: Mutex<Option<String>> = Mutex::new(None);
+        std::thread::scope(|s| {
+            for t in 0..self.threads {
+                let w = Worker {
+                    db: self.db,
+                    oracle: self.oracle,
+                    locks: &locks,
+                    counts,
+                    sync_every: self.sync_every,
+                    rng: StdRng::seed_from_u64(
+                        self.seed ^ (t as u64 + 1).wrapping_mul(0x9e37_79b9),
+                    ),
+                    refusals: self.refusals,
+                };
+                let (stop, failure) = (&stop, &failure);
+                let (ops, deadline) = (self.ops, self.deadline);
+                s.spawn(move || {
+                    if let Err(e) = w.run(ops, deadline, stop) {
+                        stop.store(true, Ordering::Relaxed);
+                        let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
+                        f.get_or_insert(e);
+                    }
+                });
+            }
+        });
+        match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
 }
 
 /// One stress thread.
