@@ -13,6 +13,7 @@
 
 use super::version::TableFile;
 use crate::compaction::guards::files_by_slot;
+use crate::index::projection::project;
 use std::sync::Arc;
 
 /// Files of one level that do not overlap, sorted by key.
@@ -24,9 +25,35 @@ pub struct SortedRun {
     pub files: Vec<Arc<TableFile>>,
     /// True when the run is the whole level (leveled), so level models apply to it.
     pub whole_level: bool,
+    /// `project(largest user key, 0)` of each file, in file order: the file search of a
+    /// lookup runs over this flat array (one or two cache lines) instead of dereferencing
+    /// every file it compares against.
+    largest_prefixes: Vec<u64>,
 }
 
 impl SortedRun {
+    /// A run of `files` (sorted by key, pairwise disjoint) of `level`.
+    pub fn new(level: usize, files: Vec<Arc<TableFile>>, whole_level: bool) -> Self {
+        let largest_prefixes = files.iter().map(|f| project(f.largest_key(), 0)).collect();
+        SortedRun {
+            level,
+            files,
+            whole_level,
+            largest_prefixes,
+        }
+    }
+
+    /// Index of the first file whose largest user key is `>= key` (the only file of the run
+    /// that may hold `key`), or the file count; `key_prefix` is `project(key, 0)`. The
+    /// projection is monotone, so prefixes decide every comparison except ties, which
+    /// compare the bytes.
+    #[inline]
+    pub fn file_index(&self, key: &[u8], key_prefix: u64) -> usize {
+        first_not_below(&self.largest_prefixes, key_prefix, |i| {
+            self.files.get(i).is_some_and(|f| f.largest_key() < key)
+        })
+    }
+
     /// True when a file of the run overlaps the inclusive user-key range (`None` =
     /// unbounded): one binary search, as the files are disjoint and sorted.
     pub fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
@@ -35,17 +62,25 @@ impl SortedRun {
     }
 }
 
+/// The first `i` whose key is not below the probe: `prefixes` are the projections of sorted
+/// keys, `key_prefix` the probe's, `below(i)` compares key `i` with the probe in full (only
+/// called on equal prefixes).
+#[inline]
+fn first_not_below(prefixes: &[u64], key_prefix: u64, below: impl Fn(usize) -> bool) -> usize {
+    let mut i = prefixes.partition_point(|&p| p < key_prefix);
+    while prefixes.get(i) == Some(&key_prefix) && below(i) {
+        i += 1;
+    }
+    i
+}
+
 /// The runs of leveled levels: one per level >= 1.
 pub(crate) fn leveled_runs(levels: &[Vec<Arc<TableFile>>]) -> Vec<SortedRun> {
     levels
         .iter()
         .enumerate()
         .skip(1)
-        .map(|(level, files)| SortedRun {
-            level,
-            files: files.clone(),
-            whole_level: true,
-        })
+        .map(|(level, files)| SortedRun::new(level, files.clone(), true))
         .collect()
 }
 
@@ -83,11 +118,67 @@ pub(crate) fn guarded_runs(
     runs.into_iter()
         .map(|mut files| {
             files.sort_by(|a, b| a.meta.smallest.cmp(&b.meta.smallest));
-            SortedRun {
-                level,
-                files,
-                whole_level: false,
-            }
+            SortedRun::new(level, files, false)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Short keys over a small alphabet with zero bytes, so equal prefixes, keys that are
+    /// prefixes of others and trailing zeros all occur often.
+    fn key() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![Just(0u8), Just(1u8), Just(0xff), any::<u8>()],
+            0..12,
+        )
+    }
+
+    fn search(keys: &[Vec<u8>], probe: &[u8]) -> usize {
+        let prefixes: Vec<u64> = keys.iter().map(|k| project(k, 0)).collect();
+        first_not_below(&prefixes, project(probe, 0), |i| keys[i].as_slice() < probe)
+    }
+
+    proptest! {
+        #[test]
+        fn prefix_search_finds_the_byte_lower_bound(
+            mut keys in proptest::collection::vec(key(), 0..40),
+            probe in key(),
+        ) {
+            keys.sort();
+            keys.dedup();
+            prop_assert_eq!(search(&keys, &probe), keys.partition_point(|k| k.as_slice() < probe.as_slice()));
+            for k in &keys {
+                prop_assert_eq!(search(&keys, k), keys.partition_point(|x| x < k));
+            }
+        }
+    }
+
+    #[test]
+    fn prefix_search_edge_cases() {
+        // Keys that tie on their 8-byte prefix, are prefixes of each other or end in zeros.
+        let keys: Vec<Vec<u8>> = [
+            &b""[..],
+            b"\0",
+            b"ab",
+            b"ab\0",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefgh\x01",
+            b"abcdefgi",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\0",
+        ]
+        .iter()
+        .map(|k| k.to_vec())
+        .collect();
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(search(&keys, k), i, "{k:?}");
+        }
+        assert_eq!(search(&keys, b"abcdefgh\0\0"), 6);
+        assert_eq!(search(&keys, &[0xff; 10]), keys.len());
+    }
 }

@@ -33,30 +33,12 @@ pub struct TableFile {
     obsolete: AtomicBool,
     fs: Arc<dyn FileSystem>,
     path: PathBuf,
-    /// The first 8 bytes of the largest user key, big-endian, zero-padded: ordered like the
-    /// keys themselves except on ties, so finding a key's file compares integers and only
-    /// falls back to a byte comparison on equal prefixes.
-    largest_prefix: u64,
-}
-
-/// `a < b` for byte strings given their prefixes `project(a, 0)` and `project(b, 0)`: the
-/// zero-padded big-endian prefixes order like the strings wherever they differ (the first
-/// differing padded byte is either a real differing byte or a zero against a real byte of
-/// the longer string, which then sorts after its prefix), so bytes are compared only on ties.
-#[inline]
-fn below(a: &[u8], a_prefix: u64, b: &[u8], b_prefix: u64) -> bool {
-    match a_prefix.cmp(&b_prefix) {
-        std::cmp::Ordering::Less => true,
-        std::cmp::Ordering::Greater => false,
-        std::cmp::Ordering::Equal => a < b,
-    }
 }
 
 impl TableFile {
     /// Wraps an open table.
     pub fn new(meta: FileMeta, table: Arc<Table>, fs: Arc<dyn FileSystem>, path: PathBuf) -> Self {
         TableFile {
-            largest_prefix: project(&meta.largest.user_key, 0),
             meta,
             table,
             obsolete: AtomicBool::new(false),
@@ -84,13 +66,6 @@ impl TableFile {
     /// Largest user key.
     pub fn largest_key(&self) -> &[u8] {
         &self.meta.largest.user_key
-    }
-
-    /// Whether the file's largest key is below `key`, whose prefix (`project(key, 0)`) is
-    /// `key_prefix`: an integer comparison unless the prefixes are equal.
-    #[inline]
-    fn largest_below(&self, key: &[u8], key_prefix: u64) -> bool {
-        below(self.largest_key(), self.largest_prefix, key, key_prefix)
     }
 
     /// True when `[lo, hi]` (user keys, inclusive; `None` = unbounded) overlaps the file.
@@ -433,10 +408,9 @@ impl Version {
     /// comparisons, bytes only on ties.
     pub(crate) fn file_index(&self, run: usize, user_key: &[u8]) -> usize {
         let key_prefix = project(user_key, 0);
-        self.runs.get(run).map_or(0, |r| {
-            r.files
-                .partition_point(|f| f.largest_below(user_key, key_prefix))
-        })
+        self.runs
+            .get(run)
+            .map_or(0, |r| r.file_index(user_key, key_prefix))
     }
 
     /// The file of run `run` that may hold `user_key`.
@@ -461,7 +435,7 @@ impl Version {
         let key_prefix = project(user_key, 0);
         for run in &self.runs {
             let files = &run.files;
-            let i = files.partition_point(|f| f.largest_below(user_key, key_prefix));
+            let i = run.file_index(user_key, key_prefix);
             let Some(f) = files.get(i).filter(|f| f.smallest_key() <= user_key) else {
                 continue;
             };
@@ -506,7 +480,6 @@ impl Version {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
     #[test]
     fn seek_streaks_count_consecutive_seeks_into_one_slot_only() {
@@ -520,43 +493,5 @@ mod tests {
         assert_eq!(lens, [1, 2, 3, 1, 1, 2, 1, 2]);
         // Slot 0 with an empty streak starts at 1 (the packed 0 means "no streak").
         assert_eq!(seek_streak_step(0, 0).1, 1);
-    }
-
-    /// Short keys over a small alphabet with zero bytes, so equal prefixes, keys that are
-    /// prefixes of others and trailing zeros all occur often.
-    fn key() -> impl Strategy<Value = Vec<u8>> {
-        proptest::collection::vec(
-            prop_oneof![Just(0u8), Just(1u8), Just(0xff), any::<u8>()],
-            0..12,
-        )
-    }
-
-    proptest! {
-        #[test]
-        fn prefix_comparison_orders_like_bytes(a in key(), b in key()) {
-            prop_assert_eq!(below(&a, project(&a, 0), &b, project(&b, 0)), a < b);
-        }
-    }
-
-    #[test]
-    fn prefix_comparison_edge_cases() {
-        let cases: [(&[u8], &[u8]); 5] = [
-            (b"", b"\0"),
-            (b"ab", b"ab\0"),
-            (b"abcdefgh", b"abcdefgh\0"),
-            (b"abcdefgh\x01", b"abcdefgi"),
-            (
-                b"\xff\xff\xff\xff\xff\xff\xff\xff",
-                b"\xff\xff\xff\xff\xff\xff\xff\xff\0",
-            ),
-        ];
-        for (a, b) in cases {
-            assert!(below(a, project(a, 0), b, project(b, 0)), "{a:?} < {b:?}");
-            assert!(
-                !below(b, project(b, 0), a, project(a, 0)),
-                "not {b:?} < {a:?}"
-            );
-            assert!(!below(a, project(a, 0), a, project(a, 0)));
-        }
     }
 }
