@@ -1,7 +1,7 @@
 //! Whole-table open (`sst/reader.rs`: footer, properties, filter, fence pointers, the
 //! learned-model section of every index type): an arbitrary file opens or fails with a clean
-//! `Corruption` naming it, in both read modes; a table that opens answers lookups and a full
-//! scan without panicking (their errors must be clean too); opening allocates at most
+//! `Corruption` naming it, in both read modes; a table that opens answers point lookups
+//! without panicking (their errors must be clean too); opening allocates at most
 //! `alloc_bound::bound` of the file's length.
 #![no_main]
 
