@@ -3,11 +3,23 @@
 //! verifies the whole key space against the expected-state oracle the killed run left, and a
 //! last run only verifies. `scripts/crash_test.sh` is the long version.
 
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn augur() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_augur"))
+/// `augur --db DB stress --randomize --keys 3000`, to which a test adds its flags.
+fn stress(db: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_augur"));
+    c.args(["--db", db, "stress", "--randomize", "--keys", "3000"]);
+    c
+}
+
+/// A finished run's stdout and stderr, for a failure message.
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 #[test]
@@ -22,18 +34,9 @@ fn stress_survives_sigkills_with_nothing_lost() {
         150u64, 900, 400, 1500, 250, 700, 1200, 300, 1000, 500, 800, 350,
     ];
     for (i, life) in lives_ms.iter().enumerate() {
-        let mut child = augur()
-            .args([
-                "--db",
-                db,
-                "stress",
-                "--randomize",
-                "--keys",
-                "3000",
-                "--threads",
-                "3",
-            ])
-            .args(["--seconds", "600", "--seed", &(1000 + i).to_string()])
+        let mut child = stress(db)
+            .args(["--threads", "3", "--seconds", "600"])
+            .args(["--seed", &(1000 + i).to_string()])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -42,9 +45,8 @@ fn stress_survives_sigkills_with_nothing_lost() {
         if let Some(status) = child.try_wait().unwrap() {
             let out = child.wait_with_output().unwrap();
             panic!(
-                "run {i} ended by itself ({status}) before its kill:\n{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                "run {i} ended by itself ({status}) before its kill:\n{}",
+                text(&out)
             );
         }
         child.kill().unwrap(); // SIGKILL
@@ -54,23 +56,11 @@ fn stress_survives_sigkills_with_nothing_lost() {
             verified_runs += 1;
         }
     }
-    let out = augur()
-        .args([
-            "--db",
-            db,
-            "stress",
-            "--randomize",
-            "--keys",
-            "3000",
-            "--verify-only",
-        ])
-        .output()
-        .unwrap();
+    let out = stress(db).arg("--verify-only").output().unwrap();
     assert!(
         out.status.success(),
-        "final verification failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        "final verification failed:\n{}",
+        text(&out)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("verified 3000 keys at open"));
     // Most runs got past verification before their kill (the shortest may not have).

@@ -194,6 +194,15 @@ fn key(k: u64) -> Vec<u8> {
     format!("k{k:08}").into_bytes()
 }
 
+/// The index of key bytes `kb` (the inverse of [`key`]) when it is in `0..keys`.
+fn parse_key(kb: &[u8], keys: u64) -> Option<u64> {
+    std::str::from_utf8(kb)
+        .ok()
+        .and_then(|s| s.strip_prefix('k'))
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|k| *k < keys && key(*k) == kb)
+}
+
 /// The value with id `id` of key `k`: it names both, and its length (20 to ~300 bytes)
 /// varies with the id so that some values are separated into the value log and some not.
 fn value(k: u64, id: u32) -> Vec<u8> {
@@ -254,11 +263,7 @@ fn verify_all(db: &Db, oracle: &Oracle) -> Result<(u64, u64), CliError> {
     let mut scanned = 0u64;
     for item in db.iter() {
         let (kb, v) = item.map_err(|e| CliError::Failed(format!("scan: {e}")))?;
-        let k = std::str::from_utf8(&kb)
-            .ok()
-            .and_then(|s| s.strip_prefix('k'))
-            .and_then(|s| s.parse::<u64>().ok())
-            .filter(|k| *k < oracle.keys())
+        let k = parse_key(&kb, oracle.keys())
             .ok_or_else(|| CliError::Failed(format!("scan: unknown key {kb:?}")))?;
         let id = parse_value(k, &v).map_err(CliError::Failed)?;
         if wrong.is_empty() && oracle.get(k).value != id {
@@ -488,9 +493,9 @@ impl Worker<'_> {
         let mut got = vec![0u32; keys.len()];
         let mut last = None;
         for (kb, v) in &items {
-            let i = keys
-                .iter()
-                .position(|&k| key(k) == *kb)
+            let i = parse_key(kb, end)
+                .filter(|&k| k >= start)
+                .map(|k| (k - start) as usize)
                 .ok_or_else(|| format!("scan from {start}: key {kb:?} out of range"))?;
             if last.is_some_and(|l| l >= i) {
                 return Err(format!("scan from {start}: key {kb:?} out of order"));
