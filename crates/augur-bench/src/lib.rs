@@ -16,6 +16,7 @@
 //! learned paths and every peer compiled in, and prints them side by side (`run_configs`).
 
 pub mod engine;
+pub mod engine_args;
 pub mod error;
 mod keys;
 mod process;

@@ -177,27 +177,38 @@ fn run(cli: Cli) -> Result<(), CliError> {
             value,
             sync,
             out,
-        } => commands::put(&e.open(&dir, true)?, codec, &key, &value, sync, json(out)),
-        Command::Get { key, out } => commands::get(&e.open(&dir, false)?, codec, &key, json(out)),
+        } => commands::put(
+            &engine::open(e, &dir, true)?,
+            codec,
+            &key,
+            &value,
+            sync,
+            json(out),
+        ),
+        Command::Get { key, out } => {
+            commands::get(&engine::open(e, &dir, false)?, codec, &key, json(out))
+        }
         Command::Del { key, sync, out } => {
-            commands::del(&e.open(&dir, false)?, codec, &key, sync, json(out))
+            commands::del(&engine::open(e, &dir, false)?, codec, &key, sync, json(out))
         }
         Command::Scan(args) => {
             let j = json(args.out);
-            commands::scan(&e.open(&dir, false)?, codec, &args, j)
+            commands::scan(&engine::open(e, &dir, false)?, codec, &args, j)
         }
         Command::Load(args) => {
             let j = json(args.out);
-            load::load(&e.open(&dir, true)?, codec, &args, j)
+            load::load(&engine::open(e, &dir, true)?, codec, &args, j)
         }
-        Command::Stats { all, out } => commands::stats(&e.open(&dir, false)?, all, json(out)),
+        Command::Stats { all, out } => {
+            commands::stats(&engine::open(e, &dir, false)?, all, json(out))
+        }
         Command::Verify(args) => {
             let j = json(args.out);
-            load::verify(&e.open(&dir, false)?, &args, j)
+            load::verify(&engine::open(e, &dir, false)?, &args, j)
         }
-        Command::Compact { out } => commands::compact(&e.open(&dir, false)?, json(out)),
-        Command::Flush { out } => commands::flush(&e.open(&dir, false)?, json(out)),
-        Command::Gc { all, out } => commands::gc(&e.open(&dir, false)?, all, json(out)),
+        Command::Compact { out } => commands::compact(&engine::open(e, &dir, false)?, json(out)),
+        Command::Flush { out } => commands::flush(&engine::open(e, &dir, false)?, json(out)),
+        Command::Gc { all, out } => commands::gc(&engine::open(e, &dir, false)?, all, json(out)),
         Command::Stress(args) => stress::run(&dir, e.options(), &args, top_json),
         Command::Bench(_) => Ok(()),
     }

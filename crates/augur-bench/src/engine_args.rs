@@ -1,0 +1,435 @@
+//! Engine options by name, shared by the `augur` CLI (its global flags) and the Python
+//! package (`augur.open()`'s keyword arguments): one struct, [`EngineArgs`], maps the names
+//! and their accepted values onto [`augur::Options`], so both front ends accept the same
+//! options with the same defaults (the engine's).
+
+use augur::index::RmiRoot;
+use augur::{CompactionStyle, Db, IndexKind, LearningPolicy, Options, ReadMode};
+use clap::{Args, ValueEnum};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// How SSTables and sealed value-log segments are read.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadModeArg {
+    /// Memory-map the files.
+    Mmap,
+    /// Positional reads into buffers.
+    Pread,
+}
+
+impl ReadModeArg {
+    /// The engine's value.
+    pub fn to_engine(self) -> ReadMode {
+        match self {
+            ReadModeArg::Mmap => ReadMode::Mmap,
+            ReadModeArg::Pread => ReadMode::Pread,
+        }
+    }
+}
+
+/// How levels >= 1 are organized and compacted.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionArg {
+    /// LevelDB's leveled compaction: one sorted run per level.
+    Leveled,
+    /// PebblesDB's fragmented LSM: guards, fragments appended without rewriting.
+    Flsm,
+}
+
+impl CompactionArg {
+    /// The engine's value.
+    pub fn to_engine(self) -> CompactionStyle {
+        match self {
+            CompactionArg::Leveled => CompactionStyle::Leveled,
+            CompactionArg::Flsm => CompactionStyle::Flsm,
+        }
+    }
+}
+
+/// The learned index trained per SSTable.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexArg {
+    /// Fence pointers over key projections (the baseline index, in the model section).
+    Fence,
+    /// Bourbon's Greedy-PLR piecewise linear model.
+    Plr,
+    /// PGM-index: optimal piecewise linear approximation with recursive levels.
+    Pgm,
+    /// RadixSpline: spline with a radix table (`--radix-bits`).
+    Rs,
+    /// Two-layer RMI (`--rmi-leaves`, `--rmi-root`); its error bound comes from the data.
+    Rmi,
+    /// FITing-Tree: greedy segments under a B+-tree (`--fiting-fanout`).
+    Fiting,
+    /// PLEX: spline under a self-tuned compact hist-tree.
+    Plex,
+}
+
+impl IndexArg {
+    /// The engine's value.
+    pub fn to_engine(self) -> IndexKind {
+        match self {
+            IndexArg::Fence => IndexKind::Fence,
+            IndexArg::Plr => IndexKind::Plr,
+            IndexArg::Pgm => IndexKind::Pgm,
+            IndexArg::Rs => IndexKind::RadixSpline,
+            IndexArg::Rmi => IndexKind::Rmi,
+            IndexArg::Fiting => IndexKind::Fiting,
+            IndexArg::Plex => IndexKind::Plex,
+        }
+    }
+}
+
+/// The root model of an RMI.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RmiRootArg {
+    /// Linear root.
+    Linear,
+    /// Cubic root.
+    Cubic,
+}
+
+impl RmiRootArg {
+    /// The engine's value.
+    pub fn to_engine(self) -> RmiRoot {
+        match self {
+            RmiRootArg::Linear => RmiRoot::Linear,
+            RmiRootArg::Cubic => RmiRoot::Cubic,
+        }
+    }
+}
+
+/// Parses `L0:4,L1:16` (or `0:4,1:16`) into level → error bound.
+///
+/// # Errors
+/// A message naming the malformed part.
+pub fn parse_level_bounds(s: &str) -> Result<BTreeMap<usize, u32>, String> {
+    let mut out = BTreeMap::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (level, bound) = part
+            .split_once(':')
+            .ok_or_else(|| format!("{part:?}: expected LEVEL:BOUND, e.g. L0:4"))?;
+        let level = level.trim();
+        let digits = level
+            .strip_prefix('L')
+            .or_else(|| level.strip_prefix('l'))
+            .unwrap_or(level);
+        let level: usize = digits
+            .parse()
+            .map_err(|_| format!("{part:?}: bad level {level:?}"))?;
+        let bound: u32 = bound
+            .trim()
+            .parse()
+            .map_err(|_| format!("{part:?}: bad error bound {bound:?}"))?;
+        if out.insert(level, bound).is_some() {
+            return Err(format!("level {level} is given twice"));
+        }
+    }
+    Ok(out)
+}
+
+/// When models are learned.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LearningArg {
+    /// No models: lookups take the baseline path (fence pointers + binary search).
+    Never,
+    /// Train while writing each SSTable; lookups use the model.
+    AtBuild,
+    /// Learn every new SSTable in the background after T_wait.
+    Always,
+    /// Learn in the background after T_wait when Bourbon's cost–benefit analyzer expects
+    /// the model to pay off.
+    CostBenefit,
+    /// Learn an SSTable in the background after its k-th lookup.
+    Lazy,
+    /// Learn only on demand (`Db::learn_all`); never learn later files.
+    Offline,
+}
+
+impl LearningArg {
+    /// The engine's value.
+    pub fn to_engine(self) -> LearningPolicy {
+        match self {
+            LearningArg::Never => LearningPolicy::Never,
+            LearningArg::AtBuild => LearningPolicy::AtBuild,
+            LearningArg::Always => LearningPolicy::Always,
+            LearningArg::CostBenefit => LearningPolicy::CostBenefit,
+            LearningArg::Lazy => LearningPolicy::Lazy,
+            LearningArg::Offline => LearningPolicy::Offline,
+        }
+    }
+}
+
+/// Engine options; unset ones keep the engine defaults (see `augur::Options`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct EngineArgs {
+    /// Values of at least N bytes go to the value log; 0 separates every value.
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        alias = "value_separation_threshold"
+    )]
+    pub value_separation_threshold: Option<usize>,
+    /// Memtable size in MiB (engine default 64).
+    #[arg(long, global = true, value_name = "MB", alias = "memtable_mb")]
+    pub memtable_mb: Option<usize>,
+    /// How files are read: mmap or pread (engine default mmap).
+    #[arg(long, global = true, value_enum, alias = "read_mode")]
+    pub read_mode: Option<ReadModeArg>,
+    /// Bloom filter bits per key; 0 disables filters (engine default 10).
+    #[arg(long, global = true, value_name = "N", alias = "bloom_bits")]
+    pub bloom_bits: Option<u32>,
+    /// Target SSTable size in MiB (engine default 32).
+    #[arg(long, global = true, value_name = "MB", alias = "target_file_mb")]
+    pub target_file_mb: Option<u64>,
+    /// Learned index type (engine default plr).
+    #[arg(long, global = true, value_enum)]
+    pub index: Option<IndexArg>,
+    /// Compaction style, fixed when the database is created (engine default leveled); an
+    /// existing database must be opened with the style it was created with.
+    #[arg(long, global = true, value_enum)]
+    pub compaction: Option<CompactionArg>,
+    /// FLSM: low hash bits a key needs to be a level-1 guard (engine default 20).
+    #[arg(long, global = true, value_name = "N", alias = "flsm_top_level_bits")]
+    pub flsm_top_level_bits: Option<u32>,
+    /// FLSM: bits fewer per deeper level (engine default 2).
+    #[arg(long, global = true, value_name = "N", alias = "flsm_bit_decrement")]
+    pub flsm_bit_decrement: Option<u32>,
+    /// FLSM: overlapping files a guard may hold before it is compacted (engine default 4).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        alias = "max_sstables_per_guard"
+    )]
+    pub max_sstables_per_guard: Option<usize>,
+    /// FLSM: a level is due for size past this many times the leveled limit (engine
+    /// default 4).
+    #[arg(long, global = true, value_name = "N", alias = "flsm_level_size_runs")]
+    pub flsm_level_size_runs: Option<u64>,
+    /// FLSM: consecutive seeks landing in a crowded guard before it is compacted; 0 disables (engine
+    /// default 10).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        alias = "seek_compaction_threshold"
+    )]
+    pub seek_compaction_threshold: Option<u32>,
+    /// FLSM: threads seeking the last level's files in parallel; 0 disables (engine
+    /// default 0).
+    #[arg(long, global = true, value_name = "N", alias = "parallel_seek_threads")]
+    pub parallel_seek_threads: Option<usize>,
+    /// Learning policy (engine default at-build).
+    #[arg(long, global = true, value_enum)]
+    pub learning: Option<LearningArg>,
+    /// T_wait of background learning, in milliseconds (engine default 50).
+    #[arg(long, global = true, value_name = "MS", alias = "learning_wait_ms")]
+    pub learning_wait_ms: Option<u64>,
+    /// lazy learning: a file is learned after this many point lookups into it (engine
+    /// default 1).
+    #[arg(long, global = true, value_name = "K", alias = "lazy_learning_reads")]
+    pub lazy_learning_reads: Option<u64>,
+    /// lazy learning: a file of n keys is learned after max(K, n × RATE) lookups past its
+    /// bloom filter (engine default 0.5; 0 learns at K).
+    #[arg(
+        long,
+        global = true,
+        value_name = "RATE",
+        alias = "lazy_learning_reads_per_key"
+    )]
+    pub lazy_learning_reads_per_key: Option<f64>,
+    /// Error bound δ of learned indexes: a lookup reads at most 2δ+1 slots (engine default 8).
+    #[arg(long, global = true, value_name = "N", alias = "error_bound")]
+    pub error_bound: Option<u32>,
+    /// Per-level error bounds overriding --error-bound, e.g. `L0:4,L1:16`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "LIST",
+        value_parser = parse_level_bounds,
+        alias = "error_bound_per_level"
+    )]
+    pub error_bound_per_level: Option<BTreeMap<usize, u32>>,
+    /// PGM: error bound of the recursive levels (engine default 4).
+    #[arg(long, global = true, value_name = "N", alias = "pgm_recursive_error")]
+    pub pgm_recursive_error: Option<u32>,
+    /// RadixSpline: radix table bits, 1..=24 (engine default 18).
+    #[arg(long, global = true, value_name = "N", alias = "radix_bits")]
+    pub radix_bits: Option<u32>,
+    /// RMI: leaf models, 1..=1048576; 0 sizes them from the error bound (engine default 0).
+    #[arg(long, global = true, value_name = "N", alias = "rmi_leaves")]
+    pub rmi_leaves: Option<u32>,
+    /// RMI: root model (engine default linear).
+    #[arg(long, global = true, value_enum, alias = "rmi_root")]
+    pub rmi_root: Option<RmiRootArg>,
+    /// FITing-Tree: B+-tree fanout, 2..=256 (engine default 16).
+    #[arg(long, global = true, value_name = "N", alias = "fiting_fanout")]
+    pub fiting_fanout: Option<u32>,
+    /// Garbage ratio past which a value-log segment is collected automatically; 1 or more
+    /// disables automatic GC (engine default 0.5).
+    #[arg(
+        long,
+        global = true,
+        value_name = "RATIO",
+        alias = "value_log_gc_ratio"
+    )]
+    pub value_log_gc_ratio: Option<f64>,
+    /// Learn one model per sorted level when idle (Bourbon level learning; read-mostly).
+    #[arg(long, global = true, alias = "level_models")]
+    pub level_models: bool,
+    /// Open even when a WAL the manifest records as live is missing or short: its unflushed
+    /// writes are dropped and each loss is printed on stderr (without it: an error naming
+    /// the WAL).
+    #[arg(long, global = true, alias = "accept_wal_loss")]
+    pub accept_wal_loss: bool,
+    /// Most separated values a range scan reads ahead in one sorted batch (1 reads each
+    /// value when reached; engine default 64).
+    #[arg(long, global = true, value_name = "N", alias = "scan_readahead")]
+    pub scan_readahead: Option<usize>,
+    /// Threads reading a scan's separated values in parallel (engine default 0).
+    #[arg(long, global = true, value_name = "N", alias = "scan_fetch_threads")]
+    pub scan_fetch_threads: Option<usize>,
+    /// Do not create the database if it does not exist (commands that only read or
+    /// delete never create one).
+    #[arg(long, global = true)]
+    pub no_create: bool,
+}
+
+impl EngineArgs {
+    /// The engine options these flags describe.
+    pub fn options(&self) -> Options {
+        let mut o = Options::default();
+        if let Some(t) = self.value_separation_threshold {
+            o.value_separation_threshold = t;
+        }
+        if let Some(mb) = self.memtable_mb {
+            o.memtable_size_bytes = mb.saturating_mul(1 << 20);
+        }
+        if let Some(m) = self.read_mode {
+            o.read_mode = m.to_engine();
+        }
+        if let Some(b) = self.bloom_bits {
+            o.bloom_bits_per_key = b;
+        }
+        if let Some(mb) = self.target_file_mb {
+            o.target_file_size_bytes = mb.saturating_mul(1 << 20);
+        }
+        if let Some(i) = self.index {
+            o.index = i.to_engine();
+        }
+        if let Some(b) = &self.error_bound_per_level {
+            o.error_bound_per_level = b.clone();
+        }
+        if let Some(c) = self.compaction {
+            o.compaction = c.to_engine();
+        }
+        let f = &mut o.flsm;
+        if let Some(n) = self.flsm_top_level_bits {
+            f.top_level_bits = n;
+        }
+        if let Some(n) = self.flsm_bit_decrement {
+            f.bit_decrement = n;
+        }
+        if let Some(n) = self.max_sstables_per_guard {
+            f.max_sstables_per_guard = n;
+        }
+        if let Some(n) = self.flsm_level_size_runs {
+            f.level_size_runs = n;
+        }
+        if let Some(n) = self.seek_compaction_threshold {
+            f.seek_compaction_threshold = n;
+        }
+        if let Some(n) = self.parallel_seek_threads {
+            f.parallel_seek_threads = n;
+        }
+        let t = &mut o.index_tuning;
+        if let Some(e) = self.pgm_recursive_error {
+            t.pgm_recursive_error = e;
+        }
+        if let Some(b) = self.radix_bits {
+            t.radix_bits = b;
+        }
+        if let Some(l) = self.rmi_leaves {
+            t.rmi_leaves = l;
+        }
+        if let Some(r) = self.rmi_root {
+            t.rmi_root = r.to_engine();
+        }
+        if let Some(f) = self.fiting_fanout {
+            t.fiting_fanout = f;
+        }
+        if let Some(l) = self.learning {
+            o.learning = l.to_engine();
+        }
+        if let Some(ms) = self.learning_wait_ms {
+            o.learning_wait_ms = ms;
+        }
+        if let Some(k) = self.lazy_learning_reads {
+            o.lazy_learning_reads = k;
+        }
+        if let Some(r) = self.lazy_learning_reads_per_key {
+            o.lazy_learning_reads_per_key = r;
+        }
+        if let Some(e) = self.error_bound {
+            o.error_bound = e;
+        }
+        if let Some(n) = self.scan_readahead {
+            o.scan_readahead = n;
+        }
+        if let Some(n) = self.scan_fetch_threads {
+            o.scan_fetch_threads = n;
+        }
+        if self.level_models {
+            o.level_models = true;
+        }
+        if self.accept_wal_loss {
+            o.accept_wal_loss = true;
+        }
+        if let Some(r) = self.value_log_gc_ratio {
+            o.value_log_gc_ratio = r;
+        }
+        o
+    }
+
+    /// Opens the database in `dir`; `create` says whether the caller may create it
+    /// (overridden by `no_create`). The WAL losses `accept_wal_loss` let through are in
+    /// [`Db::wal_losses`]; reporting them is the caller's job.
+    ///
+    /// # Errors
+    /// Those of [`Db::open`].
+    pub fn open(&self, dir: &Path, create: bool) -> augur::Result<Db> {
+        let mut o = self.options();
+        o.create_if_missing = create && !self.no_create;
+        Db::open(dir, o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn level_bounds_parse_and_errors_say_why() {
+        let b = parse_level_bounds("L0:4, l1:16,3:64").unwrap();
+        assert_eq!(
+            b.into_iter().collect::<Vec<_>>(),
+            vec![(0, 4), (1, 16), (3, 64)]
+        );
+        assert!(parse_level_bounds("").unwrap().is_empty());
+        assert!(parse_level_bounds("L0")
+            .unwrap_err()
+            .contains("LEVEL:BOUND"));
+        assert!(parse_level_bounds("Lx:4")
+            .unwrap_err()
+            .contains("bad level"));
+        assert!(parse_level_bounds("L0:-1")
+            .unwrap_err()
+            .contains("bad error bound"));
+        assert!(parse_level_bounds("L0:1,L0:2")
+            .unwrap_err()
+            .contains("twice"));
+    }
+}

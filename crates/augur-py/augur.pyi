@@ -1,0 +1,223 @@
+"""Augur: an embedded LSM key-value store with learned indexes.
+
+Open a database with :func:`open`; keys and values are bytes-like (``bytes``,
+``bytearray``, ``memoryview``) and values come back as ``bytes``. Every engine call
+that can block runs with the GIL released.
+"""
+
+from os import PathLike
+from types import TracebackType
+from typing import Dict, Iterable, Iterator as _Iterator, List, Mapping, Optional, Tuple, TypeVar, Union, overload
+
+_Bytes = Union[bytes, bytearray, memoryview]
+_T = TypeVar("_T")
+
+__version__: str
+
+class Error(Exception):
+    """Base class of every error the Augur engine reports."""
+
+class CorruptionError(Error):
+    """A file of the database is damaged or written by an unsupported format version."""
+
+class BusyError(Error):
+    """The database directory is locked by another process or another open handle."""
+
+class ClosedError(Error):
+    """The database, snapshot or iterator was used after it was closed."""
+
+class InvalidArgumentError(Error, ValueError):
+    """A bad argument or option; the message names it."""
+
+def open(
+    path: Union[str, "PathLike[str]"],
+    *,
+    create: bool = True,
+    read_only: bool = False,
+    value_separation_threshold: int = 1024,
+    memtable_mb: int = 64,
+    read_mode: str = "mmap",
+    bloom_bits: int = 10,
+    target_file_mb: int = 32,
+    index: str = "plr",
+    compaction: str = "leveled",
+    flsm_top_level_bits: int = 20,
+    flsm_bit_decrement: int = 2,
+    max_sstables_per_guard: int = 4,
+    flsm_level_size_runs: int = 4,
+    seek_compaction_threshold: int = 10,
+    parallel_seek_threads: int = 0,
+    learning: str = "at-build",
+    learning_wait_ms: int = 50,
+    lazy_learning_reads: int = 1,
+    lazy_learning_reads_per_key: float = 0.5,
+    error_bound: int = 8,
+    error_bound_per_level: Union[None, str, Mapping[int, int]] = None,
+    pgm_recursive_error: int = 4,
+    radix_bits: int = 18,
+    rmi_leaves: int = 0,
+    rmi_root: str = "linear",
+    fiting_fanout: int = 16,
+    value_log_gc_ratio: float = 0.5,
+    level_models: bool = False,
+    accept_wal_loss: bool = False,
+    scan_readahead: int = 64,
+    scan_fetch_threads: int = 0,
+) -> Db:
+    """Open (by default create) the database in the directory ``path``.
+
+    The keyword arguments are the engine options of the ``augur`` CLI with the same
+    names and defaults: ``index`` is one of fence, plr, pgm, rs, rmi, fiting, plex;
+    ``learning`` one of never, at-build, always, cost-benefit, lazy, offline;
+    ``compaction`` leveled or flsm; ``read_mode`` mmap or pread; ``rmi_root`` linear or
+    cubic. A bad value raises :class:`InvalidArgumentError` (a ``ValueError``) naming
+    the option. ``create=False`` refuses to create a missing database.
+    ``read_only=True`` refuses writes through this handle and never creates (the
+    directory is still locked). Raises :class:`BusyError` when another process has the
+    database open and :class:`CorruptionError` when a file is damaged.
+    """
+
+def _engine_defaults() -> Dict[str, object]:
+    """The engine's default of each ``open()`` keyword (for tests)."""
+
+class Iterator(_Iterator[_T]):
+    """A lazy iterator over a key range, reading one snapshot in batches."""
+
+    def __iter__(self) -> "Iterator[_T]": ...
+    def __next__(self) -> _T: ...
+    def close(self) -> None:
+        """Stop early and release the iterator's snapshot."""
+
+class WriteBatch:
+    """Puts and deletes applied atomically by :meth:`write` or on leaving ``with``."""
+
+    def put(self, key: _Bytes, value: _Bytes) -> None:
+        """Add a put of ``value`` under ``key``."""
+    def delete(self, key: _Bytes) -> None:
+        """Add a delete of ``key``."""
+    def clear(self) -> None:
+        """Drop every operation added so far."""
+    def write(self) -> None:
+        """Apply the operations atomically, then empty the batch."""
+    def __len__(self) -> int: ...
+    def __enter__(self) -> "WriteBatch": ...
+    def __exit__(
+        self,
+        exc_type: Optional[type],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool:
+        """Write the batch if the block ended normally, discard it if it raised."""
+
+class Snapshot:
+    """A consistent read-only view of the database at one point in time."""
+
+    @overload
+    def get(self, key: _Bytes) -> Optional[bytes]: ...
+    @overload
+    def get(self, key: _Bytes, default: _T) -> Union[bytes, _T]: ...
+    def __getitem__(self, key: _Bytes) -> bytes: ...
+    def __contains__(self, key: _Bytes) -> bool: ...
+    def multi_get(self, keys: Iterable[_Bytes]) -> List[Optional[bytes]]: ...
+    def items(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        *,
+        reverse: bool = False,
+        prefix: Optional[_Bytes] = None,
+    ) -> Iterator[Tuple[bytes, bytes]]: ...
+    def keys(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        *,
+        reverse: bool = False,
+        prefix: Optional[_Bytes] = None,
+    ) -> Iterator[bytes]: ...
+    def values(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        *,
+        reverse: bool = False,
+        prefix: Optional[_Bytes] = None,
+    ) -> Iterator[bytes]: ...
+    def __iter__(self) -> Iterator[bytes]: ...
+    def close(self) -> None:
+        """Release the snapshot; later reads through it raise ClosedError."""
+    def __enter__(self) -> "Snapshot": ...
+    def __exit__(
+        self,
+        exc_type: Optional[type],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
+
+class Db:
+    """An open Augur database: a mapping of bytes to bytes, ordered by key.
+
+    There is no ``len()``: an LSM tree does not know its number of live keys without
+    scanning every entry (overwrites and deletes shadow older entries until compaction).
+    """
+
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def path(self) -> str: ...
+    @overload
+    def get(self, key: _Bytes) -> Optional[bytes]: ...
+    @overload
+    def get(self, key: _Bytes, default: _T) -> Union[bytes, _T]: ...
+    def __getitem__(self, key: _Bytes) -> bytes:
+        """The value of ``key``; ``KeyError`` when it is absent."""
+    def __contains__(self, key: _Bytes) -> bool: ...
+    def multi_get(self, keys: Iterable[_Bytes]) -> List[Optional[bytes]]:
+        """The values of ``keys`` in order, ``None`` for absent keys."""
+    def put(self, key: _Bytes, value: _Bytes, *, sync: bool = False) -> None: ...
+    def __setitem__(self, key: _Bytes, value: _Bytes) -> None: ...
+    def delete(self, key: _Bytes, *, sync: bool = False) -> None: ...
+    def __delitem__(self, key: _Bytes) -> None:
+        """Delete ``key``; no ``KeyError`` when it is absent."""
+    def write_batch(self, *, sync: bool = False) -> WriteBatch: ...
+    def snapshot(self) -> Snapshot: ...
+    def items(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        *,
+        reverse: bool = False,
+        prefix: Optional[_Bytes] = None,
+    ) -> Iterator[Tuple[bytes, bytes]]:
+        """``(key, value)`` pairs of ``[start, stop)`` or of ``prefix``, lazily."""
+    def keys(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        *,
+        reverse: bool = False,
+        prefix: Optional[_Bytes] = None,
+    ) -> Iterator[bytes]: ...
+    def values(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        *,
+        reverse: bool = False,
+        prefix: Optional[_Bytes] = None,
+    ) -> Iterator[bytes]: ...
+    def __iter__(self) -> Iterator[bytes]: ...
+    def stats(self) -> Dict[str, object]:
+        """Engine statistics: the fields of ``augur stats --json``."""
+    def flush(self) -> None: ...
+    def compact(self) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Db": ...
+    def __exit__(
+        self,
+        exc_type: Optional[type],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...

@@ -1,0 +1,281 @@
+//! `augur.Db`: an open database, as a mapping from bytes to bytes with lazy range
+//! iterators, atomic write batches and snapshots.
+//!
+//! There is no `len()`: an LSM tree does not know how many live keys it holds. Overwrites
+//! and deletions are new entries that shadow older ones in other levels until compaction
+//! merges them, so counting means scanning every entry (`sum(1 for _ in db.keys())`).
+
+use crate::batch::WriteBatch;
+use crate::bytes::BytesArg;
+use crate::convert::json_to_py;
+use crate::errors;
+use crate::handle::Handle;
+use crate::iter::{Iter, Mode};
+use crate::snapshot::Snapshot;
+use crate::view::{RangeArgs, View};
+use augur::{WriteBatch as EngineBatch, WriteOptions};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// An open Augur database (see `augur.open`). Thread-safe: any number of Python threads
+/// may share it, and each engine call runs with the GIL released.
+#[pyclass(module = "augur", name = "Db", frozen)]
+pub(crate) struct Db {
+    view: View,
+    path: PathBuf,
+}
+
+impl Db {
+    /// The Python object of a freshly opened database.
+    pub(crate) fn new(handle: Handle, path: PathBuf) -> Self {
+        Db {
+            view: View {
+                handle: Arc::new(handle),
+                snapshot: None,
+            },
+            path,
+        }
+    }
+
+    fn handle(&self) -> &Arc<Handle> {
+        &self.view.handle
+    }
+
+    /// Applies a one-entry batch.
+    fn write_one(&self, py: Python<'_>, batch: EngineBatch, sync: bool) -> PyResult<()> {
+        let db = self.handle().writable_db()?;
+        py.detach(|| db.write_opt(batch, WriteOptions { sync }))
+            .map_err(errors::to_py)
+    }
+}
+
+#[pymethods]
+impl Db {
+    /// The value of `key` as bytes, or `default` when the key is absent.
+    #[pyo3(signature = (key, default = None))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: BytesArg<'_>,
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.view.get_or(py, key, default)
+    }
+
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.view.get_item(py, key)
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: BytesArg<'_>) -> PyResult<bool> {
+        self.view.contains(py, key)
+    }
+
+    /// The values of `keys` in order, `None` for each absent key; one call into the engine.
+    fn multi_get<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.view.multi_get(py, keys)
+    }
+
+    /// Stores `value` under `key`. With `sync=True`, returns once the write is durable.
+    #[pyo3(signature = (key, value, *, sync = false))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: BytesArg<'_>,
+        value: BytesArg<'_>,
+        sync: bool,
+    ) -> PyResult<()> {
+        let mut batch = EngineBatch::new();
+        batch.put(key, value);
+        self.write_one(py, batch, sync)
+    }
+
+    fn __setitem__(&self, py: Python<'_>, key: BytesArg<'_>, value: BytesArg<'_>) -> PyResult<()> {
+        self.put(py, key, value, false)
+    }
+
+    /// Deletes `key` (whether or not it exists). With `sync=True`, returns once durable.
+    #[pyo3(signature = (key, *, sync = false))]
+    fn delete(&self, py: Python<'_>, key: BytesArg<'_>, sync: bool) -> PyResult<()> {
+        let mut batch = EngineBatch::new();
+        batch.delete(key);
+        self.write_one(py, batch, sync)
+    }
+
+    /// `del db[key]`: unlike a dict, no `KeyError` for an absent key (that would cost a
+    /// lookup per delete); use `delete` or check `key in db` first.
+    fn __delitem__(&self, py: Python<'_>, key: BytesArg<'_>) -> PyResult<()> {
+        self.delete(py, key, false)
+    }
+
+    /// A batch of puts and deletes applied atomically by `write()`, or on leaving a `with`
+    /// block without an exception (an exception discards it).
+    #[pyo3(signature = (*, sync = false))]
+    fn write_batch(&self, sync: bool) -> PyResult<WriteBatch> {
+        self.handle().writable_db()?;
+        Ok(WriteBatch::new(self.handle().clone(), sync))
+    }
+
+    /// A consistent read-only view of the current state; close it (or leave its `with`
+    /// block) to let compaction drop what only it can see.
+    fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
+        let db = self.handle().db()?;
+        let snapshot = py.detach(|| db.snapshot());
+        Ok(Snapshot::new(
+            self.handle().clone(),
+            self.handle().adopt(snapshot)?,
+        ))
+    }
+
+    /// `(key, value)` pairs of `[start, stop)`, or of the keys starting with `prefix`, in key
+    /// order (`reverse=True`: descending). Lazy; reads one snapshot taken now.
+    #[pyo3(signature = (start = None, stop = None, *, reverse = false, prefix = None))]
+    fn items(
+        &self,
+        py: Python<'_>,
+        start: Option<BytesArg<'_>>,
+        stop: Option<BytesArg<'_>>,
+        reverse: bool,
+        prefix: Option<BytesArg<'_>>,
+    ) -> PyResult<Iter> {
+        let range = RangeArgs {
+            start,
+            stop,
+            reverse,
+            prefix,
+        };
+        self.view.iter(py, range, Mode::Items)
+    }
+
+    /// The keys of `items()` with the same arguments.
+    #[pyo3(signature = (start = None, stop = None, *, reverse = false, prefix = None))]
+    fn keys(
+        &self,
+        py: Python<'_>,
+        start: Option<BytesArg<'_>>,
+        stop: Option<BytesArg<'_>>,
+        reverse: bool,
+        prefix: Option<BytesArg<'_>>,
+    ) -> PyResult<Iter> {
+        let range = RangeArgs {
+            start,
+            stop,
+            reverse,
+            prefix,
+        };
+        self.view.iter(py, range, Mode::Keys)
+    }
+
+    /// The values of `items()` with the same arguments.
+    #[pyo3(signature = (start = None, stop = None, *, reverse = false, prefix = None))]
+    fn values(
+        &self,
+        py: Python<'_>,
+        start: Option<BytesArg<'_>>,
+        stop: Option<BytesArg<'_>>,
+        reverse: bool,
+        prefix: Option<BytesArg<'_>>,
+    ) -> PyResult<Iter> {
+        let range = RangeArgs {
+            start,
+            stop,
+            reverse,
+            prefix,
+        };
+        self.view.iter(py, range, Mode::Values)
+    }
+
+    /// Iterating over the database yields its keys, as iterating over a dict does.
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Iter> {
+        let range = RangeArgs {
+            start: None,
+            stop: None,
+            reverse: false,
+            prefix: None,
+        };
+        self.view.iter(py, range, Mode::Keys)
+    }
+
+    /// The engine statistics as a dict with the fields of `augur stats --json`.
+    fn stats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let db = self.handle().db()?;
+        let json = py.detach(|| augur_bench::stats_view::stats_json(&db.stats()));
+        json_to_py(py, &json)
+    }
+
+    /// Writes the memtable to an SSTable and waits until every flush is done.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.handle().writable_db()?;
+        py.detach(|| db.flush()).map_err(errors::to_py)
+    }
+
+    /// Flushes, then compacts the whole key space down the levels (as `augur compact`).
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.handle().writable_db()?;
+        py.detach(|| {
+            db.flush()?;
+            db.compact_range(None, None)
+        })
+        .map_err(errors::to_py)
+    }
+
+    /// Closes the database: stops background work, flushes buffered log bytes, ends every
+    /// snapshot and iterator made from it and releases the directory lock. Idempotent;
+    /// later calls on the database raise `ClosedError`.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let handle = self.handle();
+        py.detach(|| handle.close()).map_err(errors::to_py)
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.handle().is_closed()
+    }
+
+    /// True when opened with `read_only=True`.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.handle().read_only()
+    }
+
+    /// The database directory.
+    #[getter]
+    fn path(&self) -> String {
+        self.path.to_string_lossy().into_owned()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Closes the database on leaving a `with` block; exceptions propagate.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<Bound<'_, PyAny>>,
+        _exc: Option<Bound<'_, PyAny>>,
+        _tb: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.handle().is_closed() {
+            "closed"
+        } else {
+            "open"
+        };
+        format!("<augur.Db {:?} {state}>", self.path.display().to_string())
+    }
+}

@@ -1,0 +1,41 @@
+//! The `augur` Python module: PyO3 bindings of the Augur key-value store, built into an
+//! abi3 wheel (CPython 3.9 and later) by maturin.
+//!
+//! `augur.open()` (`open.rs`, options in `options.rs`) returns a `Db` (`db.rs`) whose reads
+//! it shares with `Snapshot` (`view.rs`, `snapshot.rs`); range reads are lazy, batched
+//! iterators (`iter.rs`), writes go one by one or through a `WriteBatch` (`batch.rs`). What
+//! a database and its snapshots and iterators share, and how `close()` ends them all, is in
+//! `handle.rs`; keys and values arrive through `bytes.rs`; engine errors become the
+//! exceptions of `errors.rs`; `db.stats()` reuses the CLI's JSON rendering (`convert.rs`).
+//!
+//! Every engine call that can block (I/O, locks, batches, scans) runs with the GIL
+//! released, so other Python threads keep running meanwhile.
+
+mod batch;
+mod bytes;
+mod convert;
+mod db;
+mod errors;
+mod handle;
+mod iter;
+mod open;
+mod options;
+mod snapshot;
+mod view;
+
+use pyo3::prelude::*;
+
+/// Augur: an embedded LSM key-value store with learned indexes. Open a database with
+/// `augur.open(path)`; keys and values are bytes.
+#[pymodule]
+fn augur(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_function(wrap_pyfunction!(open::open, m)?)?;
+    m.add_function(wrap_pyfunction!(open::engine_defaults, m)?)?;
+    m.add_class::<db::Db>()?;
+    m.add_class::<snapshot::Snapshot>()?;
+    m.add_class::<batch::WriteBatch>()?;
+    m.add_class::<iter::Iter>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

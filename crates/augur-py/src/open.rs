@@ -1,0 +1,245 @@
+//! `augur.open()`: every engine option of the CLI as a keyword argument with the CLI's name
+//! and the engine's default, and `augur._engine_defaults()`, which derives those defaults
+//! from `augur::Options::default()` so a test can check the signature against them.
+
+use crate::db::Db;
+use crate::errors;
+use crate::handle::Handle;
+use crate::options::{choice, choice_name, finite, level_bounds, unsigned, validate};
+use augur_bench::engine_args::{
+    CompactionArg, EngineArgs, IndexArg, LearningArg, ReadModeArg, RmiRootArg,
+};
+use clap::{Args, ValueEnum};
+use pyo3::exceptions::PyRuntimeWarning;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3::IntoPyObjectExt;
+use std::path::PathBuf;
+
+/// Opens (by default creating) the Augur database in the directory `path`.
+///
+/// The keyword arguments are the engine options of the `augur` CLI, with the same names
+/// (underscores for dashes) and the engine's defaults; see the README's CLI section for
+/// each one. A bad value raises `InvalidArgumentError` (a `ValueError`) naming the option.
+/// `create=False` refuses to create a missing database. `read_only=True` refuses writes
+/// through this handle (and never creates); the engine has no shared read-only mode, so the
+/// directory is still locked and opening it replays its write-ahead log like any open.
+/// `error_bound_per_level` takes a dict `{level: bound}` or the CLI's `"L0:4,L1:16"`.
+///
+/// Raises `BusyError` when another process or handle has the database open and
+/// `CorruptionError` when a file is damaged. Each write-ahead log loss that
+/// `accept_wal_loss=True` let through is reported as a `RuntimeWarning`.
+#[pyfunction]
+#[pyo3(signature = (
+    path,
+    *,
+    create = true,
+    read_only = false,
+    value_separation_threshold = 1024,
+    memtable_mb = 64,
+    read_mode = "mmap",
+    bloom_bits = 10,
+    target_file_mb = 32,
+    index = "plr",
+    compaction = "leveled",
+    flsm_top_level_bits = 20,
+    flsm_bit_decrement = 2,
+    max_sstables_per_guard = 4,
+    flsm_level_size_runs = 4,
+    seek_compaction_threshold = 10,
+    parallel_seek_threads = 0,
+    learning = "at-build",
+    learning_wait_ms = 50,
+    lazy_learning_reads = 1,
+    lazy_learning_reads_per_key = 0.5,
+    error_bound = 8,
+    error_bound_per_level = None,
+    pgm_recursive_error = 4,
+    radix_bits = 18,
+    rmi_leaves = 0,
+    rmi_root = "linear",
+    fiting_fanout = 16,
+    value_log_gc_ratio = 0.5,
+    level_models = false,
+    accept_wal_loss = false,
+    scan_readahead = 64,
+    scan_fetch_threads = 0,
+))]
+#[allow(clippy::too_many_arguments)] // One keyword argument per CLI option, as the CLI has.
+#[allow(clippy::fn_params_excessive_bools)]
+pub(crate) fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    create: bool,
+    read_only: bool,
+    value_separation_threshold: i64,
+    memtable_mb: i64,
+    read_mode: &str,
+    bloom_bits: i64,
+    target_file_mb: i64,
+    index: &str,
+    compaction: &str,
+    flsm_top_level_bits: i64,
+    flsm_bit_decrement: i64,
+    max_sstables_per_guard: i64,
+    flsm_level_size_runs: i64,
+    seek_compaction_threshold: i64,
+    parallel_seek_threads: i64,
+    learning: &str,
+    learning_wait_ms: i64,
+    lazy_learning_reads: i64,
+    lazy_learning_reads_per_key: f64,
+    error_bound: i64,
+    error_bound_per_level: Option<&Bound<'_, PyAny>>,
+    pgm_recursive_error: i64,
+    radix_bits: i64,
+    rmi_leaves: i64,
+    rmi_root: &str,
+    fiting_fanout: i64,
+    value_log_gc_ratio: f64,
+    level_models: bool,
+    accept_wal_loss: bool,
+    scan_readahead: i64,
+    scan_fetch_threads: i64,
+) -> PyResult<Db> {
+    let args = EngineArgs {
+        value_separation_threshold: Some(unsigned(
+            "value_separation_threshold",
+            value_separation_threshold,
+        )?),
+        memtable_mb: Some(unsigned("memtable_mb", memtable_mb)?),
+        read_mode: Some(choice::<ReadModeArg>("read_mode", read_mode)?),
+        bloom_bits: Some(unsigned("bloom_bits", bloom_bits)?),
+        target_file_mb: Some(unsigned("target_file_mb", target_file_mb)?),
+        index: Some(choice::<IndexArg>("index", index)?),
+        compaction: Some(choice::<CompactionArg>("compaction", compaction)?),
+        flsm_top_level_bits: Some(unsigned("flsm_top_level_bits", flsm_top_level_bits)?),
+        flsm_bit_decrement: Some(unsigned("flsm_bit_decrement", flsm_bit_decrement)?),
+        max_sstables_per_guard: Some(unsigned("max_sstables_per_guard", max_sstables_per_guard)?),
+        flsm_level_size_runs: Some(unsigned("flsm_level_size_runs", flsm_level_size_runs)?),
+        seek_compaction_threshold: Some(unsigned(
+            "seek_compaction_threshold",
+            seek_compaction_threshold,
+        )?),
+        parallel_seek_threads: Some(unsigned("parallel_seek_threads", parallel_seek_threads)?),
+        learning: Some(choice::<LearningArg>("learning", learning)?),
+        learning_wait_ms: Some(unsigned("learning_wait_ms", learning_wait_ms)?),
+        lazy_learning_reads: Some(unsigned("lazy_learning_reads", lazy_learning_reads)?),
+        lazy_learning_reads_per_key: Some(finite(
+            "lazy_learning_reads_per_key",
+            lazy_learning_reads_per_key,
+        )?),
+        error_bound: Some(unsigned("error_bound", error_bound)?),
+        error_bound_per_level: error_bound_per_level.map(level_bounds).transpose()?,
+        pgm_recursive_error: Some(unsigned("pgm_recursive_error", pgm_recursive_error)?),
+        radix_bits: Some(unsigned("radix_bits", radix_bits)?),
+        rmi_leaves: Some(unsigned("rmi_leaves", rmi_leaves)?),
+        rmi_root: Some(choice::<RmiRootArg>("rmi_root", rmi_root)?),
+        fiting_fanout: Some(unsigned("fiting_fanout", fiting_fanout)?),
+        value_log_gc_ratio: Some(finite("value_log_gc_ratio", value_log_gc_ratio)?),
+        level_models,
+        accept_wal_loss,
+        scan_readahead: Some(unsigned("scan_readahead", scan_readahead)?),
+        scan_fetch_threads: Some(unsigned("scan_fetch_threads", scan_fetch_threads)?),
+        no_create: !create || read_only,
+    };
+    validate(&args)?;
+    // Opening replays the write-ahead log and reads the manifest: no GIL meanwhile.
+    let db = py
+        .detach(|| args.open(&path, true))
+        .map_err(errors::to_py)?;
+    for loss in db.wal_losses() {
+        let message = format!("accept_wal_loss: {loss}; its unflushed writes were dropped");
+        let category = py.get_type::<PyRuntimeWarning>();
+        PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 1)?;
+    }
+    Ok(Db::new(Handle::new(db, read_only), path))
+}
+
+/// The engine's default of each `open()` keyword, from `augur::Options::default()`, keyed by
+/// the CLI's option names (`no_create` appears as `create`). A test compares it with
+/// `open()`'s signature, so a new CLI option or a changed engine default cannot go unnoticed.
+///
+/// # Errors
+/// `RuntimeError` naming a CLI option this function does not know.
+#[pyfunction]
+#[pyo3(name = "_engine_defaults")]
+pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let o = augur::Options::default();
+    let name = |n: Option<String>| n.unwrap_or_default();
+    let of = |arg: &str| -> PyResult<Py<PyAny>> {
+        const MIB: u64 = 1 << 20;
+        let value = match arg {
+            "value_separation_threshold" => o.value_separation_threshold.into_py_any(py)?,
+            "memtable_mb" => (o.memtable_size_bytes as u64 / MIB).into_py_any(py)?,
+            "read_mode" => {
+                name(variant(|v: &ReadModeArg| v.to_engine() == o.read_mode)).into_py_any(py)?
+            }
+            "bloom_bits" => o.bloom_bits_per_key.into_py_any(py)?,
+            "target_file_mb" => (o.target_file_size_bytes / MIB).into_py_any(py)?,
+            "index" => name(variant(|v: &IndexArg| v.to_engine() == o.index)).into_py_any(py)?,
+            "compaction" => {
+                name(variant(|v: &CompactionArg| v.to_engine() == o.compaction)).into_py_any(py)?
+            }
+            "flsm_top_level_bits" => o.flsm.top_level_bits.into_py_any(py)?,
+            "flsm_bit_decrement" => o.flsm.bit_decrement.into_py_any(py)?,
+            "max_sstables_per_guard" => o.flsm.max_sstables_per_guard.into_py_any(py)?,
+            "flsm_level_size_runs" => o.flsm.level_size_runs.into_py_any(py)?,
+            "seek_compaction_threshold" => o.flsm.seek_compaction_threshold.into_py_any(py)?,
+            "parallel_seek_threads" => o.flsm.parallel_seek_threads.into_py_any(py)?,
+            "learning" => {
+                name(variant(|v: &LearningArg| v.to_engine() == o.learning)).into_py_any(py)?
+            }
+            "learning_wait_ms" => o.learning_wait_ms.into_py_any(py)?,
+            "lazy_learning_reads" => o.lazy_learning_reads.into_py_any(py)?,
+            "lazy_learning_reads_per_key" => o.lazy_learning_reads_per_key.into_py_any(py)?,
+            "error_bound" => o.error_bound.into_py_any(py)?,
+            "error_bound_per_level" => {
+                if o.error_bound_per_level.is_empty() {
+                    py.None()
+                } else {
+                    o.error_bound_per_level.clone().into_py_any(py)?
+                }
+            }
+            "pgm_recursive_error" => o.index_tuning.pgm_recursive_error.into_py_any(py)?,
+            "radix_bits" => o.index_tuning.radix_bits.into_py_any(py)?,
+            "rmi_leaves" => o.index_tuning.rmi_leaves.into_py_any(py)?,
+            "rmi_root" => name(variant(|v: &RmiRootArg| {
+                v.to_engine() == o.index_tuning.rmi_root
+            }))
+            .into_py_any(py)?,
+            "fiting_fanout" => o.index_tuning.fiting_fanout.into_py_any(py)?,
+            "value_log_gc_ratio" => o.value_log_gc_ratio.into_py_any(py)?,
+            "level_models" => o.level_models.into_py_any(py)?,
+            "accept_wal_loss" => o.accept_wal_loss.into_py_any(py)?,
+            "scan_readahead" => o.scan_readahead.into_py_any(py)?,
+            "scan_fetch_threads" => o.scan_fetch_threads.into_py_any(py)?,
+            "no_create" => (!o.create_if_missing).into_py_any(py)?,
+            other => {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "the CLI option {other:?} has no open() keyword"
+                )))
+            }
+        };
+        Ok(value)
+    };
+    let out = PyDict::new(py);
+    let cli = EngineArgs::augment_args(clap::Command::new("augur"));
+    for arg in cli.get_arguments() {
+        let id = arg.get_id().as_str();
+        if id == "no_create" {
+            out.set_item("create", !of(id)?.extract::<bool>(py)?)?;
+        } else {
+            out.set_item(id, of(id)?)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The name of the first variant of `T` that `pick` accepts.
+fn variant<T: ValueEnum>(pick: impl Fn(&T) -> bool) -> Option<String> {
+    T::value_variants()
+        .iter()
+        .find(|v| pick(v))
+        .and_then(choice_name)
+}

@@ -1,0 +1,156 @@
+//! `augur.Snapshot`: the database as it was when the snapshot was taken, with the read
+//! methods of `Db`. Holding it keeps the versions it can see alive through compaction, so
+//! close it (or use it in a `with` block) when done.
+
+use crate::bytes::BytesArg;
+use crate::handle::{Cell, Handle};
+use crate::iter::{Iter, Mode};
+use crate::view::{RangeArgs, View};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+use std::sync::Arc;
+
+/// A consistent read-only view of the database at one point in time (see `Db.snapshot`).
+#[pyclass(module = "augur", name = "Snapshot", frozen)]
+pub(crate) struct Snapshot {
+    view: View,
+}
+
+impl Snapshot {
+    /// The Python object of the engine snapshot in `cell`.
+    pub(crate) fn new(handle: Arc<Handle>, cell: Cell<augur::Snapshot>) -> Self {
+        Snapshot {
+            view: View {
+                handle,
+                snapshot: Some(cell),
+            },
+        }
+    }
+}
+
+#[pymethods]
+impl Snapshot {
+    /// The value of `key` at the snapshot, or `default` when it was absent.
+    #[pyo3(signature = (key, default = None))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: BytesArg<'_>,
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.view.get_or(py, key, default)
+    }
+
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.view.get_item(py, key)
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: BytesArg<'_>) -> PyResult<bool> {
+        self.view.contains(py, key)
+    }
+
+    /// The values of `keys` at the snapshot, `None` for each absent key.
+    fn multi_get<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.view.multi_get(py, keys)
+    }
+
+    /// `(key, value)` pairs at the snapshot; the arguments of `Db.items`.
+    #[pyo3(signature = (start = None, stop = None, *, reverse = false, prefix = None))]
+    fn items(
+        &self,
+        py: Python<'_>,
+        start: Option<BytesArg<'_>>,
+        stop: Option<BytesArg<'_>>,
+        reverse: bool,
+        prefix: Option<BytesArg<'_>>,
+    ) -> PyResult<Iter> {
+        let range = RangeArgs {
+            start,
+            stop,
+            reverse,
+            prefix,
+        };
+        self.view.iter(py, range, Mode::Items)
+    }
+
+    /// Keys at the snapshot; the arguments of `Db.items`.
+    #[pyo3(signature = (start = None, stop = None, *, reverse = false, prefix = None))]
+    fn keys(
+        &self,
+        py: Python<'_>,
+        start: Option<BytesArg<'_>>,
+        stop: Option<BytesArg<'_>>,
+        reverse: bool,
+        prefix: Option<BytesArg<'_>>,
+    ) -> PyResult<Iter> {
+        let range = RangeArgs {
+            start,
+            stop,
+            reverse,
+            prefix,
+        };
+        self.view.iter(py, range, Mode::Keys)
+    }
+
+    /// Values at the snapshot; the arguments of `Db.items`.
+    #[pyo3(signature = (start = None, stop = None, *, reverse = false, prefix = None))]
+    fn values(
+        &self,
+        py: Python<'_>,
+        start: Option<BytesArg<'_>>,
+        stop: Option<BytesArg<'_>>,
+        reverse: bool,
+        prefix: Option<BytesArg<'_>>,
+    ) -> PyResult<Iter> {
+        let range = RangeArgs {
+            start,
+            stop,
+            reverse,
+            prefix,
+        };
+        self.view.iter(py, range, Mode::Values)
+    }
+
+    /// Iterating over a snapshot yields its keys.
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Iter> {
+        let range = RangeArgs {
+            start: None,
+            stop: None,
+            reverse: false,
+            prefix: None,
+        };
+        self.view.iter(py, range, Mode::Keys)
+    }
+
+    /// Releases the snapshot; later reads through it raise `ClosedError`. Iterators already
+    /// made from it keep their own view. Idempotent.
+    fn close(&self, py: Python<'_>) {
+        if let Some(cell) = &self.view.snapshot {
+            py.detach(|| drop(cell.lock().take()));
+        }
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Releases the snapshot on leaving a `with` block; exceptions propagate.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<Bound<'_, PyAny>>,
+        _exc: Option<Bound<'_, PyAny>>,
+        _tb: Option<Bound<'_, PyAny>>,
+    ) -> bool {
+        self.close(py);
+        false
+    }
+}
