@@ -102,6 +102,7 @@ pub fn stats_json(s: &augur::Stats) -> Value {
             "flush_training_ns": s.flush_training_ns,
             "compaction_ns": s.compaction_ns,
             "compaction_training_ns": s.compaction_training_ns,
+            "at_build_training_wait_ns": s.at_build_training_wait_ns,
         },
         "index_memory": {
             "models_by_kind": memory_json(&s.models_by_kind()),
@@ -338,12 +339,14 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
         s.learning_pending
     ));
     out.push_str(&format!(
-        "  {:<28} {:.2} ms of {:.2} ms flushing, {:.2} ms of {:.2} ms compacting\n",
+        "  {:<28} {:.2} ms flushing ({:.2} ms in all), {:.2} ms compacting ({:.2} ms in all), \
+         waited for {:.2} ms\n",
         "at-build training",
         s.flush_training_ns as f64 / 1e6,
         s.flush_ns as f64 / 1e6,
         s.compaction_training_ns as f64 / 1e6,
         s.compaction_ns as f64 / 1e6,
+        s.at_build_training_wait_ns as f64 / 1e6,
     ));
     let kinds: Vec<String> = s
         .models_by_kind()

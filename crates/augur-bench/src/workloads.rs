@@ -870,6 +870,7 @@ fn background_work(
         ("flush_training_s", secs(|s| s.flush_training_ns)),
         ("compaction_s", secs(|s| s.compaction_ns)),
         ("compaction_training_s", secs(|s| s.compaction_training_ns)),
+        ("training_wait_s", secs(|s| s.at_build_training_wait_ns)),
         ("learning_s", secs(|s| s.learning_ns_total)),
     ]
 }

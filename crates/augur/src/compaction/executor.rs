@@ -31,7 +31,7 @@ use crate::iter::merge::MergeCursor;
 use crate::iter::source::Source;
 use crate::key::{same_user_key, unpack_trailer, SeqNo, ValueKind};
 use crate::options::Options;
-use crate::sst::{Builder, BuilderOptions, TableCursor};
+use crate::sst::{Builder, BuilderOptions, ModelTime, TableCursor};
 use crate::version::{FileMeta, Version, VersionEdit};
 use crate::vlog::ValuePointer;
 use std::collections::{BTreeMap, HashSet};
@@ -58,8 +58,8 @@ pub(crate) struct CompactionOutcome {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub entries_dropped: u64,
-    /// Nanoseconds spent training the outputs' models (at-build learning).
-    pub model_train_ns: u64,
+    /// What training the outputs' models cost (at-build learning).
+    pub model_time: ModelTime,
     /// True when the outputs were appended to the next level without rewriting any of its
     /// files (FLSM fragments); false for merges that rewrite (leveled, the last level, in
     /// place).
@@ -210,7 +210,7 @@ pub(crate) fn execute(
             bytes_read: 0,
             bytes_written: 0,
             entries_dropped: 0,
-            model_train_ns: 0,
+            model_time: ModelTime::default(),
             appended: false,
         });
     }
@@ -248,7 +248,7 @@ pub(crate) fn execute(
     // Seqno of the previous (newer) entry of the current key; MAX when it is the first.
     let mut last_seqno_for_key = SeqNo::MAX;
     let mut entries_dropped = 0;
-    let mut model_train_ns = 0;
+    let mut model_time = ModelTime::default();
 
     while merged.valid() {
         let user_key = merged.key();
@@ -270,7 +270,7 @@ pub(crate) fn execute(
             if let Some((_, b)) = &builder {
                 if guard_here || b.estimated_size_bytes() >= ctx.opts.target_file_size_bytes {
                     if let Some((id, b)) = builder.take() {
-                        outputs.push(finish(id, b, &mut model_train_ns)?);
+                        outputs.push(finish(id, b, &mut model_time)?);
                     }
                 }
             }
@@ -314,7 +314,7 @@ pub(crate) fn execute(
         merged.advance()?;
     }
     if let Some((id, b)) = builder.take() {
-        outputs.push(finish(id, b, &mut model_train_ns)?);
+        outputs.push(finish(id, b, &mut model_time)?);
     }
     if !outputs.is_empty() {
         ctx.fs.sync_dir(ctx.dir)?;
@@ -352,14 +352,14 @@ pub(crate) fn execute(
         bytes_read,
         bytes_written,
         entries_dropped,
-        model_train_ns,
+        model_time,
         appended: flsm && c.output_level > c.level && c.next_inputs.is_empty(),
     })
 }
 
-fn finish(file_id: u64, b: Builder, model_train_ns: &mut u64) -> Result<FileMeta> {
+fn finish(file_id: u64, b: Builder, model_time: &mut ModelTime) -> Result<FileMeta> {
     let s = b.finish()?;
-    *model_train_ns += s.model_train_ns;
+    model_time.add(s.model_time);
     Ok(FileMeta {
         file_id,
         file_size: s.file_size,

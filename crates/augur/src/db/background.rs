@@ -173,7 +173,7 @@ impl DbInner {
             outcome.bytes_written,
             outcome.entries_dropped,
             u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
-            outcome.model_train_ns,
+            outcome.model_time,
             outcome.appended,
         );
         Ok(())

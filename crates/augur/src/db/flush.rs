@@ -10,19 +10,19 @@ use crate::filename;
 use crate::fs::FileSystem;
 use crate::memtable::Memtable;
 use crate::options::Options;
-use crate::sst::{Builder, BuilderOptions};
+use crate::sst::{Builder, BuilderOptions, ModelTime};
 use crate::version::{FileMeta, VersionEdit};
 use std::path::Path;
 
 /// Writes the entries of `mem` to table `file_id` in `dir` and syncs it; returns its metadata
-/// and the nanoseconds spent training its model. `None` when the memtable is empty.
+/// and what training its model cost. `None` when the memtable is empty.
 pub(crate) fn write_table_from_memtable(
     fs: &dyn FileSystem,
     dir: &Path,
     file_id: u64,
     mem: &Memtable,
     opts: &Options,
-) -> Result<Option<(FileMeta, u64)>> {
+) -> Result<Option<(FileMeta, ModelTime)>> {
     if mem.is_empty() {
         return Ok(None);
     }
@@ -42,7 +42,7 @@ pub(crate) fn write_table_from_memtable(
         smallest: summary.smallest,
         largest: summary.largest,
     };
-    Ok(Some((meta, summary.model_train_ns)))
+    Ok(Some((meta, summary.model_time)))
 }
 
 impl DbInner {
@@ -61,9 +61,9 @@ impl DbInner {
         let started = std::time::Instant::now();
         let meta =
             write_table_from_memtable(self.opts.fs.as_ref(), &self.dir, file_id, &mem, &self.opts)?;
-        if let Some((m, train_ns)) = &meta {
+        if let Some((m, model_time)) = &meta {
             let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            self.counters.note_flush(m.file_size, ns, *train_ns);
+            self.counters.note_flush(m.file_size, ns, *model_time);
         }
         let edit = VersionEdit {
             log_number: Some(next_log),

@@ -3,7 +3,7 @@
 
 use super::DbInner;
 use crate::index::IndexKind;
-use crate::sst::{LookupCounts, Table};
+use crate::sst::{LookupCounts, ModelTime, Table};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -30,6 +30,7 @@ pub(crate) struct Counters {
     flush_train_ns: AtomicU64,
     compaction_ns: AtomicU64,
     compaction_train_ns: AtomicU64,
+    train_wait_ns: AtomicU64,
     level_model_train_ns: AtomicU64,
 }
 
@@ -54,14 +55,15 @@ impl Counters {
     pub fn note_stall(&self) {
         add(&self.stalls, 1);
     }
-    /// A flush that wrote `bytes` in `ns`, of which `train_ns` training its model.
-    pub fn note_flush(&self, bytes: u64, ns: u64, train_ns: u64) {
+    /// A flush that wrote `bytes` in `ns`, training its model as `model` says.
+    pub fn note_flush(&self, bytes: u64, ns: u64, model: ModelTime) {
         add(&self.flushes, 1);
         add(&self.flush_bytes, bytes);
         add(&self.flush_ns, ns);
-        add(&self.flush_train_ns, train_ns);
+        add(&self.flush_train_ns, model.train_ns);
+        add(&self.train_wait_ns, model.wait_ns);
     }
-    /// A compaction that took `ns`, of which `train_ns` training its outputs' models;
+    /// A compaction that took `ns`, training its outputs' models as `model` says;
     /// `appended` when its outputs were FLSM fragments appended to the next level.
     pub fn note_compaction(
         &self,
@@ -69,7 +71,7 @@ impl Counters {
         written: u64,
         dropped: u64,
         ns: u64,
-        train_ns: u64,
+        model: ModelTime,
         appended: bool,
     ) {
         add(&self.compactions, 1);
@@ -80,7 +82,8 @@ impl Counters {
         }
         add(&self.compaction_entries_dropped, dropped);
         add(&self.compaction_ns, ns);
-        add(&self.compaction_train_ns, train_ns);
+        add(&self.compaction_train_ns, model.train_ns);
+        add(&self.train_wait_ns, model.wait_ns);
     }
     pub fn note_level_model(&self, train_ns: u64) {
         add(&self.level_models_built, 1);
@@ -275,13 +278,18 @@ pub struct Stats {
     /// Nanoseconds spent training models while flushing and compacting (at-build learning),
     /// since open: `flush_training_ns + compaction_training_ns`.
     pub at_build_training_ns: u64,
+    /// Part of `flush_ns + compaction_ns` spent waiting for models once the rest of their
+    /// tables was written: what at-build training added to the wall time (training runs
+    /// beside the writing of large tables, so this is below `at_build_training_ns`).
+    pub at_build_training_wait_ns: u64,
     /// Wall time of all flushes since open (ns), at-build training included.
     pub flush_ns: u64,
-    /// Part of `flush_ns` spent training and encoding the flushed tables' models.
+    /// Training and encoding the flushed tables' models (ns; partly beside the writing, see
+    /// `at_build_training_wait_ns`).
     pub flush_training_ns: u64,
     /// Wall time of all compactions since open (ns), at-build training included.
     pub compaction_ns: u64,
-    /// Part of `compaction_ns` spent training and encoding the outputs' models.
+    /// Training and encoding the compaction outputs' models (ns; partly beside the writing).
     pub compaction_training_ns: u64,
     /// Average training cost per key (ns; 0 before the first model).
     pub training_ns_per_key: f64,
@@ -437,6 +445,7 @@ impl DbInner {
             models_built: levels.iter().map(|l| l.models_built).sum(),
             learning_ns_total: book.learn_ns_total(),
             at_build_training_ns: get(&c.flush_train_ns) + get(&c.compaction_train_ns),
+            at_build_training_wait_ns: get(&c.train_wait_ns),
             flush_ns: get(&c.flush_ns),
             flush_training_ns: get(&c.flush_train_ns),
             compaction_ns: get(&c.compaction_ns),

@@ -126,6 +126,16 @@ pub trait IndexBuilder: Send {
     /// REQUIRES non-decreasing keys: a key smaller than the previous one, or more than
     /// [`MAX_KEYS`] keys, gives `InvalidArgument` (and so does every later call and `finish`).
     fn add(&mut self, key: u64) -> Result<()>;
+    /// Adds the projections of the next keys, in order: the same as calling [`add`] on each,
+    /// without a dynamic call per key (types whose fit is a tight loop override it).
+    ///
+    /// # Errors
+    /// As [`add`].
+    ///
+    /// [`add`]: IndexBuilder::add
+    fn add_all(&mut self, keys: &[u64]) -> Result<()> {
+        keys.iter().try_for_each(|&k| self.add(k))
+    }
     /// Finishes the index.
     ///
     /// # Errors
@@ -362,6 +372,7 @@ struct KeyOrder {
 impl KeyOrder {
     /// Checks `key` against the previous one and the key limit; on success returns whether it is
     /// a new distinct key and counts it.
+    #[inline]
     fn accept(&mut self, key: u64) -> Result<bool> {
         if let Some(reason) = &self.failed {
             return Err(Error::InvalidArgument(reason.clone()));

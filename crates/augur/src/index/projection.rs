@@ -19,8 +19,12 @@ pub fn common_prefix_len(first: &[u8], last: &[u8]) -> usize {
 ///
 /// REQUIRES (for monotonicity): the keys compared share their first `prefix_len` bytes. For
 /// lookup keys that may not, use [`project_bounded`].
+#[inline]
 pub fn project(key: &[u8], prefix_len: usize) -> u64 {
     let rest = key.get(prefix_len..).unwrap_or_default();
+    if let Some(head) = rest.first_chunk::<8>() {
+        return u64::from_be_bytes(*head);
+    }
     let mut word = [0u8; 8];
     for (dst, src) in word.iter_mut().zip(rest) {
         *dst = *src;

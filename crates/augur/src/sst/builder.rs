@@ -20,6 +20,7 @@ use crate::sst::properties::Properties;
 use crate::vlog::ValuePointer;
 use std::cmp::Ordering;
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// Knobs of the table layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,9 +68,26 @@ pub struct TableSummary {
     pub smallest: InternalKey,
     /// Last internal key.
     pub largest: InternalKey,
-    /// Nanoseconds spent training, encoding and writing the model (0 without one): the cost
-    /// of at-build learning.
-    pub model_train_ns: u64,
+    /// What at-build learning cost this table.
+    pub model_time: ModelTime,
+}
+
+/// The cost of training a table's model while it is built (Bourbon "at build").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ModelTime {
+    /// Nanoseconds spent training and encoding the model (0 without one): the work.
+    pub train_ns: u64,
+    /// Nanoseconds the build waited for the model once every other section was written (a
+    /// large table's model is trained beside them): what training added to the wall time.
+    pub wait_ns: u64,
+}
+
+impl ModelTime {
+    /// Adds `other`'s times to these.
+    pub fn add(&mut self, other: ModelTime) {
+        self.train_ns += other.train_ns;
+        self.wait_ns += other.wait_ns;
+    }
 }
 
 /// One buffered entry: where its key is in the key arena, its trailer and slot reference.
@@ -139,9 +157,7 @@ impl Builder {
     }
 
     fn key_of(&self, e: &Pending) -> &[u8] {
-        self.keys
-            .get(e.key_start..e.key_start + usize::from(e.key_len))
-            .unwrap_or_default()
+        key_in(&self.keys, e)
     }
 
     /// Adds an entry.
@@ -286,6 +302,52 @@ impl Builder {
         };
         let smallest = self.internal_key(first);
         let largest = self.internal_key(last);
+        let common_prefix = common_prefix_len(&smallest.user_key, &largest.user_key);
+        let (entries, keys) = (
+            std::mem::take(&mut self.entries),
+            std::mem::take(&mut self.keys),
+        );
+        let (entries, keys) = (entries.as_slice(), keys.as_slice());
+        std::thread::scope(|scope| {
+            // At-build training runs beside the writing of the other sections (a large
+            // table's on its own thread): it reads only the buffered keys.
+            let trainer = self.opts.model.map(|config| {
+                let train = move || {
+                    let started = Instant::now();
+                    let model = train_model(&config, entries, keys, common_prefix);
+                    (model, elapsed_ns(started))
+                };
+                if entries.len() >= PIPELINED_TRAINING_MIN_ENTRIES {
+                    Trainer::Thread(scope.spawn(train))
+                } else {
+                    Trainer::Inline(Box::new(train))
+                }
+            });
+            let layout = Layout {
+                smallest,
+                largest,
+                block_records,
+                common_prefix,
+            };
+            self.write_sections(entries, keys, layout, trainer)
+        })
+    }
+
+    /// [`Builder::finish`] once the model's training is under way: the data, value, filter and
+    /// index sections, then the model when `trainer` yields it, the properties and the footer.
+    fn write_sections(
+        &mut self,
+        entries: &[Pending],
+        keys: &[u8],
+        layout: Layout,
+        trainer: Option<Trainer<'_, '_>>,
+    ) -> Result<TableSummary> {
+        let Layout {
+            smallest,
+            largest,
+            block_records,
+            common_prefix,
+        } = layout;
         let key_width = self.max_key_len;
         let slot_bytes = key_width + SLOT_OVERHEAD_BYTES;
         let mut footer = Footer::default();
@@ -294,11 +356,11 @@ impl Builder {
         let mut index = Vec::new();
         let mut block = Vec::with_capacity(slot_bytes * block_records as usize);
         let mut values_start = 0u64;
-        for chunk in self.entries.chunks(block_records as usize) {
+        for chunk in entries.chunks(block_records as usize) {
             block.clear();
             let mut values_end = values_start;
             for e in chunk {
-                let key = self.key_of(e);
+                let key = key_in(keys, e);
                 block.extend_from_slice(key);
                 block.resize(block.len() + key_width - key.len(), 0);
                 block.extend_from_slice(&e.key_len.to_le_bytes());
@@ -319,7 +381,7 @@ impl Builder {
                 .unwrap_or_default();
             fence::encode_record(
                 &mut index,
-                self.key_of(block_last),
+                key_in(keys, block_last),
                 block_last.trailer,
                 crc(&block),
                 values_end,
@@ -347,26 +409,32 @@ impl Builder {
         footer.values = write_section(&mut self.file, &self.values, false)?;
         footer.filter = write_section(&mut self.file, &self.filter.finish(), true)?;
         footer.index = write_section(&mut self.file, &index, true)?;
-        let common_prefix = common_prefix_len(&smallest.user_key, &largest.user_key);
-        let training = std::time::Instant::now();
-        let model = self.train_model(common_prefix)?;
-        footer.model = write_section(&mut self.file, &model, true)?;
-        let model_train_ns = if model.is_empty() {
+        let waited = Instant::now();
+        let (model, model_train_ns) = match trainer {
+            None => (Ok(Vec::new()), 0),
+            Some(Trainer::Inline(train)) => train(),
+            Some(Trainer::Thread(handle)) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        };
+        let model = model?;
+        let model_wait_ns = if model.is_empty() {
             0
         } else {
-            u64::try_from(training.elapsed().as_nanos()).unwrap_or(u64::MAX)
+            elapsed_ns(waited)
         };
+        footer.model = write_section(&mut self.file, &model, true)?;
         let props = Properties {
-            entries: self.entries.len() as u64,
+            entries: entries.len() as u64,
             key_width: key_width as u32,
             block_records,
-            blocks: (self.entries.len() as u64).div_ceil(u64::from(block_records)),
+            blocks: (entries.len() as u64).div_ceil(u64::from(block_records)),
             common_prefix_len: common_prefix as u32,
             bloom_bits_per_key: self.opts.bloom_bits_per_key,
             deletes: self.deletes,
             inline_values: self.inline_values,
             pointers: self.pointers,
-            raw_key_bytes: self.keys.len() as u64,
+            raw_key_bytes: keys.len() as u64,
             raw_value_bytes: self.values.len() as u64,
             pointer_value_bytes: self.pointer_value_bytes,
             smallest: smallest.clone(),
@@ -380,27 +448,72 @@ impl Builder {
             entries: props.entries,
             smallest,
             largest,
-            model_train_ns,
+            model_time: ModelTime {
+                train_ns: model_train_ns,
+                wait_ns: model_wait_ns,
+            },
         })
     }
 }
 
-impl Builder {
-    /// Trains the configured index over the projections of the file's keys (in order, one
-    /// per entry, so positions are slot positions) and returns its encoding; empty when no
-    /// model is configured.
-    fn train_model(&self, common_prefix: usize) -> Result<Vec<u8>> {
-        let Some(config) = self.opts.model else {
-            return Ok(Vec::new());
-        };
-        let mut builder = index::builder(&config);
-        for e in &self.entries {
-            builder.add(projection::project(self.key_of(e), common_prefix))?;
-        }
-        let mut out = Vec::new();
-        builder.finish()?.encode(&mut out);
-        Ok(out)
+/// Tables with at least this many entries train their model on a thread of their own while
+/// the other sections are written (below it, a thread costs more than it saves).
+const PIPELINED_TRAINING_MIN_ENTRIES: usize = 16 * 1024;
+
+/// The result of training: the encoded model (empty without one) and the training time.
+type Trained = (Result<Vec<u8>>, u64);
+
+/// What [`Builder::finish`] decided before writing the sections.
+struct Layout {
+    smallest: InternalKey,
+    largest: InternalKey,
+    block_records: u32,
+    common_prefix: usize,
+}
+
+/// Where a table's model is being trained.
+enum Trainer<'scope, 'env> {
+    /// Trained when the other sections are written (small tables).
+    Inline(Box<dyn FnOnce() -> Trained + Send + 'env>),
+    /// Being trained on a scoped thread.
+    Thread(std::thread::ScopedJoinHandle<'scope, Trained>),
+}
+
+fn elapsed_ns(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The user key of `e` in the key arena `keys`.
+fn key_in<'k>(keys: &'k [u8], e: &Pending) -> &'k [u8] {
+    keys.get(e.key_start..e.key_start + usize::from(e.key_len))
+        .unwrap_or_default()
+}
+
+/// Trains an index of `config` over the projections of the keys of `entries` (in order, one
+/// per entry, so positions are slot positions; `common_prefix` bytes skipped) and returns its
+/// encoding.
+fn train_model(
+    config: &IndexConfig,
+    entries: &[Pending],
+    keys: &[u8],
+    common_prefix: usize,
+) -> Result<Vec<u8>> {
+    let mut builder = index::builder(config);
+    // Projected in chunks that stay in L1, then fitted in one call per chunk.
+    const CHUNK: usize = 1024;
+    let mut projected = Vec::with_capacity(CHUNK);
+    for chunk in entries.chunks(CHUNK) {
+        projected.clear();
+        projected.extend(
+            chunk
+                .iter()
+                .map(|e| projection::project(key_in(keys, e), common_prefix)),
+        );
+        builder.add_all(&projected)?;
     }
+    let mut out = Vec::new();
+    builder.finish()?.encode(&mut out);
+    Ok(out)
 }
 
 /// Length of the common prefix of two byte strings. For a sorted set, the common prefix of

@@ -19,7 +19,7 @@ mod reader;
 #[cfg(test)]
 mod tests;
 
-pub use builder::{Builder, BuilderOptions, TableSummary};
+pub use builder::{Builder, BuilderOptions, ModelTime, TableSummary};
 pub use cursor::TableCursor;
 pub use format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION, MAGIC, SLOT_OVERHEAD_BYTES};
 pub use properties::Properties;
