@@ -24,9 +24,12 @@ const KEYWORD_OF_FIELD: &[(&str, &str)] = &[
     ("index_tuning.radix_bits", "radix_bits"),
     ("index_tuning.rmi_leaves", "rmi_leaves"),
     ("index_tuning.fiting_fanout", "fiting_fanout"),
-    ("top_level_bits", "flsm_top_level_bits"),
-    ("bit_decrement", "flsm_bit_decrement"),
-    ("level_size_runs", "flsm_level_size_runs"),
+    ("flsm.top_level_bits", "flsm_top_level_bits"),
+    ("flsm.bit_decrement", "flsm_bit_decrement"),
+    ("flsm.level_size_runs", "flsm_level_size_runs"),
+    ("flsm.max_sstables_per_guard", "max_sstables_per_guard"),
+    ("flsm.seek_compaction_threshold", "seek_compaction_threshold"),
+    ("flsm.parallel_seek_threads", "parallel_seek_threads"),
 ];
 
 /// The accepted names of a choice option, e.g. `fence, plr, pgm`.
