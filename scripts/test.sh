@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The project's one test command (README, .ci/run): the Rust workspace's tests, then the
+# Python package's.
+#
+#   1. cargo test --workspace --release
+#   2. a virtual environment in target/py-venv (python3-venv from apt only when `venv`
+#      is missing), maturin and pytest from the package index into it
+#   3. the `augur` module built in develop mode, release profile (crates/augur-py, its own
+#      cargo workspace and target directory)
+#   4. the wheel built and pip-installed into a second, fresh environment, and imported
+#   5. pytest on crates/augur-py/tests
+#
+# Environment: PYTHON (default python3) picks the interpreter; AUGUR_PY_VENV the test
+# environment's directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+cargo test --workspace --release
+
+PYTHON=${PYTHON:-python3}
+VENV=${AUGUR_PY_VENV:-$ROOT/target/py-venv}
+WHEEL_VENV=$ROOT/target/py-wheel-venv
+WHEELS=$ROOT/target/py-wheels
+CRATE=$ROOT/crates/augur-py
+
+if ! command -v "$PYTHON" >/dev/null 2>&1 || ! "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null; then
+  echo "python3 venv support missing: installing python3-venv from the Debian packages" >&2
+  apt-get update -qq && apt-get install -y -qq python3 python3-venv >/dev/null
+  PYTHON=python3
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" pytest
+
+# maturin finds the environment through VIRTUAL_ENV.
+VIRTUAL_ENV=$VENV "$VENV/bin/maturin" develop --release --quiet -m "$CRATE/Cargo.toml"
+
+# The wheel itself, installed with pip into an environment that has nothing else.
+rm -rf "$WHEELS" "$WHEEL_VENV"
+"$VENV/bin/maturin" build --release --quiet -m "$CRATE/Cargo.toml" -o "$WHEELS" \
+  --interpreter "$VENV/bin/python"
+"$VENV/bin/python" -m venv "$WHEEL_VENV"
+"$WHEEL_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-index "$WHEELS"/augur_kv-*.whl
+"$WHEEL_VENV/bin/python" - "$ROOT/target/py-wheel-db" <<'EOF'
+import shutil, sys
+import augur
+path = sys.argv[1]
+shutil.rmtree(path, ignore_errors=True)
+with augur.open(path) as db:
+    db[b"wheel"] = b"ok"
+    assert db[b"wheel"] == b"ok"
+shutil.rmtree(path)
+print("wheel: installed and imported in a fresh environment:", augur.__file__)
+EOF
+
+AUGUR_CLI=$ROOT/target/release/augur "$VENV/bin/python" -m pytest -q "$CRATE/tests"
