@@ -10,7 +10,7 @@ use crate::bytes::BytesArg;
 use crate::convert::json_to_py;
 use crate::errors;
 use crate::handle::Handle;
-use crate::iter::{Iter, Mode};
+use crate::iter::{Mode, RangeIter};
 use crate::snapshot::Snapshot;
 use crate::view::{RangeArgs, View};
 use augur::{WriteBatch as EngineBatch, WriteOptions};
@@ -146,7 +146,7 @@ impl Db {
         stop: Option<BytesArg<'_>>,
         reverse: bool,
         prefix: Option<BytesArg<'_>>,
-    ) -> PyResult<Iter> {
+    ) -> PyResult<RangeIter> {
         let range = RangeArgs {
             start,
             stop,
@@ -165,7 +165,7 @@ impl Db {
         stop: Option<BytesArg<'_>>,
         reverse: bool,
         prefix: Option<BytesArg<'_>>,
-    ) -> PyResult<Iter> {
+    ) -> PyResult<RangeIter> {
         let range = RangeArgs {
             start,
             stop,
@@ -184,7 +184,7 @@ impl Db {
         stop: Option<BytesArg<'_>>,
         reverse: bool,
         prefix: Option<BytesArg<'_>>,
-    ) -> PyResult<Iter> {
+    ) -> PyResult<RangeIter> {
         let range = RangeArgs {
             start,
             stop,
@@ -195,7 +195,7 @@ impl Db {
     }
 
     /// Iterating over the database yields its keys, as iterating over a dict does.
-    fn __iter__(&self, py: Python<'_>) -> PyResult<Iter> {
+    fn __iter__(&self, py: Python<'_>) -> PyResult<RangeIter> {
         let range = RangeArgs {
             start: None,
             stop: None,

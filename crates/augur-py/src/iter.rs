@@ -104,7 +104,7 @@ impl Batch {
 /// reverse. It reads one consistent state: writes made after it was created are not seen.
 /// Not meant to be shared between threads.
 #[pyclass(module = "augur", name = "Iterator")]
-pub(crate) struct Iter {
+pub(crate) struct RangeIter {
     /// The engine scan; `None` once finished or when the database was closed.
     scan: Cell<Scan>,
     mode: Mode,
@@ -117,10 +117,10 @@ pub(crate) struct Iter {
     error: Option<augur::Error>,
 }
 
-impl Iter {
+impl RangeIter {
     /// An iterator yielding `mode` from `scan`.
     pub(crate) fn new(scan: Cell<Scan>, mode: Mode) -> Self {
-        Iter {
+        RangeIter {
             scan,
             mode,
             batch: Batch::default(),
@@ -135,9 +135,7 @@ impl Iter {
         let (scan, batch, mode, items) = (&self.scan, &mut self.batch, self.mode, self.next_items);
         let filled = py.detach(|| {
             let mut guard = scan.lock();
-            let Some(s) = guard.as_mut() else {
-                return None;
-            };
+            let s = guard.as_mut()?;
             let result = batch.fill(s, mode, items);
             if !matches!(result, Ok(true)) {
                 // Over (or failed): let go of the snapshot now, not when Python drops us.
@@ -165,7 +163,7 @@ impl Iter {
 }
 
 #[pymethods]
-impl Iter {
+impl RangeIter {
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }

@@ -34,14 +34,15 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Augur: an embedded LSM key-value store with learned indexes. Open a database with
 /// `augur.open(path)`; keys and values are bytes.
 #[pymodule]
-fn augur(m: &Bound<'_, PyModule>) -> PyResult<()> {
+#[pyo3(name = "augur")]
+fn augur_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(open::open, m)?)?;
     m.add_function(wrap_pyfunction!(open::engine_defaults, m)?)?;
     m.add_class::<db::Db>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<batch::WriteBatch>()?;
-    m.add_class::<iter::Iter>()?;
+    m.add_class::<iter::RangeIter>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -28,7 +28,10 @@ const KEYWORD_OF_FIELD: &[(&str, &str)] = &[
     ("flsm.bit_decrement", "flsm_bit_decrement"),
     ("flsm.level_size_runs", "flsm_level_size_runs"),
     ("flsm.max_sstables_per_guard", "max_sstables_per_guard"),
-    ("flsm.seek_compaction_threshold", "seek_compaction_threshold"),
+    (
+        "flsm.seek_compaction_threshold",
+        "seek_compaction_threshold",
+    ),
     ("flsm.parallel_seek_threads", "parallel_seek_threads"),
 ];
 

@@ -4,7 +4,7 @@
 
 use crate::bytes::BytesArg;
 use crate::handle::{Cell, Handle};
-use crate::iter::{Iter, Mode};
+use crate::iter::{Mode, RangeIter};
 use crate::view::{RangeArgs, View};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -71,7 +71,7 @@ impl Snapshot {
         stop: Option<BytesArg<'_>>,
         reverse: bool,
         prefix: Option<BytesArg<'_>>,
-    ) -> PyResult<Iter> {
+    ) -> PyResult<RangeIter> {
         let range = RangeArgs {
             start,
             stop,
@@ -90,7 +90,7 @@ impl Snapshot {
         stop: Option<BytesArg<'_>>,
         reverse: bool,
         prefix: Option<BytesArg<'_>>,
-    ) -> PyResult<Iter> {
+    ) -> PyResult<RangeIter> {
         let range = RangeArgs {
             start,
             stop,
@@ -109,7 +109,7 @@ impl Snapshot {
         stop: Option<BytesArg<'_>>,
         reverse: bool,
         prefix: Option<BytesArg<'_>>,
-    ) -> PyResult<Iter> {
+    ) -> PyResult<RangeIter> {
         let range = RangeArgs {
             start,
             stop,
@@ -120,7 +120,7 @@ impl Snapshot {
     }
 
     /// Iterating over a snapshot yields its keys.
-    fn __iter__(&self, py: Python<'_>) -> PyResult<Iter> {
+    fn __iter__(&self, py: Python<'_>) -> PyResult<RangeIter> {
         let range = RangeArgs {
             start: None,
             stop: None,

@@ -5,7 +5,7 @@
 use crate::bytes::BytesArg;
 use crate::errors;
 use crate::handle::{Cell, Handle};
-use crate::iter::{Iter, Mode};
+use crate::iter::{Mode, RangeIter};
 use augur::{KeyRange, ScanOptions};
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -115,7 +115,12 @@ impl View {
     ///
     /// # Errors
     /// `InvalidArgumentError` when `prefix` is given with `start` or `stop`.
-    pub(crate) fn iter(&self, py: Python<'_>, bounds: RangeArgs<'_>, mode: Mode) -> PyResult<Iter> {
+    pub(crate) fn iter(
+        &self,
+        py: Python<'_>,
+        bounds: RangeArgs<'_>,
+        mode: Mode,
+    ) -> PyResult<RangeIter> {
         let range = bounds.key_range()?;
         let db = self.handle.db()?;
         let options = ScanOptions {
@@ -125,7 +130,7 @@ impl View {
         };
         // Creating a scan registers a snapshot and captures the memtables and version.
         let scan = py.detach(|| db.scan_with(range, &options));
-        Ok(Iter::new(self.handle.adopt(scan)?, mode))
+        Ok(RangeIter::new(self.handle.adopt(scan)?, mode))
     }
 }
 
