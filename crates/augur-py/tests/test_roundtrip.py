@@ -127,3 +127,9 @@ def test_repr_path_and_flags(db, path):
     assert path in repr(db) and "open" in repr(db)
     assert db.path == path
     assert not db.closed and not db.read_only
+
+
+def test_open_accepts_path_like(tmp_path):
+    with augur.open(tmp_path / "db") as db:
+        db.put(b"k", b"v")
+        assert db.path == str(tmp_path / "db")

@@ -43,6 +43,7 @@ def test_a_blocking_engine_call_does_not_block_other_python_threads(db):
     def other_thread():
         while not done.is_set():
             stamps.append(time.perf_counter())  # pure Python: needs the GIL
+            time.sleep(0.0005)  # bounds the list; waking up needs the GIL too
 
     t = threading.Thread(target=other_thread)
     t.start()
