@@ -62,6 +62,7 @@ impl WriteBatch {
             .map_err(errors::to_py)
     }
 
+    /// `with` support: returns the object itself.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }

@@ -64,6 +64,7 @@ impl Db {
         self.view.get_or(py, key, default)
     }
 
+    /// `db[key]`: the value of `key`; `KeyError(key)` when it is absent.
     fn __getitem__<'py>(
         &self,
         py: Python<'py>,
@@ -72,6 +73,7 @@ impl Db {
         self.view.get_item(py, key)
     }
 
+    /// `key in db`: whether `key` has a value.
     fn __contains__(&self, py: Python<'_>, key: BytesArg<'_>) -> PyResult<bool> {
         self.view.contains(py, key)
     }
@@ -99,6 +101,7 @@ impl Db {
         self.write_one(py, batch, sync)
     }
 
+    /// `db[key] = value`: `put` without sync.
     fn __setitem__(&self, py: Python<'_>, key: BytesArg<'_>, value: BytesArg<'_>) -> PyResult<()> {
         self.put(py, key, value, false)
     }
@@ -254,6 +257,7 @@ impl Db {
         self.path.to_string_lossy().into_owned()
     }
 
+    /// `with` support: returns the object itself.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
@@ -270,6 +274,7 @@ impl Db {
         Ok(false)
     }
 
+    /// `<augur.Db "PATH" open|closed>`.
     fn __repr__(&self) -> String {
         let state = if self.handle().is_closed() {
             "closed"

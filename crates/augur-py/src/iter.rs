@@ -164,10 +164,12 @@ impl RangeIter {
 
 #[pymethods]
 impl RangeIter {
+    /// An iterator is its own iterator.
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
 
+    /// The next item; `StopIteration` at the end of the range.
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         if self.batch.is_drained() {
             if let Some(e) = self.error.take() {

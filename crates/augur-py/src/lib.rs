@@ -10,6 +10,7 @@
 //!
 //! Every engine call that can block (I/O, locks, batches, scans) runs with the GIL
 //! released, so other Python threads keep running meanwhile.
+#![deny(unsafe_code)]
 
 mod batch;
 mod bytes;

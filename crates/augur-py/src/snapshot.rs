@@ -41,6 +41,7 @@ impl Snapshot {
         self.view.get_or(py, key, default)
     }
 
+    /// `snapshot[key]`: the value of `key`; `KeyError(key)` when it is absent.
     fn __getitem__<'py>(
         &self,
         py: Python<'py>,
@@ -49,6 +50,7 @@ impl Snapshot {
         self.view.get_item(py, key)
     }
 
+    /// `key in snapshot`: whether `key` has a value.
     fn __contains__(&self, py: Python<'_>, key: BytesArg<'_>) -> PyResult<bool> {
         self.view.contains(py, key)
     }
@@ -138,6 +140,7 @@ impl Snapshot {
         }
     }
 
+    /// `with` support: returns the object itself.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
