@@ -3,6 +3,7 @@
 //! and their accepted values onto [`augur::Options`], so both front ends accept the same
 //! options with the same defaults (the engine's).
 
+use augur::index::chooser::ModelBudget;
 use augur::index::RmiRoot;
 use augur::{CompactionStyle, Db, IndexKind, LearningPolicy, Options, ReadMode};
 use clap::{Args, ValueEnum};
@@ -64,12 +65,17 @@ pub enum IndexArg {
     Fiting,
     /// PLEX: spline under a self-tuned compact hist-tree.
     Plex,
+    /// The model chooser: per file, fence pointers, PLR or PGM at the error bound or wider,
+    /// by predicted lookup cost within `--model-memory-budget`.
+    Auto,
 }
 
 impl IndexArg {
-    /// The engine's value.
+    /// The engine's value (`Auto` sets `Options::auto_index` instead and leaves the kind at
+    /// the engine's default, which the chooser does not use).
     pub fn to_engine(self) -> IndexKind {
         match self {
+            IndexArg::Auto => Options::default().index,
             IndexArg::Fence => IndexKind::Fence,
             IndexArg::Plr => IndexKind::Plr,
             IndexArg::Pgm => IndexKind::Pgm,
@@ -98,6 +104,14 @@ impl RmiRootArg {
             RmiRootArg::Cubic => RmiRoot::Cubic,
         }
     }
+}
+
+/// Parses `--model-memory-budget`: `fence`, `unlimited` or bytes per key.
+///
+/// # Errors
+/// A message naming the option and the value.
+pub fn parse_model_budget(s: &str) -> Result<ModelBudget, String> {
+    ModelBudget::parse(s).map_err(|e| e.to_string())
 }
 
 /// Parses `L0:4,L1:16` (or `0:4,1:16`) into level → error bound.
@@ -253,6 +267,16 @@ pub struct EngineArgs {
         alias = "error_bound_per_level"
     )]
     pub error_bound_per_level: Option<BTreeMap<usize, u32>>,
+    /// `--index=auto`: the model memory budget per file: `fence` (the memory fence pointers
+    /// take at the file's error bound), `unlimited`, or bytes per key (engine default fence).
+    #[arg(
+        long,
+        global = true,
+        value_name = "BUDGET",
+        alias = "model_memory_budget",
+        value_parser = parse_model_budget
+    )]
+    pub model_memory_budget: Option<ModelBudget>,
     /// PGM: error bound of the recursive levels (engine default 4).
     #[arg(long, global = true, value_name = "N", alias = "pgm_recursive_error")]
     pub pgm_recursive_error: Option<u32>,
@@ -319,6 +343,10 @@ impl EngineArgs {
         }
         if let Some(i) = self.index {
             o.index = i.to_engine();
+            o.auto_index = i == IndexArg::Auto;
+        }
+        if let Some(b) = self.model_memory_budget {
+            o.model_memory_budget = b;
         }
         if let Some(b) = &self.error_bound_per_level {
             o.error_bound_per_level = b.clone();

@@ -206,7 +206,9 @@ pub fn learning_during(
 /// Model memory per index type as a JSON array.
 fn memory_json(m: &[augur::IndexMemory]) -> Value {
     m.iter()
-        .map(|m| json!({"index": m.kind.name(), "files": m.files, "bytes": m.bytes}))
+        .map(|m| {
+            json!({"index": m.kind.name(), "max_window": m.max_window, "files": m.files, "bytes": m.bytes})
+        })
         .collect()
 }
 
@@ -351,7 +353,15 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
     let kinds: Vec<String> = s
         .models_by_kind()
         .iter()
-        .map(|m| format!("{} {} B in {} files", m.kind.name(), m.bytes, m.files))
+        .map(|m| {
+            format!(
+                "{}/w{} {} B in {} files",
+                m.kind.name(),
+                m.max_window,
+                m.bytes,
+                m.files
+            )
+        })
         .collect();
     out.push_str(&format!(
         "  {:<28} {} B total{}{}\n",

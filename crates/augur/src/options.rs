@@ -5,6 +5,7 @@
 use crate::compaction::{CompactionStyle, FlsmOptions};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, ReadMode, StdFs};
+use crate::index::chooser::ModelBudget;
 use crate::index::{IndexConfig, IndexKind, IndexTuning};
 use crate::learning::LearningPolicy;
 use std::collections::BTreeMap;
@@ -76,6 +77,15 @@ pub struct Options {
     pub error_bound_per_level: BTreeMap<usize, u32>,
     /// Type-specific parameters of the index types (radix bits, RMI leaves, ...).
     pub index_tuning: IndexTuning,
+    /// `--index=auto`: every model is picked per file by the model chooser
+    /// ([`crate::index::chooser`]) among fence pointers, PLR and PGM at `error_bound` and
+    /// wider bounds, by predicted lookup cost within `model_memory_budget`; `index` is then
+    /// not used. Default false.
+    pub auto_index: bool,
+    /// The model chooser's memory budget per file (`--model-memory-budget`): `fence` (the
+    /// memory of fence pointers at the file's bound), `unlimited`, or bytes per key.
+    /// Default `fence`.
+    pub model_memory_budget: ModelBudget,
     /// When models are learned and whether lookups use them (`--learning`). Default
     /// `at-build`.
     pub learning: LearningPolicy,
@@ -149,6 +159,8 @@ impl std::fmt::Debug for Options {
             .field("error_bound", &self.error_bound)
             .field("error_bound_per_level", &self.error_bound_per_level)
             .field("index_tuning", &self.index_tuning)
+            .field("auto_index", &self.auto_index)
+            .field("model_memory_budget", &self.model_memory_budget)
             .field("learning", &self.learning)
             .field("learning_wait_ms", &self.learning_wait_ms)
             .field("learning_threads", &self.learning_threads)
@@ -193,6 +205,8 @@ impl Default for Options {
             error_bound: 8,
             error_bound_per_level: BTreeMap::new(),
             index_tuning: IndexTuning::default(),
+            auto_index: false,
+            model_memory_budget: ModelBudget::FencePointers,
             learning: LearningPolicy::AtBuild,
             learning_wait_ms: 50,
             learning_threads: 1,
@@ -293,6 +307,14 @@ impl Options {
                 return Err(invalid(
                     "error_bound_per_level",
                     format!("the bound of level {level} must be at most 1048576"),
+                ));
+            }
+        }
+        if let ModelBudget::BytesPerKey(b) = self.model_memory_budget {
+            if !(b.is_finite() && b >= 0.0) {
+                return Err(invalid(
+                    "model_memory_budget",
+                    "bytes per key must be a finite number >= 0",
                 ));
             }
         }

@@ -16,6 +16,7 @@
 //! and the operation count of every configuration.
 
 use augur::fs::MemFs;
+use augur::index::chooser::ModelBudget;
 use augur::{
     CompactionStyle, Db, DbIterator, FlsmOptions, IndexKind, LearningPolicy, Options,
     ParallelScanOptions, ReadMode, ScanOptions, Snapshot, Split, Stats, WriteBatch,
@@ -261,6 +262,13 @@ impl Run {
             background_threads: cfg.background,
             // Seed s uses index type s mod 7: the default seeds cover every type.
             index: IndexKind::ALL[(seed % IndexKind::ALL.len() as u64) as usize],
+            // Some runs let the model chooser pick every model (`--index=auto`).
+            auto_index: rng.gen_bool(0.25),
+            model_memory_budget: [
+                ModelBudget::FencePointers,
+                ModelBudget::Unlimited,
+                ModelBudget::BytesPerKey(0.05),
+            ][rng.gen_range(0..3)],
             error_bound: [0, 1, 4, 8, 64][rng.gen_range(0..5)],
             learning: random_learning(&mut rng),
             level_models: rng.gen_bool(0.5),

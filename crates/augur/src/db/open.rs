@@ -201,6 +201,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         configs: (0..opts.num_levels)
             .map(|l| opts.index_config_at(l))
             .collect(),
+        auto: opts.auto_index.then_some(opts.model_memory_budget),
         wait: Duration::from_millis(opts.learning_wait_ms),
         threads: opts.learning_threads,
         lazy_reads: opts.lazy_learning_reads,

@@ -95,27 +95,34 @@ impl Counters {
     }
 }
 
-/// Memory of the learned indexes of one type (in a level, or in total).
+/// Memory of the learned indexes of one type and window (in a level, or in total): with
+/// `--index=auto` these are the model chooser's decisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexMemory {
     /// The index type.
     pub kind: IndexKind,
-    /// Files whose model is of this type.
+    /// The largest window of those models (`Index::max_window`: `2δ + 1` for fence
+    /// pointers, PLR and PGM at error bound δ).
+    pub max_window: u64,
+    /// Files whose model is of this type and window.
     pub files: usize,
     /// Exact bytes of those models (`Index::size_bytes`).
     pub bytes: u64,
 }
 
-/// Adds `bytes` of one more model of `kind` to `acc` (kept in `IndexKind` order).
-fn add_memory(acc: &mut Vec<IndexMemory>, kind: IndexKind, files: usize, bytes: u64) {
-    match acc.iter_mut().find(|m| m.kind == kind) {
-        Some(m) => {
-            m.files += files;
-            m.bytes += bytes;
+/// Adds the `files` and `bytes` of `m` to `acc` (kept in type, then window order).
+fn add_memory(acc: &mut Vec<IndexMemory>, m: IndexMemory) {
+    match acc
+        .iter_mut()
+        .find(|a| a.kind == m.kind && a.max_window == m.max_window)
+    {
+        Some(a) => {
+            a.files += m.files;
+            a.bytes += m.bytes;
         }
         None => {
-            acc.push(IndexMemory { kind, files, bytes });
-            acc.sort_by_key(|m| m.kind as u8);
+            acc.push(m);
+            acc.sort_by_key(|a| (a.kind as u8, a.max_window));
         }
     }
 }
@@ -124,8 +131,17 @@ fn add_memory(acc: &mut Vec<IndexMemory>, kind: IndexKind, files: usize, bytes: 
 fn models_by_kind<'a>(tables: impl Iterator<Item = &'a Arc<Table>>) -> Vec<IndexMemory> {
     let mut acc = Vec::new();
     for t in tables {
-        if let Some(kind) = t.model_kind() {
-            add_memory(&mut acc, kind, 1, t.model_size_bytes() as u64);
+        if let (Some(kind), Some(max_window)) = (t.model_kind(), t.model_max_window()) {
+            let bytes = t.model_size_bytes() as u64;
+            add_memory(
+                &mut acc,
+                IndexMemory {
+                    kind,
+                    max_window,
+                    files: 1,
+                    bytes,
+                },
+            );
         }
     }
     acc
@@ -303,7 +319,7 @@ impl Stats {
     pub fn models_by_kind(&self) -> Vec<IndexMemory> {
         let mut acc = Vec::new();
         for m in self.levels.iter().flat_map(|l| &l.models_by_kind) {
-            add_memory(&mut acc, m.kind, m.files, m.bytes);
+            add_memory(&mut acc, *m);
         }
         acc
     }

@@ -38,6 +38,7 @@
 //! the window, and the reader scans forward while projections are equal (DESIGN.md, "Key
 //! projection").
 
+pub mod chooser;
 mod cht;
 pub mod fence;
 pub mod fiting;

@@ -22,6 +22,7 @@ use super::cost_benefit::{self, Candidate};
 use super::stats::Book;
 use super::LearningPolicy;
 use crate::error::{Error, Result};
+use crate::index::chooser::ModelBudget;
 use crate::index::IndexConfig;
 use crate::version::{TableFile, Version, VersionListener};
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -79,6 +80,8 @@ struct Shared {
     policy: LearningPolicy,
     /// The index to learn per level.
     configs: Vec<IndexConfig>,
+    /// The model chooser's budget under `--index=auto`.
+    auto: Option<ModelBudget>,
     wait: Duration,
     lazy_reads: u64,
     lazy_reads_per_key: f64,
@@ -112,6 +115,8 @@ pub(crate) struct LearnerOptions {
     pub policy: LearningPolicy,
     /// The index to learn per level (`Options::index_config_at`), indexed by level.
     pub configs: Vec<IndexConfig>,
+    /// `Some` under `--index=auto`: the model chooser's budget.
+    pub auto: Option<ModelBudget>,
     pub wait: Duration,
     pub threads: usize,
     pub lazy_reads: u64,
@@ -128,6 +133,7 @@ impl Learner {
         let shared = Arc::new(Shared {
             policy: o.policy,
             configs: o.configs,
+            auto: o.auto,
             wait: o.wait,
             lazy_reads: o.lazy_reads,
             lazy_reads_per_key: o.lazy_reads_per_key,
@@ -188,7 +194,9 @@ impl Learner {
         let mut learned = 0;
         for (level, files) in version.levels.iter().enumerate() {
             for f in files {
-                let report = f.table.learn(&self.shared.config_at(level))?;
+                let report = f
+                    .table
+                    .learn_with(&self.shared.config_at(level), self.shared.auto)?;
                 if report.installed {
                     self.shared.book.learned(level, &report);
                     learned += 1;
@@ -394,7 +402,7 @@ impl Shared {
             self.book.died_before_learning(q.level);
             return;
         };
-        match file.table.learn(&self.config_at(q.level)) {
+        match file.table.learn_with(&self.config_at(q.level), self.auto) {
             Ok(report) if report.installed => self.book.learned(q.level, &report),
             Ok(_) => {}
             Err(e) => log::warn!("learning {} failed: {e}", file.table.path().display()),

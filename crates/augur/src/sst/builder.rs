@@ -10,6 +10,7 @@
 use crate::checksum::crc;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
+use crate::index::chooser::{self, ModelBudget};
 use crate::index::{self, projection, IndexConfig};
 use crate::key::{compare, pack_trailer, InternalKey, SeqNo, ValueKind, MAX_KEY_LEN, MAX_SEQNO};
 use crate::options::Options;
@@ -23,7 +24,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// Knobs of the table layout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BuilderOptions {
     /// Slots per data block: the fence-pointer granularity and the unit of checksum
     /// verification. Must be in `1..=u32::MAX`.
@@ -33,6 +34,9 @@ pub struct BuilderOptions {
     /// The learned index to train while writing the file (Bourbon "at build"), stored in the
     /// model section; `None` leaves the section empty.
     pub model: Option<IndexConfig>,
+    /// `Some` when the model chooser picks the model per file within this budget
+    /// (`Options::auto_index`); `model` then gives the error bound and tuning.
+    pub model_budget: Option<ModelBudget>,
 }
 
 impl Default for BuilderOptions {
@@ -41,6 +45,7 @@ impl Default for BuilderOptions {
             block_records: 64,
             bloom_bits_per_key: 10,
             model: None,
+            model_budget: None,
         }
     }
 }
@@ -53,6 +58,7 @@ impl BuilderOptions {
             block_records: o.block_records,
             bloom_bits_per_key: o.bloom_bits_per_key,
             model: o.build_model_config(level),
+            model_budget: o.auto_index.then_some(o.model_memory_budget),
         }
     }
 }
@@ -311,10 +317,11 @@ impl Builder {
         std::thread::scope(|scope| {
             // At-build training runs beside the writing of the other sections (a large
             // table's on its own thread): it reads only the buffered keys.
+            let budget = self.opts.model_budget;
             let trainer = self.opts.model.map(|config| {
                 let train = move || {
                     let started = Instant::now();
-                    let model = train_model(&config, entries, keys, common_prefix);
+                    let model = train_model(&config, budget, entries, keys, common_prefix);
                     (model, elapsed_ns(started))
                 };
                 if entries.len() >= PIPELINED_TRAINING_MIN_ENTRIES {
@@ -489,26 +496,30 @@ fn key_in<'k>(keys: &'k [u8], e: &Pending) -> &'k [u8] {
         .unwrap_or_default()
 }
 
-/// Trains an index of `config` over the projections of the keys of `entries` (in order, one
-/// per entry, so positions are slot positions; `common_prefix` bytes skipped) and returns its
-/// encoding.
+/// Trains an index of `config` (or the model chooser's pick within `budget`) over the
+/// projections of the keys of `entries` (in order, one per entry, so positions are slot
+/// positions; `common_prefix` bytes skipped) and returns its encoding.
 fn train_model(
     config: &IndexConfig,
+    budget: Option<ModelBudget>,
     entries: &[Pending],
     keys: &[u8],
     common_prefix: usize,
 ) -> Result<Vec<u8>> {
+    let project = |e: &Pending| projection::project(key_in(keys, e), common_prefix);
+    if let Some(budget) = budget {
+        let projected: Vec<u64> = entries.iter().map(project).collect();
+        let mut out = Vec::new();
+        chooser::choose(&projected, config, budget)?.encode(&mut out);
+        return Ok(out);
+    }
     let mut builder = index::builder(config);
     // Projected in chunks that stay in L1, then fitted in one call per chunk.
     const CHUNK: usize = 1024;
     let mut projected = Vec::with_capacity(CHUNK);
     for chunk in entries.chunks(CHUNK) {
         projected.clear();
-        projected.extend(
-            chunk
-                .iter()
-                .map(|e| projection::project(key_in(keys, e), common_prefix)),
-        );
+        projected.extend(chunk.iter().map(project));
         builder.add_all(&projected)?;
     }
     let mut out = Vec::new();
@@ -548,6 +559,7 @@ mod tests {
             block_records,
             bloom_bits_per_key: 10,
             model: None,
+            model_budget: None,
         };
         Builder::new(Box::new(NullFile(0)), PathBuf::from("t.sst"), opts)
     }

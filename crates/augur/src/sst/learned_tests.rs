@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::fs::{FileSystem, ReadMode, StdFs};
+use crate::index::chooser::ModelBudget;
 use crate::index::{IndexConfig, IndexKind};
 use crate::key::{ValueKind, MAX_SEQNO};
 use proptest::prelude::*;
@@ -24,13 +25,21 @@ fn key_strategy() -> impl Strategy<Value = Vec<u8>> {
 fn build(
     entries: &[Entry],
     model: Option<IndexConfig>,
+    model_budget: Option<ModelBudget>,
     dir: &std::path::Path,
 ) -> std::path::PathBuf {
-    let path = dir.join(format!("{}.sst", model.map_or(0, |m| m.error_bound + 1)));
+    let name = format!(
+        "{}-{:?}-{}.sst",
+        model.map_or(0, |m| m.error_bound + 1),
+        model.map(|m| m.kind),
+        model_budget.map_or("fixed".to_string(), |b| b.to_string())
+    );
+    let path = dir.join(name);
     let opts = BuilderOptions {
         block_records: 4,
         bloom_bits_per_key: 10,
         model,
+        model_budget,
     };
     let mut b = Builder::new(StdFs.create(&path).unwrap(), path.clone(), opts);
     for e in entries {
@@ -66,19 +75,24 @@ proptest! {
             next_seqno = 10_500 - (i as u64 + 1) % 7 * 60;
         }
         let dir = tempfile::tempdir().unwrap();
-        let baseline_path = build(&entries, None, dir.path());
+        let baseline_path = build(&entries, None, None, dir.path());
         let baseline = Table::open(&StdFs, &baseline_path, 1, ReadMode::Mmap).unwrap();
         let mut all_probes: BTreeSet<Vec<u8>> = keys.clone();
         all_probes.extend(probes);
         all_probes.insert(Vec::new());
         all_probes.insert(vec![0xff; 20]);
-        for config in [
-            IndexConfig { kind: IndexKind::Plr, error_bound: 0, fence_stride: 4, tuning: Default::default() },
-            IndexConfig { kind: IndexKind::Plr, error_bound: 1, fence_stride: 4, tuning: Default::default() },
-            IndexConfig { kind: IndexKind::Plr, error_bound: 8, fence_stride: 4, tuning: Default::default() },
-            IndexConfig { kind: IndexKind::Fence, error_bound: 8, fence_stride: 3, tuning: Default::default() },
+        let plr = |error_bound| IndexConfig { kind: IndexKind::Plr, error_bound, fence_stride: 4, tuning: Default::default() };
+        for (config, budget) in [
+            (plr(0), None),
+            (plr(1), None),
+            (plr(8), None),
+            (IndexConfig { kind: IndexKind::Fence, error_bound: 8, fence_stride: 3, tuning: Default::default() }, None),
+            // The model chooser (`--index=auto`) under each kind of budget.
+            (plr(1), Some(ModelBudget::FencePointers)),
+            (plr(8), Some(ModelBudget::Unlimited)),
+            (plr(2), Some(ModelBudget::BytesPerKey(0.0))),
         ] {
-            let path = build(&entries, Some(config), dir.path());
+            let path = build(&entries, Some(config), budget, dir.path());
             for mode in [ReadMode::Mmap, ReadMode::Pread] {
                 let learned = Table::open(&StdFs, &path, 2, mode).unwrap();
                 prop_assert!(learned.has_model());
@@ -87,9 +101,10 @@ proptest! {
                 // A model learned after open from the file's own slots is the at-build one.
                 let late = Table::open(&StdFs, &baseline_path, 3, mode).unwrap();
                 prop_assert!(!late.has_model());
-                let report = late.learn(&config).unwrap();
+                let report = late.learn_with(&config, budget).unwrap();
                 prop_assert!(report.installed && late.has_model());
                 prop_assert_eq!(report.keys, entries.len() as u64);
+                prop_assert_eq!(late.model_kind(), learned.model_kind());
                 prop_assert_eq!(late.model_segments(), learned.model_segments());
                 prop_assert_eq!(late.model_size_bytes(), learned.model_size_bytes());
                 for probe in &all_probes {
@@ -124,7 +139,7 @@ fn learn_installs_once_counts_paths_and_respects_disabled_models() {
             value: vec![1],
         })
         .collect();
-    let path = build(&entries, None, dir.path());
+    let path = build(&entries, None, None, dir.path());
     let config = IndexConfig::default();
     let disabled = Table::open_with(&StdFs, &path, 1, ReadMode::Pread, false).unwrap();
     assert!(disabled.learn(&config).is_err());

@@ -451,6 +451,11 @@ impl Table {
         self.model.get().map(|m| m.kind())
     }
 
+    /// The largest window of the learned index, if the table has one.
+    pub fn model_max_window(&self) -> Option<u64> {
+        self.model.get().map(|m| m.max_window())
+    }
+
     /// Segments (or fence pointers) of the learned index (0 without one).
     pub fn model_segments(&self) -> u64 {
         self.model.get().map_or(0, |m| m.segments())

@@ -26,6 +26,7 @@ fn opts(block_records: usize, bloom_bits_per_key: u32) -> BuilderOptions {
         block_records,
         bloom_bits_per_key,
         model: None,
+        model_budget: None,
     }
 }
 

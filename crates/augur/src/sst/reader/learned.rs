@@ -10,6 +10,7 @@
 
 use super::{LoadedBlock, Table};
 use crate::error::{Error, Result};
+use crate::index::chooser::{self, ModelBudget};
 use crate::index::{self, projection, Index, IndexConfig};
 use crate::key::{compare, SeqNo};
 use crate::sst::properties::Properties;
@@ -103,6 +104,19 @@ impl Table {
     /// `InvalidArgument` when the table was opened with models disabled (`never` policy) or
     /// the configuration is invalid; `Corruption` when a block fails its checksum.
     pub fn learn(&self, config: &IndexConfig) -> Result<LearnReport> {
+        self.learn_with(config, None)
+    }
+
+    /// [`Table::learn`], with the model chooser picking the model within `budget` when it
+    /// is `Some` (`config` then gives the error bound and tuning).
+    ///
+    /// # Errors
+    /// As [`Table::learn`].
+    pub fn learn_with(
+        &self,
+        config: &IndexConfig,
+        budget: Option<ModelBudget>,
+    ) -> Result<LearnReport> {
         if !self.models_enabled {
             return Err(Error::InvalidArgument(format!(
                 "{}: opened with learned indexes disabled",
@@ -114,9 +128,21 @@ impl Table {
         }
         let started = Instant::now();
         let prefix_len = self.prefix.len();
-        let mut builder = index::builder(config);
-        self.for_each_key(|key| builder.add(projection::project(key, prefix_len)))?;
-        let model = builder.finish()?;
+        let model = match budget {
+            Some(budget) => {
+                let mut keys = Vec::with_capacity(usize::try_from(self.entries()).unwrap_or(0));
+                self.for_each_key(|key| {
+                    keys.push(projection::project(key, prefix_len));
+                    Ok(())
+                })?;
+                chooser::choose(&keys, config, budget)?
+            }
+            None => {
+                let mut builder = index::builder(config);
+                self.for_each_key(|key| builder.add(projection::project(key, prefix_len)))?;
+                builder.finish()?
+            }
+        };
         let train_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         if model.len() != self.entries() {
             return Err(Error::corruption(
