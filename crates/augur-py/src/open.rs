@@ -221,7 +221,8 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
             "no_create" => (!o.create_if_missing).into_py_any(py)?,
             other => {
                 return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
-                    "the CLI option {other:?} has no open() keyword"
+                    "the CLI option {other:?} has no open() keyword: add it to open() and \
+                     engine_defaults() in crates/augur-py/src/open.rs and to augur.pyi"
                 )))
             }
         };
