@@ -4,7 +4,8 @@
 #
 #   1. cargo test --workspace --release
 #   2. a virtual environment in target/py-venv (python3-venv from apt only when `venv`
-#      is missing), maturin and pytest from the package index into it
+#      is missing), maturin, pytest and mypy (its stubtest checks augur.pyi) from the
+#      package index into it
 #   3. the `augur` module built in develop mode, release profile (crates/augur-py, its own
 #      cargo workspace and target directory)
 #   4. the wheel built and pip-installed into a second, fresh environment, and imported
@@ -33,7 +34,7 @@ fi
 if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" pytest
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" pytest mypy
 
 # maturin finds the environment through VIRTUAL_ENV.
 VIRTUAL_ENV=$VENV "$VENV/bin/maturin" develop --release --quiet -m "$CRATE/Cargo.toml"

@@ -7,12 +7,26 @@ that can block runs with the GIL released.
 
 from os import PathLike
 from types import TracebackType
-from typing import Dict, Iterable, Iterator as _Iterator, List, Mapping, Optional, Tuple, TypeVar, Union, overload
+from typing import Dict, Iterable, Iterator as _Iterator, List, Mapping, Optional, Tuple, TypeVar, Union, final, overload
 
 _Bytes = Union[bytes, bytearray, memoryview]
 _T = TypeVar("_T")
 
 __version__: str
+__all__ = [
+    "BusyError",
+    "ClosedError",
+    "CorruptionError",
+    "Db",
+    "Error",
+    "InvalidArgumentError",
+    "Iterator",
+    "Snapshot",
+    "WriteBatch",
+    "__version__",
+    "_engine_defaults",
+    "open",
+]
 
 class Error(Exception):
     """Base class of every error the Augur engine reports."""
@@ -80,6 +94,7 @@ def open(
 def _engine_defaults() -> Dict[str, object]:
     """The engine's default of each ``open()`` keyword (for tests)."""
 
+@final
 class Iterator(_Iterator[_T]):
     """A lazy iterator over a key range, reading one snapshot in batches."""
 
@@ -88,6 +103,7 @@ class Iterator(_Iterator[_T]):
     def close(self) -> None:
         """Stop early and release the iterator's snapshot."""
 
+@final
 class WriteBatch:
     """Puts and deletes applied atomically by :meth:`write` or on leaving ``with``."""
 
@@ -109,6 +125,7 @@ class WriteBatch:
     ) -> bool:
         """Write the batch if the block ended normally, discard it if it raised."""
 
+@final
 class Snapshot:
     """A consistent read-only view of the database at one point in time."""
 
@@ -116,8 +133,8 @@ class Snapshot:
     def get(self, key: _Bytes) -> Optional[bytes]: ...
     @overload
     def get(self, key: _Bytes, default: _T) -> Union[bytes, _T]: ...
-    def __getitem__(self, key: _Bytes) -> bytes: ...
-    def __contains__(self, key: _Bytes) -> bool: ...
+    def __getitem__(self, key: _Bytes, /) -> bytes: ...
+    def __contains__(self, key: _Bytes, /) -> bool: ...
     def multi_get(self, keys: Iterable[_Bytes]) -> List[Optional[bytes]]: ...
     def items(
         self,
@@ -154,6 +171,7 @@ class Snapshot:
         tb: Optional[TracebackType],
     ) -> bool: ...
 
+@final
 class Db:
     """An open Augur database: a mapping of bytes to bytes, ordered by key.
 
@@ -171,15 +189,15 @@ class Db:
     def get(self, key: _Bytes) -> Optional[bytes]: ...
     @overload
     def get(self, key: _Bytes, default: _T) -> Union[bytes, _T]: ...
-    def __getitem__(self, key: _Bytes) -> bytes:
+    def __getitem__(self, key: _Bytes, /) -> bytes:
         """The value of ``key``; ``KeyError`` when it is absent."""
-    def __contains__(self, key: _Bytes) -> bool: ...
+    def __contains__(self, key: _Bytes, /) -> bool: ...
     def multi_get(self, keys: Iterable[_Bytes]) -> List[Optional[bytes]]:
         """The values of ``keys`` in order, ``None`` for absent keys."""
     def put(self, key: _Bytes, value: _Bytes, *, sync: bool = False) -> None: ...
-    def __setitem__(self, key: _Bytes, value: _Bytes) -> None: ...
+    def __setitem__(self, key: _Bytes, value: _Bytes, /) -> None: ...
     def delete(self, key: _Bytes, *, sync: bool = False) -> None: ...
-    def __delitem__(self, key: _Bytes) -> None:
+    def __delitem__(self, key: _Bytes, /) -> None:
         """Delete ``key``; no ``KeyError`` when it is absent."""
     def write_batch(self, *, sync: bool = False) -> WriteBatch: ...
     def snapshot(self) -> Snapshot: ...
