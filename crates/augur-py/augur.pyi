@@ -67,6 +67,7 @@ def open(
     lazy_learning_reads_per_key: float = 0.5,
     error_bound: int = 8,
     error_bound_per_level: Union[None, str, Mapping[int, int]] = None,
+    model_memory_budget: str = "fence",
     pgm_recursive_error: int = 4,
     radix_bits: int = 18,
     rmi_leaves: int = 0,
@@ -81,7 +82,9 @@ def open(
     """Open (by default create) the database in the directory ``path``.
 
     The keyword arguments are the engine options of the ``augur`` CLI with the same
-    names and defaults: ``index`` is one of fence, plr, pgm, rs, rmi, fiting, plex;
+    names and defaults: ``index`` is one of fence, plr, pgm, rs, rmi, fiting, plex,
+    auto (the model chooser, within ``model_memory_budget``: "fence", "unlimited" or
+    bytes per key such as "0.5");
     ``learning`` one of never, at-build, always, cost-benefit, lazy, offline;
     ``compaction`` leveled or flsm; ``read_mode`` mmap or pread; ``rmi_root`` linear or
     cubic. A bad value raises :class:`InvalidArgumentError` (a ``ValueError``) naming

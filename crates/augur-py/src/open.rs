@@ -5,7 +5,7 @@
 use crate::db::Db;
 use crate::errors;
 use crate::handle::Handle;
-use crate::options::{choice, choice_name, finite, level_bounds, unsigned, validate};
+use crate::options::{choice, choice_name, finite, level_bounds, model_budget, unsigned, validate};
 use augur_bench::engine_args::{
     CompactionArg, EngineArgs, IndexArg, LearningArg, ReadModeArg, RmiRootArg,
 };
@@ -54,6 +54,7 @@ use std::path::PathBuf;
     lazy_learning_reads_per_key = 0.5,
     error_bound = 8,
     error_bound_per_level = None,
+    model_memory_budget = "fence",
     pgm_recursive_error = 4,
     radix_bits = 18,
     rmi_leaves = 0,
@@ -92,6 +93,7 @@ pub(crate) fn open(
     lazy_learning_reads_per_key: f64,
     error_bound: i64,
     error_bound_per_level: Option<&Bound<'_, PyAny>>,
+    model_memory_budget: &str,
     pgm_recursive_error: i64,
     radix_bits: i64,
     rmi_leaves: i64,
@@ -132,6 +134,7 @@ pub(crate) fn open(
         )?),
         error_bound: Some(unsigned("error_bound", error_bound)?),
         error_bound_per_level: error_bound_per_level.map(level_bounds).transpose()?,
+        model_memory_budget: Some(model_budget(model_memory_budget)?),
         pgm_recursive_error: Some(unsigned("pgm_recursive_error", pgm_recursive_error)?),
         radix_bits: Some(unsigned("radix_bits", radix_bits)?),
         rmi_leaves: Some(unsigned("rmi_leaves", rmi_leaves)?),
@@ -181,7 +184,19 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
             }
             "bloom_bits" => o.bloom_bits_per_key.into_py_any(py)?,
             "target_file_mb" => (o.target_file_size_bytes / MIB).into_py_any(py)?,
-            "index" => name(variant(|v: &IndexArg| v.to_engine() == o.index)).into_py_any(py)?,
+            "index" => {
+                let kind = if o.auto_index {
+                    Some(IndexArg::Auto)
+                } else {
+                    // `Auto` maps to the default kind too; name the kind itself.
+                    IndexArg::value_variants()
+                        .iter()
+                        .copied()
+                        .find(|v| *v != IndexArg::Auto && v.to_engine() == o.index)
+                };
+                name(kind.as_ref().and_then(choice_name)).into_py_any(py)?
+            }
+            "model_memory_budget" => o.model_memory_budget.to_string().into_py_any(py)?,
             "compaction" => {
                 name(variant(|v: &CompactionArg| v.to_engine() == o.compaction)).into_py_any(py)?
             }

@@ -9,7 +9,8 @@
 //! message follows, in the engine's units).
 
 use crate::errors;
-use augur_bench::engine_args::{parse_level_bounds, EngineArgs};
+use augur::index::chooser::ModelBudget;
+use augur_bench::engine_args::{parse_level_bounds, parse_model_budget, EngineArgs};
 use clap::ValueEnum;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -114,6 +115,20 @@ pub(crate) fn level_bounds(value: &Bound<'_, PyAny>) -> PyResult<BTreeMap<usize,
         out.insert(unsigned(KEYWORD, level)?, unsigned(KEYWORD, bound)?);
     }
     Ok(out)
+}
+
+/// `model_memory_budget`: `"fence"`, `"unlimited"` or bytes per key (`"0.5"`), as the CLI
+/// takes it.
+///
+/// # Errors
+/// `InvalidArgumentError` naming the option and the value.
+pub(crate) fn model_budget(value: &str) -> PyResult<ModelBudget> {
+    parse_model_budget(value).map_err(|_| {
+        errors::invalid_argument(format!(
+            "model_memory_budget: {value:?} is not fence, unlimited or a number of bytes per \
+             key (at least 0)"
+        ))
+    })
 }
 
 /// Runs the engine's checks on the options `args` describe.

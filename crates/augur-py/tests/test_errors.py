@@ -75,6 +75,8 @@ def test_oversized_key_is_invalid_argument(db):
         ("error_bound_per_level", "L0"),
         ("error_bound_per_level", {99: 4}),
         ("error_bound_per_level", [1, 2]),
+        ("model_memory_budget", "lots"),
+        ("model_memory_budget", "-1"),
     ],
 )
 def test_bad_option_values_raise_value_error_naming_the_option(path, option, value):
@@ -92,7 +94,7 @@ def test_unknown_option_is_a_type_error(path):
 
 def test_every_option_value_accepted(tmp_path):
     kinds = {
-        "index": ["fence", "plr", "pgm", "rs", "rmi", "fiting", "plex"],
+        "index": ["fence", "plr", "pgm", "rs", "rmi", "fiting", "plex", "auto"],
         "learning": ["never", "at-build", "always", "cost-benefit", "lazy", "offline"],
         "compaction": ["leveled", "flsm"],
         "read_mode": ["mmap", "pread"],
@@ -110,6 +112,12 @@ def test_every_option_value_accepted(tmp_path):
         db.put(b"k", b"v")
     with augur.open(str(tmp_path / "lv2"), error_bound_per_level="L0:4,L1:16") as db:
         db.put(b"k", b"v")
+    for budget in ("fence", "unlimited", "0.5"):
+        with augur.open(str(tmp_path / ("auto-" + budget)), index="auto", model_memory_budget=budget) as db:
+            for i in range(2000):
+                db.put(b"%06d" % i, b"v")
+            db.flush()
+            assert db[b"000042"] == b"v"
 
 
 def test_open_defaults_are_the_engine_defaults():
