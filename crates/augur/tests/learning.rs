@@ -7,7 +7,7 @@
 
 use augur::fs::MemFs;
 use augur::learning::ALL_POLICIES;
-use augur::{Db, LearningPolicy, Options, Stats};
+use augur::{Db, IndexKind, LearningPolicy, Options, Stats};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -313,7 +313,8 @@ fn error_bounds_apply_per_level() {
             error_bound_per_level: [(0, 0), (1, 256)].into_iter().collect(),
             ..opts(policy, 0)
         };
-        let db = Db::open("db", o).unwrap();
+        let window_at = |level: usize| 2 * u64::from(o.error_bound_at(level)) + 1;
+        let db = Db::open("db", o.clone()).unwrap();
         // Irregular keys (a hash), so a segment covers few keys at δ = 0.
         let put = |i: u64| {
             let k = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16;
@@ -341,11 +342,23 @@ fn error_bounds_apply_per_level() {
             "{policy:?}: {l0} segments/key at L0 (δ 0), {} at L{deeper} (δ 256)",
             per_key(deeper)
         );
+        // Model memory is grouped by kind and window: one PLR group per bound in use.
         let kinds = s.models_by_kind();
-        assert_eq!(kinds.len(), 1, "{kinds:?}");
-        assert_eq!(kinds[0].files, table_files(&s));
+        let windows: std::collections::BTreeSet<u64> = kinds.iter().map(|k| k.max_window).collect();
+        let want: std::collections::BTreeSet<u64> = s
+            .levels
+            .iter()
+            .filter(|l| l.files > 0)
+            .map(|l| window_at(l.level))
+            .collect();
+        assert_eq!(windows, want, "{kinds:?}");
+        assert!(kinds.iter().all(|k| k.kind == IndexKind::Plr), "{kinds:?}");
         assert_eq!(
-            kinds[0].bytes,
+            kinds.iter().map(|k| k.files).sum::<usize>(),
+            table_files(&s)
+        );
+        assert_eq!(
+            kinds.iter().map(|k| k.bytes).sum::<u64>(),
             s.levels.iter().map(|l| l.model_bytes).sum::<u64>()
         );
         assert!(s.flush_ns >= s.flush_training_ns && s.compaction_ns >= s.compaction_training_ns);
