@@ -16,6 +16,7 @@ pub mod key;
 pub mod learning;
 pub mod memtable;
 mod options;
+mod prefetch;
 pub mod sst;
 pub mod stats;
 pub mod version;

@@ -43,6 +43,12 @@ const LINE_BYTES: usize = 64;
 struct Line([u8; LINE_BYTES]);
 
 /// The line of `h` among `lines`, and the bits (0..512) its probes set in it.
+/// The filter hash of a user key (one per key, shared by every table's filter).
+#[inline]
+pub(crate) fn key_hash(user_key: &[u8]) -> u64 {
+    xxh3_64(user_key)
+}
+
 fn blocked_probes(h: u64, lines: u64, probes: u32) -> (u64, impl Iterator<Item = u32>) {
     let line = ((h & 0xffff_ffff) * lines) >> 32;
     let mut g = ((h >> 32) as u32) | 1;
@@ -169,7 +175,21 @@ impl Bloom {
 
     /// False only when `user_key` was certainly not added.
     pub(crate) fn may_contain(&self, user_key: &[u8]) -> bool {
-        let h = xxh3_64(user_key);
+        self.may_contain_hash(key_hash(user_key))
+    }
+
+    /// Starts loading the cache line that [`Bloom::may_contain_hash`] will read for `h`.
+    pub(crate) fn prefetch(&self, h: u64) {
+        if let Bits::Blocked(lines) = &self.bits {
+            let (line, _) = blocked_probes(h, lines.len() as u64, self.probes);
+            if let Some(Line(line)) = lines.get(line as usize) {
+                crate::prefetch::prefetch_read(line);
+            }
+        }
+    }
+
+    /// [`Bloom::may_contain`] of a key whose [`key_hash`] is `h`.
+    pub(crate) fn may_contain_hash(&self, h: u64) -> bool {
         match &self.bits {
             Bits::Blocked(lines) => {
                 let (line, mut probe_bits) = blocked_probes(h, lines.len() as u64, self.probes);

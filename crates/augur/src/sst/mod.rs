@@ -10,7 +10,7 @@
 mod builder;
 mod cursor;
 mod fence;
-mod filter;
+pub(crate) mod filter;
 mod format;
 #[cfg(test)]
 mod learned_tests;

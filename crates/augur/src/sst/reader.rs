@@ -15,7 +15,7 @@ use crate::fs::{FileSystem, RandomAccessFile, ReadMode};
 use crate::index::Index;
 use crate::key::{compare, unpack_trailer, InternalKey, SeqNo, ValueKind, MAX_SEQNO};
 use crate::sst::fence::FenceIndex;
-use crate::sst::filter::Bloom;
+use crate::sst::filter::{key_hash, Bloom};
 use crate::sst::format::{Footer, InlineRef, Section, FOOTER_LEN, REF_BYTES};
 use crate::sst::properties::Properties;
 use crate::sst::Entry;
@@ -338,6 +338,14 @@ impl Table {
         self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
     }
 
+    /// Starts loading the filter's cache line for a key whose `filter::key_hash` is `hash`,
+    /// so that a lookup probing several tables overlaps their filter misses.
+    pub(crate) fn prefetch_filter(&self, hash: u64) {
+        if let Some(f) = &self.filter {
+            f.prefetch(hash);
+        }
+    }
+
     /// The newest entry for `user_key` with seqno `<= snapshot`, or `None`: filter → the
     /// learned index's window (model path, Bourbon §4.5) or the fence pointers' block
     /// (baseline path) → binary search of the fixed-width slots there → the entry.
@@ -345,7 +353,18 @@ impl Table {
     /// # Errors
     /// `Corruption` when a block or value read fails its checksum or is malformed.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
-        self.get_with(self.locator(), user_key, snapshot)
+        self.get_with(self.locator(), user_key, key_hash(user_key), snapshot)
+    }
+
+    /// [`Table::get`] of a key whose `filter::key_hash` is `hash` (computed once per lookup
+    /// for every table it probes).
+    pub(crate) fn get_hashed(
+        &self,
+        user_key: &[u8],
+        hash: u64,
+        snapshot: SeqNo,
+    ) -> Result<Option<Entry>> {
+        self.get_with(self.locator(), user_key, hash, snapshot)
     }
 
     /// [`Table::get`] locating the key with `locator`, counting the lookup per path.
@@ -353,11 +372,17 @@ impl Table {
         &self,
         locator: Locator<'_>,
         user_key: &[u8],
+        hash: u64,
         snapshot: SeqNo,
     ) -> Result<Option<Entry>> {
         let learned = !matches!(locator, Locator::Fence);
         let started = lookup_stats::sample_this_lookup().then(Instant::now);
-        if !breakdown::timed(Step::Filter, || self.may_contain(user_key)) {
+        let may_contain = || {
+            self.filter
+                .as_ref()
+                .is_none_or(|f| f.may_contain_hash(hash))
+        };
+        if !breakdown::timed(Step::Filter, may_contain) {
             self.stats.record(learned, false, false, started);
             return Ok(None);
         }

@@ -17,6 +17,7 @@ use crate::fs::FileSystem;
 use crate::index::projection::project;
 use crate::key::SeqNo;
 use crate::learning::level_model::LevelModel;
+use crate::sst::filter::key_hash;
 use crate::sst::{Entry, Table};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -122,6 +123,10 @@ pub(crate) fn seek_streak_step(cur: u64, slot: usize) -> (u64, u32) {
     };
     (((slot as u64) << 32) | u64::from(len), len)
 }
+
+/// Sorted runs whose candidate file a point lookup finds before probing any of them (so
+/// their filter lines load together); runs past it are searched as the lookup reaches them.
+const PREFETCHED_RUNS: usize = 16;
 
 /// The files of the tree at one point in time.
 #[derive(Debug, Clone)]
@@ -423,19 +428,33 @@ impl Version {
     /// The newest entry of `user_key` visible at `snapshot` in the files (tombstones
     /// included), searching L0 newest first and then one file per sorted run.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
+        let hash = key_hash(user_key);
         if let Some(l0) = self.levels.first() {
             for f in l0 {
                 if f.smallest_key() <= user_key && user_key <= f.largest_key() {
-                    if let Some(e) = f.table.get(user_key, snapshot)? {
+                    if let Some(e) = f.table.get_hashed(user_key, hash, snapshot)? {
                         return Ok(Some(e));
                     }
                 }
             }
         }
+        // The file of each run that may hold the key, found first so that the filter lines
+        // of all of them load at once (each is a likely cache miss) before the first probe.
         let key_prefix = project(user_key, 0);
-        for run in &self.runs {
-            let files = &run.files;
+        let mut candidates = [usize::MAX; PREFETCHED_RUNS];
+        for (slot, run) in candidates.iter_mut().zip(&self.runs) {
             let i = run.file_index(user_key, key_prefix);
+            if let Some(f) = run.files.get(i).filter(|f| f.smallest_key() <= user_key) {
+                f.table.prefetch_filter(hash);
+                *slot = i;
+            }
+        }
+        for (r, run) in self.runs.iter().enumerate() {
+            let files = &run.files;
+            let i = match candidates.get(r) {
+                Some(&i) => i,
+                None => run.file_index(user_key, key_prefix),
+            };
             let Some(f) = files.get(i).filter(|f| f.smallest_key() <= user_key) else {
                 continue;
             };
@@ -447,9 +466,9 @@ impl Version {
             let found = match level_model {
                 Some(lm) => {
                     let (lo, hi) = lm.window_in_file(i, user_key);
-                    f.table.get_in_window(user_key, snapshot, lo, hi)?
+                    f.table.get_in_window(user_key, hash, snapshot, lo, hi)?
                 }
-                None => f.table.get(user_key, snapshot)?,
+                None => f.table.get_hashed(user_key, hash, snapshot)?,
             };
             if found.is_some() {
                 return Ok(found);

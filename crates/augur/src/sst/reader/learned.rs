@@ -206,11 +206,12 @@ impl Table {
     pub(crate) fn get_in_window(
         &self,
         user_key: &[u8],
+        hash: u64,
         snapshot: SeqNo,
         lo: u64,
         hi: u64,
     ) -> Result<Option<Entry>> {
-        self.get_with(Locator::Window { lo, hi }, user_key, snapshot)
+        self.get_with(Locator::Window { lo, hi }, user_key, hash, snapshot)
     }
 
     /// Calls `f` with every key of the file in slot order (verifying each block once).

@@ -1,0 +1,23 @@
+//! Software prefetch: a hint that a cache line is about to be read, so that independent
+//! cache misses of one lookup (the bloom filters of every sorted run a key may be in) overlap
+//! instead of following one another. The one `unsafe` block of the crate's read path; the
+//! A/B measurement that justifies it is in `docs/benchmarks/read-path.md`.
+
+/// Asks the CPU to bring the cache line holding `bytes[0]` into every cache level. A hint
+/// only: it never faults, reads nothing into the program and does nothing on targets
+/// without a prefetch instruction.
+#[inline(always)]
+pub fn prefetch_read(bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unsafe_code)]
+    // SAFETY: `_mm_prefetch` is a cache hint with no memory-safety effect: it never faults,
+    // even on an invalid address, and here the address is of a live slice. SSE is part of
+    // the x86_64 baseline, so the target feature the intrinsic requires is always present.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            bytes.as_ptr().cast(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
+}
