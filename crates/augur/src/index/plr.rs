@@ -197,6 +197,26 @@ impl GreedyPlr {
                 cone.hi = hi;
                 return;
             }
+            // The step does not fit. If `a` alone does (its upper slope against the cone's),
+            // `b` is what breaks the segment: the cone with `a` closes and `b` starts the
+            // next one, exactly what `push(a); push(b)` does, without recomputing either.
+            let upper_a = Slope {
+                num: upper.num,
+                den: lower.den,
+            };
+            let hi_a = if upper_a.less_than(cone.hi) {
+                upper_a
+            } else {
+                cone.hi
+            };
+            if !hi_a.less_than(lo) {
+                cone.lo = lo;
+                cone.hi = hi_a;
+                let closed = cone.close();
+                *cone = Cone::start(b, y);
+                self.segments.push(closed);
+                return;
+            }
         }
         self.push(a, y);
         self.push(b, y);
