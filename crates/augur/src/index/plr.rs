@@ -86,6 +86,26 @@ impl Cone {
         }
     }
 
+    /// The cone's lower end, raised to `lower` when that is steeper (ties keep the cone's).
+    #[inline]
+    fn floor_with(&self, lower: Slope) -> Slope {
+        if self.lo.less_than(lower) {
+            lower
+        } else {
+            self.lo
+        }
+    }
+
+    /// The cone's upper end, lowered to `upper` when that is shallower (ties keep the cone's).
+    #[inline]
+    fn ceiling_with(&self, upper: Slope) -> Slope {
+        if upper.less_than(self.hi) {
+            upper
+        } else {
+            self.hi
+        }
+    }
+
     /// The segment's slope: the middle of the cone (its lower end while the cone is unbounded,
     /// i.e. the segment holds one point).
     fn close(self) -> Segment {
@@ -140,16 +160,7 @@ impl GreedyPlr {
             num: dy + self.delta,
             den: dx,
         };
-        let lo = if cone.lo.less_than(lower) {
-            lower
-        } else {
-            cone.lo
-        };
-        let hi = if upper.less_than(cone.hi) {
-            upper
-        } else {
-            cone.hi
-        };
+        let (lo, hi) = (cone.floor_with(lower), cone.ceiling_with(upper));
         if hi.less_than(lo) {
             self.segments.push(cone.close());
             *cone = Cone::start(x, y);
@@ -182,16 +193,7 @@ impl GreedyPlr {
                 num: dy + self.delta,
                 den: b.wrapping_sub(cone.x0),
             };
-            let lo = if cone.lo.less_than(lower) {
-                lower
-            } else {
-                cone.lo
-            };
-            let hi = if upper.less_than(cone.hi) {
-                upper
-            } else {
-                cone.hi
-            };
+            let (lo, hi) = (cone.floor_with(lower), cone.ceiling_with(upper));
             if !hi.less_than(lo) {
                 cone.lo = lo;
                 cone.hi = hi;
@@ -204,11 +206,7 @@ impl GreedyPlr {
                 num: upper.num,
                 den: lower.den,
             };
-            let hi_a = if upper_a.less_than(cone.hi) {
-                upper_a
-            } else {
-                cone.hi
-            };
+            let hi_a = cone.ceiling_with(upper_a);
             if !hi_a.less_than(lo) {
                 cone.lo = lo;
                 cone.hi = hi_a;
