@@ -75,6 +75,9 @@ impl FileSystem for SlowSyncFs {
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         self.inner.sync_dir(dir)
     }
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        self.inner.sync_file(path)
+    }
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         self.inner.lock(path)
     }

@@ -5,7 +5,7 @@
 //! It is a [`MemFs`] (which already tracks durable file prefixes and durable directory
 //! entries, see its module doc) plus a fault plan consulted by every counted operation:
 //! - [`FaultOp::Write`] counts `WritableFile::append`; [`FaultOp::Sync`] counts
-//!   `WritableFile::sync` and `FileSystem::sync_dir`; [`FaultOp::Rename`] and
+//!   `WritableFile::sync`, `FileSystem::sync_file` and `FileSystem::sync_dir`; [`FaultOp::Rename`] and
 //!   [`FaultOp::Remove`] count those calls; [`FaultOp::Any`] counts all of them plus
 //!   `FileSystem::create`. Reads, listings, `flush`, `create_dir_all` and `lock` are not
 //!   counted and never fail by injection. Calls rejected before reaching the disk (missing
@@ -34,7 +34,7 @@ use std::sync::Arc;
 pub enum FaultOp {
     /// `WritableFile::append`.
     Write,
-    /// `WritableFile::sync` or `FileSystem::sync_dir`.
+    /// `WritableFile::sync`, `FileSystem::sync_file` or `FileSystem::sync_dir`.
     Sync,
     /// `FileSystem::rename`.
     Rename,
@@ -311,6 +311,10 @@ impl FileSystem for FaultFs {
         self.mem.sync_dir(dir)
     }
 
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        self.mem.sync_file(path)
+    }
+
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         self.mem.lock(path)
     }
@@ -365,6 +369,26 @@ mod tests {
         assert_eq!(fs.read_all(&p("wal")).unwrap(), b"synced-unsynced");
         power_cut(&fs);
         assert_eq!(fs.read_all(&p("wal")).unwrap(), b"synced");
+    }
+
+    #[test]
+    fn sync_file_makes_what_an_old_handle_appended_durable() {
+        let fs = fresh();
+        let mut w = fs.create(&p("seg")).unwrap();
+        fs.sync_dir(Path::new(DIR)).unwrap();
+        w.append(b"synced").unwrap();
+        w.sync().unwrap();
+        w.append(b"+handed to the OS").unwrap();
+        drop(w);
+        let syncs = fs.op_count(FaultOp::Sync);
+        fs.sync_file(&p("seg")).unwrap();
+        assert_eq!(fs.op_count(FaultOp::Sync), syncs + 1, "counted as a sync");
+        power_cut(&fs);
+        assert_eq!(fs.read_all(&p("seg")).unwrap(), b"synced+handed to the OS");
+        // Faults apply to it like to any sync; a missing file is NotFound.
+        fs.fail_at(FaultOp::Sync, 1, FaultMode::Error);
+        assert!(fs.sync_file(&p("seg")).is_err());
+        assert!(fs.sync_file(&p("missing")).is_err());
     }
 
     #[test]

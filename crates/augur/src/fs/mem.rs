@@ -296,26 +296,32 @@ impl WritableFile for MemWritable {
     }
 
     fn sync(&mut self) -> Result<()> {
-        const WHAT: &str = "syncing";
         let mut state = self.state.lock();
-        state.check_alive(Some(self.epoch), WHAT, &self.path)?;
-        let admit = state.admit(OpKind::Sync, Tearable::Yes, WHAT, &self.path)?;
-        let mut file = self.node.lock();
-        match admit {
-            Admit::Proceed => {
-                file.durable_len = file.bytes.len();
-                Ok(())
-            }
-            Admit::Tear(seq) => {
-                let pending = file.bytes.len().saturating_sub(file.durable_len);
-                file.durable_len += torn_len(pending, seq).min(pending);
-                Err(io_error(ErrorKind::Other, WHAT, &self.path, "torn sync"))
-            }
-        }
+        state.check_alive(Some(self.epoch), SYNCING, &self.path)?;
+        sync_node(&mut state, &self.node, &self.path)
     }
 
     fn len(&self) -> u64 {
         self.len
+    }
+}
+
+const SYNCING: &str = "syncing";
+
+/// Makes `node`'s content durable (a counted, fault-checked sync of the file at `path`).
+fn sync_node(state: &mut State, node: &Node, path: &Path) -> Result<()> {
+    let admit = state.admit(OpKind::Sync, Tearable::Yes, SYNCING, path)?;
+    let mut file = node.lock();
+    match admit {
+        Admit::Proceed => {
+            file.durable_len = file.bytes.len();
+            Ok(())
+        }
+        Admit::Tear(seq) => {
+            let pending = file.bytes.len().saturating_sub(file.durable_len);
+            file.durable_len += torn_len(pending, seq).min(pending);
+            Err(io_error(ErrorKind::Other, SYNCING, path, "torn sync"))
+        }
     }
 }
 
@@ -524,6 +530,13 @@ impl FileSystem for MemFs {
         let entries = state.dir_mut(&key, WHAT)?;
         entries.durable = entries.current.clone();
         Ok(())
+    }
+
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        let mut state = self.state.lock();
+        state.check_alive(None, SYNCING, path)?;
+        let node = state.file(path, SYNCING)?;
+        sync_node(&mut state, &node, path)
     }
 
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {

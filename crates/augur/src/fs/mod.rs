@@ -4,8 +4,9 @@
 //! a crash that drops everything not yet synced (LevelDB `Env`, RocksDB `FileSystem`).
 //!
 //! Durability model shared by all implementations: data appended to a [`WritableFile`] is
-//! durable only after [`WritableFile::sync`]; a file's creation, rename or removal is durable
-//! only after [`FileSystem::sync_dir`] on its parent directory.
+//! durable only after [`WritableFile::sync`] (or [`FileSystem::sync_file`] on its path); a
+//! file's creation, rename or removal is durable only after [`FileSystem::sync_dir`] on its
+//! parent directory.
 
 #[cfg(any(test, feature = "test-util"))]
 pub mod fault;
@@ -95,6 +96,11 @@ pub trait FileSystem: Send + Sync + 'static {
     fn size(&self, path: &Path) -> Result<u64>;
     /// Makes creations, renames and removals inside `dir` durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// Makes the whole current content of the existing file `path` durable, as
+    /// [`WritableFile::sync`] does for a file being written: for a file that an earlier
+    /// process appended to and only handed to the OS (e.g. the last value-log segment of a
+    /// process that stopped without syncing it).
+    fn sync_file(&self, path: &Path) -> Result<()>;
     /// Takes an exclusive lock on `path` (created if missing). Fails with `Error::Busy`
     /// if another handle, in this or another process, holds it.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;

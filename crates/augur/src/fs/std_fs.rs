@@ -203,6 +203,15 @@ impl FileSystem for StdFs {
             .map_err(ctx("syncing directory", dir))
     }
 
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        // fdatasync through a new descriptor flushes the file's pages whoever wrote them.
+        OpenOptions::new()
+            .append(true)
+            .open(path)
+            .and_then(|f| f.sync_data())
+            .map_err(ctx("syncing", path))
+    }
+
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         let file = OpenOptions::new()
             .read(true)

@@ -9,13 +9,18 @@
 //! Invariants:
 //! - Exactly one segment is active (appended to); it is read with `ReadMode::Pread` because
 //!   it grows, and every appended byte is visible to reads after [`ValueLog::flush`].
-//! - Sealed segments are immutable and synced; they are read with the configured mode.
+//! - Sealed segments are immutable; they are read with the configured mode. Those sealed
+//!   by this process are synced. Those found at open may end in bytes the last process only
+//!   handed to the OS (a clean close does not sync, a crash leaves its cache behind): the
+//!   first [`ValueLog::sync`] syncs them, so that nothing made durable after it (the table
+//!   an open writes from the replayed WALs, above all) points at bytes a power cut can take.
 //! - Opening never appends to an existing segment (its tail may be torn): it starts a new
 //!   active segment whose id is larger than every existing one.
 //! - Segment ids only grow: a rollover creates `active + 1`.
 //!
-//! Locking: `active` (the writer) is taken before `segments` (the reader table); reads take
-//! only `segments`, briefly, to clone a reader handle.
+//! Locking: `active` (the writer) is taken before `unsynced_found`, and either before
+//! `segments` (the reader table); reads take only `segments`, briefly, to clone a reader
+//! handle.
 
 use super::fetch::{read_parallel, FetchPool};
 use super::segment::{
@@ -90,6 +95,9 @@ pub struct ValueLog {
     active: Mutex<Active>,
     /// Readers of every live segment, the active one included.
     segments: RwLock<BTreeMap<u64, Slot>>,
+    /// Segments found at open and not synced by this process yet (see the module doc).
+    /// Lock order: after `active`.
+    unsynced_found: Mutex<Vec<u64>>,
     /// Threads reading scan batches in parallel (0: the scanning thread reads alone).
     fetch_threads: usize,
     /// Started by the first batch that uses it.
@@ -183,6 +191,7 @@ impl ValueLog {
             slots.insert(id, slot);
         }
 
+        let found: Vec<u64> = slots.keys().copied().collect();
         let next_id = ids
             .last()
             .map_or(1, |max| max.saturating_add(1))
@@ -207,6 +216,7 @@ impl ValueLog {
                 failure: None,
             }),
             segments: RwLock::new(slots),
+            unsynced_found: Mutex::new(found),
             fetch_threads: 0,
             fetch_pool: OnceLock::new(),
         })
@@ -283,13 +293,21 @@ impl ValueLog {
         active.note(flushed)
     }
 
-    /// Makes every appended entry durable (sealed segments already are).
+    /// Makes every appended entry durable (segments sealed by this process already are),
+    /// and, the first time, every segment found at open.
     ///
     /// # Errors
     /// `Io` on a write or fsync failure; `Poisoned` after an earlier failed write.
     pub fn sync(&self) -> Result<()> {
         let mut active = self.active.lock();
         active.check()?;
+        {
+            let mut found = self.unsynced_found.lock();
+            while let Some(&id) = found.last() {
+                self.fs.sync_file(&self.segment_path(id))?;
+                found.pop();
+            }
+        }
         if active.writer.len() == active.synced_len {
             return Ok(());
         }
@@ -422,6 +440,7 @@ impl ValueLog {
     /// `InvalidArgument` if `id` is the active segment or does not exist; `Io` if the file
     /// cannot be removed (the segment then stays readable) or the directory synced.
     pub fn delete_segment(&self, id: u64) -> Result<()> {
+        self.unsynced_found.lock().retain(|&s| s != id);
         {
             let mut segments = self.segments.write();
             match segments.get(&id) {

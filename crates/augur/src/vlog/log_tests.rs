@@ -413,6 +413,9 @@ impl FileSystem for FlakyFs {
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         StdFs.sync_dir(dir)
     }
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        StdFs.sync_file(path)
+    }
     fn lock(&self, path: &Path) -> Result<Box<dyn crate::fs::FileLock>> {
         StdFs.lock(path)
     }
@@ -549,4 +552,38 @@ fn mapped_batches_verify_each_entry_once_and_catch_unread_damage() {
     let err = batch(240..260).unwrap_err();
     assert!(err.is_corruption(), "{err}");
     assert!(log.read(&p).unwrap_err().is_corruption());
+}
+
+/// A segment found at open may end in bytes its last writer never synced: the first sync
+/// of the new log makes them durable, so a power cut after it keeps them.
+#[test]
+fn first_sync_makes_the_segments_found_at_open_durable() {
+    use crate::fs::FaultFs;
+    let fault = FaultFs::new();
+    let fs: Arc<dyn FileSystem> = Arc::new(fault.clone());
+    let dir = Path::new("/db");
+    let log = ValueLog::open(Arc::clone(&fs), dir, ReadMode::Pread, 1 << 20).unwrap();
+    let ptrs = fill(&log, 0..20);
+    log.flush().unwrap();
+    drop(log);
+    // A restart without a power cut: the bytes are still there, not durable.
+    fault.reset_faults();
+    let log = ValueLog::open(Arc::clone(&fs), dir, ReadMode::Pread, 1 << 20).unwrap();
+    check_all(&log, &ptrs);
+    log.sync().unwrap();
+    drop(log);
+    fault.crash();
+    fault.reset_faults();
+    let log = ValueLog::open(Arc::clone(&fs), dir, ReadMode::Pread, 1 << 20).unwrap();
+    check_all(&log, &ptrs);
+    // Later syncs do not sync them again; a deleted segment is not synced.
+    let syncs = fault.op_count(crate::fs::FaultOp::Sync);
+    log.delete_segment(1).unwrap();
+    let after_delete = fault.op_count(crate::fs::FaultOp::Sync);
+    log.sync().unwrap();
+    log.sync().unwrap();
+    // One sync for segment 2 (empty, found at this open), none for the deleted segment 1,
+    // none for the active segment (nothing appended).
+    assert_eq!(fault.op_count(crate::fs::FaultOp::Sync), after_delete + 1);
+    assert!(after_delete > syncs, "the deletion synced the directory");
 }
