@@ -4,12 +4,20 @@
 //! or from then on (a dead disk) — at a random point ahead, and runs the workload until the
 //! fault has been hit or the round's operations are done. A write that fails must fail with
 //! a clear error (`Io`, or `Poisoned` once the database refuses writes); the thread then
-//! stops and leaves the write pending in the oracle. The database is closed, the faults are
-//! cleared (a restart, not a power cut: power cuts are the crash suites' job), and the next
-//! round's verification proves that no acknowledged write was lost and nothing appeared that
-//! was never written.
+//! stops and leaves the write pending in the oracle.
+//!
+//! Most rounds then end with a clean close and a restart (the faults are cleared; nothing
+//! unsynced is lost), and the next round's verification proves that no acknowledged write
+//! was lost and nothing appeared that was never written. A fraction of the rounds
+//! (`--power-cuts`, drawn from the seed on a stream of its own, so the fault plan of every
+//! round is the same as without cuts) ends with a **power cut** instead: `FaultFs::crash`
+//! keeps only synced file content and synced directory entries. Acknowledged writes may then
+//! be lost, but only those after the last sync point, and only a suffix of the write order:
+//! the round's write history (`stress/history.rs`) is checked against what the next open
+//! finds, and the oracle is then reset to it.
 
-use super::{oracle::Oracle, randomized, verify_all, Counts, StressArgs, Workload};
+use super::history::History;
+use super::{oracle::Oracle, randomized, read_all, verify_all, Counts, StressArgs, Workload};
 use crate::error::CliError;
 use augur::fs::{FaultFs, FaultMode, FaultOp};
 use augur::{CompactionStyle, Db, Options};
@@ -32,6 +40,14 @@ struct Outcomes {
     keys_verified: u64,
     /// Writes found pending (failed or in flight) and settled at an open.
     pending_settled: u64,
+    /// Rounds ended by a power cut instead of a clean close.
+    power_cuts: u64,
+    /// Acknowledged writes in the rounds ended by a power cut.
+    cut_acknowledged: u64,
+    /// Of these, the writes a sync point had made durable (all found after the cut).
+    cut_durable: u64,
+    /// Of these, the writes the cut took away (acknowledged after the last sync point).
+    cut_lost: u64,
     /// The first error message of each kind seen, for the report.
     errors: Vec<String>,
 }
@@ -51,6 +67,11 @@ pub fn run(
         std::process::id()
     ));
     let _ = std::fs::remove_file(&oracle_path);
+    if !(0.0..=1.0).contains(&args.power_cuts) {
+        return Err(CliError::Failed(
+            "--power-cuts must be between 0 and 1".into(),
+        ));
+    }
     let result = rounds_on(&fs, dir, &oracle_path, base, args, rounds, seed);
     let _ = std::fs::remove_file(&oracle_path);
     let o = result?;
@@ -65,7 +86,12 @@ pub fn run(
                 "rounds_kept_working": o.kept_working,
                 "keys_verified": o.keys_verified,
                 "pending_settled": o.pending_settled,
+                "power_cut_rounds": o.power_cuts,
+                "power_cut_acknowledged_writes": o.cut_acknowledged,
+                "power_cut_durable_writes_kept": o.cut_durable,
+                "power_cut_unsynced_writes_lost": o.cut_lost,
                 "lost_writes": 0,
+                "wrong_values": 0,
                 "errors": o.errors,
             })
         );
@@ -73,6 +99,10 @@ pub fn run(
         println!(
             "seed {seed}: {rounds} fault rounds, {} faults fired: {} rounds refused writes with a clear error, {} kept working; {} keys verified ({} pending writes settled), 0 lost, 0 wrong",
             o.fired, o.refused, o.kept_working, o.keys_verified, o.pending_settled
+        );
+        println!(
+            "{} rounds ended in a power cut: of {} acknowledged writes, {} made durable by a sync point were all kept, {} unsynced were lost (allowed), none out of order",
+            o.power_cuts, o.cut_acknowledged, o.cut_durable, o.cut_lost
         );
         for e in &o.errors {
             println!("  e.g. {e}");
@@ -97,6 +127,11 @@ fn rounds_on(
         CompactionStyle::Leveled
     };
     let oracle = Oracle::open_or_create(oracle_path, args.keys, 0).map_err(CliError::Failed)?;
+    // Which rounds end in a power cut: a stream of its own, so that the main stream (options,
+    // faults, workload seeds) is the same whatever the fraction.
+    let mut cuts = StdRng::seed_from_u64(seed ^ 0x706f_7765_725f_6375);
+    let history = History::new();
+    let mut cut_before = false;
     let mut out = Outcomes::default();
     let fail =
         |round: u64, what: String| CliError::Failed(format!("round {round} (seed {seed}): {what}"));
@@ -109,10 +144,17 @@ fn rounds_on(
         opts.compaction = style;
         opts.fs = Arc::new(fs.clone());
         let db = Db::open(dir, opts).map_err(|e| fail(round, format!("open: {e}")))?;
-        let (verified, settled) =
-            verify_all(&db, &oracle).map_err(|e| fail(round, format!("{e:?}")))?;
-        out.keys_verified += verified;
-        out.pending_settled += settled;
+        let verified = if cut_before {
+            verify_after_cut(&db, &oracle, &history, &mut out)
+        } else {
+            verify_all(&db, &oracle).map(|(verified, settled)| {
+                out.pending_settled += settled;
+                verified
+            })
+        };
+        out.keys_verified += verified.map_err(|e| fail(round, format!("{e:?}")))?;
+        // The open made everything it found durable: the next history starts here.
+        history.clear();
         if round == rounds {
             db.close().map_err(|e| fail(round, format!("close: {e}")))?;
             break;
@@ -146,6 +188,7 @@ fn rounds_on(
             sync_every: args.sync_every,
             seed: rng.gen(),
             refusals: Some(&refusals),
+            history: Some(&history),
         };
         if let Err(e) = run.run(&Counts::default()) {
             return Err(fail(round, format!("{op:?} fault at +{n}: {e}")));
@@ -166,10 +209,147 @@ fn rounds_on(
                 out.errors.push(first.clone());
             }
         }
+        cut_before = cuts.gen_bool(args.power_cuts);
+        if cut_before {
+            // Power cut: the disk keeps only what was synced; the dead process's handles
+            // fail from now on (closing it only stops its threads).
+            fs.crash();
+            out.power_cuts += 1;
+        }
         // Closing may fail on a dead disk; the next open must cope either way.
         let _ = db.close();
         drop(db);
         fs.reset_faults();
     }
     Ok(out)
+}
+
+/// The verification at the open after a power cut: every key's value is checked against the
+/// round's write history (lost writes allowed only after the last sync point, and only a
+/// suffix of the write order), then the oracle is reset to what was found.
+fn verify_after_cut(
+    db: &Db,
+    oracle: &Oracle,
+    history: &History,
+    out: &mut Outcomes,
+) -> Result<u64, CliError> {
+    let found = read_all(db, oracle.keys())?;
+    let cut = history
+        .check(&found, |k| oracle.get(k).value)
+        .map_err(|e| CliError::Failed(format!("after a power cut: {e}")))?;
+    out.cut_acknowledged += cut.acknowledged;
+    out.cut_durable += cut.durable;
+    out.cut_lost += cut.lost;
+    for (k, &found) in (0..oracle.keys()).zip(&found) {
+        let e = oracle.get(k);
+        if e.value != found || e.pending != 0 {
+            oracle.settle(k, found).map_err(CliError::Failed)?;
+        }
+    }
+    Ok(oracle.keys())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stress::{key, value};
+    use augur::{WriteBatch, WriteOptions};
+
+    /// A database on a fault-injecting file system with its oracle and round history.
+    struct Rig {
+        fs: FaultFs,
+        oracle: Oracle,
+        history: History,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Rig {
+        fn new() -> Rig {
+            let dir = tempfile::tempdir().unwrap();
+            let oracle = Oracle::open_or_create(&dir.path().join("o"), 4, 0).unwrap();
+            Rig {
+                fs: FaultFs::new(),
+                oracle,
+                history: History::new(),
+                _dir: dir,
+            }
+        }
+
+        fn open(&self) -> Db {
+            let opts = Options {
+                fs: Arc::new(self.fs.clone()),
+                ..Options::default()
+            };
+            Db::open("/db", opts).unwrap()
+        }
+
+        /// Puts value `id` into key `k` as a stress thread does (oracle, history, write).
+        fn put(&self, db: &Db, k: u64, id: u32, sync: bool) {
+            let committed = self.oracle.get(k).value;
+            self.oracle.begin(k, id).unwrap();
+            let w = self.history.begin(&[(k, id, committed)]);
+            let mut b = WriteBatch::new();
+            b.put(key(k), value(k, id));
+            db.write_opt(b, WriteOptions { sync }).unwrap();
+            self.history.acknowledge(w, sync);
+            self.oracle.commit(k).unwrap();
+        }
+
+        /// Keys 0..4 written in order, key 1 synced; then a power cut and a reopen, whose
+        /// state `tamper` may change (a broken engine) before it is verified.
+        fn cut_and_verify(&self, tamper: impl FnOnce(&Db)) -> Result<Outcomes, CliError> {
+            let db = self.open();
+            self.put(&db, 0, 10, false);
+            self.put(&db, 1, 11, true);
+            self.put(&db, 2, 12, false);
+            self.put(&db, 3, 13, false);
+            self.fs.crash();
+            drop(db);
+            self.fs.reset_faults();
+            let db = self.open();
+            tamper(&db);
+            let mut out = Outcomes::default();
+            verify_after_cut(&db, &self.oracle, &self.history, &mut out).map(|_| out)
+        }
+    }
+
+    #[test]
+    fn a_power_cut_loses_only_the_unsynced_tail() {
+        let rig = Rig::new();
+        let out = rig.cut_and_verify(|_| {}).unwrap();
+        assert_eq!(
+            (out.cut_acknowledged, out.cut_durable, out.cut_lost),
+            (4, 2, 2)
+        );
+        // The oracle now holds what survived.
+        let values: Vec<u32> = (0..4).map(|k| rig.oracle.get(k).value).collect();
+        assert_eq!(values, [10, 11, 0, 0]);
+    }
+
+    #[test]
+    fn a_lost_synced_write_is_caught() {
+        let rig = Rig::new();
+        let err = rig
+            .cut_and_verify(|db| db.delete(key(1)).unwrap())
+            .unwrap_err();
+        let err = format!("{err:?}");
+        assert!(
+            err.contains("key 1: holds 0") && err.contains("synced write"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_non_prefix_recovery_is_caught() {
+        let rig = Rig::new();
+        // Key 3's write comes back without key 2's, which was acknowledged before it began.
+        let err = rig
+            .cut_and_verify(|db| db.put(key(3), value(3, 13)).unwrap())
+            .unwrap_err();
+        let err = format!("{err:?}");
+        assert!(
+            err.contains("key 2: holds 0") && err.contains("before write #3 began"),
+            "{err}"
+        );
+    }
 }

@@ -10,16 +10,21 @@
 //! scan locks its keys, takes a snapshot and notes their values, unlocks, and then the scan at
 //! that snapshot must return exactly those (writes racing with it must not show).
 //!
+//! `--faults N` runs N rounds on the fault-injecting file system instead ([`faults`]), some
+//! ended by a simulated power cut, checked against the round's write [`history`].
+//!
 //! With `--randomize` the engine options come from the run's seed (index type, learning
 //! policy, error bound, value separation, block and memtable sizes small enough that flushes,
 //! compactions and value-log GC run constantly); the compaction style is chosen once, when
 //! the oracle is created, and kept for the database's life.
 
 mod faults;
+pub mod history;
 pub mod oracle;
 
 use crate::error::CliError;
 use augur::{CompactionStyle, Db, IndexKind, LearningPolicy, Options, WriteBatch, WriteOptions};
+use history::History;
 use oracle::{Oracle, PENDING_DELETE};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -60,6 +65,11 @@ pub struct StressArgs {
     /// default 400).
     #[arg(long, default_value_t = 0)]
     pub faults: u64,
+    /// With --faults: the fraction of rounds that end in a power cut (only synced data and
+    /// synced directory entries survive) instead of a clean close; which rounds is drawn
+    /// from the seed.
+    #[arg(long, default_value_t = 0.25, value_name = "FRACTION")]
+    pub power_cuts: f64,
 }
 
 /// What a run did.
@@ -140,6 +150,7 @@ pub fn run(dir: &Path, base: Options, args: &StressArgs, json: bool) -> Result<(
             sync_every: args.sync_every,
             seed,
             refusals: None,
+            history: None,
         };
         if let Err(e) = run.run(&counts) {
             return Err(CliError::Failed(format!(
@@ -243,11 +254,11 @@ fn read_id(db: &Db, k: u64, snap: Option<&augur::Snapshot>) -> Result<u32, Strin
 
 /// Checks every key against the oracle and settles writes that were in flight.
 fn verify_all(db: &Db, oracle: &Oracle) -> Result<(u64, u64), CliError> {
+    let found = read_all(db, oracle.keys())?;
     let mut resolved = 0;
     let mut wrong = Vec::new();
-    for k in 0..oracle.keys() {
+    for (k, &found) in (0..oracle.keys()).zip(&found) {
         let expected = oracle.get(k);
-        let found = read_id(db, k, None).map_err(CliError::Failed)?;
         if !expected.allows(found) {
             wrong.push(format!(
                 "key {k}: found value {found}, expected {expected:?}"
@@ -259,28 +270,6 @@ fn verify_all(db: &Db, oracle: &Oracle) -> Result<(u64, u64), CliError> {
             oracle.settle(k, found).map_err(CliError::Failed)?;
         }
     }
-    // A scan must agree with the point reads (and hold no key outside the space).
-    let mut scanned = 0u64;
-    for item in db.iter() {
-        let (kb, v) = item.map_err(|e| CliError::Failed(format!("scan: {e}")))?;
-        let k = parse_key(&kb, oracle.keys())
-            .ok_or_else(|| CliError::Failed(format!("scan: unknown key {kb:?}")))?;
-        let id = parse_value(k, &v).map_err(CliError::Failed)?;
-        if wrong.is_empty() && oracle.get(k).value != id {
-            wrong.push(format!(
-                "scan: key {k} holds {id}, a point read said otherwise"
-            ));
-        }
-        scanned += 1;
-    }
-    let present = (0..oracle.keys())
-        .filter(|&k| oracle.get(k).value != 0)
-        .count() as u64;
-    if wrong.is_empty() && scanned != present {
-        wrong.push(format!(
-            "scan returned {scanned} keys, {present} are present"
-        ));
-    }
     if !wrong.is_empty() {
         let n = wrong.len();
         wrong.truncate(10);
@@ -290,6 +279,35 @@ fn verify_all(db: &Db, oracle: &Oracle) -> Result<(u64, u64), CliError> {
         )));
     }
     Ok((oracle.keys(), resolved))
+}
+
+/// The value id every key of `0..keys` holds (0: absent), by point reads; a full scan must
+/// agree with them (and hold no key outside the space).
+fn read_all(db: &Db, keys: u64) -> Result<Vec<u32>, CliError> {
+    let found = (0..keys)
+        .map(|k| read_id(db, k, None))
+        .collect::<Result<Vec<u32>, String>>()
+        .map_err(CliError::Failed)?;
+    let mut scanned = 0u64;
+    for item in db.iter() {
+        let (kb, v) = item.map_err(|e| CliError::Failed(format!("scan: {e}")))?;
+        let k = parse_key(&kb, keys)
+            .ok_or_else(|| CliError::Failed(format!("scan: unknown key {kb:?}")))?;
+        let id = parse_value(k, &v).map_err(CliError::Failed)?;
+        if found.get(k as usize) != Some(&id) {
+            return Err(CliError::Failed(format!(
+                "scan: key {k} holds {id}, a point read said otherwise"
+            )));
+        }
+        scanned += 1;
+    }
+    let present = found.iter().filter(|&&id| id != 0).count() as u64;
+    if scanned != present {
+        return Err(CliError::Failed(format!(
+            "scan returned {scanned} keys, {present} are present"
+        )));
+    }
+    Ok(found)
 }
 
 /// Locks the stripes of `keys` in ascending order (so threads never deadlock).
@@ -317,6 +335,8 @@ struct Workload<'a> {
     seed: u64,
     /// Fault-injection mode: where refused writes are noted (see [`Worker`]).
     refusals: Option<&'a Mutex<Vec<String>>>,
+    /// Fault-injection mode: the round's write history, for a power cut at its end.
+    history: Option<&'a History>,
 }
 
 impl Workload<'_> {
@@ -338,6 +358,7 @@ impl Workload<'_> {
                         self.seed ^ (t as u64 + 1).wrapping_mul(0x9e37_79b9),
                     ),
                     refusals: self.refusals,
+                    history: self.history,
                 };
                 let (stop, failure) = (&stop, &failure);
                 let (ops, deadline) = (self.ops, self.deadline);
@@ -368,6 +389,9 @@ struct Worker<'a> {
     /// Fault-injection mode (`stress/faults.rs`): a write may fail; its error is noted here
     /// and the thread stops, leaving the write pending in the oracle.
     refusals: Option<&'a Mutex<Vec<String>>>,
+    /// Fault-injection mode: every write and sync point is recorded here (see
+    /// [`history`]).
+    history: Option<&'a History>,
 }
 
 impl Worker<'_> {
@@ -426,20 +450,29 @@ impl Worker<'_> {
         keys.dedup();
         let _held = lock(self.locks, &keys);
         let mut batch = WriteBatch::new();
+        // (key, value id written (0: delete), committed value id) for the history.
+        let mut ops = Vec::with_capacity(keys.len());
         for &k in &keys {
             let del = delete || (n > 1 && self.rng.gen_bool(0.2));
+            let committed = self.oracle.get(k).value;
             if del {
                 self.oracle.begin(k, PENDING_DELETE)?;
                 batch.delete(key(k));
+                ops.push((k, 0, committed));
             } else {
                 let id = self.rng.gen_range(1..PENDING_DELETE);
                 self.oracle.begin(k, id)?;
                 batch.put(key(k), value(k, id));
+                ops.push((k, id, committed));
             }
         }
         let sync = self.sync_every > 0 && self.rng.gen_range(0..self.sync_every) == 0;
+        let recorded = self.history.map(|h| (h, h.begin(&ops)));
         if let Err(e) = self.db.write_opt(batch, WriteOptions { sync }) {
             return self.write_failed("write", e);
+        }
+        if let Some((h, id)) = recorded {
+            h.acknowledge(id, sync);
         }
         for &k in &keys {
             self.oracle.commit(k)?;
@@ -540,13 +573,15 @@ impl Worker<'_> {
 
     fn maintenance_op(&mut self) -> Result<(), String> {
         match self.rng.gen_range(0..20) {
-            0 => self.db.flush().map_err(|e| format!("flush: {e}")),
+            0 => self.sync_point(|db| db.flush().map_err(|e| format!("flush: {e}"))),
             1 => {
                 let a = self.rng.gen_range(0..self.oracle.keys());
                 let b = (a + 500).min(self.oracle.keys());
-                self.db
-                    .compact_range(Some(&key(a)), Some(&key(b)))
-                    .map_err(|e| format!("compact: {e}"))
+                // compact_range flushes first: a sync point too.
+                self.sync_point(|db| {
+                    db.compact_range(Some(&key(a)), Some(&key(b)))
+                        .map_err(|e| format!("compact: {e}"))
+                })
             }
             2 => self
                 .db
@@ -555,6 +590,19 @@ impl Worker<'_> {
                 .map_err(|e| format!("gc: {e}")),
             _ => Ok(()),
         }
+    }
+}
+
+impl Worker<'_> {
+    /// Runs `op`, an operation that makes every write acknowledged before it durable when it
+    /// succeeds (a flush), and records it in the history.
+    fn sync_point(&self, op: impl FnOnce(&Db) -> Result<(), String>) -> Result<(), String> {
+        let issued = self.history.map(|h| (h, h.sync_issued()));
+        op(self.db)?;
+        if let Some((h, tick)) = issued {
+            h.synced(tick);
+        }
+        Ok(())
     }
 }
 
@@ -633,6 +681,7 @@ mod tests {
             verify_only: false,
             sync_every: 50,
             faults: 0,
+            power_cuts: 0.25,
         }
     }
 
@@ -652,6 +701,14 @@ mod tests {
     fn fault_rounds_lose_nothing() {
         let mut a = args(0.0, 150);
         a.faults = 12;
+        run(Path::new("/unused"), Options::default(), &a, true).unwrap();
+    }
+
+    #[test]
+    fn fault_rounds_with_power_cuts_lose_nothing_durable() {
+        let mut a = args(0.0, 150);
+        a.faults = 12;
+        a.power_cuts = 0.5;
         run(Path::new("/unused"), Options::default(), &a, true).unwrap();
     }
 

@@ -9,8 +9,10 @@
 //! 8-byte little-endian slot per key: bits 0–31 the committed value id (0: absent), bits
 //! 32–63 the pending one (0: none, [`PENDING_DELETE`]: a delete in flight, else a put of that
 //! id). Slots are written with `pwrite` as the state changes: the bytes sit in the page cache
-//! when the process is killed, so the file is exact after a SIGKILL (not after a power cut,
-//! which the stress test does not simulate).
+//! when the process is killed, so the file is exact after a SIGKILL. (A power cut would take
+//! the oracle's own unsynced bytes too; power cuts are simulated only in `--faults` rounds,
+//! in memory, where the round's write history ([`super::history`]) says which acknowledged
+//! writes a cut may take away.)
 //!
 //! # Protocol
 //!
