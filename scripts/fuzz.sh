@@ -17,8 +17,9 @@ SECONDS_PER_TARGET="${1:-60}"
 shift || true
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(version_edit log_reader value_pointer sst_open vlog_segment
-           index_fence index_plr index_pgm index_rs index_rmi index_fiting index_plex)
+  TARGETS=(version_edit log_reader value_pointer sst_open vlog_segment sst_filter sst_fence
+           index_fence index_plr index_pgm index_rs index_rmi index_fiting index_plex
+           cli_codec)
 fi
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
@@ -26,15 +27,20 @@ rustup toolchain list | grep -q nightly || rustup toolchain install nightly --pr
 # Seed files from a real database.
 cargo build --release -q -p augur-cli
 seed_db="$(mktemp -d)/db"
-augur=target/release/augur
+augur="${CARGO_TARGET_DIR:-target}/release/augur"
 for index in plr pgm rs fence; do
   for i in $(seq 1 40); do echo "key$i,value-$index-$i"; done > "$seed_db.csv.$index"
   "$augur" --db "$seed_db" --index "$index" --value-separation-threshold 8 \
     load --csv "$seed_db.csv.$index" >/dev/null
   "$augur" --db "$seed_db" --index "$index" flush >/dev/null
 done
+# One table of several data blocks (fence records) with a sparser filter.
+for i in $(seq 1 200); do echo "block-key$i,v$i"; done > "$seed_db.csv.blocks"
+"$augur" --db "$seed_db" --index fence --bloom-bits 6 load --csv "$seed_db.csv.blocks" >/dev/null
+"$augur" --db "$seed_db" --index fence --bloom-bits 6 flush >/dev/null
 "$augur" --db "$seed_db" put last-key only-in-the-wal >/dev/null
 mkdir -p fuzz/corpus/{version_edit,log_reader,value_pointer,sst_open,vlog_segment}
+mkdir -p fuzz/corpus/{sst_filter,sst_fence,cli_codec}
 cp "$seed_db"/*.sst fuzz/corpus/sst_open/ 2>/dev/null || true
 cp "$seed_db"/*.vlog fuzz/corpus/vlog_segment/ 2>/dev/null || true
 for f in "$seed_db"/*.wal; do { printf '\0'; cat "$f"; } > "fuzz/corpus/log_reader/wal-$(basename "$f")"; done
@@ -54,6 +60,43 @@ open(sys.argv[1] + "/build", "wb").write(b"\x01" + params + keys)
 open(sys.argv[1] + "/damaged", "wb").write(b"\x02" + params + keys + bytes([9, 0, 0x40] * 4))
 PY
 done
+# Filter and fence targets (fuzz/fuzz_targets/sst_{filter,fence}.rs): whole tables (mode 1),
+# the sections cut out by the footer (mode 0: the filter section; the fence framing
+# `props_len u16 | properties | values_len u64 | index`), and builder inputs (modes 2, 3).
+python3 - "$seed_db" <<'PY'
+import glob, os, struct, sys
+FOOTER_LEN = 6 * 20 + 20  # six `offset u64 | len u64 | crc u32` records, then 20 bytes
+for path in sorted(glob.glob(sys.argv[1] + "/*.sst")):
+    table = open(path, "rb").read()
+    footer = table[-FOOTER_LEN:]
+    # data, values, filter, index, model, properties
+    sec = [struct.unpack_from("<QQI", footer, 20 * i)[:2] for i in range(6)]
+    cut = lambda i: table[sec[i][0]:sec[i][0] + sec[i][1]]
+    name = os.path.basename(path)
+    for t in ("sst_filter", "sst_fence"):
+        open(f"fuzz/corpus/{t}/{name}", "wb").write(b"\x01" + table)
+    if sec[2][1]:
+        open(f"fuzz/corpus/sst_filter/filter-{name}", "wb").write(b"\x00" + cut(2))
+    props = cut(5)
+    framed = struct.pack("<H", len(props)) + props + struct.pack("<Q", sec[1][1]) + cut(3)
+    open(f"fuzz/corpus/sst_fence/framed-{name}", "wb").write(b"\x00" + framed)
+keys = b"".join(bytes([len(k)]) + k for k in (b"key%d" % i for i in range(60)))
+open("fuzz/corpus/sst_filter/build", "wb").write(b"\x02\x0a" + keys)
+open("fuzz/corpus/sst_filter/damaged", "wb").write(b"\x03\x0a" + keys + bytes([9, 0, 0x40] * 4))
+# Fence entries: a byte (key length + 24 × kind), then the key; repeated keys are versions.
+entries = b"".join(bytes([len(k) + 24 * (i % 3)]) + k for i, k in
+                   enumerate(b"key%d" % (i // 2 * 2) for i in range(60)))
+open("fuzz/corpus/sst_fence/build", "wb").write(b"\x02\x03\x0a" + entries)
+open("fuzz/corpus/sst_fence/damaged", "wb").write(b"\x03\x03\x0a" + entries + bytes([9, 0, 0x40] * 4))
+PY
+# CLI input (fuzz/fuzz_targets/cli_codec.rs; the first byte picks the mode, bit 2 --hex).
+cp "$seed_db.csv.plr" fuzz/corpus/cli_codec/csv-plr
+sed -i '1s/^/\x01/' fuzz/corpus/cli_codec/csv-plr
+printf '\x04%s\r\n\n%s\n' '6b6579,00ff10' 'AB,' > fuzz/corpus/cli_codec/csv-hex
+printf '\x0c%s' 'deadBEEF00' > fuzz/corpus/cli_codec/hex-text
+printf '\x00%s' 'k00000042' > fuzz/corpus/cli_codec/text
+printf '\x02k\xff\x00v' > fuzz/corpus/cli_codec/bytes
+printf '\x0ek\xff\x00v' > fuzz/corpus/cli_codec/bytes-hex
 rm -rf "$(dirname "$seed_db")"
 
 printf '%-14s %14s %10s %s\n' target executions findings "seconds"

@@ -6,12 +6,12 @@ use crate::error::{io_err, CliError};
 use crate::JsonFlag;
 use augur::{Db, WriteBatch, WriteOptions};
 use augur_bench::sosd::{derived_value, key_bytes, read_keys};
+use augur_cli::csv;
 use clap::{ArgGroup, Args};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde_json::json;
-use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -97,25 +97,11 @@ pub fn load(db: &Db, c: Codec, a: &LoadArgs, json: bool) -> Result<(), CliError>
     } else if let Some(path) = &a.csv {
         let file =
             std::fs::File::open(path).map_err(io_err(format!("opening {}", path.display())))?;
+        let source = path.display().to_string();
         let mut b = WriteBatch::new();
-        for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line = line.map_err(io_err(format!("reading {}", path.display())))?;
-            let line = line.strip_suffix('\r').unwrap_or(&line);
-            if line.is_empty() {
-                continue;
-            }
-            let Some((k, v)) = line.split_once(',') else {
-                return Err(CliError::failed(format!(
-                    "{} line {}: expected `key,value`",
-                    path.display(),
-                    i + 1
-                )));
-            };
-            let where_ = format!("{} line {}", path.display(), i + 1);
-            b.put(
-                c.decode(&format!("key at {where_}"), k)?,
-                c.decode(&format!("value at {where_}"), v)?,
-            );
+        for record in csv::records(c, &source, std::io::BufReader::new(file)) {
+            let (key, value) = record?;
+            b.put(key, value);
             loaded += 1;
             if b.len() >= BATCH {
                 db.write_opt(std::mem::take(&mut b), wo)?;

@@ -6,12 +6,14 @@
 //! 2 any error (printed as `error: <message>` on stderr).
 #![deny(unsafe_code)]
 
-mod codec;
 mod commands;
 mod engine;
-mod error;
 mod load;
 mod stress;
+
+// The input decoders and the error type live in the library (src/lib.rs), where the fuzz
+// targets reach them; imported here so that `crate::codec` and `crate::error` name them.
+use augur_cli::{codec, error};
 
 use clap::{Args, Parser, Subcommand};
 use error::CliError;

@@ -10,6 +10,9 @@ mod db;
 mod error;
 pub mod filename;
 pub mod fs;
+#[cfg(feature = "test-util")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod iter;
 pub mod key;

@@ -173,6 +173,36 @@ impl Bloom {
         Ok(Bloom { probes, bits })
     }
 
+    /// [`Bloom::decode`] of the filter section read from `offset` of `file`, failing with a
+    /// `Corruption` naming them (as `Table::open` reports a malformed filter).
+    ///
+    /// # Errors
+    /// `Corruption` when the section is malformed.
+    #[cfg(any(test, feature = "test-util"))]
+    pub(crate) fn decode_section(
+        section: &[u8],
+        file: &std::path::Path,
+        offset: u64,
+    ) -> crate::Result<Bloom> {
+        Bloom::decode(section).map_err(|why| crate::Error::corruption(file, offset, why))
+    }
+
+    /// The section this filter decodes from: `decode(s)?.encode() == s` for every `s` that
+    /// decodes (the header holds nothing but the probe count and the layout).
+    #[cfg(any(test, feature = "test-util"))]
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let (layout, bytes) = match &self.bits {
+            Bits::Classic(bits) => (LAYOUT_CLASSIC, bits.clone()),
+            Bits::Blocked(lines) => (
+                LAYOUT_BLOCKED,
+                lines.iter().flat_map(|Line(l)| l.iter().copied()).collect(),
+            ),
+        };
+        let mut out = (self.probes | layout << 8).to_le_bytes().to_vec();
+        out.extend_from_slice(&bytes);
+        out
+    }
+
     /// False only when `user_key` was certainly not added.
     pub(crate) fn may_contain(&self, user_key: &[u8]) -> bool {
         self.may_contain_hash(key_hash(user_key))
@@ -298,6 +328,27 @@ mod tests {
             .filter(|i| f.may_contain(&i.to_be_bytes()))
             .count();
         assert!(fp < 300, "{fp} false positives");
+    }
+
+    /// Decoding then encoding gives back the section, in both layouts; a malformed section
+    /// is a `Corruption` naming the file.
+    #[test]
+    fn encode_gives_back_the_section() {
+        let mut b = FilterBuilder::new(10);
+        for i in 0..300u64 {
+            b.add(&i.to_be_bytes());
+        }
+        let blocked = b.finish();
+        assert_eq!(Bloom::decode(&blocked).unwrap().encode(), blocked);
+        let classic = [7u8, 0, 0, 0, 0xa5, 0x5a, 1];
+        assert_eq!(Bloom::decode(&classic).unwrap().encode(), classic);
+        let path = std::path::Path::new("/db/000001.sst");
+        match Bloom::decode_section(&[3, 1, 0, 0, 1], path, 70) {
+            Err(crate::Error::Corruption { file, offset, .. }) => {
+                assert_eq!((file.as_path(), offset), (path, 70));
+            }
+            other => panic!("not a corruption: {other:?}"),
+        }
     }
 
     /// Every line of a blocked filter is one aligned cache line in memory.

@@ -9,7 +9,7 @@
 
 mod builder;
 mod cursor;
-mod fence;
+pub(crate) mod fence;
 pub(crate) mod filter;
 mod format;
 #[cfg(test)]

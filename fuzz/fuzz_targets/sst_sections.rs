@@ -1,0 +1,123 @@
+//! Shared by `sst_filter` and `sst_fence`: the table file their sections are said to come
+//! from, how a section is sliced out of a whole `.sst` file (by its footer; the sections'
+//! checksums are not checked, so that fuzzed section bytes reach the decoder), and tables
+//! built from fuzzed entries with the engine's table builder.
+
+use augur::fs::{FileSystem, MemFs};
+use augur::key::{pack_trailer, ValueKind};
+use augur::sst::{Builder, BuilderOptions, Footer, Properties, Section, FOOTER_LEN};
+use augur::vlog::ValuePointer;
+use std::path::Path;
+
+/// The file every decoded section claims to come from.
+pub fn file() -> &'static Path {
+    Path::new("/db/000011.sst")
+}
+
+/// A table's footer and properties, decoded from a whole file; `Err` when either is
+/// rejected (the error must then be clean, which the caller checks).
+pub fn footer_and_properties(table: &[u8]) -> Option<augur::Result<(Footer, Properties)>> {
+    let footer_at = table.len().checked_sub(FOOTER_LEN)?;
+    let footer_bytes = table.get(footer_at..)?;
+    Some(
+        Footer::decode(footer_bytes, file(), footer_at as u64).and_then(|footer| {
+            let props = slice(table, &footer.properties);
+            Properties::decode(props, file(), footer.properties.offset).map(|p| (footer, p))
+        }),
+    )
+}
+
+/// The bytes of `s` in `table` (a decoded footer's sections lie inside the file).
+pub fn slice<'a>(table: &'a [u8], s: &Section) -> &'a [u8] {
+    let start = usize::try_from(s.offset).unwrap_or(usize::MAX);
+    let end = usize::try_from(s.end()).unwrap_or(usize::MAX);
+    table.get(start..end).unwrap_or_default()
+}
+
+/// Most entries [`build_table`] puts in a table: 256 entries at 1-8 slots per block are up to
+/// 256 blocks, plenty for the index's binary search.
+pub const MAX_ENTRIES: usize = 256;
+
+/// One entry of a built table, in internal-key order.
+pub struct Entry {
+    pub key: Vec<u8>,
+    pub trailer: u64,
+}
+
+/// A table written by the engine's builder from `input`: the first byte picks the slots per
+/// block (1..=8) and the second the filter's bits per key (0..=24); then entries, each a
+/// byte `b` (key length `b % 24`, kind `b / 24 % 3`: value, delete, pointer) and the key.
+/// Keys are sorted; repeated keys become versions with descending seqnos. At most
+/// [`MAX_ENTRIES`] entries are read (the checks per entry are what an execution costs).
+/// Returns the file and its entries, or `None` when the input holds no entry.
+pub fn build_table(input: &[u8]) -> Option<(Vec<u8>, Vec<Entry>)> {
+    let (&[records, bits], mut rest) = input.split_first_chunk::<2>()?;
+    let mut raw: Vec<(Vec<u8>, u8)> = Vec::new();
+    while let Some((&b, tail)) = rest.split_first().filter(|_| raw.len() < MAX_ENTRIES) {
+        let len = usize::from(b % 24).min(tail.len());
+        raw.push((tail[..len].to_vec(), b / 24 % 3));
+        rest = &tail[len..];
+    }
+    if raw.is_empty() {
+        return None;
+    }
+    // Stable: versions of one key keep their input order, newest (highest seqno) first.
+    raw.sort_by(|a, b| a.0.cmp(&b.0));
+    let fs = MemFs::new();
+    fs.create_dir_all(Path::new("/db")).expect("mkdir");
+    let opts = BuilderOptions {
+        block_records: usize::from(records % 8) + 1,
+        bloom_bits_per_key: u32::from(bits % 25),
+        model: None,
+        model_budget: None,
+    };
+    let mut builder = Builder::new(
+        fs.create(file()).expect("create"),
+        file().to_path_buf(),
+        opts,
+    );
+    let n = raw.len() as u64;
+    let mut entries = Vec::with_capacity(raw.len());
+    for (i, (key, kind)) in raw.into_iter().enumerate() {
+        let seqno = n - i as u64;
+        let (kind, value) = match kind {
+            0 => (ValueKind::Value, vec![b'v'; i % 7]),
+            1 => (ValueKind::Delete, Vec::new()),
+            _ => {
+                let p = ValuePointer {
+                    segment: 3,
+                    offset: i as u64 * 64,
+                    len: 40,
+                };
+                (ValueKind::Pointer, p.encode().to_vec())
+            }
+        };
+        builder
+            .add(&key, seqno, kind, &value)
+            .expect("entries in internal-key order are accepted");
+        entries.push(Entry {
+            trailer: pack_trailer(seqno, kind),
+            key,
+        });
+    }
+    builder
+        .finish()
+        .expect("a table of valid entries is written");
+    let bytes = fs.read_all(file()).expect("read the table back");
+    Some((bytes, entries))
+}
+
+/// Applies `edits` to `bytes`: 3-byte edits (position u16 LE, xor mask); a last odd byte cuts
+/// that many bytes off the end.
+pub fn damage(bytes: &mut Vec<u8>, edits: &[u8]) {
+    for e in edits.chunks_exact(3) {
+        let pos = usize::from(u16::from_le_bytes([e[0], e[1]]));
+        if let Some(b) = bytes.get_mut(pos) {
+            *b ^= e[2];
+        }
+    }
+    if edits.len() % 3 != 0 {
+        let cut = usize::from(edits[edits.len() - 1]);
+        bytes.truncate(bytes.len().saturating_sub(cut));
+    }
+}
