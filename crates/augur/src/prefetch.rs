@@ -1,7 +1,8 @@
 //! Software prefetch: a hint that a cache line is about to be read, so that independent
-//! cache misses of one lookup (the bloom filters of every sorted run a key may be in) overlap
-//! instead of following one another. The one `unsafe` block of the crate's read path; the
-//! A/B measurement that justifies it is in `docs/benchmarks/read-path.md`.
+//! cache misses of one lookup overlap instead of following one another: the bloom-filter
+//! lines of every file a key may be in (`Version::get`), and a model's window of slots with
+//! the value it predicts (`Table::prefetch_window`). The one `unsafe` block of the crate's
+//! read path; the A/B measurements that justify it are in `docs/benchmarks/read-path.md`.
 
 /// Asks the CPU to bring the cache line holding `bytes[0]` into every cache level. A hint
 /// only: it never faults, reads nothing into the program and does nothing on targets

@@ -492,9 +492,11 @@ impl Table {
         match locator {
             Locator::Model(model) => return self.model_lower_bound(model, user_key, trailer),
             Locator::Window { lo, hi } => {
+                let n = self.entries();
+                self.prefetch_window(lo.min(n), hi.min(n));
                 return breakdown::timed(Step::Locate, || {
                     self.locate_from_window(lo, hi, user_key, trailer)
-                })
+                });
             }
             Locator::Fence => {}
         }

@@ -429,17 +429,15 @@ impl Version {
     /// included), searching L0 newest first and then one file per sorted run.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
         let hash = key_hash(user_key);
-        if let Some(l0) = self.levels.first() {
-            for f in l0 {
-                if f.smallest_key() <= user_key && user_key <= f.largest_key() {
-                    if let Some(e) = f.table.get_hashed(user_key, hash, snapshot)? {
-                        return Ok(Some(e));
-                    }
-                }
+        let covers = |f: &TableFile| f.smallest_key() <= user_key && user_key <= f.largest_key();
+        let l0 = self.levels.first().map_or(&[][..], Vec::as_slice);
+        // The filter lines of every file that may hold the key (L0's and each run's) are
+        // loaded at once (each is a likely cache miss) before the first probe.
+        for f in l0.iter().take(PREFETCHED_RUNS) {
+            if covers(f) {
+                f.table.prefetch_filter(hash);
             }
         }
-        // The file of each run that may hold the key, found first so that the filter lines
-        // of all of them load at once (each is a likely cache miss) before the first probe.
         let key_prefix = project(user_key, 0);
         let mut candidates = [usize::MAX; PREFETCHED_RUNS];
         for (slot, run) in candidates.iter_mut().zip(&self.runs) {
@@ -447,6 +445,13 @@ impl Version {
             if let Some(f) = run.files.get(i).filter(|f| f.smallest_key() <= user_key) {
                 f.table.prefetch_filter(hash);
                 *slot = i;
+            }
+        }
+        for f in l0 {
+            if covers(f) {
+                if let Some(e) = f.table.get_hashed(user_key, hash, snapshot)? {
+                    return Ok(Some(e));
+                }
             }
         }
         for (r, run) in self.runs.iter().enumerate() {

@@ -38,6 +38,9 @@ pub struct LearnReport {
 /// Windows of at most this many slots are searched linearly (see `lower_bound_between`).
 const LINEAR_SCAN_SLOTS: u64 = 24;
 
+/// The most cache lines of a model's window [`Table::prefetch_window`] prefetches.
+const PREFETCH_WINDOW_LINES: u64 = 16;
+
 /// How a lookup finds a key's position in a table.
 #[derive(Clone, Copy)]
 pub(crate) enum Locator<'a> {
@@ -175,9 +178,38 @@ impl Table {
         let window = breakdown::timed(Step::Search, || {
             model.search(projection::project_bounded(user_key, &self.prefix))
         });
+        let (lo, hi) = (window.lo.min(n), window.hi.min(n));
+        self.prefetch_window(lo, hi);
         breakdown::timed(Step::Locate, || {
-            self.locate_from_window(window.lo.min(n), window.hi.min(n), user_key, trailer)
+            self.locate_from_window(lo, hi, user_key, trailer)
         })
+    }
+
+    /// Prefetches the slots of `[lo, hi)` (at most `PREFETCH_WINDOW_LINES` cache lines) and
+    /// the value the middle of the window predicts, so the cache and TLB misses of the
+    /// search and of the value load overlap instead of following one another.
+    pub(super) fn prefetch_window(&self, lo: u64, hi: u64) {
+        let Some(map) = self.mapping() else { return };
+        let slot = self.slot_bytes as u64;
+        let data = self.footer.data.offset;
+        let mut at = data + lo * slot;
+        let end = (data + hi * slot).min(at + PREFETCH_WINDOW_LINES * 64);
+        while at < end {
+            if let Some(bytes) = map.get(at as usize..) {
+                crate::prefetch::prefetch_read(bytes);
+            }
+            at += 64;
+        }
+        let values = &self.footer.values;
+        let n = self.entries();
+        if values.len > 0 && n > 0 {
+            let mid = lo + (hi - lo) / 2;
+            let guess =
+                values.offset + (u128::from(mid) * u128::from(values.len) / u128::from(n)) as u64;
+            if let Some(bytes) = map.get(guess as usize..) {
+                crate::prefetch::prefetch_read(bytes);
+            }
+        }
     }
 
     /// An estimate of the number of entries whose user key is below `user_key`, from the
