@@ -402,6 +402,47 @@ impl KeyOrder {
         Error::InvalidArgument(reason)
     }
 
+    /// Takes a sorted batch in one tight loop: calls `step(prev, key, pos)` for each key that
+    /// differs from the one before it (`prev` is `None` for the builder's very first key),
+    /// with `pos` its position, as [`KeyOrder::accept`] per key would. Returns false, taking
+    /// nothing, unless the whole batch is acceptable (no earlier failure, within the key
+    /// limit, non-decreasing from the previous key on); the caller then falls back to
+    /// `accept` per key, which reports the exact error.
+    #[inline(always)]
+    fn take_steps(&mut self, keys: &[u64], mut step: impl FnMut(Option<u64>, u64, u64)) -> bool {
+        let acceptable = self.failed.is_none()
+            && self.count.saturating_add(keys.len() as u64) <= MAX_KEYS
+            && match (self.prev, keys.first()) {
+                (Some(prev), Some(&first)) => prev <= first,
+                _ => true,
+            }
+            && keys.windows(2).all(|w| w[0] <= w[1]);
+        if !acceptable {
+            return false;
+        }
+        let mut pos = self.count;
+        let (mut prev, rest) = match (self.prev, keys.split_first()) {
+            (_, None) => return true,
+            (Some(prev), Some(_)) => (prev, keys),
+            (None, Some((&first, rest))) => {
+                step(None, first, pos);
+                pos += 1;
+                (first, rest)
+            }
+        };
+        // `prev` is a plain key here, so the per-key test is one comparison.
+        for &key in rest {
+            if key != prev {
+                step(Some(prev), key, pos);
+                prev = key;
+            }
+            pos += 1;
+        }
+        self.prev = Some(prev);
+        self.count = pos;
+        true
+    }
+
     /// Errors if any call failed.
     fn check(&self) -> Result<()> {
         match &self.failed {

@@ -161,22 +161,38 @@ impl PgmBuilder {
     }
 }
 
+/// Feeds the step of `lb` ending at `key` (at `pos`; after `prev`) to the leaf fitter.
+#[inline(always)]
+fn fit_step(fit: &mut LevelFit, first_key: &mut u64, prev: Option<u64>, key: u64, pos: u64) {
+    let left = match prev {
+        None => {
+            *first_key = key;
+            key
+        }
+        Some(prev) => prev + 1,
+    };
+    fit.push_step(left, key, pos);
+}
+
 impl IndexBuilder for PgmBuilder {
     fn add(&mut self, key: u64) -> Result<()> {
         let prev = self.order.prev;
         let pos = self.order.count;
-        if !self.order.accept(key)? {
-            return Ok(()); // a duplicate: lb(key) is its run's first position, already fed
-        }
-        let left = match prev {
-            None => {
-                self.first_key = key;
-                key
-            }
-            Some(prev) => prev + 1,
-        };
-        self.fit.push_step(left, key, pos);
+        if self.order.accept(key)? {
+            fit_step(&mut self.fit, &mut self.first_key, prev, key, pos);
+        } // else a duplicate: lb(key) is its run's first position, already fed
         Ok(())
+    }
+
+    /// A sorted batch in one tight loop.
+    fn add_all(&mut self, keys: &[u64]) -> Result<()> {
+        let (fit, first_key) = (&mut self.fit, &mut self.first_key);
+        if self.order.take_steps(keys, |prev, key, pos| {
+            fit_step(fit, first_key, prev, key, pos)
+        }) {
+            return Ok(());
+        }
+        keys.iter().try_for_each(|&k| self.add(k))
     }
 
     fn finish(self: Box<Self>) -> Result<Box<dyn Index>> {

@@ -86,6 +86,10 @@ impl IndexBuilder for PlexBuilder {
         self.spline.add(key)
     }
 
+    fn add_all(&mut self, keys: &[u64]) -> Result<()> {
+        self.spline.add_all(keys)
+    }
+
     fn finish(self: Box<Self>) -> Result<Box<dyn Index>> {
         let spline = self.spline.finish()?;
         let choice = plex_tune::tune(&spline.keys, &spline.pos);

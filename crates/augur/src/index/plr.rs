@@ -39,14 +39,14 @@ impl Slope {
     const ZERO: Slope = Slope { num: 0, den: 1 };
     const INFINITE: Slope = Slope { num: 1, den: 0 };
 
-    /// `self < other`, exactly.
+    /// `self < other`, exactly, by cross-multiplication: `num_a · den_b < num_b · den_a`.
+    /// +∞ (`1 / 0`) needs no case of its own: against a finite slope the products are `0`
+    /// and `den > 0` (or the reverse), and two infinities give `0 < 0`. Branch-free: which
+    /// side of the cone a point tightens is data-dependent, so branches mispredict.
+    #[inline]
     fn less_than(self, other: Slope) -> bool {
-        match (self.den, other.den) {
-            (_, 0) => self.den != 0,
-            (0, _) => false,
-            // |num| < 2^42 and den < 2^64: the products fit i128 with room to spare.
-            _ => widening_mul(self.num, other.den) < widening_mul(other.num, self.den),
-        }
+        // |num| < 2^42 and den < 2^64: the products fit i128 with room to spare.
+        widening_mul(self.num, other.den) < widening_mul(other.num, self.den)
     }
 
     fn to_f64(self) -> f64 {
@@ -54,17 +54,13 @@ impl Slope {
     }
 }
 
-/// `num * den` exactly, as one 64 × 64 → 128-bit multiplication of the magnitudes (a
-/// general `i128` product costs three): training compares slopes twice per point.
+/// `num * den` exactly, as a 64 × 64 → 128-bit product: `i128::from(num) * i128::from(den)`
+/// with both high halves known (sign and zero extension), which compiles to one wide
+/// multiplication and one correction, without branches.
 #[inline]
 fn widening_mul(num: i64, den: u64) -> i128 {
     // |num| < 2^42, so the magnitude of the product is below 2^106 and fits i128.
-    let magnitude = (u128::from(num.unsigned_abs()) * u128::from(den)) as i128;
-    if num < 0 {
-        -magnitude
-    } else {
-        magnitude
-    }
+    i128::from(num) * i128::from(den)
 }
 
 /// The segment being grown: its anchor and feasible slope range.
@@ -268,26 +264,39 @@ impl PlrBuilder {
     }
 }
 
+/// Feeds the step of `lb` ending at `key` (at `pos`; after `prev`) to the fitter: both ends
+/// when the step is wider than one key, else the key alone.
+#[inline(always)]
+fn fit_step(fit: &mut GreedyPlr, first_key: &mut u64, prev: Option<u64>, key: u64, pos: u64) {
+    match prev {
+        None => {
+            *first_key = key;
+            fit.push(key, pos);
+        }
+        Some(prev) if prev + 1 < key => fit.push_step(prev + 1, key, pos),
+        Some(_) => fit.push(key, pos),
+    }
+}
+
 impl IndexBuilder for PlrBuilder {
     #[inline]
     fn add(&mut self, key: u64) -> Result<()> {
         let prev = self.order.prev;
         let pos = self.order.count;
-        if !self.order.accept(key)? {
-            return Ok(()); // a duplicate: lb(key) is its run's first position, already fed
-        }
-        match prev {
-            None => {
-                self.first_key = key;
-                self.fit.push(key, pos);
-            }
-            Some(prev) if prev + 1 < key => self.fit.push_step(prev + 1, key, pos),
-            Some(_) => self.fit.push(key, pos),
-        }
+        if self.order.accept(key)? {
+            fit_step(&mut self.fit, &mut self.first_key, prev, key, pos);
+        } // else a duplicate: lb(key) is its run's first position, already fed
         Ok(())
     }
 
+    /// The builder's and the learner's case, a sorted batch: one tight loop.
     fn add_all(&mut self, keys: &[u64]) -> Result<()> {
+        let (fit, first_key) = (&mut self.fit, &mut self.first_key);
+        if self.order.take_steps(keys, |prev, key, pos| {
+            fit_step(fit, first_key, prev, key, pos)
+        }) {
+            return Ok(());
+        }
         keys.iter().try_for_each(|&k| self.add(k))
     }
 

@@ -72,6 +72,10 @@ impl IndexBuilder for RadixSplineBuilder {
         self.spline.add(key)
     }
 
+    fn add_all(&mut self, keys: &[u64]) -> Result<()> {
+        self.spline.add_all(keys)
+    }
+
     fn finish(self: Box<Self>) -> Result<Box<dyn Index>> {
         let spline = self.spline.finish()?;
         Ok(Box::new(RadixSplineIndex::new(self.bits, spline)))

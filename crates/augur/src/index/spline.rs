@@ -149,6 +149,18 @@ impl SplineFit {
     }
 }
 
+/// Feeds the step of `lb` ending at `key` (at `pos`; after `prev`): its left end when the
+/// step is wider than one key, then `key`.
+#[inline(always)]
+fn fit_step(fit: &mut SplineFit, prev: Option<u64>, key: u64, pos: u64) {
+    if let Some(prev) = prev {
+        if prev + 1 < key {
+            fit.push(prev + 1, pos);
+        }
+    }
+    fit.push(key, pos);
+}
+
 /// Streams projected keys into a [`Spline`], feeding both ends of every step of `lb` to
 /// [`SplineFit`]. The index builders wrap it.
 #[derive(Debug)]
@@ -180,16 +192,25 @@ impl SplineBuilder {
     pub(super) fn add(&mut self, key: u64) -> Result<()> {
         let prev = self.order.prev;
         let pos = self.order.count;
-        if !self.order.accept(key)? {
-            return Ok(()); // a duplicate: lb(key) is its run's first position, already fed
-        }
-        if let Some(prev) = prev {
-            if prev + 1 < key {
-                self.fit.push(prev + 1, pos);
-            }
-        }
-        self.fit.push(key, pos);
+        if self.order.accept(key)? {
+            fit_step(&mut self.fit, prev, key, pos);
+        } // else a duplicate: lb(key) is its run's first position, already fed
         Ok(())
+    }
+
+    /// Adds a sorted batch of keys in one tight loop (as [`SplineBuilder::add`] per key).
+    ///
+    /// # Errors
+    /// As [`SplineBuilder::add`].
+    pub(super) fn add_all(&mut self, keys: &[u64]) -> Result<()> {
+        let fit = &mut self.fit;
+        if self
+            .order
+            .take_steps(keys, |prev, key, pos| fit_step(fit, prev, key, pos))
+        {
+            return Ok(());
+        }
+        keys.iter().try_for_each(|&k| self.add(k))
     }
 
     /// Finishes the spline.

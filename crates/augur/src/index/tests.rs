@@ -442,3 +442,75 @@ fn ceil_position_matches_ceil() {
     assert_eq!(ceil_position(f64::NAN), 0);
     assert_eq!(ceil_position(1e30), u64::MAX);
 }
+
+/// Encodes the index `config` builds from `keys` fed in `chunks` (lengths, cycled) through
+/// `add_all`, or one by one through `add` when `chunks` is empty.
+fn encoded(config: &IndexConfig, keys: &[u64], chunks: &[usize]) -> Vec<u8> {
+    let mut b = builder(config);
+    if chunks.is_empty() {
+        for &k in keys {
+            b.add(k).expect("sorted keys are accepted");
+        }
+    } else {
+        let mut rest = keys;
+        for &len in chunks.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, tail) = rest.split_at(len.min(rest.len()));
+            b.add_all(chunk).expect("sorted keys are accepted");
+            rest = tail;
+        }
+    }
+    let mut out = Vec::new();
+    b.finish().expect("a valid configuration").encode(&mut out);
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The batch path (`add_all`, which the table builder and the learner use) builds exactly
+    /// the model of `add` per key, for every index type, however the keys are split —
+    /// duplicates across chunk boundaries and empty chunks included.
+    #[test]
+    fn add_all_builds_what_add_builds(
+        shape in shape(),
+        d in prop::sample::select(DELTAS.to_vec()),
+        chunks in prop::collection::vec(0usize..300, 1..6),
+    ) {
+        let keys = shape.keys();
+        for kind in IndexKind::ALL {
+            let config = IndexConfig { kind, error_bound: d, ..IndexConfig::default() };
+            let chunks: Vec<usize> = chunks.iter().map(|&c| c.max(usize::from(chunks.len() == 1))).collect();
+            prop_assert_eq!(encoded(&config, &keys, &[]), encoded(&config, &keys, &chunks), "{:?}", kind);
+        }
+    }
+}
+
+/// A batch out of order fails as `add` would at the first bad key, and the builder stays
+/// failed; a batch after a failure fails too.
+#[test]
+fn add_all_rejects_unsorted_batches_like_add() {
+    for kind in IndexKind::ALL {
+        let config = IndexConfig {
+            kind,
+            ..IndexConfig::default()
+        };
+        let mut b = builder(&config);
+        b.add_all(&[1, 5, 9]).expect("sorted");
+        let err = b.add_all(&[10, 12, 11]).expect_err("11 after 12");
+        assert!(err.to_string().contains("11 after 12"), "{kind:?}: {err}");
+        assert!(
+            b.add_all(&[20]).is_err(),
+            "{kind:?}: failed builders stay failed"
+        );
+        let mut b = builder(&config);
+        b.add_all(&[7]).expect("sorted");
+        assert!(
+            b.add_all(&[6, 8]).is_err(),
+            "{kind:?}: a batch below the previous key"
+        );
+        assert!(b.finish().is_err(), "{kind:?}");
+    }
+}

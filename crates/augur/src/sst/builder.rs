@@ -18,6 +18,7 @@ use crate::sst::fence;
 use crate::sst::filter::FilterBuilder;
 use crate::sst::format::{Footer, InlineRef, Section, REF_BYTES, SLOT_OVERHEAD_BYTES};
 use crate::sst::properties::Properties;
+use crate::stats::cpu_time::CpuStopwatch;
 use crate::vlog::ValuePointer;
 use std::cmp::Ordering;
 use std::path::PathBuf;
@@ -81,7 +82,9 @@ pub struct TableSummary {
 /// The cost of training a table's model while it is built (Bourbon "at build").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ModelTime {
-    /// Nanoseconds spent training and encoding the model (0 without one): the work.
+    /// CPU nanoseconds spent training and encoding the model (0 without one): the work. CPU
+    /// time of the training thread, not wall time, which would also count the time that
+    /// thread waited for a core while the builder and other threads ran.
     pub train_ns: u64,
     /// Nanoseconds the build waited for the model once every other section was written (a
     /// large table's model is trained beside them): what training added to the wall time.
@@ -320,9 +323,9 @@ impl Builder {
             let budget = self.opts.model_budget;
             let trainer = self.opts.model.map(|config| {
                 let train = move || {
-                    let started = Instant::now();
+                    let started = CpuStopwatch::start();
                     let model = train_model(&config, budget, entries, keys, common_prefix);
-                    (model, elapsed_ns(started))
+                    (model, started.elapsed_ns())
                 };
                 if entries.len() >= PIPELINED_TRAINING_MIN_ENTRIES {
                     Trainer::Thread(scope.spawn(train))

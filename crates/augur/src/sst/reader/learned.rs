@@ -141,8 +141,19 @@ impl Table {
                 chooser::choose(&keys, config, budget)?
             }
             None => {
+                // Projected in batches that stay in L1, fitted in one call per batch.
+                const BATCH: usize = 1024;
                 let mut builder = index::builder(config);
-                self.for_each_key(|key| builder.add(projection::project(key, prefix_len)))?;
+                let mut batch = Vec::with_capacity(BATCH);
+                self.for_each_key(|key| {
+                    batch.push(projection::project(key, prefix_len));
+                    if batch.len() == BATCH {
+                        builder.add_all(&batch)?;
+                        batch.clear();
+                    }
+                    Ok(())
+                })?;
+                builder.add_all(&batch)?;
                 builder.finish()?
             }
         };
