@@ -5,7 +5,10 @@
 //!
 //! 1. `key <= first key` → `lb = 0`, window `[0, 1)`; `key > last key` → `lb = n`, window
 //!    `[n, n + 1)`. No model is consulted.
-//! 2. Otherwise binary search the last segment `i` whose start key is `<= key`.
+//! 2. Otherwise find the last segment `i` whose start key is `<= key`: a radix table over
+//!    the start keys (*Augur*; the RadixSpline table, [`super::radix_spline::RadixTable`],
+//!    about one entry per two segments, rebuilt on decode) narrows the binary search to the
+//!    segments sharing the key's radix prefix, a few on most data.
 //! 3. Predict `p = pos_i + slope_i · (key − key_i)`. The difference `key − key_i` is taken in
 //!    integers before converting to `f64` (a u64 key above 2^53 is not exact as `f64`; the
 //!    Bourbon reference loses keys that way). Clamp `p` to `[pos_i, pos_{i+1}]` (`pos_{i+1}` is
@@ -22,6 +25,8 @@
 //! below 2^41 ([`super::MAX_KEYS`]); the slack 1/64 covers `η` and the rounding of `p ± r`.
 //! So `p − r <= lb <= p + r`, and the integer `lb` lies in the window.
 
+use super::radix_spline::RadixTable;
+use super::spline::ceil_log2;
 use super::{put_header, Index, IndexKind, Window, MAX_KEYS};
 use crate::coding::{put_u32, put_u64, Decoder};
 
@@ -63,6 +68,20 @@ pub struct PlrIndex {
     starts: Vec<u64>,
     /// Segment lines, parallel to `starts`; positions non-decreasing, the first is 0.
     lines: Vec<Line>,
+    /// Radix table over `starts` (empty for few segments): derived, not encoded.
+    directory: RadixTable,
+}
+
+/// Models with fewer segments search their start keys without a directory (a binary search
+/// of a few cache lines).
+const DIRECTORY_MIN_SEGMENTS: usize = 64;
+
+/// The directory over `starts`: about one entry per two segments.
+fn directory(starts: &[u64]) -> RadixTable {
+    if starts.len() < DIRECTORY_MIN_SEGMENTS {
+        return RadixTable::build(&[], 1);
+    }
+    RadixTable::build(starts, ceil_log2(starts.len()).saturating_sub(1).max(1))
 }
 
 impl PlrIndex {
@@ -74,7 +93,7 @@ impl PlrIndex {
         last_key: u64,
         segments: Vec<Segment>,
     ) -> PlrIndex {
-        let starts = segments.iter().map(|s| s.key).collect();
+        let starts: Vec<u64> = segments.iter().map(|s| s.key).collect();
         let lines = segments
             .iter()
             .map(|s| Line {
@@ -87,6 +106,7 @@ impl PlrIndex {
             n,
             first_key,
             last_key,
+            directory: directory(&starts),
             starts,
             lines,
         }
@@ -118,6 +138,7 @@ impl PlrIndex {
     pub(super) fn heap_bytes(&self) -> usize {
         self.starts.capacity() * std::mem::size_of::<u64>()
             + self.lines.capacity() * std::mem::size_of::<Line>()
+            + self.directory.heap_bytes()
     }
 
     /// The window of `key` for a given segment search: `[0, 1)` / `[n, n + 1)` outside the key
@@ -216,6 +237,7 @@ impl PlrIndex {
             n,
             first_key,
             last_key,
+            directory: directory(&starts),
             starts,
             lines,
         })
@@ -226,7 +248,15 @@ impl Index for PlrIndex {
     fn search(&self, key: u64) -> Window {
         // first_key < key here, and starts[0] == first_key, so at least one start is <= key.
         self.search_with(key, |key| {
-            self.starts.partition_point(|&s| s <= key).saturating_sub(1)
+            // The first start above `key` is in `lo ..= hi` (see `RadixTable::range`; an
+            // empty directory gives the whole list): search only there.
+            let (lo, hi) = self.directory.range(key);
+            let candidates = self.starts.get(lo..hi.min(self.starts.len()));
+            let above = candidates.map_or_else(
+                || self.starts.partition_point(|&s| s <= key),
+                |c| lo + c.partition_point(|&s| s <= key),
+            );
+            above.saturating_sub(1)
         })
     }
 
