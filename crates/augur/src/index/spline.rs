@@ -111,14 +111,18 @@ impl SplineFit {
         if let Some((px, py)) = self.prev {
             let (un, ud) = self.upper;
             let (ln, ld) = self.lower;
-            if slope_le(dy, dx, un, ud) && slope_le(ln, ld, dy, dx) {
-                if slope_le(dy + self.delta, dx, un, ud) {
-                    self.upper = (dy + self.delta, dx);
-                }
+            if slope_le(dy, dx, un, ud) & slope_le(ln, ld, dy, dx) {
+                // Which limit the point tightens is data-dependent: selects, not branches.
+                let high = dy + self.delta;
+                let tighter_upper = slope_le(high, dx, un, ud);
+                self.upper = if tighter_upper {
+                    (high, dx)
+                } else {
+                    self.upper
+                };
                 let low = dy.saturating_sub(self.delta);
-                if low > 0 && slope_le(ln, ld, low, dx) {
-                    self.lower = (low, dx);
-                }
+                let tighter_lower = (low > 0) & slope_le(ln, ld, low, dx);
+                self.lower = if tighter_lower { (low, dx) } else { self.lower };
             } else {
                 // The segment B → prev is feasible for every point before prev; prev becomes a
                 // knot and the corridor restarts from it with this point's limits.
