@@ -29,7 +29,17 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// Held while a parent spawns a child and while it closes its database. The two tests of
+/// this binary run in parallel threads of one process; the directory lock is an `flock` on
+/// an open file, and a child forked by one test holds a copy of every descriptor of the
+/// process until its `exec` (where close-on-exec drops them). If the other test closed its
+/// database inside that window, its lock would live on in the copy and its next child's
+/// open would fail with `Busy`. `spawn` returns after the `exec`, so serializing the two
+/// closes the window.
+static FORK_GUARD: Mutex<()> = Mutex::new(());
 
 /// Set in the child: the database directory.
 const CHILD_ENV: &str = "AUGUR_CRASH_CHILD";
@@ -202,14 +212,17 @@ fn kill_rounds(test_name: &str, flsm: bool) {
     let mut model = Model::new();
     let mut total_acked = 0;
     for round in 0..kills {
-        let mut child = Command::new(&exe)
-            .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, &dir)
-            .env(ROUND_ENV, round.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn child");
+        let mut child = {
+            let _fork = FORK_GUARD.lock().unwrap_or_else(|e| e.into_inner());
+            Command::new(&exe)
+                .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
+                .env(CHILD_ENV, &dir)
+                .env(ROUND_ENV, round.to_string())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn child")
+        };
         // Let the child get going (it must acknowledge something unless it died), then kill
         // it after a random delay: sometimes right away, sometimes mid-flush or compaction.
         let started = Instant::now();
@@ -267,7 +280,10 @@ fn kill_rounds(test_name: &str, flsm: bool) {
         }
         db.verify()
             .unwrap_or_else(|e| panic!("round {round}: verify failed: {e}"));
-        drop(db);
+        {
+            let _fork = FORK_GUARD.lock().unwrap_or_else(|e| e.into_inner());
+            drop(db);
+        }
         model = candidate;
     }
     assert!(
