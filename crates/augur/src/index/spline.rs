@@ -136,6 +136,49 @@ impl SplineFit {
         self.prev = Some((x, y));
     }
 
+    /// Adds the two ends of one step of `lb`, `(a, y)` then `(b, y)`, as two [`push`]es
+    /// would, with four slope comparisons instead of eight while both fit the corridor. With
+    /// `dy >= 0` from the last knot and `a < b`: `b`'s slope is below `a`'s, so it passes the
+    /// upper limit whenever `a` does; `b`'s upper limit `(dy + δ) / dx_b` is the tighter of
+    /// the two, and `a`'s lower limit `(dy − δ) / dx_a` the tighter (when positive). When the
+    /// step does not fit, it is replayed as two `push`es from the unchanged corridor, so the
+    /// knots are exactly those of the two `push`es.
+    ///
+    /// REQUIRES: `a < b`, `a` greater than the previous point's `x`, `y` not smaller.
+    ///
+    /// [`push`]: SplineFit::push
+    #[inline]
+    pub(super) fn push_step(&mut self, a: u64, b: u64, y: u64) {
+        if let (Some(&bx), Some(&by), Some(_)) = (self.keys.last(), self.pos.last(), self.prev) {
+            let dy = y.wrapping_sub(by);
+            let (dxa, dxb) = (a.wrapping_sub(bx), b.wrapping_sub(bx));
+            let (un, ud) = self.upper;
+            let (ln, ld) = self.lower;
+            let low = dy.saturating_sub(self.delta);
+            let a_fits = slope_le(dy, dxa, un, ud) & slope_le(ln, ld, dy, dxa);
+            let tighter_lower = (low > 0) & slope_le(ln, ld, low, dxa);
+            let lower = if tighter_lower {
+                (low, dxa)
+            } else {
+                self.lower
+            };
+            if a_fits & slope_le(lower.0, lower.1, dy, dxb) {
+                let high = dy + self.delta;
+                let tighter_upper = slope_le(high, dxb, un, ud);
+                self.upper = if tighter_upper {
+                    (high, dxb)
+                } else {
+                    self.upper
+                };
+                self.lower = lower;
+                self.prev = Some((b, y));
+                return;
+            }
+        }
+        self.push(a, y);
+        self.push(b, y);
+    }
+
     /// Sets the corridor to the limits of one point at `(dx, dy)` from the last knot.
     #[inline]
     fn restart(&mut self, dx: u64, dy: u64) {
@@ -157,12 +200,10 @@ impl SplineFit {
 /// step is wider than one key, then `key`.
 #[inline(always)]
 fn fit_step(fit: &mut SplineFit, prev: Option<u64>, key: u64, pos: u64) {
-    if let Some(prev) = prev {
-        if prev + 1 < key {
-            fit.push(prev + 1, pos);
-        }
+    match prev {
+        Some(prev) if prev + 1 < key => fit.push_step(prev + 1, key, pos),
+        _ => fit.push(key, pos),
     }
-    fit.push(key, pos);
 }
 
 /// Streams projected keys into a [`Spline`], feeding both ends of every step of `lb` to
@@ -455,6 +496,36 @@ mod tests {
                 assert!(
                     err.abs() <= i128::from(delta) * (xb - xa),
                     "delta {delta}: key {i}"
+                );
+            }
+        }
+    }
+
+    /// `push_step(a, b, y)` yields exactly the knots of `push(a, y); push(b, y)`, on steps
+    /// that fit, break at `a`, break at `b`, and at error bounds from 0 up.
+    #[test]
+    fn push_step_equals_two_pushes() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(12);
+        for delta in [0u32, 1, 2, 8, 64] {
+            for spread in [1u64, 3, 1000, 1 << 40] {
+                let (mut paired, mut stepped) = (SplineFit::new(delta), SplineFit::new(delta));
+                let (mut x, mut y) = (rng.gen_range(0..1000u64), 0u64);
+                paired.push(x, y);
+                stepped.push(x, y);
+                for _ in 0..20_000 {
+                    let a = x + 1 + rng.gen_range(0..spread);
+                    let b = a + 1 + rng.gen_range(0..spread);
+                    y += rng.gen_range(1..4);
+                    paired.push(a, y);
+                    paired.push(b, y);
+                    stepped.push_step(a, b, y);
+                    x = b;
+                }
+                assert_eq!(
+                    paired.finish(),
+                    stepped.finish(),
+                    "delta {delta} spread {spread}"
                 );
             }
         }
