@@ -174,11 +174,10 @@ impl Bloom {
     }
 
     /// [`Bloom::decode`] of the filter section read from `offset` of `file`, failing with a
-    /// `Corruption` naming them (as `Table::open` reports a malformed filter).
+    /// `Corruption` naming them: how `Table::open` decodes a table's filter.
     ///
     /// # Errors
     /// `Corruption` when the section is malformed.
-    #[cfg(any(test, feature = "test-util"))]
     pub(crate) fn decode_section(
         section: &[u8],
         file: &std::path::Path,

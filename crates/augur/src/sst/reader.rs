@@ -245,10 +245,7 @@ impl Table {
             None
         } else {
             let bytes = checked(&footer.filter, "filter")?;
-            Some(
-                Bloom::decode(&bytes)
-                    .map_err(|why| Error::corruption(path, footer.filter.offset, why))?,
-            )
+            Some(Bloom::decode_section(&bytes, path, footer.filter.offset)?)
         };
         let model = OnceLock::new();
         if use_model && footer.model.len > 0 {
