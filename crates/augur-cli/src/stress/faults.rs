@@ -15,8 +15,19 @@
 //! be lost, but only those after the last sync point, and only a suffix of the write order:
 //! the round's write history (`stress/history.rs`) is checked against what the next open
 //! finds, and the oracle is then reset to it.
+//!
+//! Some of the cut rounds (half, drawn on a third stream, so neither the fault plans nor
+//! which rounds are cut change) are cut **in the middle** of their operations: a crash is
+//! armed with `FaultFs::crash_at` at a drawn write, sync or operation ahead, and fires while
+//! the threads are still writing. From then on the file system is down: every write fails
+//! (the thread notes it and every thread stops; the write stays unacknowledged: like a write
+//! in flight at the cut it may or may not survive), and a read through the dead process's
+//! handles may fail too (the thread gives it up, excused only while the file system is
+//! down, and goes on to its next operation). If
+//! the round's own fault stops the threads first or the round ends before the crash point,
+//! the cut comes at the round's end as in the other cut rounds.
 
-use super::history::History;
+use super::history::{CutOutcome, History};
 use super::{oracle::Oracle, randomized, read_all, verify_all, Counts, StressArgs, Workload};
 use crate::error::CliError;
 use augur::fs::{FaultFs, FaultMode, FaultOp};
@@ -48,6 +59,16 @@ struct Outcomes {
     cut_durable: u64,
     /// Of these, the writes the cut took away (acknowledged after the last sync point).
     cut_lost: u64,
+    /// Writes never acknowledged (failed, or in flight at the cut) in the cut rounds.
+    cut_pending: u64,
+    /// Cut rounds whose crash fired while the threads were still running.
+    mid_cuts: u64,
+    /// Acknowledged writes, durable ones (all kept), lost ones and unacknowledged ones in
+    /// the rounds cut in the middle.
+    mid_acknowledged: u64,
+    mid_durable: u64,
+    mid_lost: u64,
+    mid_pending: u64,
     /// The first error message of each kind seen, for the report.
     errors: Vec<String>,
 }
@@ -90,6 +111,12 @@ pub fn run(
                 "power_cut_acknowledged_writes": o.cut_acknowledged,
                 "power_cut_durable_writes_kept": o.cut_durable,
                 "power_cut_unsynced_writes_lost": o.cut_lost,
+                "power_cut_unacknowledged_writes": o.cut_pending,
+                "power_cut_mid_round": o.mid_cuts,
+                "power_cut_mid_round_acknowledged_writes": o.mid_acknowledged,
+                "power_cut_mid_round_durable_writes_kept": o.mid_durable,
+                "power_cut_mid_round_unsynced_writes_lost": o.mid_lost,
+                "power_cut_mid_round_unacknowledged_writes": o.mid_pending,
                 "lost_writes": 0,
                 "wrong_values": 0,
                 "errors": o.errors,
@@ -103,6 +130,10 @@ pub fn run(
         println!(
             "{} rounds ended in a power cut: of {} acknowledged writes, {} made durable by a sync point were all kept, {} unsynced were lost (allowed), none out of order",
             o.power_cuts, o.cut_acknowledged, o.cut_durable, o.cut_lost
+        );
+        println!(
+            "{} of them were cut in the middle of their operations, threads still writing: of {} acknowledged writes, {} durable were all kept, {} unsynced were lost; {} writes failed or in flight at the cut (may or may not survive)",
+            o.mid_cuts, o.mid_acknowledged, o.mid_durable, o.mid_lost, o.mid_pending
         );
         for e in &o.errors {
             println!("  e.g. {e}");
@@ -130,8 +161,12 @@ fn rounds_on(
     // Which rounds end in a power cut: a stream of its own, so that the main stream (options,
     // faults, workload seeds) is the same whatever the fraction.
     let mut cuts = StdRng::seed_from_u64(seed ^ 0x706f_7765_725f_6375);
+    // Which cut rounds are cut in the middle, and where: a third stream, so that neither the
+    // main stream nor the choice of cut rounds depends on it.
+    let mut mids = StdRng::seed_from_u64(seed ^ 0x6d69_645f_726f_756e);
     let history = History::new();
     let mut cut_before = false;
+    let mut mid_before = false;
     let mut out = Outcomes::default();
     let fail =
         |round: u64, what: String| CliError::Failed(format!("round {round} (seed {seed}): {what}"));
@@ -145,7 +180,15 @@ fn rounds_on(
         opts.fs = Arc::new(fs.clone());
         let db = Db::open(dir, opts).map_err(|e| fail(round, format!("open: {e}")))?;
         let verified = if cut_before {
-            verify_after_cut(&db, &oracle, &history, &mut out)
+            verify_after_cut(&db, &oracle, &history, &mut out).map(|(verified, cut)| {
+                if mid_before {
+                    out.mid_acknowledged += cut.acknowledged;
+                    out.mid_durable += cut.durable;
+                    out.mid_lost += cut.lost;
+                    out.mid_pending += cut.pending;
+                }
+                verified
+            })
         } else {
             verify_all(&db, &oracle).map(|(verified, settled)| {
                 out.pending_settled += settled;
@@ -178,6 +221,25 @@ fn rounds_on(
             };
             fs.fail_at(op, n, mode);
         }
+        // Drawn here rather than after the round (same stream, same order: the same rounds
+        // are cut as before mid-round cuts existed).
+        let cut = cuts.gen_bool(args.power_cuts);
+        let (mid, crash_op, crash_n) = (
+            mids.gen_bool(0.5),
+            [FaultOp::Write, FaultOp::Sync, FaultOp::Any][mids.gen_range(0..3)],
+            mids.gen_range(1..=4000u64),
+        );
+        if cut && mid {
+            // A round of 3 threads × 400 operations makes some 3,000 to 15,000 appends and
+            // 10 to 1,000 syncs: the crash point spreads over the first few thousand
+            // appends or operations, or the first 63 syncs.
+            let n = if crash_op == FaultOp::Sync {
+                crash_n.div_ceil(64)
+            } else {
+                crash_n
+            };
+            fs.crash_at(crash_op, n);
+        }
         let refusals = Mutex::new(Vec::new());
         let run = Workload {
             db: &db,
@@ -189,15 +251,22 @@ fn rounds_on(
             seed: rng.gen(),
             refusals: Some(&refusals),
             history: Some(&history),
+            power: Some(fs),
         };
         if let Err(e) = run.run(&Counts::default()) {
             return Err(fail(round, format!("{op:?} fault at +{n}: {e}")));
         }
+        // Operations rejected while the file system is down are not counted: this is whether
+        // the round's fault fired before any cut.
         let fired = fs.op_count(op) >= before + n;
+        let mid_cut = fs.is_crashed();
         let refusals = refusals.into_inner().unwrap_or_else(|p| p.into_inner());
         if fired {
             out.fired += 1;
-            if refusals.is_empty() {
+            if mid_cut {
+                // The cut refused the writes: whether the engine kept working after the
+                // fault is not known.
+            } else if refusals.is_empty() {
                 out.kept_working += 1;
             } else {
                 out.refused += 1;
@@ -209,11 +278,18 @@ fn rounds_on(
                 out.errors.push(first.clone());
             }
         }
-        cut_before = cuts.gen_bool(args.power_cuts);
-        if cut_before {
-            // Power cut: the disk keeps only what was synced; the dead process's handles
-            // fail from now on (closing it only stops its threads).
-            fs.crash();
+        cut_before = cut;
+        mid_before = mid_cut;
+        if mid_cut {
+            out.mid_cuts += 1;
+        }
+        if cut {
+            // Power cut (unless the armed one already came): the disk keeps only what was
+            // synced; the dead process's handles fail from now on (closing it only stops
+            // its threads).
+            if !mid_cut {
+                fs.crash();
+            }
             out.power_cuts += 1;
         }
         // Closing may fail on a dead disk; the next open must cope either way.
@@ -232,7 +308,7 @@ fn verify_after_cut(
     oracle: &Oracle,
     history: &History,
     out: &mut Outcomes,
-) -> Result<u64, CliError> {
+) -> Result<(u64, CutOutcome), CliError> {
     let found = read_all(db, oracle.keys())?;
     let cut = history
         .check(&found, |k| oracle.get(k).value)
@@ -240,13 +316,14 @@ fn verify_after_cut(
     out.cut_acknowledged += cut.acknowledged;
     out.cut_durable += cut.durable;
     out.cut_lost += cut.lost;
+    out.cut_pending += cut.pending;
     for (k, &found) in (0..oracle.keys()).zip(&found) {
         let e = oracle.get(k);
         if e.value != found || e.pending != 0 {
             oracle.settle(k, found).map_err(CliError::Failed)?;
         }
     }
-    Ok(oracle.keys())
+    Ok((oracle.keys(), cut))
 }
 
 #[cfg(test)]
@@ -324,6 +401,40 @@ mod tests {
         // The oracle now holds what survived.
         let values: Vec<u32> = (0..4).map(|k| rig.oracle.get(k).value).collect();
         assert_eq!(values, [10, 11, 0, 0]);
+    }
+
+    #[test]
+    fn a_power_cut_in_the_middle_leaves_the_failed_write_pending() {
+        let rig = Rig::new();
+        let db = rig.open();
+        rig.put(&db, 0, 10, false);
+        rig.put(&db, 1, 11, true);
+        // The cut comes at the next append, while a thread writes key 2 (a synced write).
+        rig.fs.crash_at(FaultOp::Write, 1);
+        rig.oracle.begin(2, 12).unwrap();
+        let _in_flight = rig.history.begin(&[(2, 12, 0)]);
+        let mut b = WriteBatch::new();
+        b.put(key(2), value(2, 12));
+        let e = db.write_opt(b, WriteOptions { sync: true }).unwrap_err();
+        assert!(matches!(e, augur::Error::Io { .. }), "{e}");
+        assert!(rig.fs.is_crashed());
+        // The process is dead: writes fail (reads may still be served from memory).
+        assert!(db.put(key(3), value(3, 13)).is_err());
+        let _ = db.close();
+        drop(db);
+        rig.fs.reset_faults();
+        let db = rig.open();
+        let mut out = Outcomes::default();
+        let (_, cut) = verify_after_cut(&db, &rig.oracle, &rig.history, &mut out).unwrap();
+        assert_eq!((cut.acknowledged, cut.durable, cut.pending), (2, 2, 1));
+        // The synced write survived, and the oracle holds what the open found.
+        assert_eq!(rig.oracle.get(1).value, 11);
+        assert_eq!(rig.oracle.get(2).pending, 0);
+        assert_eq!(read_id_of(&db, 2), rig.oracle.get(2).value);
+    }
+
+    fn read_id_of(db: &Db, k: u64) -> u32 {
+        crate::stress::read_id(db, k, None).unwrap()
     }
 
     #[test]

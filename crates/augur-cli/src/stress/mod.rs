@@ -23,6 +23,7 @@ pub mod history;
 pub mod oracle;
 
 use crate::error::CliError;
+use augur::fs::FaultFs;
 use augur::{CompactionStyle, Db, IndexKind, LearningPolicy, Options, WriteBatch, WriteOptions};
 use history::History;
 use oracle::{Oracle, PENDING_DELETE};
@@ -151,6 +152,7 @@ pub fn run(dir: &Path, base: Options, args: &StressArgs, json: bool) -> Result<(
             seed,
             refusals: None,
             history: None,
+            power: None,
         };
         if let Err(e) = run.run(&counts) {
             return Err(CliError::Failed(format!(
@@ -244,11 +246,20 @@ fn parse_value(k: u64, v: &[u8]) -> Result<u32, String> {
 
 /// The value id `db` holds for key `k` (0: absent).
 fn read_id(db: &Db, k: u64, snap: Option<&augur::Snapshot>) -> Result<u32, String> {
-    let got = match snap {
+    id_of(k, fetch(db, k, snap)?)
+}
+
+/// The value `db` holds for key `k`; the error is the engine's.
+fn fetch(db: &Db, k: u64, snap: Option<&augur::Snapshot>) -> Result<Option<Vec<u8>>, String> {
+    match snap {
         Some(s) => db.get_at(key(k), s),
         None => db.get(key(k)),
     }
-    .map_err(|e| format!("get {k}: {e}"))?;
+    .map_err(|e| format!("get {k}: {e}"))
+}
+
+/// The value id of `got`, a value of key `k` (0: absent).
+fn id_of(k: u64, got: Option<Vec<u8>>) -> Result<u32, String> {
     got.map_or(Ok(0), |v| parse_value(k, &v))
 }
 
@@ -337,6 +348,9 @@ struct Workload<'a> {
     refusals: Option<&'a Mutex<Vec<String>>>,
     /// Fault-injection mode: the round's write history, for a power cut at its end.
     history: Option<&'a History>,
+    /// Fault-injection mode: the file system a power cut may take down while the threads
+    /// run (see [`Worker::power`]).
+    power: Option<&'a FaultFs>,
 }
 
 impl Workload<'_> {
@@ -359,6 +373,7 @@ impl Workload<'_> {
                     ),
                     refusals: self.refusals,
                     history: self.history,
+                    power: self.power,
                 };
                 let (stop, failure) = (&stop, &failure);
                 let (ops, deadline) = (self.ops, self.deadline);
@@ -392,6 +407,12 @@ struct Worker<'a> {
     /// Fault-injection mode: every write and sync point is recorded here (see
     /// [`history`]).
     history: Option<&'a History>,
+    /// Fault-injection mode: once this file system is down (a power cut in the middle of
+    /// the round), reads through the dead process's handles fail too: the thread gives up
+    /// such a read and goes on until a write fails (noted in `refusals`, which stops every
+    /// thread). Reads are never failed by injection, so a read error is only excused while
+    /// the file system is down.
+    power: Option<&'a FaultFs>,
 }
 
 impl Worker<'_> {
@@ -425,6 +446,21 @@ impl Worker<'_> {
     fn refused(&self) -> bool {
         self.refusals
             .is_some_and(|r| !r.lock().unwrap_or_else(|p| p.into_inner()).is_empty())
+    }
+
+    /// In fault-injection mode, whether a power cut took the file system down.
+    fn down(&self) -> bool {
+        self.power.is_some_and(FaultFs::is_crashed)
+    }
+
+    /// `r`, unless it is the engine's read error while the file system is down: then
+    /// `None` (the thread gives up the read). What a read returns is still checked.
+    fn unless_down<T>(&self, r: Result<T, String>) -> Result<Option<T>, String> {
+        match r {
+            Ok(v) => Ok(Some(v)),
+            Err(_) if self.down() => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// In fault-injection mode, notes a failed write and returns `Ok` (the write stays
@@ -485,7 +521,10 @@ impl Worker<'_> {
         let k = self.rng.gen_range(0..self.oracle.keys());
         let _held = lock(self.locks, &[k]);
         let expected = self.oracle.get(k);
-        let found = read_id(self.db, k, None)?;
+        let Some(got) = self.unless_down(fetch(self.db, k, None))? else {
+            return Ok(());
+        };
+        let found = id_of(k, got)?;
         // Under the key's lock a write is pending only after it failed (fault injection):
         // then either value may be read.
         if !expected.allows(found) || (expected.pending != 0 && self.refusals.is_none()) {
@@ -521,7 +560,9 @@ impl Worker<'_> {
         } else {
             iter.collect()
         };
-        let items = items.map_err(|e| format!("scan: {e}"))?;
+        let Some(items) = self.unless_down(items.map_err(|e| format!("scan: {e}")))? else {
+            return Ok(());
+        };
         // The id each key of the range holds in the scan (0: absent); keys come in order.
         let mut got = vec![0u32; keys.len()];
         let mut last = None;
@@ -546,7 +587,10 @@ impl Worker<'_> {
         }
         // A point read at the same snapshot agrees too.
         if let Some(&id) = got.first() {
-            let found = read_id(self.db, start, Some(&snap))?;
+            let Some(got) = self.unless_down(fetch(self.db, start, Some(&snap)))? else {
+                return Ok(());
+            };
+            let found = id_of(start, got)?;
             if found != id {
                 return Err(format!(
                     "snapshot read of {start}: {found}, the scan saw {id}"
