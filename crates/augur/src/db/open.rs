@@ -5,7 +5,7 @@
 //! WAL replay policy (docs/format/wal.md): records are replayed in file order. A torn tail of
 //! the newest WAL with records is dropped (the crash interrupted that write, which was not
 //! acknowledged as synced); record-less WALs after it (left by a recovery that crashed) and
-//! a WAL shorter than its header (a crash inside its creation) are ignored. A torn tail of
+//! any WAL shorter than its header (a crash inside its creation) are ignored. A torn tail of
 //! an older WAL, or mid-log corruption, is a `Corruption` error: older WALs were synced when
 //! the memtable switched. A record whose value pointer does not
 //! reach complete value-log bytes ends the replay there (its value-log write was lost in
@@ -119,10 +119,13 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             .iter()
             .all(|&s| s <= header_len);
         // A WAL shorter than its header was being created when the process died
-        // (`LogWriter::create` syncs the header before any record is added): it holds
-        // nothing. Skip it unless a later WAL holds records, which only damage explains.
+        // (`LogWriter::create` syncs the header before any record is added to it or to a
+        // later WAL): it never held a record, wherever it lies. Skip it, even before a WAL
+        // with records (a SIGKILL loop left one there; regression test
+        // `regression_empty_wal_before_records`). A WAL that held records and lost them is
+        // caught above by the live-WAL checks, not by its length.
         let size = wal_sizes.get(i).copied().unwrap_or(0);
-        if size < header_len && newest {
+        if size < header_len {
             log::info!(
                 "skipping {} ({size} bytes): its creation was interrupted",
                 path.display()
