@@ -1,9 +1,11 @@
 //! Issue 13 finding (`tests/stress_kill.rs`, session 9: "file of 0 bytes is shorter than the
-//! 20-byte WAL header" at an open after a SIGKILL). A process killed inside the creation of a
-//! WAL leaves a file shorter than the header. The next open skips it as the newest WAL, but
-//! while its memtable holds no record the log number in the manifest does not move past it;
-//! that process's writes then go to a later WAL, and the open after it found an empty WAL
-//! *before* one with records and refused to open the database.
+//! 20-byte WAL header" at an open after a SIGKILL). File numbers are handed out in memory and
+//! persisted with the next manifest edit; a compaction numbers its outputs as it writes them
+//! and logs them at its end, while a memtable switch takes a higher number for its new WAL. A
+//! kill inside that WAL's creation leaves it with 0 bytes while the manifest's next file
+//! number is below it: the next open hands out the lower numbers again (its fresh WAL gets
+//! records) and a later switch goes past the orphan, so a 0-byte WAL lies *before* WALs with
+//! records, and the open refused the database.
 //!
 //! The contract: a WAL shorter than its header never held a record (`LogWriter::create`
 //! syncs the header before any record is written to it or to any later WAL), so it is
