@@ -282,7 +282,7 @@ def render(data):
                                 f"{100 * s['work_s'] / s['build_s']:.1f}%", s["work_s"] / s["build_s"] <= 0.05))
         md += [""]
         md += table(["index", "flush+compaction s", "training work s", "work share", "waited s", "wall share"], rows)
-        md += ["", "Training work is the CPU time of the thread that trained (since commit 4293a99; "
+        md += ["", "Training work is the CPU time of the thread that trained (since commit f69af7d; "
                "before, its wall time, which on 2 cores also counted waiting for a core); "
                "flush + compaction is wall time.", ""]
     md = md[:7] + ["## Findings", "", kept_findings(REPORT, "## Targets"), "", "## Targets", ""] + table(["target", "measured", "met"],
