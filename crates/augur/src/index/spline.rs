@@ -505,22 +505,18 @@ mod tests {
     /// that fit, break at `a`, break at `b`, and at error bounds from 0 up.
     #[test]
     fn push_step_equals_two_pushes() {
-        use rand::{Rng, SeedableRng};
+        use rand::SeedableRng;
         let mut rng = rand::rngs::StdRng::seed_from_u64(12);
         for delta in [0u32, 1, 2, 8, 64] {
             for spread in [1u64, 3, 1000, 1 << 40] {
                 let (mut paired, mut stepped) = (SplineFit::new(delta), SplineFit::new(delta));
-                let (mut x, mut y) = (rng.gen_range(0..1000u64), 0u64);
-                paired.push(x, y);
-                stepped.push(x, y);
-                for _ in 0..20_000 {
-                    let a = x + 1 + rng.gen_range(0..spread);
-                    let b = a + 1 + rng.gen_range(0..spread);
-                    y += rng.gen_range(1..4);
+                let (start, steps) = crate::index::tests::random_steps(&mut rng, spread, 20_000);
+                paired.push(start, 0);
+                stepped.push(start, 0);
+                for (a, b, y) in steps {
                     paired.push(a, y);
                     paired.push(b, y);
                     stepped.push_step(a, b, y);
-                    x = b;
                 }
                 assert_eq!(
                     paired.finish(),

@@ -514,3 +514,26 @@ fn add_all_rejects_unsorted_batches_like_add() {
         assert!(b.finish().is_err(), "{kind:?}");
     }
 }
+
+/// A random walk of `n` steps of `lb` for the fused-step tests of the fitters: the start key,
+/// then `(a, b, y)` per step with `a < b` after the previous `b` (gaps up to `spread`) and
+/// `y` growing by 1–3.
+pub(super) fn random_steps(
+    rng: &mut rand::rngs::StdRng,
+    spread: u64,
+    n: usize,
+) -> (u64, Vec<(u64, u64, u64)>) {
+    use rand::Rng;
+    let start = rng.gen_range(0..1000u64);
+    let (mut x, mut y) = (start, 0u64);
+    let steps = (0..n)
+        .map(|_| {
+            let a = x + 1 + rng.gen_range(0..spread);
+            let b = a + 1 + rng.gen_range(0..spread);
+            y += rng.gen_range(1..4);
+            x = b;
+            (a, b, y)
+        })
+        .collect();
+    (start, steps)
+}
