@@ -70,6 +70,30 @@ proptest! {
         prop_assert_eq!(check_damaged(&pgm(e, r), &keys, &flips, cut), Ok(()));
     }
 
+    /// The i64 slope tests taken in segments of small extent decide exactly as the i128
+    /// ones: both fitters emit the same segments, whatever the keys' spread.
+    #[test]
+    fn narrow_and_wide_slope_tests_fit_alike(
+        shape in leaf_shape(),
+        e in prop::sample::select(EPS.to_vec()),
+        shift in 0u32..40,
+    ) {
+        let keys: Vec<u64> = shape.keys().iter().map(|k| k >> shift).collect();
+        let (mut fast, mut exact) = (LevelFit::new(e), LevelFit::wide_only(e));
+        let mut left = keys.first().copied().unwrap_or(0);
+        let mut prev = None;
+        for (pos, &k) in (0u64..).zip(&keys) {
+            if prev == Some(k) {
+                continue;
+            }
+            fast.push_step(left, k, pos);
+            exact.push_step(left, k, pos);
+            left = k.wrapping_add(1);
+            prev = Some(k);
+        }
+        prop_assert_eq!(fast.finish(), exact.finish());
+    }
+
     /// The optimal PLA never needs more segments than Greedy-PLR's cone at the same bound,
     /// trained on the same points.
     #[test]
@@ -188,8 +212,8 @@ fn duplicates_and_single_keys() {
     assert_eq!(check(&pgm(0, 1), &run, &[]), Ok(()));
 }
 
-/// At every fitted point (both ends of every step of `lb`) the `f64` prediction of the
-/// emitted line is within ε + 2^-8: rounding stays far below the lookup's 1/64 slack.
+/// At both ends of every step of `lb` the `f64` prediction of the emitted lines (capped as the
+/// lookup caps it) is within ε + 2^-8: rounding stays far below the lookup's 1/64 slack.
 #[test]
 fn f64_predictions_stay_within_the_bound_at_fitted_points() {
     use rand::{Rng, SeedableRng};
@@ -214,8 +238,13 @@ fn f64_predictions_stay_within_the_bound_at_fitted_points() {
             let segs = fit.finish();
             for &(l, r, y) in &steps {
                 for x in [l, r] {
+                    // The lookup's prediction: the owning segment's line, capped by the next
+                    // segment's intercept.
                     let i = segs.partition_point(|s| s.key <= x) - 1;
-                    let p = segs[i].intercept + segs[i].slope * (x - segs[i].key) as f64;
+                    let mut p = segs[i].intercept + segs[i].slope * (x - segs[i].key) as f64;
+                    if let Some(next) = segs.get(i + 1) {
+                        p = p.min(next.intercept);
+                    }
                     let err = (p - y as f64).abs();
                     assert!(
                         err <= f64::from(eps) + 1.0 / 256.0,
