@@ -187,9 +187,11 @@ impl IndexBuilder for PgmBuilder {
     /// A sorted batch in one tight loop.
     fn add_all(&mut self, keys: &[u64]) -> Result<()> {
         let (fit, first_key) = (&mut self.fit, &mut self.first_key);
-        if self.order.take_steps(keys, |prev, key, pos| {
-            fit_step(fit, first_key, prev, key, pos)
-        }) {
+        if self.order.take_steps(
+            keys,
+            #[inline(always)]
+            |prev, key, pos| fit_step(fit, first_key, prev, key, pos),
+        ) {
             return Ok(());
         }
         keys.iter().try_for_each(|&k| self.add(k))

@@ -80,9 +80,8 @@
 //! Slopes are compared by cross-multiplying, exactly. Every direction the fitter compares
 //! joins two points of the current segment, so its `|dx|` and `|dy|` are bounded by the
 //! segment's extent; while the product of the extents is below 2^63 (checked per point with
-//! two leading-zero counts) the products are taken in i64, otherwise in i128 — the same
-//! answers (`narrow_and_wide_slope_tests_fit_alike`), about −10% training on sparse sets and
-//! −30% on dense ones.
+//! one widening multiplication) the products are taken in i64, otherwise in i128 — the same
+//! answers (`narrow_and_wide_slope_tests_fit_alike`), faster on every set of `index_bench`.
 
 use super::pgm::Seg;
 
@@ -219,10 +218,11 @@ impl OptimalPla {
         }
         // Every direction compared below joins two points of the segment, so its |dx| and
         // |dy| are at most the segment's extent; when the extents' product is below 2^63,
-        // so is every product the tests take (2^(128 − lz(a) − lz(b)) bounds a · b).
+        // so is every product the tests take.
         let x_extent = x - self.first_x;
         let y_extent = hi.y.abs_diff(self.first_lo);
-        if x_extent.leading_zeros() + y_extent.leading_zeros() >= 65 && self.narrow_allowed() {
+        let extent = u128::from(x_extent) * u128::from(y_extent);
+        if extent >> 63 == 0 && self.narrow_allowed() {
             self.add_past_two::<true>(x, hi, lo)
         } else {
             self.add_past_two::<false>(x, hi, lo)
@@ -267,6 +267,9 @@ impl OptimalPla {
             }
             self.rect[3] = hi;
             self.lower_start = best;
+            if best > COMPACT_MIN && best * 2 > self.lower.len() {
+                compact(&mut self.lower, &mut self.lower_start);
+            }
             push_hull::<NARROW>(&mut self.upper, self.upper_start, hi, Turn::Left);
         }
         if cuts_shallow {
@@ -293,10 +296,12 @@ impl OptimalPla {
             }
             self.rect[2] = lo;
             self.upper_start = best;
+            if best > COMPACT_MIN && best * 2 > self.upper.len() {
+                compact(&mut self.upper, &mut self.upper_start);
+            }
             push_hull::<NARROW>(&mut self.lower, self.lower_start, lo, Turn::Right);
         }
         self.count += 1;
-        self.compact();
         true
     }
 
@@ -307,19 +312,6 @@ impl OptimalPla {
         return !self.wide_only;
         #[cfg(not(test))]
         true
-    }
-
-    /// Drops hull points before the starts once they are the larger part of the buffers, so a
-    /// long segment holds memory proportional to its live hulls only.
-    fn compact(&mut self) {
-        if self.upper_start > 256 && self.upper_start * 2 > self.upper.len() {
-            self.upper.drain(..self.upper_start);
-            self.upper_start = 0;
-        }
-        if self.lower_start > 256 && self.lower_start * 2 > self.lower.len() {
-            self.lower.drain(..self.lower_start);
-            self.lower_start = 0;
-        }
     }
 
     /// True when no point was added since the last close.
@@ -369,6 +361,19 @@ impl OptimalPla {
     pub(super) fn hull_capacity(&self) -> usize {
         self.upper.capacity() + self.lower.capacity()
     }
+}
+
+/// A hull's dropped prefix (the points before its start) is compacted away once it is longer
+/// than this and than the live part, so a long segment holds memory proportional to its live
+/// hulls only.
+const COMPACT_MIN: usize = 256;
+
+/// Drops `hull[..*start]` (see [`COMPACT_MIN`]); rare, so kept out of the hot path.
+#[cold]
+#[inline(never)]
+fn compact(hull: &mut Vec<Pt>, start: &mut usize) {
+    hull.drain(..*start);
+    *start = 0;
 }
 
 /// Which turn a hull keeps at each of its vertices, walking in key order.
