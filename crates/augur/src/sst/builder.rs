@@ -11,12 +11,14 @@ use crate::checksum::crc;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::index::chooser::{self, ModelBudget};
-use crate::index::{self, projection, IndexConfig};
+use crate::index::projection::common_prefix_len;
+use crate::index::{self, IndexConfig};
 use crate::key::{compare, pack_trailer, InternalKey, SeqNo, ValueKind, MAX_KEY_LEN, MAX_SEQNO};
 use crate::options::Options;
 use crate::sst::fence;
 use crate::sst::filter::FilterBuilder;
 use crate::sst::format::{Footer, InlineRef, Section, REF_BYTES, SLOT_OVERHEAD_BYTES};
+use crate::sst::key_projections::KeyProjections;
 use crate::sst::properties::Properties;
 use crate::stats::cpu_time::CpuStopwatch;
 use crate::vlog::ValuePointer;
@@ -119,6 +121,8 @@ pub struct Builder {
     /// The value section being accumulated.
     values: Vec<u8>,
     filter: FilterBuilder,
+    /// The keys' projections for the model, taken as they are added (`None` without a model).
+    projections: Option<KeyProjections>,
     max_key_len: usize,
     deletes: u64,
     inline_values: u64,
@@ -147,6 +151,7 @@ impl Builder {
             entries: Vec::new(),
             values: Vec::new(),
             filter: FilterBuilder::new(opts.bloom_bits_per_key),
+            projections: opts.model.map(|_| KeyProjections::default()),
             max_key_len: 0,
             deletes: 0,
             inline_values: 0,
@@ -259,6 +264,13 @@ impl Builder {
         if new_user_key {
             self.filter.add(user_key);
         }
+        if let Some(projections) = self.projections.as_mut() {
+            let first = match self.entries.first() {
+                Some(e) => key_in(&self.keys, e),
+                None => user_key,
+            };
+            projections.add(first, user_key);
+        }
         self.entries.push(Pending {
             key_start: self.keys.len(),
             key_len: user_key.len() as u16,
@@ -312,27 +324,38 @@ impl Builder {
         let smallest = self.internal_key(first);
         let largest = self.internal_key(last);
         let common_prefix = common_prefix_len(&smallest.user_key, &largest.user_key);
-        let (entries, keys) = (
+        let (entries, keys, projections) = (
             std::mem::take(&mut self.entries),
             std::mem::take(&mut self.keys),
+            self.projections.take(),
         );
         let (entries, keys) = (entries.as_slice(), keys.as_slice());
+        debug_assert!(projections
+            .as_ref()
+            .is_none_or(|p| p.prefix() == common_prefix));
         std::thread::scope(|scope| {
             // At-build training runs beside the writing of the other sections (a large
             // table's on its own thread): it reads only the buffered keys.
             let budget = self.opts.model_budget;
-            let trainer = self.opts.model.map(|config| {
-                let train = move || {
-                    let started = CpuStopwatch::start();
-                    let model = train_model(&config, budget, entries, keys, common_prefix);
-                    (model, started.elapsed_ns())
-                };
-                if entries.len() >= PIPELINED_TRAINING_MIN_ENTRIES {
-                    Trainer::Thread(scope.spawn(train))
-                } else {
-                    Trainer::Inline(Box::new(train))
-                }
-            });
+            let trainer = self
+                .opts
+                .model
+                .zip(projections)
+                .map(|(config, projections)| {
+                    let train = move || {
+                        let started = CpuStopwatch::start();
+                        // The keys projected before the common prefix settled, again.
+                        let projected = projections
+                            .finish(|i| entries.get(i).map_or(&[][..], |e| key_in(keys, e)));
+                        let model = train_model(&config, budget, &projected);
+                        (model, started.elapsed_ns())
+                    };
+                    if entries.len() >= PIPELINED_TRAINING_MIN_ENTRIES {
+                        Trainer::Thread(scope.spawn(train))
+                    } else {
+                        Trainer::Inline(Box::new(train))
+                    }
+                });
             let layout = Layout {
                 smallest,
                 largest,
@@ -500,40 +523,27 @@ fn key_in<'k>(keys: &'k [u8], e: &Pending) -> &'k [u8] {
 }
 
 /// Trains an index of `config` (or the model chooser's pick within `budget`) over the
-/// projections of the keys of `entries` (in order, one per entry, so positions are slot
-/// positions; `common_prefix` bytes skipped) and returns its encoding.
+/// projected keys of the table (one per entry, in order, so positions are slot positions) and
+/// returns its encoding.
 fn train_model(
     config: &IndexConfig,
     budget: Option<ModelBudget>,
-    entries: &[Pending],
-    keys: &[u8],
-    common_prefix: usize,
+    projected: &[u64],
 ) -> Result<Vec<u8>> {
-    let project = |e: &Pending| projection::project(key_in(keys, e), common_prefix);
     if let Some(budget) = budget {
-        let projected: Vec<u64> = entries.iter().map(project).collect();
         let mut out = Vec::new();
-        chooser::choose(&projected, config, budget)?.encode(&mut out);
+        chooser::choose(projected, config, budget)?.encode(&mut out);
         return Ok(out);
     }
     let mut builder = index::builder(config);
-    // Projected in chunks that stay in L1, then fitted in one call per chunk.
+    // Fitted a chunk at a time: each batch's order check and its fit read the chunk from L1.
     const CHUNK: usize = 1024;
-    let mut projected = Vec::with_capacity(CHUNK);
-    for chunk in entries.chunks(CHUNK) {
-        projected.clear();
-        projected.extend(chunk.iter().map(project));
-        builder.add_all(&projected)?;
+    for chunk in projected.chunks(CHUNK) {
+        builder.add_all(chunk)?;
     }
     let mut out = Vec::new();
     builder.finish()?.encode(&mut out);
     Ok(out)
-}
-
-/// Length of the common prefix of two byte strings. For a sorted set, the common prefix of
-/// its first and last element is the common prefix of all its elements.
-fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 #[cfg(test)]
@@ -624,6 +634,5 @@ mod tests {
             est >= real && est < real + real / 10,
             "est {est} real {real}"
         );
-        assert_eq!(common_prefix_len(b"abc", b"abd"), 2);
     }
 }

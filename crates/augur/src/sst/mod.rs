@@ -12,6 +12,7 @@ mod cursor;
 pub(crate) mod fence;
 pub(crate) mod filter;
 mod format;
+mod key_projections;
 #[cfg(test)]
 mod learned_tests;
 mod properties;
