@@ -267,9 +267,7 @@ impl OptimalPla {
             }
             self.rect[3] = hi;
             self.lower_start = best;
-            if best > COMPACT_MIN && best * 2 > self.lower.len() {
-                compact(&mut self.lower, &mut self.lower_start);
-            }
+            compact(&mut self.lower, &mut self.lower_start);
             push_hull::<NARROW>(&mut self.upper, self.upper_start, hi, Turn::Left);
         }
         if cuts_shallow {
@@ -296,9 +294,7 @@ impl OptimalPla {
             }
             self.rect[2] = lo;
             self.upper_start = best;
-            if best > COMPACT_MIN && best * 2 > self.upper.len() {
-                compact(&mut self.upper, &mut self.upper_start);
-            }
+            compact(&mut self.upper, &mut self.upper_start);
             push_hull::<NARROW>(&mut self.lower, self.lower_start, lo, Turn::Right);
         }
         self.count += 1;
@@ -368,10 +364,19 @@ impl OptimalPla {
 /// hulls only.
 const COMPACT_MIN: usize = 256;
 
-/// Drops `hull[..*start]` (see [`COMPACT_MIN`]); rare, so kept out of the hot path.
+/// Drops `hull[..*start]` once it is longer than [`COMPACT_MIN`] and than the live part; called
+/// where a start moves.
+#[inline(always)]
+fn compact(hull: &mut Vec<Pt>, start: &mut usize) {
+    if *start > COMPACT_MIN && *start * 2 > hull.len() {
+        drop_prefix(hull, start);
+    }
+}
+
+/// The drain of [`compact`]; rare, so kept out of the hot path.
 #[cold]
 #[inline(never)]
-fn compact(hull: &mut Vec<Pt>, start: &mut usize) {
+fn drop_prefix(hull: &mut Vec<Pt>, start: &mut usize) {
     hull.drain(..*start);
     *start = 0;
 }

@@ -335,7 +335,8 @@ impl Builder {
             .is_none_or(|p| p.prefix() == common_prefix));
         std::thread::scope(|scope| {
             // At-build training runs beside the writing of the other sections (a large
-            // table's on its own thread): it reads only the buffered keys.
+            // table's on its own thread): it reads the projections taken at `add` (and the
+            // buffered keys of those projected before the common prefix settled).
             let budget = self.opts.model_budget;
             let trainer = self
                 .opts
