@@ -99,10 +99,15 @@ def _engine_defaults() -> Dict[str, object]:
 
 @final
 class Iterator(_Iterator[_T]):
-    """A lazy iterator over a key range, reading one snapshot in batches."""
+    """A lazy iterator over a key range, reading one snapshot in batches.
+
+    Once its database, or the snapshot it was made from, is closed, ``next()`` raises
+    :class:`ClosedError` at once, even with entries still buffered.
+    """
 
     def __iter__(self) -> "Iterator[_T]": ...
-    def __next__(self) -> _T: ...
+    def __next__(self) -> _T:
+        """The next entry; ``ClosedError`` once the database or snapshot is closed."""
     def close(self) -> None:
         """Stop early and release the iterator's snapshot."""
 
@@ -165,7 +170,10 @@ class Snapshot:
     ) -> Iterator[bytes]: ...
     def __iter__(self) -> Iterator[bytes]: ...
     def close(self) -> None:
-        """Release the snapshot; later reads through it raise ClosedError."""
+        """Release the snapshot and end the iterators made from it.
+
+        Later reads through it, and ``next()`` on those iterators, raise ClosedError.
+        """
     def __enter__(self) -> "Snapshot": ...
     def __exit__(
         self,

@@ -4,40 +4,161 @@
 //! The engine releases its directory lock only when the last reference to its internals is
 //! gone, and every snapshot and scan holds one. So that `db.close()` really closes (another
 //! process, or a new `augur.open()` of the same path, can open it right after), the handle
-//! keeps a weak list of those children and empties each one on close; a child used after
-//! that raises `ClosedError`.
+//! keeps a weak list of those children and releases each one on close; a snapshot keeps
+//! such a list of the iterators made from it, released by `snapshot.close()`. A released
+//! child remembers what closed it, so an iterator raises `ClosedError` at once, with
+//! entries still buffered.
 //!
-//! Locking: `db` and `children` are held only for a few instructions and never while waiting
-//! for the GIL. A child's mutex is held by an iterator while it fills a batch with the GIL
-//! released, so it is only taken by code that either runs with the GIL released (close) or
-//! holds it for an instant without ever waiting for the GIL (clones, takes).
+//! Locking: `db` and each list are held only for a few instructions and never while
+//! waiting for the GIL; a list's lock is taken before its owner's state, never after
+//! (closing marks the owner closed, lets go, then drains the list). A child's state mutex
+//! is held by an iterator while it fills a batch with the GIL released, so it is only taken
+//! by code that either runs with the GIL released (close) or holds it for an instant
+//! without ever waiting for the GIL (clones, takes).
 
 use crate::errors;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Mutex, MutexGuard, RwLock};
 use pyo3::PyResult;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
-/// Something made from a database that holds engine state until released.
-trait Release: Send + Sync {
-    /// Drops the engine state (a snapshot, a scan); later uses raise `ClosedError`.
-    fn release(&self);
+/// What closed a child: the database, or the snapshot it was made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// `db.close()`.
+    Database,
+    /// `snapshot.close()`.
+    Snapshot,
 }
 
-impl<T: Send> Release for Mutex<Option<T>> {
-    fn release(&self) {
-        drop(self.lock().take());
+impl Owner {
+    /// The owner's name in messages.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Owner::Database => "database",
+            Owner::Snapshot => "snapshot",
+        }
     }
 }
 
-/// A child's engine state: `None` once released (by `close()` or when exhausted).
-pub(crate) type Cell<T> = Arc<Mutex<Option<T>>>;
+/// Something made from a database that holds engine state until released.
+trait Release: Send + Sync {
+    /// Drops the engine state (a snapshot, a scan) and releases what was made from it,
+    /// because `owner` was closed; later uses raise `ClosedError`.
+    fn release(&self, owner: Owner);
+}
+
+/// The children of a database or a snapshot: weak references, released when it closes.
+#[derive(Default)]
+struct Children(Mutex<Vec<Weak<dyn Release>>>);
+
+impl Children {
+    /// Adds `child` unless `closed()`, evaluated under the list's lock, says the owner is
+    /// closed. Returns whether it was added.
+    fn adopt(&self, child: Weak<dyn Release>, closed: impl FnOnce() -> bool) -> bool {
+        let mut list = self.0.lock();
+        // Checked under the lock: closing marks the owner closed before it drains the list,
+        // so a child is either refused here or drained there.
+        if closed() {
+            return false;
+        }
+        if list.len() >= 64 && list.len().is_power_of_two() {
+            list.retain(|c| c.strong_count() > 0);
+        }
+        list.push(child);
+        true
+    }
+
+    /// Releases every child and empties the list.
+    fn release_all(&self, owner: Owner) {
+        let children = std::mem::take(&mut *self.0.lock());
+        for child in children.iter().filter_map(Weak::upgrade) {
+            child.release(owner);
+        }
+    }
+}
+
+/// What a [`Cell`] shares with the lists that release it.
+struct Slot<T> {
+    /// The engine state: `None` once released, closed or finished.
+    state: Mutex<Option<T>>,
+    /// What closed this child; set once, before the state is dropped.
+    closed_by: OnceLock<Owner>,
+    /// Iterators made from this snapshot, released with it (empty for a scan).
+    children: Children,
+}
+
+impl<T: Send> Release for Slot<T> {
+    fn release(&self, owner: Owner) {
+        // The first closer is the one reported (`db.close()` after `snapshot.close()`
+        // leaves the snapshot's iterators closed by their snapshot).
+        let _ = self.closed_by.set(owner);
+        drop(self.state.lock().take());
+        self.children.release_all(owner);
+    }
+}
+
+/// A child's engine state (a snapshot or a scan), registered with the database, and with
+/// the snapshot for a scan of one, to be released when either closes.
+pub(crate) struct Cell<T> {
+    slot: Arc<Slot<T>>,
+}
+
+impl<T: Send + 'static> Cell<T> {
+    fn new(state: T) -> Self {
+        Cell {
+            slot: Arc::new(Slot {
+                state: Mutex::new(Some(state)),
+                closed_by: OnceLock::new(),
+                children: Children::default(),
+            }),
+        }
+    }
+
+    fn weak(&self) -> Weak<dyn Release> {
+        let weak: Weak<Slot<T>> = Arc::downgrade(&self.slot);
+        weak
+    }
+
+    /// The engine state, locked: `None` once released, closed or finished.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<T>> {
+        self.slot.state.lock()
+    }
+
+    /// What closed this child, if its database or snapshot did.
+    pub(crate) fn closed_by(&self) -> Option<Owner> {
+        self.slot.closed_by.get().copied()
+    }
+
+    /// Closes this child as `owner` (a snapshot closing itself) and releases what was made
+    /// from it. Idempotent. Call it with the GIL released: it waits for iterators in the
+    /// middle of a batch.
+    pub(crate) fn close(&self, owner: Owner) {
+        self.slot.release(owner);
+    }
+
+    /// Registers `child` (a scan of this snapshot) to be released with this one.
+    ///
+    /// # Errors
+    /// `ClosedError` when this snapshot is already closed (the caller drops `child`).
+    pub(crate) fn adopt<U: Send + 'static>(&self, child: &Cell<U>) -> PyResult<()> {
+        if self
+            .slot
+            .children
+            .adopt(child.weak(), || self.slot.closed_by.get().is_some())
+        {
+            Ok(())
+        } else {
+            Err(errors::closed("the snapshot"))
+        }
+    }
+}
 
 /// One open database and what was made from it.
 pub(crate) struct Handle {
     /// The engine database; `None` after `close()`.
     db: RwLock<Option<Arc<augur::Db>>>,
     /// Snapshots and iterators to release on close (dead entries are pruned as it grows).
-    children: Mutex<Vec<Weak<dyn Release>>>,
+    children: Children,
     /// `open(read_only=True)`: writes through this handle are refused.
     read_only: bool,
 }
@@ -47,7 +168,7 @@ impl Handle {
     pub(crate) fn new(db: augur::Db, read_only: bool) -> Self {
         Handle {
             db: RwLock::new(Some(Arc::new(db))),
-            children: Mutex::new(Vec::new()),
+            children: Children::default(),
             read_only,
         }
     }
@@ -91,19 +212,15 @@ impl Handle {
     /// # Errors
     /// `ClosedError` when the database is already closed (`state` is dropped).
     pub(crate) fn adopt<T: Send + 'static>(&self, state: T) -> PyResult<Cell<T>> {
-        let cell: Cell<T> = Arc::new(Mutex::new(Some(state)));
-        let mut children = self.children.lock();
-        // Checked under the children lock: `close` takes the database before it drains the
-        // list, so a child registered here is either refused or drained.
-        if self.db.read().is_none() {
-            return Err(errors::closed("the database"));
+        let cell = Cell::new(state);
+        if self
+            .children
+            .adopt(cell.weak(), || self.db.read().is_none())
+        {
+            Ok(cell)
+        } else {
+            Err(errors::closed("the database"))
         }
-        if children.len() >= 64 && children.len().is_power_of_two() {
-            children.retain(|c| c.strong_count() > 0);
-        }
-        let weak: Weak<Mutex<Option<T>>> = Arc::downgrade(&cell);
-        children.push(weak);
-        Ok(cell)
     }
 
     /// Closes the database: releases every snapshot and iterator, stops background work
@@ -116,10 +233,7 @@ impl Handle {
         let Some(db) = self.db.write().take() else {
             return Ok(());
         };
-        let children = std::mem::take(&mut *self.children.lock());
-        for child in children.iter().filter_map(Weak::upgrade) {
-            child.release();
-        }
+        self.children.release_all(Owner::Database);
         let result = db.close();
         // Drops the engine database unless a call on another thread still holds it; that
         // thread drops it when its call returns.

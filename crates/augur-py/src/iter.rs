@@ -5,10 +5,12 @@
 //! Batches start small (a short range, or an iterator abandoned after a few items, reads
 //! little ahead) and double up to [`MAX_BATCH_ITEMS`] entries or [`MAX_BATCH_BYTES`] bytes.
 //! An engine error after some pairs of a batch is raised once those pairs have been
-//! yielded; the iterator is then finished.
+//! yielded; the iterator is then finished. Once the database or the snapshot it reads is
+//! closed, `next()` raises `ClosedError` at once, whatever is still buffered: the buffer
+//! is an implementation detail, not a view that outlives its source.
 
 use crate::errors;
-use crate::handle::Cell;
+use crate::handle::{Cell, Owner};
 use augur::Scan;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
@@ -105,7 +107,8 @@ impl Batch {
 /// Not meant to be shared between threads.
 #[pyclass(module = "augur", name = "Iterator")]
 pub(crate) struct RangeIter {
-    /// The engine scan; `None` once finished or when the database was closed.
+    /// The engine scan; `None` once finished or when its database or snapshot was closed
+    /// (which `scan.closed_by()` then names).
     scan: Cell<Scan>,
     mode: Mode,
     batch: Batch,
@@ -147,7 +150,7 @@ impl RangeIter {
         match filled {
             None => {
                 self.finished = true;
-                Err(errors::closed("the database of this iterator"))
+                Err(self.closed_error(self.scan.closed_by().unwrap_or(Owner::Database)))
             }
             Some(Ok(more)) => {
                 self.finished = !more;
@@ -160,6 +163,11 @@ impl RangeIter {
             }
         }
     }
+
+    /// The `ClosedError` of an iterator whose database or snapshot was closed.
+    fn closed_error(&self, owner: Owner) -> PyErr {
+        errors::closed(&format!("the {} of this iterator", owner.name()))
+    }
 }
 
 #[pymethods]
@@ -169,8 +177,20 @@ impl RangeIter {
         slf
     }
 
-    /// The next item; `StopIteration` at the end of the range.
+    /// The next item; `StopIteration` at the end of the range (or after `close()`);
+    /// `ClosedError` once the database or the snapshot it reads is closed, even with
+    /// entries buffered.
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if self.finished && self.batch.is_drained() && self.error.is_none() {
+            // Exhausted, or stopped by `close()`: nothing is read, so nothing to check.
+            return Ok(None);
+        }
+        // Checked before each buffered entry too (an atomic load): the entries were read
+        // from a snapshot that closing has just released.
+        if let Some(owner) = self.scan.closed_by() {
+            self.batch = Batch::default();
+            return Err(self.closed_error(owner));
+        }
         if self.batch.is_drained() {
             if let Some(e) = self.error.take() {
                 return Err(errors::to_py(e));

@@ -3,7 +3,7 @@
 //! close it (or use it in a `with` block) when done.
 
 use crate::bytes::BytesArg;
-use crate::handle::{Cell, Handle};
+use crate::handle::{Cell, Handle, Owner};
 use crate::iter::{Mode, RangeIter};
 use crate::view::{RangeArgs, View};
 use pyo3::prelude::*;
@@ -132,11 +132,12 @@ impl Snapshot {
         self.view.iter(py, range, Mode::Keys)
     }
 
-    /// Releases the snapshot; later reads through it raise `ClosedError`. Iterators already
-    /// made from it keep their own view. Idempotent.
+    /// Releases the snapshot and ends the iterators made from it: later reads through it,
+    /// and `next()` on those iterators, raise `ClosedError`. Idempotent. (An iterator made
+    /// from a snapshot that is garbage-collected without `close()` keeps its own view.)
     fn close(&self, py: Python<'_>) {
         if let Some(cell) = &self.view.snapshot {
-            py.detach(|| drop(cell.lock().take()));
+            py.detach(|| cell.close(Owner::Snapshot));
         }
     }
 

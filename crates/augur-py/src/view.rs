@@ -130,7 +130,12 @@ impl View {
         };
         // Creating a scan registers a snapshot and captures the memtables and version.
         let scan = py.detach(|| db.scan_with(range, &options));
-        Ok(RangeIter::new(self.handle.adopt(scan)?, mode))
+        let cell = self.handle.adopt(scan)?;
+        if let Some(snapshot) = &self.snapshot {
+            // Closing the snapshot ends the iterators made from it.
+            snapshot.adopt(&cell)?;
+        }
+        Ok(RangeIter::new(cell, mode))
     }
 }
 

@@ -108,3 +108,35 @@ def test_iterator_close_and_exhaustion(db):
 def test_iterator_is_its_own_iterator(db):
     it = db.keys()
     assert iter(it) is it
+
+
+@pytest.mark.parametrize("mode", ["items", "keys", "values"])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_close_ends_iterators_at_once(db, mode, reverse):
+    """After db.close(), next() raises ClosedError at once, not after the buffered batch."""
+    with db.write_batch() as wb:
+        for i in range(3000):
+            wb.put(b"%05d" % i, b"v")
+    early = getattr(db, mode)(reverse=reverse)
+    for _ in range(3):
+        next(early)  # inside the first batch
+    late = getattr(db, mode)(reverse=reverse)
+    for _ in range(100):
+        next(late)  # inside the third batch
+    unstarted = getattr(db, mode)(reverse=reverse)
+    db.close()
+    for it in (early, late, unstarted):
+        for _ in range(2):  # and on every later call
+            with pytest.raises(augur.ClosedError, match="database"):
+                next(it)
+
+
+def test_close_after_exhaustion_or_iterator_close_yields_nothing(db):
+    db.put(b"a", b"1")
+    done = db.keys()
+    assert list(done) == [b"a"]
+    stopped = db.keys()
+    stopped.close()
+    db.close()
+    assert list(done) == []
+    assert list(stopped) == []

@@ -1,5 +1,7 @@
 """Snapshots: a fixed view of the database with the read methods of Db."""
 
+import gc
+
 import pytest
 
 import augur
@@ -49,9 +51,40 @@ def test_closed_snapshot_raises(db):
 
 
 def test_iterator_outlives_its_snapshot_object(db):
+    """An iterator keeps its view when the Snapshot object is garbage-collected unclosed."""
     db.put(b"a", b"1")
-    snap = db.snapshot()
-    it = snap.items()
-    snap.close()
+    it = db.snapshot().items()
+    gc.collect()
     db.put(b"b", b"2")
     assert list(it) == [(b"a", b"1")]
+
+
+@pytest.mark.parametrize("mode", ["items", "keys", "values"])
+def test_snapshot_close_ends_its_iterators_at_once(db, mode):
+    """snapshot.close() (or leaving its with block) ends the iterators made from it: next()
+    raises ClosedError at once, not after the buffered batch. Other iterators go on."""
+    for i in range(200):
+        db.put(b"%03d" % i, b"v")
+    snap = db.snapshot()
+    started = getattr(snap, mode)()
+    for _ in range(3):
+        next(started)
+    unstarted = getattr(snap, mode)()
+    with db.snapshot() as other_snap:
+        other = getattr(other_snap, mode)()
+        next(other)
+    on_db = getattr(db, mode)()
+    next(on_db)
+    survivor = db.snapshot()
+    survivor_it = getattr(survivor, mode)()
+    next(survivor_it)
+    snap.close()
+    for it in (started, unstarted, other):
+        for _ in range(2):
+            with pytest.raises(augur.ClosedError, match="snapshot"):
+                next(it)
+    assert len(list(on_db)) == 199
+    assert len(list(survivor_it)) == 199
+    survivor.close()
+    with pytest.raises(augur.ClosedError):
+        getattr(snap, mode)()
