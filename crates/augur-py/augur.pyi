@@ -3,6 +3,14 @@
 Open a database with :func:`open`; keys and values are bytes-like (``bytes``,
 ``bytearray``, ``memoryview``) and values come back as ``bytes``. Every engine call
 that can block runs with the GIL released.
+
+A database belongs to the process that opened it. In a process forked from that one
+(``os.fork``, ``multiprocessing`` with the fork start method), every use of it, or of a
+snapshot, iterator or batch made from it, raises :class:`ForkedError` (its ``repr()``,
+``path`` and ``read_only`` still answer). Dropping those objects in the child, as at its
+exit, is silent and touches no file. To use a database in a child, open it there: close
+it in the parent before forking, since a child forked while it was open inherits the
+descriptor holding its lock and cannot open it (``BusyError``) until it exits.
 """
 
 from os import PathLike
@@ -19,6 +27,7 @@ __all__ = [
     "CorruptionError",
     "Db",
     "Error",
+    "ForkedError",
     "InvalidArgumentError",
     "Iterator",
     "Snapshot",
@@ -39,6 +48,15 @@ class BusyError(Error):
 
 class ClosedError(Error):
     """The database, snapshot or iterator was used after it was closed."""
+
+class ForkedError(Error):
+    """The database, or a snapshot, iterator or batch made from it, was used in a process
+    forked from the one that opened it.
+
+    The child has none of the engine's background threads and the files are the
+    parent's, so every use there raises this error, naming both processes. Open the
+    database in the child instead, with the parent's handle closed before the fork.
+    """
 
 class InvalidArgumentError(Error, ValueError):
     """A bad argument or option; the message names it."""
@@ -242,7 +260,10 @@ class Db:
         """Engine statistics: the fields of ``augur stats --json``."""
     def flush(self) -> None: ...
     def compact(self) -> None: ...
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Stop background work, flush the logs, end every snapshot and iterator made from
+        the database and release its lock. Idempotent. In a forked child it raises
+        :class:`ForkedError` and touches nothing."""
     def __enter__(self) -> "Db": ...
     def __exit__(
         self,

@@ -9,7 +9,8 @@ use augur::WriteOptions;
 use pyo3::prelude::*;
 use std::sync::Arc;
 
-/// An atomic group of writes (see `Db.write_batch`). Not meant to be shared between threads.
+/// An atomic group of writes (see `Db.write_batch`). Not meant to be shared between threads;
+/// like its database, it raises `ForkedError` in a forked child.
 #[pyclass(module = "augur", name = "WriteBatch")]
 pub(crate) struct WriteBatch {
     handle: Arc<Handle>,
@@ -31,23 +32,30 @@ impl WriteBatch {
 #[pymethods]
 impl WriteBatch {
     /// Adds a put of `value` under `key`; later operations on the same key win.
-    fn put(&mut self, key: BytesArg<'_>, value: BytesArg<'_>) {
+    fn put(&mut self, key: BytesArg<'_>, value: BytesArg<'_>) -> PyResult<()> {
+        self.handle.check()?;
         self.batch.put(key, value);
+        Ok(())
     }
 
     /// Adds a delete of `key`.
-    fn delete(&mut self, key: BytesArg<'_>) {
+    fn delete(&mut self, key: BytesArg<'_>) -> PyResult<()> {
+        self.handle.check()?;
         self.batch.delete(key);
+        Ok(())
     }
 
     /// Drops every operation added so far.
-    fn clear(&mut self) {
+    fn clear(&mut self) -> PyResult<()> {
+        self.handle.check()?;
         self.batch.clear();
+        Ok(())
     }
 
     /// The number of operations added.
-    fn __len__(&self) -> usize {
-        self.batch.len()
+    fn __len__(&self) -> PyResult<usize> {
+        self.handle.check()?;
+        Ok(self.batch.len())
     }
 
     /// Applies the operations atomically, then empties the batch (it can be reused).
@@ -63,8 +71,9 @@ impl WriteBatch {
     }
 
     /// `with` support: returns the object itself.
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
+    fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        slf.try_borrow()?.handle.check()?;
+        Ok(slf)
     }
 
     /// Writes the batch when the block ended normally; discards it when it raised. The
@@ -76,6 +85,7 @@ impl WriteBatch {
         _exc: Option<Bound<'_, PyAny>>,
         _tb: Option<Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
+        self.handle.check()?;
         if exc_type.is_some() {
             self.batch.clear();
         } else {

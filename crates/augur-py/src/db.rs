@@ -16,26 +16,25 @@ use crate::view::{RangeArgs, View};
 use augur::{WriteBatch as EngineBatch, WriteOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// An open Augur database (see `augur.open`). Thread-safe: any number of Python threads
-/// may share it, and each engine call runs with the GIL released.
+/// may share it, and each engine call runs with the GIL released. Not usable in a process
+/// forked from the one that opened it: every method raises `ForkedError` there (see
+/// `fork.rs`); `path`, `read_only` and `repr()` still answer.
 #[pyclass(module = "augur", name = "Db", frozen)]
 pub(crate) struct Db {
     view: View,
-    path: PathBuf,
 }
 
 impl Db {
     /// The Python object of a freshly opened database.
-    pub(crate) fn new(handle: Handle, path: PathBuf) -> Self {
+    pub(crate) fn new(handle: Handle) -> Self {
         Db {
             view: View {
                 handle: Arc::new(handle),
                 snapshot: None,
             },
-            path,
         }
     }
 
@@ -233,15 +232,16 @@ impl Db {
 
     /// Closes the database: stops background work, flushes buffered log bytes, ends every
     /// snapshot and iterator made from it and releases the directory lock. Idempotent;
-    /// later calls on the database raise `ClosedError`.
+    /// later calls on the database raise `ClosedError`. In a forked child it raises
+    /// `ForkedError` and touches nothing (the parent's copy is the one to close).
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let handle = self.handle();
-        py.detach(|| handle.close()).map_err(errors::to_py)
+        py.detach(|| handle.close())
     }
 
     /// True once `close()` was called.
     #[getter]
-    fn closed(&self) -> bool {
+    fn closed(&self) -> PyResult<bool> {
         self.handle().is_closed()
     }
 
@@ -254,12 +254,13 @@ impl Db {
     /// The database directory.
     #[getter]
     fn path(&self) -> String {
-        self.path.to_string_lossy().into_owned()
+        self.handle().origin().path().to_string_lossy().into_owned()
     }
 
     /// `with` support: returns the object itself.
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
+    fn __enter__(slf: Py<Self>) -> PyResult<Py<Self>> {
+        slf.get().handle().check()?;
+        Ok(slf)
     }
 
     /// Closes the database on leaving a `with` block; exceptions propagate.
@@ -274,13 +275,15 @@ impl Db {
         Ok(false)
     }
 
-    /// `<augur.Db "PATH" open|closed>`.
+    /// `<augur.Db "PATH" open|closed>`, or `<augur.Db "PATH" forked>` in a forked child
+    /// (where it takes no lock and raises nothing).
     fn __repr__(&self) -> String {
-        let state = if self.handle().is_closed() {
-            "closed"
-        } else {
-            "open"
+        let state = match self.handle().is_closed() {
+            Ok(true) => "closed",
+            Ok(false) => "open",
+            Err(_) => "forked",
         };
-        format!("<augur.Db {:?} {state}>", self.path.display().to_string())
+        let path = self.handle().origin().path().display().to_string();
+        format!("<augur.Db {path:?} {state}>")
     }
 }

@@ -2,15 +2,17 @@
 //!
 //! `augur.Error` is the base of every engine failure. `CorruptionError` (a damaged file or an
 //! unsupported format version), `BusyError` (the directory is locked by another process or
-//! handle), `ClosedError` (use after `close()`) and `InvalidArgumentError` (a bad argument or
-//! option) subclass it. `InvalidArgumentError` is also a `ValueError`, so a bad `open()`
-//! option raises a `ValueError` as Python code expects; it is built with `type()` at import
-//! because PyO3's `create_exception!` takes a single base.
+//! handle), `ClosedError` (use after `close()`), `ForkedError` (use in a process forked from
+//! the one that opened the database; see `fork.rs`) and `InvalidArgumentError` (a bad
+//! argument or option) subclass it. `InvalidArgumentError` is also a `ValueError`, so a bad
+//! `open()` option raises a `ValueError` as Python code expects; it is built with `type()`
+//! at import because PyO3's `create_exception!` takes a single base.
 
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
+use std::path::Path;
 
 pyo3::create_exception!(
     augur,
@@ -30,6 +32,15 @@ pyo3::create_exception!(
     BusyError,
     Error,
     "The database directory is locked by another process or another open handle."
+);
+pyo3::create_exception!(
+    augur,
+    ForkedError,
+    Error,
+    "The database, or a snapshot, iterator or batch made from it, was used in a process \
+     forked from the one that opened it. The child has none of the engine's background \
+     threads and the files are the parent's, so every use raises this error. Open the \
+     database in the child instead, with the parent's handle closed before the fork."
 );
 pyo3::create_exception!(
     augur,
@@ -80,6 +91,16 @@ pub(crate) fn closed(what: &str) -> PyErr {
     ClosedError::new_err(format!("{what} is closed"))
 }
 
+/// A `ForkedError`: the database at `path`, opened in process `opened_in`, was used in
+/// process `used_in`.
+pub(crate) fn forked(path: &Path, opened_in: u32, used_in: u32) -> PyErr {
+    ForkedError::new_err(format!(
+        "database {} opened in process {opened_in} used in forked child {used_in}; open it \
+         again in the child",
+        path.display()
+    ))
+}
+
 /// The Python exception for an engine error.
 pub(crate) fn to_py(e: augur::Error) -> PyErr {
     let message = e.to_string();
@@ -101,6 +122,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CorruptionError", py.get_type::<CorruptionError>())?;
     m.add("BusyError", py.get_type::<BusyError>())?;
     m.add("ClosedError", py.get_type::<ClosedError>())?;
+    m.add("ForkedError", py.get_type::<ForkedError>())?;
     m.add("InvalidArgumentError", invalid_argument_type(py)?)?;
     Ok(())
 }

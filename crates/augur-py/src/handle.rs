@@ -9,6 +9,11 @@
 //! child remembers what closed it, so an iterator raises `ClosedError` at once, with
 //! entries still buffered.
 //!
+//! The handle and each child also know their [`Origin`]: used in a process forked from the
+//! one that opened the database, they raise `ForkedError`, checked before any lock is
+//! taken (a lock held by one of the parent's threads at the fork stays held forever in the
+//! child), and dropped there, they leak their engine state (see `fork.rs`).
+//!
 //! Locking: `db` and each list are held only for a few instructions and never while
 //! waiting for the GIL; a list's lock is taken before its owner's state, never after
 //! (closing marks the owner closed, lets go, then drains the list). A child's state mutex
@@ -17,8 +22,10 @@
 //! without ever waiting for the GIL (clones, takes).
 
 use crate::errors;
+use crate::fork::Origin;
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use pyo3::PyResult;
+use std::path::Path;
 use std::sync::{Arc, OnceLock, Weak};
 
 /// What closed a child: the database, or the snapshot it was made from.
@@ -101,17 +108,40 @@ impl<T: Send> Release for Slot<T> {
 /// the snapshot for a scan of one, to be released when either closes.
 pub(crate) struct Cell<T> {
     slot: Arc<Slot<T>>,
+    /// The database's origin: a forked child must neither use nor drop the state.
+    origin: Origin,
+}
+
+impl<T> Drop for Cell<T> {
+    fn drop(&mut self) {
+        if self.origin.is_foreign() {
+            // A forked child (fork.rs): the engine snapshot or scan belongs to the parent's
+            // database, whose threads are not here and whose locks one of them may have
+            // held at the fork. Dropping it would run engine code on that copy, so the
+            // slot is leaked instead: one more strong count that nothing will give back.
+            std::mem::forget(Arc::clone(&self.slot));
+        }
+    }
 }
 
 impl<T: Send + 'static> Cell<T> {
-    fn new(state: T) -> Self {
+    fn new(state: T, origin: Origin) -> Self {
         Cell {
             slot: Arc::new(Slot {
                 state: Mutex::new(Some(state)),
                 closed_by: OnceLock::new(),
                 children: Children::default(),
             }),
+            origin,
         }
+    }
+
+    /// Call first, before any lock: a forked child must not touch the state.
+    ///
+    /// # Errors
+    /// `ForkedError` in a process forked from the one that opened the database.
+    pub(crate) fn check(&self) -> PyResult<()> {
+        self.origin.check()
     }
 
     fn weak(&self) -> Weak<dyn Release> {
@@ -120,6 +150,7 @@ impl<T: Send + 'static> Cell<T> {
     }
 
     /// The engine state, locked: `None` once released, closed or finished.
+    /// REQUIRES: `check()` passed.
     pub(crate) fn lock(&self) -> MutexGuard<'_, Option<T>> {
         self.slot.state.lock()
     }
@@ -131,7 +162,7 @@ impl<T: Send + 'static> Cell<T> {
 
     /// Closes this child as `owner` (a snapshot closing itself) and releases what was made
     /// from it. Idempotent. Call it with the GIL released: it waits for iterators in the
-    /// middle of a batch.
+    /// middle of a batch. REQUIRES: `check()` passed.
     pub(crate) fn close(&self, owner: Owner) {
         self.slot.release(owner);
     }
@@ -141,6 +172,7 @@ impl<T: Send + 'static> Cell<T> {
     /// # Errors
     /// `ClosedError` when this snapshot is already closed (the caller drops `child`).
     pub(crate) fn adopt<U: Send + 'static>(&self, child: &Cell<U>) -> PyResult<()> {
+        self.check()?;
         if self
             .slot
             .children
@@ -161,23 +193,55 @@ pub(crate) struct Handle {
     children: Children,
     /// `open(read_only=True)`: writes through this handle are refused.
     read_only: bool,
+    /// The opening process and the path.
+    origin: Origin,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if self.origin.is_foreign() {
+            // A forked child (fork.rs): the engine database's close, which its drop runs,
+            // would join background threads that do not exist here and flush buffered log
+            // bytes into the parent's files behind its back. Leak it; the parent's copy
+            // is the one that closes. `get_mut` takes no lock (one of the parent's threads
+            // may have held it at the fork).
+            if let Some(db) = self.db.get_mut().take() {
+                std::mem::forget(db);
+            }
+        }
+    }
 }
 
 impl Handle {
-    /// A handle of the freshly opened `db`.
-    pub(crate) fn new(db: augur::Db, read_only: bool) -> Self {
+    /// A handle of `db`, freshly opened in this process at `path`.
+    pub(crate) fn new(db: augur::Db, read_only: bool, path: &Path) -> Self {
         Handle {
             db: RwLock::new(Some(Arc::new(db))),
             children: Children::default(),
             read_only,
+            origin: Origin::here(path),
         }
+    }
+
+    /// Where and by which process the database was opened.
+    pub(crate) fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// The check of calls that need no engine database (batches, `with`).
+    ///
+    /// # Errors
+    /// `ForkedError` in a process forked from the one that opened the database.
+    pub(crate) fn check(&self) -> PyResult<()> {
+        self.origin.check()
     }
 
     /// The engine database, for one call.
     ///
     /// # Errors
-    /// `ClosedError` after `close()`.
+    /// `ForkedError` in a forked child; `ClosedError` after `close()`.
     pub(crate) fn db(&self) -> PyResult<Arc<augur::Db>> {
+        self.check()?;
         self.db
             .read()
             .clone()
@@ -187,8 +251,10 @@ impl Handle {
     /// The engine database, for a call that writes.
     ///
     /// # Errors
-    /// `InvalidArgumentError` on a read-only handle; `ClosedError` after `close()`.
+    /// `ForkedError` in a forked child; `InvalidArgumentError` on a read-only handle;
+    /// `ClosedError` after `close()`.
     pub(crate) fn writable_db(&self) -> PyResult<Arc<augur::Db>> {
+        self.check()?;
         if self.read_only {
             return Err(errors::invalid_argument(
                 "the database was opened with read_only=True",
@@ -198,8 +264,12 @@ impl Handle {
     }
 
     /// True once `close()` was called.
-    pub(crate) fn is_closed(&self) -> bool {
-        self.db.read().is_none()
+    ///
+    /// # Errors
+    /// `ForkedError` in a forked child.
+    pub(crate) fn is_closed(&self) -> PyResult<bool> {
+        self.check()?;
+        Ok(self.db.read().is_none())
     }
 
     /// True when opened with `read_only=True`.
@@ -210,9 +280,11 @@ impl Handle {
     /// Registers `state` (a snapshot or scan) to be released when the database closes.
     ///
     /// # Errors
-    /// `ClosedError` when the database is already closed (`state` is dropped).
+    /// `ForkedError` in a forked child; `ClosedError` when the database is already closed
+    /// (`state` is dropped).
     pub(crate) fn adopt<T: Send + 'static>(&self, state: T) -> PyResult<Cell<T>> {
-        let cell = Cell::new(state);
+        self.check()?;
+        let cell = Cell::new(state, self.origin.clone());
         if self
             .children
             .adopt(cell.weak(), || self.db.read().is_none())
@@ -228,8 +300,10 @@ impl Handle {
     /// for iterators in the middle of a batch.
     ///
     /// # Errors
-    /// The engine's error from flushing the logs.
-    pub(crate) fn close(&self) -> augur::Result<()> {
+    /// `ForkedError` in a forked child (by the kernel's process id: see `fork.rs`); the
+    /// engine's error from flushing the logs.
+    pub(crate) fn close(&self) -> PyResult<()> {
+        self.origin.check_exact()?;
         let Some(db) = self.db.write().take() else {
             return Ok(());
         };
@@ -238,6 +312,6 @@ impl Handle {
         // Drops the engine database unless a call on another thread still holds it; that
         // thread drops it when its call returns.
         drop(db);
-        result
+        result.map_err(errors::to_py)
     }
 }

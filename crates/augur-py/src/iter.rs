@@ -104,7 +104,7 @@ impl Batch {
 
 /// A lazy iterator over a range of the database (or of a snapshot), in key order or its
 /// reverse. It reads one consistent state: writes made after it was created are not seen.
-/// Not meant to be shared between threads.
+/// Not meant to be shared between threads; raises `ForkedError` in a forked child.
 #[pyclass(module = "augur", name = "Iterator")]
 pub(crate) struct RangeIter {
     /// The engine scan; `None` once finished or when its database or snapshot was closed
@@ -181,6 +181,7 @@ impl RangeIter {
     /// `ClosedError` once the database or the snapshot it reads is closed, even with
     /// entries buffered.
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.scan.check()?;
         if self.finished && self.batch.is_drained() && self.error.is_none() {
             // Exhausted, or stopped by `close()`: nothing is read, so nothing to check.
             return Ok(None);
@@ -215,11 +216,13 @@ impl RangeIter {
     }
 
     /// Stops the iteration early and lets go of its snapshot; later calls yield nothing.
-    fn close(&mut self, py: Python<'_>) {
+    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.scan.check()?;
         self.batch.clear();
         self.finished = true;
         self.error = None;
         let scan = &self.scan;
         py.detach(|| drop(scan.lock().take()));
+        Ok(())
     }
 }

@@ -5,8 +5,9 @@
 //! it shares with `Snapshot` (`view.rs`, `snapshot.rs`); range reads are lazy, batched
 //! iterators (`iter.rs`), writes go one by one or through a `WriteBatch` (`batch.rs`). What
 //! a database and its snapshots and iterators share, and how `close()` ends them all, is in
-//! `handle.rs`; keys and values arrive through `bytes.rs`; engine errors become the
-//! exceptions of `errors.rs`; `db.stats()` reuses the CLI's JSON rendering (`convert.rs`).
+//! `handle.rs`; why none of them works in a forked child is in `fork.rs`. Keys and values
+//! arrive through `bytes.rs`; engine errors become the exceptions of `errors.rs`;
+//! `db.stats()` reuses the CLI's JSON rendering (`convert.rs`).
 //!
 //! Every engine call that can block (I/O, locks, batches, scans) runs with the GIL
 //! released, so other Python threads keep running meanwhile.
@@ -17,6 +18,7 @@ mod bytes;
 mod convert;
 mod db;
 mod errors;
+mod fork;
 mod handle;
 mod iter;
 mod open;
@@ -38,6 +40,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pyo3(name = "augur")]
 fn augur_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
+    fork::register(m)?;
     m.add_function(wrap_pyfunction!(open::open, m)?)?;
     m.add_function(wrap_pyfunction!(open::engine_defaults, m)?)?;
     m.add_class::<db::Db>()?;

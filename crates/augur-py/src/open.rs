@@ -160,7 +160,7 @@ pub(crate) fn open(
         let category = py.get_type::<PyRuntimeWarning>();
         PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 1)?;
     }
-    Ok(Db::new(Handle::new(db, read_only), path))
+    Ok(Db::new(Handle::new(db, read_only, &path)))
 }
 
 /// The engine's default of each `open()` keyword, from `augur::Options::default()`, keyed by

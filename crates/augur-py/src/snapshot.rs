@@ -11,6 +11,7 @@ use pyo3::types::{PyBytes, PyList};
 use std::sync::Arc;
 
 /// A consistent read-only view of the database at one point in time (see `Db.snapshot`).
+/// Like its database, it raises `ForkedError` in a forked child.
 #[pyclass(module = "augur", name = "Snapshot", frozen)]
 pub(crate) struct Snapshot {
     view: View,
@@ -135,15 +136,18 @@ impl Snapshot {
     /// Releases the snapshot and ends the iterators made from it: later reads through it,
     /// and `next()` on those iterators, raise `ClosedError`. Idempotent. (An iterator made
     /// from a snapshot that is garbage-collected without `close()` keeps its own view.)
-    fn close(&self, py: Python<'_>) {
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
         if let Some(cell) = &self.view.snapshot {
+            cell.check()?;
             py.detach(|| cell.close(Owner::Snapshot));
         }
+        Ok(())
     }
 
     /// `with` support: returns the object itself.
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
+    fn __enter__(slf: Py<Self>) -> PyResult<Py<Self>> {
+        slf.get().view.handle.check()?;
+        Ok(slf)
     }
 
     /// Releases the snapshot on leaving a `with` block; exceptions propagate.
@@ -153,8 +157,8 @@ impl Snapshot {
         _exc_type: Option<Bound<'_, PyAny>>,
         _exc: Option<Bound<'_, PyAny>>,
         _tb: Option<Bound<'_, PyAny>>,
-    ) -> bool {
-        self.close(py);
-        false
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
     }
 }

@@ -15,7 +15,7 @@ STUB = pathlib.Path(__file__).resolve().parent.parent / "augur.pyi"
 
 
 def test_exception_hierarchy():
-    for cls in (augur.CorruptionError, augur.BusyError, augur.ClosedError, augur.InvalidArgumentError):
+    for cls in (augur.CorruptionError, augur.BusyError, augur.ClosedError, augur.ForkedError, augur.InvalidArgumentError):
         assert issubclass(cls, augur.Error)
     assert issubclass(augur.Error, Exception)
     assert issubclass(augur.InvalidArgumentError, ValueError)
