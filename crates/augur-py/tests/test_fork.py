@@ -1,11 +1,12 @@
 """A database used in a process forked from the one that opened it.
 
-Each test runs a script in a fresh interpreter (so that the forked child can exit the
-normal way, finalizing the interpreter and garbage-collecting its objects, and so that its
-stderr can be captured): the script opens a database, makes a snapshot, iterators and a
-batch, forks, and lets the child do one thing. The parent waits for the child with a
+The `run()` tests run a script in a fresh interpreter (so that the forked child can exit
+the normal way, finalizing the interpreter and garbage-collecting its objects, and so that
+its stderr can be captured): the script opens a database, makes a snapshot, iterators and
+a batch, forks, and lets the child do one thing. The parent waits for the child with a
 deadline (a child that hangs is killed and reported as hung), then writes more, closes,
-reopens and reports the keys it finds.
+reopens and reports the keys it finds. The last two tests fork pytest itself, through
+`multiprocessing`, as applications usually do.
 """
 
 import json
