@@ -72,7 +72,7 @@ def open(
     bloom_bits: int = 10,
     target_file_mb: int = 32,
     index: str = "plr",
-    compaction: str = "leveled",
+    compaction: Optional[str] = None,
     flsm_top_level_bits: int = 20,
     flsm_bit_decrement: int = 2,
     max_sstables_per_guard: int = 4,
@@ -104,12 +104,16 @@ def open(
     auto (the model chooser, within ``model_memory_budget``: "fence", "unlimited" or
     bytes per key such as "0.5");
     ``learning`` one of never, at-build, always, cost-benefit, lazy, offline;
-    ``compaction`` leveled or flsm; ``read_mode`` mmap or pread; ``rmi_root`` linear or
-    cubic. A bad value raises :class:`InvalidArgumentError` (a ``ValueError``) naming
-    the option. ``create=False`` refuses to create a missing database.
-    ``read_only=True`` refuses writes through this handle and never creates (the
-    directory is still locked). Raises :class:`BusyError` when another process has the
-    database open and :class:`CorruptionError` when a file is damaged.
+    ``compaction`` leveled or flsm (``None``, the default: the style the database was
+    created with, leveled for a new one; a conflicting style raises); ``read_mode`` mmap
+    or pread; ``rmi_root`` linear or cubic. A bad value raises
+    :class:`InvalidArgumentError` (a ``ValueError``) naming the option.
+    ``create=False`` refuses to create a missing database. ``read_only=True`` opens for
+    reading only: the open writes nothing and takes no lock, so it works beside a process
+    that has the database open for writing, and it sees the database as of the open;
+    writes raise, and it never creates. Raises :class:`BusyError` when another process
+    has the database open for writing and :class:`CorruptionError` when a file is
+    damaged.
     """
 
 def _engine_defaults() -> Dict[str, object]:

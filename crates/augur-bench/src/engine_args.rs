@@ -304,11 +304,17 @@ pub struct EngineArgs {
     /// Learn one model per sorted level when idle (Bourbon level learning; read-mostly).
     #[arg(long, global = true, alias = "level_models")]
     pub level_models: bool,
-    /// Open even when a WAL the manifest records as live is missing or short: its unflushed
+    /// Open even when damage (not a crash) lost unflushed writes: a WAL missing, short or
+    /// damaged in its synced bytes, or a value-log entry a synced WAL record points at. The
     /// writes are dropped and each loss is printed on stderr (without it: an error naming
-    /// the WAL).
+    /// the damaged file, and nothing on disk changes).
     #[arg(long, global = true, alias = "accept_wal_loss")]
     pub accept_wal_loss: bool,
+    /// Open for reading only: write nothing to the directory and take no lock, so the
+    /// command can run beside a process that has the database open for writing (it sees
+    /// the database as of its open). Commands that write fail.
+    #[arg(long, global = true, alias = "read_only")]
+    pub read_only: bool,
     /// Most separated values a range scan reads ahead in one sorted batch (1 reads each
     /// value when reached; engine default 64).
     #[arg(long, global = true, value_name = "N", alias = "scan_readahead")]
@@ -352,7 +358,7 @@ impl EngineArgs {
             o.error_bound_per_level = b.clone();
         }
         if let Some(c) = self.compaction {
-            o.compaction = c.to_engine();
+            o.compaction = Some(c.to_engine());
         }
         let f = &mut o.flsm;
         if let Some(n) = self.flsm_top_level_bits {
@@ -415,6 +421,9 @@ impl EngineArgs {
         }
         if self.accept_wal_loss {
             o.accept_wal_loss = true;
+        }
+        if self.read_only {
+            o.read_only = true;
         }
         if let Some(r) = self.value_log_gc_ratio {
             o.value_log_gc_ratio = r;

@@ -14,20 +14,56 @@ pub type Record = (Vec<u8>, Vec<u8>);
 /// (`<source> line <n>: ...`).
 ///
 /// # Errors
-/// Each item is an error when the input cannot be read or is not UTF-8 (`reading <source>:
-/// ...`), when a non-empty line has no comma, or when a side is bad hexadecimal under
-/// `--hex`. The caller stops at the first error (`load` does).
+/// Each item is an error when the input cannot be read (`reading <source>: ...`), when a
+/// line is not UTF-8 (`<source> line <n>: not UTF-8 ...`), when a non-empty line has no
+/// comma, or when a side is bad hexadecimal under `--hex`. The caller stops at the first
+/// error (`load` does).
 pub fn records<'a, R: BufRead + 'a>(
     c: Codec,
     source: &'a str,
     input: R,
 ) -> impl Iterator<Item = Result<Record, CliError>> + 'a {
-    input.lines().enumerate().filter_map(move |(i, line)| {
+    raw_lines(input).enumerate().filter_map(move |(i, line)| {
         let line = match line {
             Ok(line) => line,
             Err(e) => return Some(Err(io_err(format!("reading {source}"))(e))),
         };
+        let line = match String::from_utf8(line) {
+            Ok(line) => line,
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let byte = e.as_bytes().get(at).copied().unwrap_or(0);
+                return Some(Err(CliError::failed(format!(
+                    "{source} line {}: not UTF-8 (byte 0x{byte:02x} at column {}; use --hex \
+                     for binary keys and values)",
+                    i + 1,
+                    at + 1
+                ))));
+            }
+        };
         parse_line(c, source, i + 1, &line).transpose()
+    })
+}
+
+/// The lines of `input` as bytes, as `BufRead::lines` splits them (without the `\n`, or the
+/// `\r\n`, that ends each) but without decoding them, so a line that is not UTF-8 can be
+/// reported with its number.
+fn raw_lines<R: BufRead>(mut input: R) -> impl Iterator<Item = std::io::Result<Vec<u8>>> {
+    std::iter::from_fn(move || {
+        let mut line = Vec::new();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) => None,
+            Ok(_) => {
+                if line.last() == Some(&b'\n') {
+                    line.pop();
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                }
+                Some(Ok(line))
+            }
+            Err(e) => Some(Err(e)),
+        }
     })
 }
 
@@ -106,8 +142,13 @@ mod tests {
         assert!(err.starts_with("bad hex in key at in.csv line 1"), "{err}");
         let err = parse(utf8, "a,\u{fffd}\n").map(|_| ());
         assert!(err.is_ok());
-        let bad_utf8 = records(utf8, "in.csv", &b"a,\xff\n"[..]).next().unwrap();
-        assert!(matches!(bad_utf8, Err(CliError::Failed(m)) if m.starts_with("reading in.csv: ")));
+        let bad_utf8 = records(utf8, "in.csv", &b"a,1\nb,\xff\n"[..])
+            .nth(1)
+            .unwrap();
+        assert!(
+            matches!(&bad_utf8, Err(CliError::Failed(m)) if m.starts_with("in.csv line 2: not UTF-8 (byte 0xff at column 3")),
+            "{bad_utf8:?}"
+        );
     }
 
     #[test]

@@ -11,6 +11,20 @@ use std::path::Path;
 /// command may create it (overridden by `--no-create`). Each WAL loss that
 /// `--accept-wal-loss` let through is printed on stderr.
 pub fn open(args: &EngineArgs, dir: &Path, create: bool) -> Result<Db, CliError> {
+    let may_create = create && !args.no_create && !args.read_only;
+    if !may_create && !dir.join("CURRENT").exists() {
+        let why = if !create {
+            "this command only reads or deletes, so it never creates one"
+        } else if args.read_only {
+            "--read-only never creates one"
+        } else {
+            "--no-create was given"
+        };
+        return Err(CliError::Failed(format!(
+            "no database at {} ({why}; `put` or `load` without --no-create creates it)",
+            dir.display()
+        )));
+    }
     let db = args.open(dir, create)?;
     for loss in db.wal_losses() {
         eprintln!("warning: --accept-wal-loss: {loss}; its unflushed writes were dropped");

@@ -100,7 +100,21 @@ pub fn load(db: &Db, c: Codec, a: &LoadArgs, json: bool) -> Result<(), CliError>
         let source = path.display().to_string();
         let mut b = WriteBatch::new();
         for record in csv::records(c, &source, std::io::BufReader::new(file)) {
-            let (key, value) = record?;
+            let (key, value) = match record {
+                Ok(r) => r,
+                Err(CliError::Failed(why)) => {
+                    // Everything before the bad line is committed, and the message says so.
+                    if !b.is_empty() {
+                        db.write_opt(std::mem::take(&mut b), wo)?;
+                    }
+                    db.close()?;
+                    return Err(CliError::Failed(format!(
+                        "{why}; the {loaded} entries before it were loaded and committed{}",
+                        if a.sync { " (synced)" } else { "" }
+                    )));
+                }
+                Err(e) => return Err(e),
+            };
             b.put(key, value);
             loaded += 1;
             if b.len() >= BATCH {

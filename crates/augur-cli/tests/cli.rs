@@ -637,3 +637,167 @@ fn a_deleted_wal_is_an_error_unless_the_loss_is_accepted() {
     let o = augur(&db, &["get", "only-in-the-wal"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
+
+/// The files of `dir` whose names end with `suffix`, sorted.
+fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Issue 23, case 1, the user's reproduction: the newest value-log segment removed under two
+/// synced separated writes still in the WAL. `scan` printed only `a 1` with exit 0.
+#[test]
+fn a_removed_value_log_segment_is_an_error_naming_it() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("d");
+    let sep = ["--value-separation-threshold", "0"];
+    ok(augur(
+        &db,
+        &[&sep[..], &["put", "a", "1", "--sync"]].concat(),
+    ));
+    ok(augur(
+        &db,
+        &[&sep[..], &["put", "b", "2", "--sync"]].concat(),
+    ));
+    let segment = files_ending(&db, ".vlog")
+        .into_iter()
+        .filter(|p| std::fs::metadata(p).unwrap().len() > 24)
+        .max()
+        .expect("a segment with entries");
+    std::fs::remove_file(&segment).unwrap();
+    let err = fails(augur(&db, &["scan"]));
+    let name = segment.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        err.contains(&name) && err.contains("--accept-wal-loss"),
+        "{err}"
+    );
+    assert_eq!(
+        fails(augur(&db, &["scan"])),
+        err,
+        "the failed open changed something"
+    );
+    let o = augur(&db, &["--accept-wal-loss", "scan"]);
+    assert_eq!(stdout(&o), "a\t1\n", "{}", stderr(&o));
+    assert!(stderr(&o).contains(&name), "{}", stderr(&o));
+}
+
+/// Issue 23, case 3: the active WAL truncated to 0 bytes after two synced writes.
+#[test]
+fn an_active_wal_truncated_to_nothing_is_an_error() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("d");
+    ok(augur(&db, &["put", "a", "1", "--sync"]));
+    ok(augur(&db, &["put", "b", "2", "--sync"]));
+    let wal = files_ending(&db, ".wal").pop().expect("a WAL");
+    std::fs::File::options()
+        .write(true)
+        .open(&wal)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let err = fails(augur(&db, &["scan"]));
+    assert!(
+        err.contains(&*wal.file_name().unwrap().to_string_lossy()),
+        "{err}"
+    );
+}
+
+/// Issue 23, case 4: after a flush, the last byte of the value-log segment flipped: `get`
+/// fails, and `verify` must fail too (it said OK).
+#[test]
+fn verify_fails_when_a_live_value_is_damaged() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("d");
+    let sep = ["--value-separation-threshold", "0"];
+    ok(augur(&db, &[&sep[..], &["put", "a", "1"]].concat()));
+    ok(augur(&db, &[&sep[..], &["put", "b", "2"]].concat()));
+    ok(augur(&db, &["flush"]));
+    ok(augur(&db, &["verify"]));
+    for segment in files_ending(&db, ".vlog") {
+        let mut bytes = std::fs::read(&segment).unwrap();
+        if bytes.len() > 24 {
+            *bytes.last_mut().unwrap() ^= 1;
+            std::fs::write(&segment, bytes).unwrap();
+        }
+    }
+    fails(augur(&db, &["get", "b"]));
+    let err = fails(augur(&db, &["verify"]));
+    assert!(err.contains(".vlog"), "{err}");
+}
+
+/// Issue 23, case 7: rough edges of the CLI.
+#[test]
+fn rough_edges_flsm_style_stress_csv_and_missing_database() {
+    let t = tempfile::tempdir().unwrap();
+    // An FLSM database reopens without --compaction; only a conflicting flag is refused,
+    // and the error names the flag.
+    let flsm = t.path().join("flsm");
+    ok(augur(&flsm, &["--compaction", "flsm", "put", "a", "1"]));
+    assert_eq!(ok(augur(&flsm, &["get", "a"])), "1\n");
+    let stats = ok_json(augur(&flsm, &["--json", "stats"]));
+    assert_eq!(stats["compaction_style"], "flsm", "{stats}");
+    let err = fails(augur(&flsm, &["--compaction", "leveled", "get", "a"]));
+    assert!(err.contains("--compaction"), "{err}");
+    ok(augur(&flsm, &["--compaction", "flsm", "put", "b", "2"]));
+
+    // `stress` refuses a database it did not create, before writing anything.
+    let before: Vec<_> = files_ending(&flsm, "");
+    let err = fails(augur(&flsm, &["stress", "--ops", "100"]));
+    assert!(err.contains("stress"), "{err}");
+    assert_eq!(files_ending(&flsm, ""), before);
+    let mut expected = flsm.as_os_str().to_owned();
+    expected.push(".expected");
+    assert!(!Path::new(&expected).exists(), "left {expected:?}");
+
+    // A CSV line that is not UTF-8: its line number, and what was committed before it.
+    let csv = t.path().join("in.csv");
+    std::fs::write(&csv, b"k1,v1\nk2,v2\nk3,\xff\nk4,v4\n").unwrap();
+    let db = t.path().join("csv");
+    let err = fails(augur(&db, &["load", "--csv", csv.to_str().unwrap()]));
+    assert!(
+        err.contains("line 3") && err.contains("not UTF-8") && err.contains("2 entries"),
+        "{err}"
+    );
+    assert_eq!(ok(augur(&db, &["scan"])), "k1\tv1\nk2\tv2\n");
+
+    // A missing database, in the CLI's words.
+    let missing = t.path().join("missing");
+    let err = fails(augur(&missing, &["get", "a"]));
+    assert!(
+        err.contains("no database at") && !err.contains("create_if_missing"),
+        "{err}"
+    );
+}
+
+/// Issue 23, case 7: `--read-only` writes nothing, takes no lock, and refuses writes.
+#[test]
+fn read_only_changes_nothing_on_disk() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("d");
+    ok(augur(&db, &["put", "a", "1"]));
+    ok(augur(&db, &["flush"]));
+    ok(augur(&db, &["put", "b", "2"]));
+    let snapshot = |dir: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        files_ending(dir, "")
+            .into_iter()
+            .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+            .collect()
+    };
+    let before = snapshot(&db);
+    assert_eq!(ok(augur(&db, &["--read-only", "scan"])), "a\t1\nb\t2\n");
+    assert_eq!(ok(augur(&db, &["--read-only", "get", "b"])), "2\n");
+    ok(augur(&db, &["--read-only", "verify"]));
+    let err = fails(augur(&db, &["--read-only", "put", "c", "3"]));
+    assert!(err.contains("reading only"), "{err}");
+    assert_eq!(
+        snapshot(&db),
+        before,
+        "a read-only command changed the directory"
+    );
+    fails(augur(&t.path().join("none"), &["--read-only", "scan"]));
+}

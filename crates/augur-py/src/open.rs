@@ -21,9 +21,12 @@ use std::path::PathBuf;
 /// The keyword arguments are the engine options of the `augur` CLI, with the same names
 /// (underscores for dashes) and the engine's defaults; see the README's CLI section for
 /// each one. A bad value raises `InvalidArgumentError` (a `ValueError`) naming the option.
-/// `create=False` refuses to create a missing database. `read_only=True` refuses writes
-/// through this handle (and never creates); the engine has no shared read-only mode, so the
-/// directory is still locked and opening it replays its write-ahead log like any open.
+/// `create=False` refuses to create a missing database. `read_only=True` opens for reading
+/// only: the open writes nothing to the directory and takes no lock, so it works beside a
+/// process that has the database open for writing, and it sees the database as of the open
+/// (the write-ahead log is replayed into memory, not flushed); writes raise, and it never
+/// creates. `compaction=None` (the default) takes the style the database was created with,
+/// and creates a new one leveled; a style that conflicts with an existing database's raises.
 /// `error_bound_per_level` takes a dict `{level: bound}` or the CLI's `"L0:4,L1:16"`.
 ///
 /// Raises `BusyError` when another process or handle has the database open and
@@ -41,7 +44,7 @@ use std::path::PathBuf;
     bloom_bits = 10,
     target_file_mb = 32,
     index = "plr",
-    compaction = "leveled",
+    compaction = None,
     flsm_top_level_bits = 20,
     flsm_bit_decrement = 2,
     max_sstables_per_guard = 4,
@@ -80,7 +83,7 @@ pub(crate) fn open(
     bloom_bits: i64,
     target_file_mb: i64,
     index: &str,
-    compaction: &str,
+    compaction: Option<&str>,
     flsm_top_level_bits: i64,
     flsm_bit_decrement: i64,
     max_sstables_per_guard: i64,
@@ -115,7 +118,9 @@ pub(crate) fn open(
         bloom_bits: Some(unsigned("bloom_bits", bloom_bits)?),
         target_file_mb: Some(unsigned("target_file_mb", target_file_mb)?),
         index: Some(choice::<IndexArg>("index", index)?),
-        compaction: Some(choice::<CompactionArg>("compaction", compaction)?),
+        compaction: compaction
+            .map(|c| choice::<CompactionArg>("compaction", c))
+            .transpose()?,
         flsm_top_level_bits: Some(unsigned("flsm_top_level_bits", flsm_top_level_bits)?),
         flsm_bit_decrement: Some(unsigned("flsm_bit_decrement", flsm_bit_decrement)?),
         max_sstables_per_guard: Some(unsigned("max_sstables_per_guard", max_sstables_per_guard)?),
@@ -146,6 +151,7 @@ pub(crate) fn open(
         scan_readahead: Some(unsigned("scan_readahead", scan_readahead)?),
         scan_fetch_threads: Some(unsigned("scan_fetch_threads", scan_fetch_threads)?),
         no_create: !create || read_only,
+        read_only,
         // A CLI option added later keeps the engine default here until it gets its keyword;
         // `_engine_defaults()` (and so the test suite) names it meanwhile.
         ..EngineArgs::default()
@@ -197,9 +203,12 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
                 name(kind.as_ref().and_then(choice_name)).into_py_any(py)?
             }
             "model_memory_budget" => o.model_memory_budget.to_string().into_py_any(py)?,
-            "compaction" => {
-                name(variant(|v: &CompactionArg| v.to_engine() == o.compaction)).into_py_any(py)?
-            }
+            "compaction" => match o.compaction {
+                None => py.None(),
+                Some(style) => {
+                    name(variant(|v: &CompactionArg| v.to_engine() == style)).into_py_any(py)?
+                }
+            },
             "flsm_top_level_bits" => o.flsm.top_level_bits.into_py_any(py)?,
             "flsm_bit_decrement" => o.flsm.bit_decrement.into_py_any(py)?,
             "max_sstables_per_guard" => o.flsm.max_sstables_per_guard.into_py_any(py)?,
@@ -231,6 +240,7 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
             "value_log_gc_ratio" => o.value_log_gc_ratio.into_py_any(py)?,
             "level_models" => o.level_models.into_py_any(py)?,
             "accept_wal_loss" => o.accept_wal_loss.into_py_any(py)?,
+            "read_only" => o.read_only.into_py_any(py)?,
             "scan_readahead" => o.scan_readahead.into_py_any(py)?,
             "scan_fetch_threads" => o.scan_fetch_threads.into_py_any(py)?,
             "no_create" => (!o.create_if_missing).into_py_any(py)?,

@@ -2,6 +2,7 @@
 
 import ast
 import inspect
+import os
 import pathlib
 import subprocess
 import sys
@@ -123,9 +124,10 @@ def test_every_option_value_accepted(tmp_path):
 def test_open_defaults_are_the_engine_defaults():
     """open()'s keywords are the CLI's engine options, with the engine's defaults."""
     params = inspect.signature(augur.open).parameters
-    defaults = {n: p.default for n, p in params.items() if n not in ("path", "read_only")}
+    defaults = {n: p.default for n, p in params.items() if n != "path"}
     assert defaults == augur._engine_defaults()
     assert params["read_only"].default is False
+    assert params["compaction"].default is None
 
 
 def test_stub_matches_the_runtime_signature():
@@ -160,6 +162,45 @@ def test_read_only_refuses_writes(path):
         ):
             with pytest.raises(augur.InvalidArgumentError, match="read_only"):
                 write()
+        assert db[b"k"] == b"v"
+
+
+def _listing(path):
+    return sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(path))
+
+
+def test_read_only_changes_nothing_on_disk_and_works_beside_a_writer(path):
+    writer = augur.open(path, value_separation_threshold=0)
+    for i in range(100):
+        writer.put(b"k%03d" % i, b"v%d" % i)
+    writer.flush()
+    writer.put(b"unflushed", b"in the WAL")
+    before = _listing(path)
+    with augur.open(path, read_only=True) as reader:
+        assert reader[b"k042"] == b"v42"
+        assert reader[b"unflushed"] == b"in the WAL"
+        assert len(list(reader.keys())) == 101
+        with pytest.raises(augur.InvalidArgumentError, match="read_only"):
+            reader.put(b"x", b"y")
+        # The writer goes on; the reader sees the database as of its open.
+        writer.put(b"later", b"write")
+        assert reader.get(b"later") is None
+    after_reader = _listing(path)
+    # Only the writer's own WAL grew (its later write).
+    changed = {name for (name, *_rest) in set(before) ^ set(after_reader)}
+    assert all(name.endswith(".wal") for name in changed), changed
+    writer.close()
+
+
+def test_compaction_style_comes_from_the_database(path):
+    with augur.open(path, compaction="flsm") as db:
+        db.put(b"k", b"v")
+    with augur.open(path) as db:
+        assert db.stats()["compaction_style"] == "flsm"
+        assert db[b"k"] == b"v"
+    with pytest.raises(augur.InvalidArgumentError, match="compaction"):
+        augur.open(path, compaction="leveled")
+    with augur.open(path, compaction="flsm") as db:
         assert db[b"k"] == b"v"
 
 

@@ -43,9 +43,11 @@ pub struct Options {
     /// Size ratio between consecutive levels. Default 10.
     pub level_size_ratio: u64,
     /// How levels >= 1 are organized and compacted (`--compaction`): leveled (LevelDB) or
-    /// PebblesDB's fragmented LSM. Fixed when the database is created; opening it with the
-    /// other style fails with `InvalidArgument`. Default `Leveled`.
-    pub compaction: CompactionStyle,
+    /// PebblesDB's fragmented LSM. Fixed when the database is created and recorded in its
+    /// manifest: `None` (the default) opens an existing database with its recorded style and
+    /// creates a new one leveled; `Some(style)` creates a new database with `style` and fails
+    /// with `InvalidArgument` on an existing one of the other style.
+    pub compaction: Option<CompactionStyle>,
     /// Tunables of the fragmented LSM (guards, per-guard limits, seek-based compaction,
     /// parallel seeks); ignored under `Leveled`.
     pub flsm: FlsmOptions,
@@ -117,11 +119,20 @@ pub struct Options {
     /// thread (WiscKey's range-query thread pool), so several reads are in flight on a
     /// device with internal parallelism. 0 reads on the scanning thread only. Default 0.
     pub scan_fetch_threads: usize,
-    /// Open even when a WAL the manifest records as live is missing or shorter than its
-    /// synced size (its unflushed writes are then lost): the loss is logged and listed by
-    /// [`crate::Db::wal_losses`]. Without it such an open fails with `Corruption` naming
-    /// the WAL. Default `false`.
+    /// Open even when unflushed writes were lost to damage rather than to a crash: a WAL
+    /// the manifest records as live is missing, shorter than its synced size or damaged in
+    /// its synced bytes, or a value-log entry that a synced WAL record points at is missing
+    /// or damaged (docs/RELIABILITY.md, "Damage model"). The writes are dropped, and each
+    /// loss is logged and listed by [`crate::Db::wal_losses`]. Without it such an open fails
+    /// with `Corruption` naming the damaged file and changes nothing on disk. Default
+    /// `false`.
     pub accept_wal_loss: bool,
+    /// Open for reading only: the open writes nothing (no new manifest, WAL or value-log
+    /// segment; the WALs' writes are replayed into memory, not flushed), takes no lock, and
+    /// can run beside a process that has the database open for writing. It reads the state
+    /// as of the open (a snapshot; later writes of the other process are not seen). Writes,
+    /// flushes, compactions and GC fail with `InvalidArgument`. Default `false`.
+    pub read_only: bool,
     /// The file system. Default the real one ([`StdFs`]).
     pub fs: Arc<dyn FileSystem>,
     /// Run flush and compaction in background threads. When `false`, they run inline in the
@@ -173,6 +184,7 @@ impl std::fmt::Debug for Options {
             .field("scan_readahead", &self.scan_readahead)
             .field("scan_fetch_threads", &self.scan_fetch_threads)
             .field("accept_wal_loss", &self.accept_wal_loss)
+            .field("read_only", &self.read_only)
             .finish_non_exhaustive()
     }
 }
@@ -191,7 +203,7 @@ impl Default for Options {
             l0_stop_trigger: 12,
             l1_max_bytes: 256 << 20,
             level_size_ratio: 10,
-            compaction: CompactionStyle::Leveled,
+            compaction: None,
             flsm: FlsmOptions::default(),
             num_levels: 7,
             bloom_bits_per_key: 10,
@@ -216,6 +228,7 @@ impl Default for Options {
             scan_readahead: 64,
             scan_fetch_threads: 0,
             accept_wal_loss: false,
+            read_only: false,
         }
     }
 }

@@ -278,7 +278,7 @@ impl Run {
             learning_wait_ms: rng.gen_range(0..3),
             lazy_learning_reads: rng.gen_range(1..4),
             scan_fetch_threads: rng.gen_range(0..3),
-            compaction: cfg.style,
+            compaction: Some(cfg.style),
             ..Options::default()
         };
         if cfg.style == CompactionStyle::Flsm {

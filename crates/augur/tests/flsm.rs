@@ -13,7 +13,7 @@ fn options(fs: &MemFs) -> Options {
     Options {
         fs: Arc::new(fs.clone()),
         background_threads: false,
-        compaction: CompactionStyle::Flsm,
+        compaction: Some(CompactionStyle::Flsm),
         memtable_size_bytes: 4096,
         target_file_size_bytes: 4096,
         l0_compaction_trigger: 2,
@@ -61,7 +61,7 @@ fn the_style_is_fixed_at_creation() {
     db.put(b"a", b"1").expect("put");
     drop(db);
     let leveled = Options {
-        compaction: CompactionStyle::Leveled,
+        compaction: Some(CompactionStyle::Leveled),
         ..options(&fs)
     };
     match Db::open("/db", leveled.clone()) {

@@ -7,10 +7,11 @@
 //! records) and a later switch goes past the orphan, so a 0-byte WAL lies *before* WALs with
 //! records, and the open refused the database.
 //!
-//! The contract: a WAL shorter than its header never held a record (`LogWriter::create`
-//! syncs the header before any record is written to it or to any later WAL), so it is
-//! skipped wherever it lies; losses of WAL content are caught by the manifest's live-WAL
-//! checks, not by this file's length.
+//! The contract: a WAL shorter than its header that the manifest does not record never held
+//! a record (`LogWriter::create` syncs the header before the manifest records the WAL and
+//! before any record is written to it or to any later WAL), so it is skipped wherever it
+//! lies; one the manifest records lost its header to damage, and fails the open (issue 23,
+//! `tests/regression_silent_loss.rs`).
 
 use augur::{Db, Options};
 use std::path::Path;
@@ -40,12 +41,14 @@ fn an_empty_wal_followed_by_one_with_records_is_skipped() {
         db.put(b"k1", b"v1").unwrap();
         db.put(b"k2", b"v2").unwrap();
     }
-    // The state the SIGKILL loop left: the WAL the manifest names as the log holds nothing
-    // (0 bytes: its creation was interrupted) and the writes are in the next one.
+    // The state the SIGKILL loop left: a WAL of 0 bytes that the manifest never recorded
+    // (its creation was interrupted, before the switch's manifest edit) lies before a WAL
+    // with records. The later WAL here holds a copy of the closed WAL's records (replaying
+    // the same writes twice changes nothing).
     let active = wal_numbers(&dir).last().copied().unwrap();
     let path = |n: u64| dir.join(format!("{n:06}.wal"));
-    std::fs::rename(path(active), path(active + 1)).unwrap();
-    std::fs::write(path(active), b"").unwrap();
+    std::fs::write(path(active + 1), b"").unwrap();
+    std::fs::copy(path(active), path(active + 2)).unwrap();
     let db = Db::open(&dir, options()).expect("an empty WAL before one with records");
     assert_eq!(db.get(b"k1").unwrap().as_deref(), Some(&b"v1"[..]));
     assert_eq!(db.get(b"k2").unwrap().as_deref(), Some(&b"v2"[..]));

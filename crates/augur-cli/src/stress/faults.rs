@@ -176,7 +176,7 @@ fn rounds_on(
         } else {
             base.clone()
         };
-        opts.compaction = style;
+        opts.compaction = Some(style);
         opts.fs = Arc::new(fs.clone());
         let db = Db::open(dir, opts).map_err(|e| fail(round, format!("open: {e}")))?;
         let verified = if cut_before {

@@ -106,11 +106,12 @@ pub fn run(dir: &Path, base: Options, args: &StressArgs, json: bool) -> Result<(
         return faults::run(base, args, args.faults, seed, json);
     }
     let oracle_path = oracle_path(dir);
+    refuse_foreign_database(dir, &oracle_path)?;
     let mut rng = StdRng::seed_from_u64(seed);
     let fresh_style = if args.randomize {
         u64::from(rng.gen_bool(0.5))
     } else {
-        u64::from(base.compaction == CompactionStyle::Flsm)
+        u64::from(base.compaction == Some(CompactionStyle::Flsm))
     };
     let oracle =
         Oracle::open_or_create(&oracle_path, args.keys, fresh_style).map_err(CliError::Failed)?;
@@ -119,11 +120,11 @@ pub fn run(dir: &Path, base: Options, args: &StressArgs, json: bool) -> Result<(
     } else {
         base
     };
-    opts.compaction = if oracle.style == 1 {
+    opts.compaction = Some(if oracle.style == 1 {
         CompactionStyle::Flsm
     } else {
         CompactionStyle::Leveled
-    };
+    });
     let described = describe(&opts);
     let db = Db::open(dir, opts).map_err(|e| CliError::Failed(format!("open: {e}")))?;
     let started = Instant::now();
@@ -188,6 +189,23 @@ pub fn run(dir: &Path, base: Options, args: &StressArgs, json: bool) -> Result<(
                 c(&counts.scans_verified)
             );
         }
+    }
+    Ok(())
+}
+
+/// Fails, before anything is written, when `dir` holds a database (or anything else) that
+/// `stress` did not create: without the oracle beside it, its keys are not stress keys, and
+/// checking them would only report "unknown" keys.
+fn refuse_foreign_database(dir: &Path, oracle: &Path) -> Result<(), CliError> {
+    let occupied = std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some());
+    if occupied && !oracle.exists() {
+        return Err(CliError::Failed(format!(
+            "{} is not empty and has no {} beside it: `stress` runs only on a database it \
+             created (it writes and checks its own keys, and keeps their expected state in \
+             that file). Give it a new directory",
+            dir.display(),
+            oracle.display()
+        )));
     }
     Ok(())
 }

@@ -48,6 +48,10 @@ pub(crate) fn write_table_from_memtable(
 impl DbInner {
     /// Flushes the oldest immutable memtable, if any. Returns whether it did.
     pub fn flush_one(&self) -> Result<bool> {
+        #[cfg(feature = "test-util")]
+        if self.flushes_held.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(false);
+        }
         let (mem, wal_number, next_log) = {
             let m = self.mem.lock();
             let Some((mem, wal_number)) = m.imm.first() else {
@@ -113,6 +117,10 @@ impl DbInner {
     /// compaction strategy picks nothing, and no value-log GC is running or due (the
     /// database has settled after a burst of writes). Does not switch the active memtable.
     pub fn wait_for_compactions(&self) -> Result<()> {
+        if self.opts.read_only {
+            // No background work ever runs in a read-only database.
+            return Ok(());
+        }
         let gc_ratio = self.opts.value_log_gc_ratio;
         loop {
             self.check_writable()?;

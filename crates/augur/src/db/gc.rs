@@ -42,7 +42,7 @@ impl DbInner {
         self.vlog
             .segments()
             .into_iter()
-            .filter(|s| s.id != active && !pending.iter().any(|(p, _)| *p == s.id))
+            .filter(|s| Some(s.id) != active && !pending.iter().any(|(p, _)| *p == s.id))
             .filter_map(|s| {
                 let garbage = *version.vlog_garbage.get(&s.id)?;
                 let ratio = garbage as f64 / s.size_bytes.max(1) as f64;

@@ -7,8 +7,10 @@ mod background;
 mod batch;
 mod flush;
 mod gc;
+mod obsolete;
 mod open;
 mod read;
+mod replay;
 mod snapshot;
 mod stats;
 mod verify;
@@ -64,7 +66,11 @@ pub(crate) struct MemState {
 impl MemState {
     /// A state with an empty memtable logged to WAL `wal_number`.
     pub fn new(wal_number: u64) -> Self {
-        let mem = Arc::new(Memtable::new());
+        Self::with_memtable(Arc::new(Memtable::new()), wal_number)
+    }
+
+    /// A state whose memtable is `mem`, logged to WAL `wal_number`.
+    pub fn with_memtable(mem: Arc<Memtable>, wal_number: u64) -> Self {
         MemState {
             readable: Arc::from(vec![mem.clone()]),
             mem,
@@ -98,7 +104,8 @@ pub(crate) struct DbInner {
     pub versions: VersionSet,
     pub vlog: ValueLog,
     pub mem: Mutex<MemState>,
-    pub wal: Mutex<LogWriter>,
+    /// The WAL receiving writes (`None` in a read-only database).
+    pub wal: Mutex<Option<LogWriter>>,
     pub writers: Mutex<write::WriteQueue>,
     pub writers_cv: Condvar,
     /// Largest seqno visible to readers.
@@ -129,18 +136,30 @@ pub(crate) struct DbInner {
     /// Entries rewritten by the last relocation batch (read under `gc_lock`).
     pub relocated: AtomicU64,
     pub closed: AtomicBool,
+    /// Test support: while set, no immutable memtable is flushed
+    /// ([`Db::hold_flushes_for_test`]).
+    #[cfg(feature = "test-util")]
+    pub flushes_held: AtomicBool,
     /// The background learner and the learning statistics.
     pub learner: Arc<crate::learning::learner::Learner>,
     /// What the open dropped under `Options::accept_wal_loss` (missing or short WALs).
     pub wal_losses: Vec<String>,
-    pub _lock: Box<dyn FileLock>,
+    /// The directory lock (`None` in a read-only database, which takes none).
+    pub _lock: Option<Box<dyn FileLock>>,
 }
 
 impl DbInner {
-    /// Fails with `Poisoned` after an unrecoverable error, `Closed` after close.
+    /// Fails with `Poisoned` after an unrecoverable error, `Closed` after close, and
+    /// `InvalidArgument` in a read-only database.
     pub fn check_writable(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
+        }
+        if self.opts.read_only {
+            return Err(Error::InvalidArgument(format!(
+                "the database {} is open for reading only (Options::read_only)",
+                self.dir.display()
+            )));
         }
         match &*self.poisoned.lock() {
             Some(why) => Err(Error::Poisoned(why.clone())),
@@ -492,6 +511,28 @@ impl Db {
             .map_err(|why| Error::corruption(&self.inner.dir, 0, why))
     }
 
+    /// Test support (feature `test-util`): while `held`, immutable memtables are not
+    /// flushed, so the WALs of switched memtables stay closed but unflushed, as a crash
+    /// inside a flush leaves them. Writes that fill more memtables than
+    /// `Options::max_immutable_memtables` then wait for ever.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)]
+    pub fn hold_flushes_for_test(&self, held: bool) {
+        self.inner.flushes_held.store(held, Ordering::Release);
+    }
+
+    /// Test support (feature `test-util`): makes the memtable immutable behind a new WAL
+    /// without flushing it (see [`Db::hold_flushes_for_test`]).
+    ///
+    /// # Errors
+    /// As a write.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)]
+    pub fn switch_memtable_for_test(&self) -> Result<()> {
+        self.inner.check_writable()?;
+        self.inner.switch_memtable_in_turn()
+    }
+
     /// FLSM: the committed guard keys of each level (empty lists under leveled).
     pub fn guards(&self) -> Vec<Vec<Vec<u8>>> {
         let version = self.inner.versions.current();
@@ -518,10 +559,7 @@ impl Db {
         if let Some(h) = gc {
             let _ = h.join();
         }
-        // Hand buffered log bytes to the OS so a clean close loses nothing on process exit.
-        let flushed = self.inner.wal.lock().flush();
-        self.inner.vlog.flush()?;
-        flushed
+        self.inner.close_logs()
     }
 }
 

@@ -429,7 +429,7 @@ impl DbInner {
                 id: s.id,
                 bytes: s.size_bytes,
                 garbage_bytes: version.vlog_garbage.get(&s.id).copied().unwrap_or(0),
-                active: s.id == active,
+                active: Some(s.id) == active,
             })
             .collect();
         Stats {

@@ -198,7 +198,8 @@ impl DbInner {
             } else if separated {
                 self.vlog.flush()?;
             }
-            let mut wal = self.wal.lock();
+            let mut guard = self.wal.lock();
+            let wal = guard.as_mut().ok_or_else(|| self.no_wal())?;
             wal.add_record(&record)?;
             if sync {
                 wal.sync()
@@ -235,6 +236,47 @@ impl DbInner {
             key,
             value: ptr.encode().to_vec(),
         })
+    }
+
+    /// The end of a clean close: makes every acknowledged write durable (value log, then
+    /// WAL) and records the WAL's synced size in the manifest, as a memtable switch does.
+    /// The next open then takes any damage to the WAL, or to the value-log entries it points
+    /// at, for the loss it is, not for a crash's torn tail (docs/RELIABILITY.md). A WAL
+    /// without records needs nothing; a poisoned database only hands its buffered bytes to
+    /// the OS (its state on disk is unknown); a read-only one has no WAL.
+    ///
+    /// # Errors
+    /// `Io` on a write or sync failure.
+    pub fn close_logs(&self) -> Result<()> {
+        let mut guard = self.wal.lock();
+        let Some(wal) = guard.as_mut() else {
+            return Ok(());
+        };
+        if self.poisoned.lock().is_some() {
+            let flushed = wal.flush();
+            self.vlog.flush()?;
+            return flushed;
+        }
+        if wal.len() <= crate::wal::HEADER_LEN as u64 {
+            return wal.flush();
+        }
+        self.vlog.sync()?;
+        wal.sync()?;
+        let synced = wal.len();
+        let number = self.mem.lock().wal_number;
+        self.versions.log_and_apply(VersionEdit {
+            wals_closed: vec![(number, synced)],
+            ..VersionEdit::default()
+        })?;
+        Ok(())
+    }
+
+    /// The error of a write to a database without a WAL (a read-only one).
+    fn no_wal(&self) -> Error {
+        Error::InvalidArgument(format!(
+            "the database {} is open for reading only (Options::read_only)",
+            self.dir.display()
+        ))
     }
 
     /// The pointer of the newest entry of `key`, if that entry is a pointer.
@@ -293,7 +335,8 @@ impl DbInner {
         // Make the old WAL (and the value-log bytes it points at) durable before the new WAL
         // exists: only the newest WAL may have a torn tail after a crash.
         self.vlog.sync()?;
-        let mut wal = self.wal.lock();
+        let mut guard = self.wal.lock();
+        let wal = guard.as_mut().ok_or_else(|| self.no_wal())?;
         wal.sync()?;
         let synced = wal.len();
         let number = self.versions.new_file_number();
@@ -314,7 +357,7 @@ impl DbInner {
         m.imm.push((old, old_number));
         m.refresh();
         drop(m);
-        drop(wal);
+        drop(guard);
         self.request_background_work();
         Ok(())
     }

@@ -116,10 +116,19 @@ impl RandomAccessFile for MmapFile {
 }
 
 struct StdLock {
-    _file: File,
+    file: File,
 }
 
 impl FileLock for StdLock {}
+
+impl Drop for StdLock {
+    /// Unlocks explicitly: the lock (`flock`) belongs to the open file description, which a
+    /// process forked while the database was open shares; closing this descriptor alone
+    /// would leave the directory locked for as long as the child lives.
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
 
 impl FileSystem for StdFs {
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
@@ -221,7 +230,7 @@ impl FileSystem for StdFs {
             .open(path)
             .map_err(ctx("opening lock file", path))?;
         match file.try_lock() {
-            Ok(()) => Ok(Box::new(StdLock { _file: file })),
+            Ok(()) => Ok(Box::new(StdLock { file })),
             Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy(format!(
                 "{} is held by another process or handle",
                 path.display()

@@ -59,9 +59,13 @@ mod tests {
         let slept = sleep.elapsed_ns();
         let busy = CpuStopwatch::start();
         let mut x = 1u64;
-        let until = Instant::now() + std::time::Duration::from_millis(50);
-        while Instant::now() < until {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        // Work until 50 ms of CPU time are counted (on a loaded machine that takes longer
+        // than 50 ms of wall time), giving up after 10 s of wall time.
+        let give_up = Instant::now() + std::time::Duration::from_secs(10);
+        while busy.elapsed_ns() < 50_000_000 && Instant::now() < give_up {
+            for _ in 0..1000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
         }
         std::hint::black_box(x);
         let worked = busy.elapsed_ns();

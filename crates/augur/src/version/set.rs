@@ -4,9 +4,11 @@
 //! Protocol (LevelDB): every change is a [`VersionEdit`] appended to the manifest and synced
 //! *before* the new version is installed, so a crash never loses an acknowledged flush or
 //! compaction, and never references a file that was not synced first (callers sync tables
-//! before calling [`VersionSet::log_and_apply`]). At open, the manifest is replayed and a
-//! fresh manifest holding one snapshot edit is written; CURRENT is switched to it atomically
-//! (write CURRENT.tmp, sync, rename, sync the directory).
+//! before calling [`VersionSet::log_and_apply`]). At open, the manifest is replayed without
+//! writing anything ([`VersionSet::recover`]); once the open's checks passed, a fresh
+//! manifest holding one snapshot edit is written ([`VersionSet::start_manifest`]; never in a
+//! read-only database) and CURRENT is switched to it atomically (write CURRENT.tmp, sync,
+//! rename, sync the directory).
 
 use super::edit::{FileMeta, VersionEdit};
 use super::version::{TableFile, Version};
@@ -32,10 +34,17 @@ pub struct RecoveredState {
     /// The WALs at or above `log_number` the manifest recorded, with the bytes synced into
     /// each closed one (`None`: the WAL was active, only its existence is known).
     pub live_wals: BTreeMap<u64, Option<u64>>,
+    /// The compaction style the database was created with.
+    pub style: CompactionStyle,
+    /// The manifest that was replayed.
+    pub manifest: PathBuf,
 }
 
 struct ManifestState {
-    writer: LogWriter,
+    /// `None` until [`VersionSet::start_manifest`] (never, in a read-only database).
+    writer: Option<LogWriter>,
+    /// The snapshot edit `start_manifest` writes first, and the new manifest's number.
+    pending: Option<(VersionEdit, u64)>,
     log_number: u64,
     last_seqno: u64,
 }
@@ -124,8 +133,12 @@ impl Replay {
             })?;
             g.insert(key.clone());
         }
+        // As `log_and_apply` does: garbage dropped pointers add to a segment GC already
+        // deleted is not recorded (the segment is gone).
         for (seg, bytes) in &edit.vlog_garbage {
-            *self.garbage.entry(*seg).or_default() += bytes;
+            if !self.vlog_deleted.contains(seg) {
+                *self.garbage.entry(*seg).or_default() += bytes;
+            }
         }
         for seg in &edit.vlog_deleted {
             self.garbage.remove(seg);
@@ -202,8 +215,10 @@ impl VersionSet {
         set_current(fs, dir, 1)
     }
 
-    /// Replays the manifest named by CURRENT, opens every live table and starts a fresh
-    /// manifest. Returns the set and what the WAL replay needs.
+    /// Replays the manifest named by CURRENT and opens every live table, writing nothing:
+    /// call [`Self::start_manifest`] before the first [`Self::log_and_apply`]. Returns the
+    /// set and what the WAL replay needs. `style` is the compaction style the caller asks
+    /// for; `None` takes the one the database was created with.
     ///
     /// # Errors
     /// `InvalidArgument` when the database was created with another compaction style than
@@ -214,7 +229,7 @@ impl VersionSet {
         read_mode: ReadMode,
         use_models: bool,
         num_levels: usize,
-        style: CompactionStyle,
+        style: Option<CompactionStyle>,
     ) -> Result<(VersionSet, RecoveredState)> {
         let current = filename::current_path(dir);
         let text = fs.read_all(&current)?;
@@ -233,6 +248,7 @@ impl VersionSet {
             ));
         }
         let contents = read_log(fs.as_ref(), &manifest, LogKind::Manifest)?;
+        contents.fail_on_damage(&manifest)?;
         let mut replay = Replay {
             files: vec![BTreeMap::new(); num_levels],
             guards: vec![std::collections::BTreeSet::new(); num_levels],
@@ -257,13 +273,18 @@ impl VersionSet {
                 Error::corruption(&manifest, 0, format!("unknown compaction style {code}"))
             })?,
         };
-        if recorded != style {
-            return Err(Error::InvalidArgument(format!(
-                "the database in {} uses the {recorded} compaction style; it cannot be opened \
-                 with `compaction = {style}` (the style is fixed when a database is created)",
-                dir.display()
-            )));
-        }
+        let style = match style {
+            Some(asked) if asked != recorded => {
+                return Err(Error::InvalidArgument(format!(
+                    "the database in {} uses the {recorded} compaction style; it cannot be \
+                     opened with compaction style {asked} (Options::compaction; CLI \
+                     --compaction, Python compaction=). The style is fixed when a database \
+                     is created: leave the option out to use the recorded one",
+                    dir.display()
+                )));
+            }
+            _ => recorded,
+        };
         replay.style = Some(style.code());
         let mut version = Version::with_style(num_levels, style);
         for (level, g) in replay.guards.iter().enumerate() {
@@ -300,20 +321,16 @@ impl VersionSet {
         version.vlog_deleted = replay.vlog_deleted.clone();
         version.rebuild_runs();
 
-        // Start a new manifest holding one snapshot edit.
+        // The number of the new manifest `start_manifest` writes, holding one snapshot edit.
         let number = replay.next_file_number;
         replay.next_file_number += 1;
-        let path = filename::manifest_path(dir, number);
-        let mut writer = LogWriter::create(fs.as_ref(), &path, LogKind::Manifest)?;
-        writer.add_record(&replay.snapshot_edit().encode())?;
-        writer.sync()?;
-        fs.sync_dir(dir)?;
-        set_current(fs.as_ref(), dir, number)?;
 
         let state = RecoveredState {
             log_number: replay.log_number,
             last_seqno: replay.last_seqno,
             live_wals: replay.wals.clone(),
+            style,
+            manifest,
         };
         let set = VersionSet {
             dir: dir.to_path_buf(),
@@ -322,7 +339,8 @@ impl VersionSet {
             use_models,
             current: Mutex::new(Arc::new(version)),
             manifest: Mutex::new(ManifestState {
-                writer,
+                writer: None,
+                pending: Some((replay.snapshot_edit(), number)),
                 log_number: replay.log_number,
                 last_seqno: replay.last_seqno,
             }),
@@ -330,6 +348,27 @@ impl VersionSet {
             listener: std::sync::OnceLock::new(),
         };
         Ok((set, state))
+    }
+
+    /// Starts a fresh manifest holding one snapshot edit of the recovered state, and points
+    /// CURRENT at it (the first write of an open, after every check passed).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the manifest was started already; `Io` on write failures.
+    pub fn start_manifest(&self) -> Result<()> {
+        let mut manifest = self.manifest.lock();
+        let (snapshot, number) = manifest
+            .pending
+            .take()
+            .ok_or_else(|| Error::InvalidArgument("the manifest was started already".into()))?;
+        let path = filename::manifest_path(&self.dir, number);
+        let mut writer = LogWriter::create(self.fs.as_ref(), &path, LogKind::Manifest)?;
+        writer.add_record(&snapshot.encode())?;
+        writer.sync()?;
+        self.fs.sync_dir(&self.dir)?;
+        set_current(self.fs.as_ref(), &self.dir, number)?;
+        manifest.writer = Some(writer);
+        Ok(())
     }
 
     /// Installs the listener told about every later version change (only the first call
@@ -399,8 +438,11 @@ impl VersionSet {
                 Arc::new(TableFile::new(meta.clone(), table, self.fs.clone(), path)),
             ));
         }
-        manifest.writer.add_record(&edit.encode())?;
-        manifest.writer.sync()?;
+        let writer = manifest.writer.as_mut().ok_or_else(|| {
+            Error::InvalidArgument("the database is open for reading only".into())
+        })?;
+        writer.add_record(&edit.encode())?;
+        writer.sync()?;
         if let Some(n) = edit.log_number {
             manifest.log_number = n;
         }

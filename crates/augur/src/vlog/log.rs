@@ -7,8 +7,10 @@
 //! [`ValueLog::delete_segment`]. Garbage accounting and GC policy live in the manifest/db code.
 //!
 //! Invariants:
-//! - Exactly one segment is active (appended to); it is read with `ReadMode::Pread` because
-//!   it grows, and every appended byte is visible to reads after [`ValueLog::flush`].
+//! - Once [`ValueLog::start_active`] ran, exactly one segment is active (appended to); it is
+//!   read with `ReadMode::Pread` because it grows, and every appended byte is visible to
+//!   reads after [`ValueLog::flush`]. Before it (a read-only database, or a database open
+//!   still checking its files) nothing is written.
 //! - Sealed segments are immutable; they are read with the configured mode. Those sealed
 //!   by this process are synced. Those found at open may end in bytes the last process only
 //!   handed to the OS (a clean close does not sync, a crash leaves its cache behind): the
@@ -91,8 +93,14 @@ pub struct ValueLog {
     dir: PathBuf,
     read_mode: ReadMode,
     segment_bytes: u64,
-    /// The active segment's writer. Lock order: `active`, then `segments`.
-    active: Mutex<Active>,
+    /// The active segment's writer (`None` until [`Self::start_active`]; always in a
+    /// read-only database). Lock order: `active`, then `segments`.
+    active: Mutex<Option<Active>>,
+    /// The newest segment found at open, when it is shorter than its header (a crash tore
+    /// its creation): removed by [`Self::start_active`].
+    stub: Mutex<Option<u64>>,
+    /// One more than the largest segment id found at open.
+    next_id: u64,
     /// Readers of every live segment, the active one included.
     segments: RwLock<BTreeMap<u64, Slot>>,
     /// Segments found at open and not synced by this process yet (see the module doc).
@@ -114,6 +122,11 @@ impl std::fmt::Debug for ValueLog {
     }
 }
 
+/// The error of a write to a value log without an active segment.
+fn no_active_segment() -> Error {
+    Error::InvalidArgument("the value log is open for reading only (no active segment)".into())
+}
+
 /// Smallest batch split among fetch threads (smaller ones cost more to hand out than to
 /// read).
 const MIN_PARALLEL_FETCH: usize = 8;
@@ -125,45 +138,47 @@ impl ValueLog {
         self
     }
 
-    /// Opens the value log in `dir` (created if missing): finds the existing `*.vlog`
-    /// segments, opens their readers with `read_mode`, and starts a new active segment with
-    /// id `max(existing) + 1` (1 for an empty directory), then syncs `dir`.
-    ///
-    /// A segment file shorter than its header can only be left by a crash while it was being
-    /// created; nothing can point into it, so it is removed (its id is still never reused).
+    /// Opens the value log in `dir` (created if missing) for writing: [`Self::open_existing`],
+    /// then [`Self::start_active`] with `min_active_id` 1.
     ///
     /// # Errors
-    /// `InvalidArgument` if `segment_bytes` is 0; `Corruption`/`UnsupportedVersion` if an
-    /// existing segment's header is damaged or of another version; `Io` on file-system
-    /// failures.
+    /// As those two.
     pub fn open(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
         read_mode: ReadMode,
         segment_bytes: u64,
     ) -> Result<ValueLog> {
-        Self::open_with_min_active_id(fs, dir, read_mode, segment_bytes, 1)
+        fs.create_dir_all(dir)?;
+        let log = Self::open_existing(fs, dir, read_mode, segment_bytes)?;
+        log.start_active(1)?;
+        Ok(log)
     }
 
-    /// Like [`Self::open`], but the new active segment's id is at least `min_active_id`.
-    /// The manifest can pass one more than the largest segment id it ever recorded, so an id
-    /// whose file GC already deleted is never reused while metadata may still mention it.
+    /// Opens the existing `*.vlog` segments of `dir` for reading, with `read_mode`, and
+    /// changes nothing on disk: there is no active segment until [`Self::start_active`]
+    /// (a read-only database never starts one; appends fail until then).
+    ///
+    /// A segment file shorter than its header is left by a crash while it was being created
+    /// (`SegmentWriter::create` syncs the header before anything can point into it), and then
+    /// it is the newest segment: `start_active` removes it. One shorter than its header with
+    /// a newer segment beside it was damaged after the fact, and is `Corruption`.
     ///
     /// # Errors
-    /// As [`Self::open`].
-    pub fn open_with_min_active_id(
+    /// `InvalidArgument` if `segment_bytes` is 0; `Corruption`/`UnsupportedVersion` if an
+    /// existing segment's header is damaged or of another version, or a segment other than
+    /// the newest is shorter than its header; `Io` on file-system failures.
+    pub fn open_existing(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
         read_mode: ReadMode,
         segment_bytes: u64,
-        min_active_id: u64,
     ) -> Result<ValueLog> {
         if segment_bytes == 0 {
             return Err(Error::InvalidArgument(
                 "value-log segment size must be at least 1 byte".into(),
             ));
         }
-        fs.create_dir_all(dir)?;
         let mut ids: Vec<u64> = fs
             .list(dir)?
             .iter()
@@ -172,15 +187,23 @@ impl ValueLog {
         ids.sort_unstable();
 
         let mut slots = BTreeMap::new();
+        let mut stub = None;
         for &id in &ids {
             let path = dir.join(segment_file_name(id));
             let size = fs.size(&path)?;
             if size < SEGMENT_HEADER_LEN as u64 {
-                ::log::warn!(
-                    "removing {} ({size} bytes): torn during creation, holds no entries",
-                    path.display()
-                );
-                fs.remove(&path)?;
+                if ids.last() != Some(&id) {
+                    return Err(Error::corruption(
+                        &path,
+                        0,
+                        format!(
+                            "segment of {size} bytes is shorter than its \
+                             {SEGMENT_HEADER_LEN}-byte header, and newer segments exist: it \
+                             was damaged (a crash can only tear the creation of the newest one)"
+                        ),
+                    ));
+                }
+                stub = Some(id);
                 continue;
             }
             let reader = SegmentReader::open(fs.as_ref(), dir, id, read_mode)?;
@@ -192,34 +215,63 @@ impl ValueLog {
         }
 
         let found: Vec<u64> = slots.keys().copied().collect();
-        let next_id = ids
-            .last()
-            .map_or(1, |max| max.saturating_add(1))
-            .max(min_active_id);
-        let writer = SegmentWriter::create(fs.as_ref(), dir, next_id)?;
-        fs.sync_dir(dir)?;
-        let reader = SegmentReader::open(fs.as_ref(), dir, next_id, ReadMode::Pread)?;
-        let slot = Slot {
-            reader: Arc::new(reader),
-            sealed_size: None,
-        };
-        slots.insert(next_id, slot);
-
         Ok(ValueLog {
             fs,
             dir: dir.to_path_buf(),
             read_mode,
             segment_bytes,
-            active: Mutex::new(Active {
-                synced_len: writer.len(),
-                writer,
-                failure: None,
-            }),
+            active: Mutex::new(None),
+            stub: Mutex::new(stub),
+            next_id: ids.last().map_or(1, |max| max.saturating_add(1)),
             segments: RwLock::new(slots),
             unsynced_found: Mutex::new(found),
             fetch_threads: 0,
             fetch_pool: OnceLock::new(),
         })
+    }
+
+    /// Starts the active segment, with an id larger than every segment found at open and at
+    /// least `min_active_id` (the manifest passes one more than the largest segment id it
+    /// ever recorded, so an id whose file GC already deleted is never reused while metadata
+    /// may still mention it), after removing a segment whose creation a crash tore (see
+    /// [`Self::open_existing`]); then syncs the directory. Opening never appends to an
+    /// existing segment: its tail may be torn.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if the log already has an active segment; `Io` on file-system
+    /// failures.
+    pub fn start_active(&self, min_active_id: u64) -> Result<()> {
+        let mut active = self.active.lock();
+        if active.is_some() {
+            return Err(Error::InvalidArgument(
+                "the value log already has an active segment".into(),
+            ));
+        }
+        if let Some(id) = self.stub.lock().take() {
+            let path = self.segment_path(id);
+            ::log::warn!(
+                "removing {}: torn during creation, holds no entries",
+                path.display()
+            );
+            self.fs.remove(&path)?;
+        }
+        let next_id = self.next_id.max(min_active_id);
+        let writer = SegmentWriter::create(self.fs.as_ref(), &self.dir, next_id)?;
+        self.fs.sync_dir(&self.dir)?;
+        let reader = SegmentReader::open(self.fs.as_ref(), &self.dir, next_id, ReadMode::Pread)?;
+        self.segments.write().insert(
+            next_id,
+            Slot {
+                reader: Arc::new(reader),
+                sealed_size: None,
+            },
+        );
+        *active = Some(Active {
+            synced_len: writer.len(),
+            writer,
+            failure: None,
+        });
+        Ok(())
     }
 
     /// Appends `(key, value)` to the active segment and returns its pointer. When the
@@ -235,12 +287,13 @@ impl ValueLog {
     /// segment failed, the entry is durable but the error is returned, and a later append
     /// retries the rollover.
     pub fn append(&self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
-        let mut active = self.active.lock();
+        let mut guard = self.active.lock();
+        let active = guard.as_mut().ok_or_else(no_active_segment)?;
         active.check()?;
         let appended = active.writer.append(key, value);
         let ptr = active.note(appended)?;
         if active.writer.len() >= self.segment_bytes {
-            self.roll(&mut active)?;
+            self.roll(active)?;
         }
         Ok(ptr)
     }
@@ -287,7 +340,10 @@ impl ValueLog {
     /// # Errors
     /// `Io` on a write failure; `Poisoned` after an earlier failed write.
     pub fn flush(&self) -> Result<()> {
-        let mut active = self.active.lock();
+        let mut guard = self.active.lock();
+        let Some(active) = guard.as_mut() else {
+            return Ok(());
+        };
         active.check()?;
         let flushed = active.writer.flush();
         active.note(flushed)
@@ -299,7 +355,10 @@ impl ValueLog {
     /// # Errors
     /// `Io` on a write or fsync failure; `Poisoned` after an earlier failed write.
     pub fn sync(&self) -> Result<()> {
-        let mut active = self.active.lock();
+        let mut guard = self.active.lock();
+        let Some(active) = guard.as_mut() else {
+            return Ok(());
+        };
         active.check()?;
         {
             let mut found = self.unsynced_found.lock();
@@ -388,9 +447,10 @@ impl ValueLog {
         self.read(ptr).is_ok()
     }
 
-    /// Id of the active segment.
-    pub fn active_segment(&self) -> u64 {
-        self.active.lock().writer.id()
+    /// Id of the active segment (`None` before [`Self::start_active`], and in a read-only
+    /// database).
+    pub fn active_segment(&self) -> Option<u64> {
+        self.active.lock().as_ref().map(|a| a.writer.id())
     }
 
     /// Every live segment in id order, the active one last.
@@ -401,7 +461,10 @@ impl ValueLog {
             .iter()
             .map(|(&id, slot)| SegmentInfo {
                 id,
-                size_bytes: slot.sealed_size.unwrap_or_else(|| active.writer.len()),
+                size_bytes: slot
+                    .sealed_size
+                    .or_else(|| active.as_ref().map(|a| a.writer.len()))
+                    .unwrap_or(0),
                 sealed: slot.sealed_size.is_some(),
             })
             .collect()

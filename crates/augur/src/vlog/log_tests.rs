@@ -62,7 +62,7 @@ fn append_read_roundtrip_after_flush() {
     for mode in MODES {
         let dir = tempfile::tempdir().unwrap();
         let log = ValueLog::open(fs(), dir.path(), mode, 1 << 20).unwrap();
-        assert_eq!(log.active_segment(), 1);
+        assert_eq!(log.active_segment().unwrap(), 1);
         let ptrs = fill(&log, 0..100);
         log.flush().unwrap();
         check_all(&log, &ptrs);
@@ -85,7 +85,7 @@ fn rollover_at_segment_bytes() {
         let infos = log.segments();
         assert!(infos.len() > 5, "{infos:?}");
         let (last, sealed) = infos.split_last().unwrap();
-        assert_eq!(last.id, log.active_segment());
+        assert_eq!(last.id, log.active_segment().unwrap());
         assert!(!last.sealed);
         for (n, info) in sealed.iter().enumerate() {
             assert_eq!(info.id, n as u64 + 1, "ids are consecutive");
@@ -118,7 +118,11 @@ fn sealed_segment_is_readable_without_flush() {
     let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 50).unwrap();
     let (k, v) = kv(3);
     let p = log.append(&k, &v).unwrap();
-    assert_eq!(log.active_segment(), 2, "the first append filled segment 1");
+    assert_eq!(
+        log.active_segment().unwrap(),
+        2,
+        "the first append filled segment 1"
+    );
     assert_eq!(log.read(&p).unwrap(), v);
 }
 
@@ -136,7 +140,7 @@ fn reopen_finds_segments_and_starts_a_new_active_one() {
     for mode in MODES {
         let log = ValueLog::open(fs(), dir.path(), mode, 3_000).unwrap();
         let infos = log.segments();
-        let active = log.active_segment();
+        let active = log.active_segment().unwrap();
         assert!(active > max_id);
         assert_eq!(infos.iter().filter(|s| !s.sealed).count(), 1);
         assert!(infos.iter().all(|s| s.sealed || s.id == active));
@@ -245,7 +249,7 @@ fn delete_segment_removes_sealed_segments_only() {
         .collect();
     check_all(&log, &rest);
 
-    let active = log.active_segment();
+    let active = log.active_segment().unwrap();
     assert!(matches!(
         log.delete_segment(active),
         Err(Error::InvalidArgument(_))
@@ -266,16 +270,40 @@ fn delete_segment_removes_sealed_segments_only() {
     // A deleted id is never reused by a rollover or a reopen.
     drop(log);
     let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap();
-    assert!(log.active_segment() > active);
+    assert!(log.active_segment().unwrap() > active);
 }
 
 #[test]
 fn min_active_id_is_respected() {
     let dir = tempfile::tempdir().unwrap();
-    let log =
-        ValueLog::open_with_min_active_id(fs(), dir.path(), ReadMode::Mmap, 1_000, 42).unwrap();
-    assert_eq!(log.active_segment(), 42);
+    let log = ValueLog::open_existing(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap();
+    assert_eq!(
+        log.active_segment(),
+        None,
+        "nothing written before start_active"
+    );
+    assert!(vlog_files(dir.path()).is_empty());
+    log.start_active(42).unwrap();
+    assert_eq!(log.active_segment().unwrap(), 42);
     assert_eq!(vlog_files(dir.path()), vec!["000042.vlog".to_string()]);
+}
+
+#[test]
+fn a_short_segment_before_the_newest_is_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap();
+        log.append(b"k", b"v").unwrap();
+        log.sync().unwrap();
+    }
+    drop(ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap());
+    let first = dir.path().join(segment_file_name(1));
+    std::fs::write(&first, b"AUGUR").unwrap();
+    match ValueLog::open_existing(fs(), dir.path(), ReadMode::Mmap, 1_000) {
+        Err(crate::Error::Corruption { file, .. }) => assert_eq!(file, first),
+        other => panic!("expected a corruption naming segment 1, got {other:?}"),
+    }
+    assert_eq!(std::fs::read(&first).unwrap(), b"AUGUR", "nothing removed");
 }
 
 #[test]
@@ -285,7 +313,7 @@ fn open_removes_segment_torn_during_creation() {
     std::fs::write(dir.path().join(segment_file_name(2)), b"AUGUR").unwrap();
     std::fs::write(dir.path().join("not-a-segment.txt"), b"x").unwrap();
     let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap();
-    assert_eq!(log.active_segment(), 3);
+    assert_eq!(log.active_segment().unwrap(), 3);
     assert_eq!(
         vlog_files(dir.path()),
         vec!["000001.vlog".to_string(), "000003.vlog".to_string()]
@@ -337,7 +365,7 @@ fn concurrent_appends_and_reads() {
         .sum();
     let in_active = all
         .iter()
-        .filter(|(_, p)| p.segment == log.active_segment())
+        .filter(|(_, p)| p.segment == log.active_segment().unwrap())
         .count();
     assert_eq!(total + in_active, all.len());
 }

@@ -30,6 +30,31 @@ pub enum LogTail {
         /// Why the record there is not valid.
         reason: String,
     },
+    /// The record at `offset` is bad but valid data follows it (see [`read_log`]): damage
+    /// in the middle of the log, which an interrupted append cannot leave. The records
+    /// before it are returned; whoever reads the log decides whether that is an error
+    /// ([`LogContents::fail_on_damage`]) or a loss it may accept.
+    Damaged {
+        /// Offset of the bad record.
+        offset: u64,
+        /// Why the record there is not valid, and where valid data follows.
+        reason: String,
+    },
+}
+
+impl LogContents {
+    /// Fails with `Corruption` naming `path` when the log is [`LogTail::Damaged`].
+    ///
+    /// # Errors
+    /// `Corruption` at the bad record's offset.
+    pub fn fail_on_damage(&self, path: &Path) -> Result<()> {
+        match &self.tail {
+            LogTail::Damaged { offset, reason } => {
+                Err(Error::corruption(path, *offset, reason.clone()))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The result of decoding the record that starts at some offset.
@@ -85,10 +110,10 @@ fn parse_record(data: &[u8], pos: usize) -> Parsed<'_> {
 /// that is incomplete (the file ends inside its header or payload), has an all-zero header,
 /// or fails its checksum ends the log, and it and everything after it are reported as
 /// [`LogTail::Torn`] — unless a valid record starts exactly where the bad record's length
-/// says it ends. A torn append cannot produce that, so it is mid-log corruption.
+/// says it ends (or, in a manifest, anywhere after it). A torn append cannot produce that,
+/// so it is mid-log corruption, reported as [`LogTail::Damaged`] with the records before it.
 ///
 /// # Errors
-/// - `Corruption` naming the file and the bad record's offset for mid-log corruption;
 /// - `Corruption` at offset 0 for a missing, short or damaged file header, or a header of
 ///   the other log kind;
 /// - `UnsupportedVersion` for a valid header of another format version;
@@ -136,11 +161,15 @@ pub fn read_log(fs: &dyn FileSystem, path: &Path, kind: LogKind) -> Result<LogCo
             Parsed::Bad { reason, next } => {
                 if let Some(next) = next {
                     if let Parsed::Valid { .. } = parse_record(&data, next) {
-                        return Err(Error::corruption(
-                            path,
-                            pos as u64,
-                            format!("{reason}, followed by a valid record at offset {next}"),
-                        ));
+                        return Ok(LogContents {
+                            records,
+                            tail: LogTail::Damaged {
+                                offset: pos as u64,
+                                reason: format!(
+                                    "{reason}, followed by a valid record at offset {next}"
+                                ),
+                            },
+                        });
                     }
                 }
                 // A manifest is synced after every record, so only its last record can be
@@ -150,11 +179,15 @@ pub fn read_log(fs: &dyn FileSystem, path: &Path, kind: LogKind) -> Result<LogCo
                     let valid_later = (pos + 1..data.len())
                         .find(|&p| matches!(parse_record(&data, p), Parsed::Valid { .. }));
                     if let Some(at) = valid_later {
-                        return Err(Error::corruption(
-                            path,
-                            pos as u64,
-                            format!("{reason}, and a valid record follows at offset {at}"),
-                        ));
+                        return Ok(LogContents {
+                            records,
+                            tail: LogTail::Damaged {
+                                offset: pos as u64,
+                                reason: format!(
+                                    "{reason}, and a valid record follows at offset {at}"
+                                ),
+                            },
+                        });
                     }
                 }
                 return Ok(LogContents {

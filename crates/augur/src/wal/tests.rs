@@ -146,7 +146,7 @@ fn bit_flip_in_middle_record_followed_by_valid_record_is_corruption() {
         let mut b = bytes.clone();
         b[pos] ^= 0x10;
         std::fs::write(&path, &b).unwrap();
-        match read(&path, LogKind::Wal) {
+        match read(&path, LogKind::Wal).and_then(|c| c.fail_on_damage(&path)) {
             Err(Error::Corruption { file, offset, .. }) => {
                 assert_eq!(file, path);
                 assert_eq!(offset, offs[2], "flip at {pos}");

@@ -103,7 +103,7 @@ impl Learning {
 /// small workload.
 pub fn flsm_options(base: augur::Options) -> augur::Options {
     augur::Options {
-        compaction: augur::CompactionStyle::Flsm,
+        compaction: Some(augur::CompactionStyle::Flsm),
         num_levels: 4,
         flsm: augur::FlsmOptions {
             top_level_bits: 4,

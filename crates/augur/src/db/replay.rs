@@ -1,0 +1,290 @@
+//! WAL replay at open: the WALs the manifest has not seen flushed are read back into a
+//! memtable, under the damage model of docs/RELIABILITY.md: only what a crash can leave
+//! (bytes after the last sync) is dropped silently; any other loss of acknowledged writes is
+//! `Corruption` naming the damaged file, or, with `Options::accept_wal_loss`, a listed loss.
+//! Replay writes nothing; the open decides what to do with the result.
+//!
+//! What a crash can leave, and so what is dropped without an error (docs/format/wal.md):
+//! - a WAL shorter than its header that the manifest does not record (its creation was
+//!   interrupted; `LogWriter::create` syncs the header before the manifest records it);
+//! - a torn tail of the newest WAL with records, past the bytes known to be synced;
+//! - a record of such an unsynced tail whose value pointer leads to value-log bytes the
+//!   crash took: the replay ends there (the record and everything after it were not
+//!   durable).
+//!
+//! What only damage can leave, and is refused:
+//! - a WAL the manifest records as live that is missing, shorter than its header, or (when
+//!   closed) shorter than the bytes synced into it;
+//! - a bad record before the end of a WAL's synced bytes: a closed WAL (closed by a memtable
+//!   switch or a clean close, which record its synced size in the manifest), or any WAL
+//!   followed by a WAL with records (synced when the next one was created);
+//! - a bad record followed by a valid one (`LogTail::Damaged`);
+//! - a record in a WAL's synced bytes whose value pointer does not reach a complete, valid
+//!   value-log entry: the value log is synced before a WAL is closed, so its bytes were
+//!   durable. Pointers into segments GC deleted (recorded in the manifest) are shadowed by
+//!   their relocated copies and skipped.
+
+use super::batch::decode_record;
+use crate::error::{Error, Result};
+use crate::filename::{self, FileKind};
+use crate::fs::FileSystem;
+use crate::key::{SeqNo, ValueKind};
+use crate::memtable::Memtable;
+use crate::version::{RecoveredState, Version};
+use crate::vlog::{ValueLog, ValuePointer};
+use crate::wal::{read_log, LogKind, LogTail, HEADER_LEN};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// What the replay recovered.
+pub(super) struct Replayed {
+    /// The replayed writes.
+    pub mem: Memtable,
+    /// The largest seqno recovered (the manifest's, or a replayed write's).
+    pub last_seqno: SeqNo,
+    /// The losses `accept_wal_loss` let through, one line each.
+    pub losses: Vec<String>,
+}
+
+/// The damage found, and whether to fail on it or list it.
+struct Losses {
+    accept: bool,
+    lines: Vec<String>,
+}
+
+impl Losses {
+    /// A loss of acknowledged writes in `file` at `offset`: `Corruption` unless the caller
+    /// accepts losses, then logged and listed.
+    fn note(&mut self, file: &Path, offset: u64, what: String) -> Result<()> {
+        if !self.accept {
+            return Err(Error::corruption(
+                file,
+                offset,
+                format!(
+                    "{what}; its writes are lost. Open with Options::accept_wal_loss (CLI \
+                     --accept-wal-loss) to drop them and open anyway"
+                ),
+            ));
+        }
+        log::warn!(
+            "accept_wal_loss: {} at offset {offset}: {what}; its writes are dropped",
+            file.display()
+        );
+        self.lines
+            .push(format!("{} at offset {offset}: {what}", file.display()));
+        Ok(())
+    }
+}
+
+/// Replays the WALs of `dir` numbered at or above the manifest's log number (see the module
+/// doc). `version` is the recovered version (for segments GC deleted); `vlog` reads the
+/// value-log entries replayed pointers lead to.
+///
+/// # Errors
+/// `Corruption` naming the damaged file for a loss of acknowledged writes (unless
+/// `accept_loss`); `Io` on read failures.
+pub(super) fn replay_wals(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    recovered: &RecoveredState,
+    version: &Version,
+    vlog: &ValueLog,
+    accept_loss: bool,
+) -> Result<Replayed> {
+    let mut losses = Losses {
+        accept: accept_loss,
+        lines: Vec::new(),
+    };
+    // WALs whose loss is already listed: their damaged tail is that same loss.
+    let short = check_live_wals(fs, dir, &recovered.live_wals, &mut losses)?;
+    let mem = Memtable::new();
+    let mut last_seqno = recovered.last_seqno;
+    let mut wals: Vec<u64> = fs
+        .list(dir)?
+        .iter()
+        .filter_map(|n| match filename::parse(n) {
+            Some(FileKind::Wal(n)) if n >= recovered.log_number => Some(n),
+            _ => None,
+        })
+        .collect();
+    wals.sort_unstable();
+    let sizes = wals
+        .iter()
+        .map(|&n| fs.size(&filename::wal_path(dir, n)))
+        .collect::<Result<Vec<u64>>>()?;
+    let header_len = HEADER_LEN as u64;
+    'replay: for (i, &number) in wals.iter().enumerate() {
+        let path = filename::wal_path(dir, number);
+        let size = sizes.get(i).copied().unwrap_or(0);
+        // A WAL shorter than its header that the manifest does not record was being created
+        // when the process died: it never held a record, wherever it lies (regression test
+        // `regression_empty_wal_before_records`). One the manifest records is a loss,
+        // reported by `check_live_wals`.
+        if size < header_len {
+            if !recovered.live_wals.contains_key(&number) {
+                log::info!(
+                    "skipping {} ({size} bytes): its creation was interrupted",
+                    path.display()
+                );
+            }
+            continue;
+        }
+        // Bytes known to be synced: a closed WAL's recorded size; a WAL followed by one
+        // with records was synced whole when the next one was created.
+        let newest = sizes
+            .get(i + 1..)
+            .unwrap_or(&[])
+            .iter()
+            .all(|&s| s <= header_len);
+        let synced_len = match recovered.live_wals.get(&number).copied().flatten() {
+            Some(len) => len,
+            None if !newest => size,
+            None => 0,
+        };
+        let contents = match read_log(fs, &path, LogKind::Wal) {
+            Ok(c) => c,
+            Err(Error::Corruption { offset, reason, .. }) => {
+                losses.note(&path, offset, format!("unreadable WAL: {reason}"))?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        match &contents.tail {
+            LogTail::Clean => {}
+            LogTail::Damaged { offset, reason } => {
+                losses.note(&path, *offset, format!("damaged WAL record: {reason}"))?;
+            }
+            LogTail::Torn { offset, reason }
+                if *offset < synced_len && !short.contains(&number) =>
+            {
+                losses.note(
+                    &path,
+                    *offset,
+                    format!(
+                        "damaged WAL record within the {synced_len} bytes synced into the WAL: \
+                         {reason}"
+                    ),
+                )?;
+            }
+            LogTail::Torn { offset, reason } => log::info!(
+                "dropping the torn tail of {} at offset {offset}: {reason}",
+                path.display()
+            ),
+        }
+        for (offset, record) in &contents.records {
+            let Some((first, entries)) = decode_record(record) else {
+                losses.note(&path, *offset, "malformed write-batch record".into())?;
+                continue 'replay;
+            };
+            let mut replayable = true;
+            for e in entries.iter().filter(|e| e.kind == ValueKind::Pointer) {
+                let ptr = ValuePointer::decode(&e.value).ok_or_else(|| {
+                    Error::corruption(&path, *offset, "malformed value pointer in WAL record")
+                })?;
+                if version.vlog_deleted.contains(&ptr.segment) {
+                    continue;
+                }
+                let (file, at, reason) = match vlog.read(&ptr) {
+                    Ok(_) => continue,
+                    Err(Error::Corruption {
+                        file,
+                        offset,
+                        reason,
+                    }) => (file, offset, reason),
+                    Err(e) => return Err(e),
+                };
+                if *offset >= synced_len {
+                    log::info!(
+                        "{} record at offset {offset} points at value-log bytes lost in a \
+                         crash ({reason}); replay ends there",
+                        path.display()
+                    );
+                    break 'replay;
+                }
+                losses.note(
+                    &file,
+                    at,
+                    format!(
+                        "{reason}, and the synced record at offset {offset} of {} (seqnos from \
+                         {first}) points at it",
+                        path.display()
+                    ),
+                )?;
+                replayable = false;
+                break;
+            }
+            if !replayable {
+                continue;
+            }
+            for (j, e) in entries.iter().enumerate() {
+                let seqno = first + j as u64;
+                if e.kind == ValueKind::Pointer && pointer_is_deleted(version, &e.value) {
+                    continue;
+                }
+                mem.insert(&e.key, seqno, e.kind, &e.value);
+                last_seqno = last_seqno.max(seqno);
+            }
+        }
+    }
+    Ok(Replayed {
+        mem,
+        last_seqno,
+        losses: losses.lines,
+    })
+}
+
+/// Checks the WALs the manifest records as live: each must exist and hold its header, and a
+/// closed one must hold at least the bytes synced into it. Returns the WALs found short.
+fn check_live_wals(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    live: &BTreeMap<u64, Option<u64>>,
+    losses: &mut Losses,
+) -> Result<BTreeSet<u64>> {
+    let mut short = BTreeSet::new();
+    for (&number, &synced) in live {
+        let path = filename::wal_path(dir, number);
+        let what = match synced {
+            Some(s) => format!("{s} synced bytes"),
+            None => "the active WAL's writes".to_string(),
+        };
+        if !fs.exists(&path) {
+            losses.note(
+                &path,
+                0,
+                format!(
+                    "WAL {number} is missing: the manifest records it as live ({what}, not yet \
+                     flushed to a table)"
+                ),
+            )?;
+            continue;
+        }
+        let size = fs.size(&path)?;
+        if let Some(s) = synced.filter(|&s| size < s) {
+            short.insert(number);
+            losses.note(
+                &path,
+                size,
+                format!(
+                    "WAL {number} holds {size} bytes, fewer than the {s} bytes synced into it \
+                     before it was closed"
+                ),
+            )?;
+        } else if size < HEADER_LEN as u64 {
+            short.insert(number);
+            losses.note(
+                &path,
+                size,
+                format!(
+                    "WAL {number} holds {size} bytes, less than its {HEADER_LEN}-byte header, \
+                     which was synced before the manifest recorded it ({what})"
+                ),
+            )?;
+        }
+    }
+    Ok(short)
+}
+
+fn pointer_is_deleted(version: &Version, value: &[u8]) -> bool {
+    ValuePointer::decode(value).is_some_and(|p| version.vlog_deleted.contains(&p.segment))
+}
