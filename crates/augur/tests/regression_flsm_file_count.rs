@@ -5,7 +5,9 @@
 //! 32 MB), and the legal overrides `top_level_bits` 1 / `bit_decrement` 0 made a guard of
 //! every other key and one file for each, past the kernel's mapping limit. Now a level's
 //! guard bits never go below the floor whose spacing holds a target file, and a slot holding
-//! more than a target file gets several files cut at the target size.
+//! more than a target file gets several files cut at the target size. And a compaction that
+//! would raise the live table count past what the kernel's mapping limit allows is refused
+//! with an error naming the options to change, instead of poisoning the database with ENOMEM.
 
 use augur::fs::MemFs;
 use augur::{CompactionStyle, Db, FlsmOptions, Options};
@@ -152,4 +154,65 @@ fn a_slot_holding_many_files_worth_is_cut_at_the_target_size() {
         files >= ideal && files <= ideal + 7,
         "{files} files for {bytes} bytes at a {target}-byte target"
     );
+}
+
+#[test]
+fn a_compaction_past_the_mapping_limit_is_refused_with_a_clear_error() {
+    use augur::fs::FileSystem;
+    // A kernel that allows 40 mappings per process: 30 live tables (a quarter is headroom).
+    // The in-memory file system serves the engine's read of /proc like any file.
+    let fs = MemFs::new();
+    fs.create_dir_all(std::path::Path::new("/proc/sys/vm"))
+        .expect("mkdir");
+    let mut w = fs
+        .create(std::path::Path::new("/proc/sys/vm/max_map_count"))
+        .expect("create");
+    w.append(b"40\n").expect("append");
+    w.sync().expect("sync");
+    drop(w);
+    // 4 KiB files: ~35 entries each, so a few thousand keys need more than 30 files.
+    let opts = Options {
+        memtable_size_bytes: 64 << 10,
+        ..options(&fs, 4096, FlsmOptions::default())
+    };
+    let db = Db::open("/db", opts.clone()).expect("open");
+    let mut acknowledged = 0;
+    let err = loop {
+        match db.put(key(acknowledged), value(acknowledged)) {
+            Ok(()) => acknowledged += 1,
+            Err(e) => break e,
+        }
+        assert!(acknowledged < 20_000, "no compaction was refused");
+        let files: usize = db.stats().levels.iter().map(|l| l.files).sum();
+        // Flushes are not checked; L0 holds at most l0_stop_trigger (12) files.
+        assert!(files <= 30 + 12, "{files} live tables");
+    };
+    let m = err.to_string();
+    for part in [
+        "compaction refused",
+        "vm.max_map_count = 40",
+        "30 allowed",
+        "target_file_size_bytes` (now 4096 bytes)",
+    ] {
+        assert!(m.contains(part), "{part:?} missing from: {m}");
+    }
+    // The refusal poisons the handle (as any failed compaction does), with the same cause.
+    match db.put(b"after", b"x") {
+        Err(augur::Error::Poisoned(p)) => assert!(p.contains("vm.max_map_count"), "{p}"),
+        other => panic!("write after the refusal: {other:?}"),
+    }
+    drop(db);
+    // Larger files fit: the database reopens and compacts, every acknowledged key readable.
+    let db = Db::open(
+        "/db",
+        Options {
+            target_file_size_bytes: 256 << 10,
+            ..opts
+        },
+    )
+    .expect("reopen with larger files");
+    db.compact_range(None, None).expect("compact");
+    for i in 0..acknowledged {
+        assert_eq!(db.get(key(i)).expect("get"), Some(value(i)), "key {i}");
+    }
 }

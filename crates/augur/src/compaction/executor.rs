@@ -11,6 +11,11 @@
 //! Outputs are cut at the target file size, but never between two versions of one user key,
 //! so a level >= 1 holds all versions of a key in a single file.
 //!
+//! No compaction may raise the live table count past the limit the kernel's mapping (or
+//! open-file) limit leaves (`table_limit.rs`): the one that would is refused with an
+//! `InvalidArgument` naming the options to change, before the offending output is written,
+//! and the outputs it wrote are removed.
+//!
 //! FLSM (`version.style`), in addition (see `guards.rs` and `flsm.rs`):
 //! - outputs are also cut at every guard of the output level, so each lies in one slot; a
 //!   slot holding more than a target file gets several files, cut at the target size;
@@ -26,6 +31,7 @@
 //!   are removed from every level (empty guards).
 
 use super::guards::{slot_of, slot_range, GuardBits, ASSUMED_ENTRY_BYTES};
+use super::table_limit::TableLimit;
 use super::{Compaction, CompactionStyle};
 use crate::error::Result;
 use crate::filename;
@@ -246,6 +252,11 @@ pub(crate) fn execute(
             version.levels.len() - 1,
         )
     });
+    // The live-table limit, read once the compaction is about to write more files than it
+    // removes.
+    let live_before: u64 = version.levels.iter().map(|l| l.len() as u64).sum();
+    let removed = input_ids.len() as u64;
+    let mut table_limit: Option<TableLimit> = None;
     // FLSM: the output level's guards (committed ones; new ones are cut at as they come)
     // and the upper end of the current output's slot.
     let out_guards: &[Vec<u8>] = if flsm {
@@ -323,6 +334,20 @@ pub(crate) fn execute(
             continue;
         }
         if builder.is_none() {
+            let outputs_after = outputs.len() as u64 + 1;
+            if outputs_after > removed {
+                let limit =
+                    table_limit.get_or_insert_with(|| TableLimit::read(ctx.fs, ctx.opts.read_mode));
+                let live_after = live_before.saturating_sub(removed) + outputs_after;
+                if let Err(e) = limit.check(live_before, live_after, ctx.opts) {
+                    for m in &outputs {
+                        // Best effort: an output left behind is not referenced by the
+                        // manifest and is removed as obsolete at the next open.
+                        let _ = ctx.fs.remove(&filename::table_path(ctx.dir, m.file_id));
+                    }
+                    return Err(e);
+                }
+            }
             if flsm {
                 slot_end = out_guards
                     .get(slot_of(out_guards, user_key))
