@@ -216,3 +216,61 @@ fn a_compaction_past_the_mapping_limit_is_refused_with_a_clear_error() {
         assert_eq!(db.get(key(i)).expect("get"), Some(value(i)), "key {i}");
     }
 }
+
+#[test]
+fn guards_recorded_under_a_denser_rule_stay_valid() {
+    // Dense guards, as an older build (or a smaller target) recorded them: 4 KiB files of
+    // ~370-byte entries hold ~11 entries, so the floor allows a guard per 16 keys.
+    let big_value = |i: u32| {
+        let mut v = value(i);
+        v.resize(350, b'w');
+        v
+    };
+    let fs = MemFs::new();
+    let dense = FlsmOptions {
+        top_level_bits: 4,
+        bit_decrement: 0,
+        ..FlsmOptions::default()
+    };
+    let db = Db::open("/db", options(&fs, 4096, dense.clone())).expect("open");
+    for i in 0..3000 {
+        db.put(key(i), big_value(i)).expect("put");
+    }
+    db.compact_range(None, None).expect("compact");
+    let recorded = db.guards();
+    let deepest = recorded.iter().map(Vec::len).max().unwrap_or(0);
+    assert!(deepest >= 100, "only {deepest} guards recorded");
+    drop(db);
+
+    // Reopened with 1 MiB files the floor is ~12 bits: the recorded guards are kept as they
+    // are, the structure holds, and new compactions respect them.
+    let opts = options(&fs, 1 << 20, dense);
+    let db = Db::open("/db", opts.clone()).expect("reopen");
+    assert_eq!(db.guards(), recorded, "reopening changed the guards");
+    db.check_structure().expect("structure after reopen");
+    for i in 3000..6000 {
+        db.put(key(i), big_value(i)).expect("put");
+    }
+    db.compact_range(None, None).expect("compact");
+    db.check_structure().expect("structure after compaction");
+    let after = db.guards();
+    for (level, guards) in recorded.iter().enumerate() {
+        for g in guards {
+            assert!(
+                after[level].binary_search(g).is_ok(),
+                "a recorded guard of level {level} was dropped"
+            );
+        }
+    }
+    // Few guards are added under the new floor: ~6,000 keys over 2^12-key spacing.
+    let added = after
+        .iter()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(0)
+        .saturating_sub(deepest);
+    assert!(added <= 20, "{added} guards added");
+    for i in (0..6000).step_by(37) {
+        assert_eq!(db.get(key(i)).expect("get"), Some(big_value(i)), "key {i}");
+    }
+}
