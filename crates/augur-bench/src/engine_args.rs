@@ -205,10 +205,14 @@ pub struct EngineArgs {
     /// existing database must be opened with the style it was created with.
     #[arg(long, global = true, value_enum)]
     pub compaction: Option<CompactionArg>,
-    /// FLSM: low hash bits a key needs to be a level-1 guard (engine default 20).
+    /// FLSM: low hash bits a key needs to be a level-1 guard (engine default 20). No level
+    /// needs fewer than the floor whose guard spacing holds one target file
+    /// (⌈log2(target file bytes / bytes per entry)⌉, 18 for 32 MiB of 144-byte entries): a
+    /// smaller value acts as the floor.
     #[arg(long, global = true, value_name = "N", alias = "flsm_top_level_bits")]
     pub flsm_top_level_bits: Option<u32>,
-    /// FLSM: bits fewer per deeper level (engine default 2).
+    /// FLSM: bits fewer per deeper level, down to the floor of --flsm-top-level-bits
+    /// (engine default 2).
     #[arg(long, global = true, value_name = "N", alias = "flsm_bit_decrement")]
     pub flsm_bit_decrement: Option<u32>,
     /// FLSM: overlapping files a guard may hold before it is compacted (engine default 4).

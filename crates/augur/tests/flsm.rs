@@ -14,18 +14,21 @@ fn options(fs: &MemFs) -> Options {
         fs: Arc::new(fs.clone()),
         background_threads: false,
         compaction: Some(CompactionStyle::Flsm),
-        memtable_size_bytes: 4096,
+        memtable_size_bytes: 16 << 10,
         target_file_size_bytes: 4096,
         l0_compaction_trigger: 2,
         l0_slowdown_trigger: 4,
         l0_stop_trigger: 6,
-        l1_max_bytes: 8192,
+        l1_max_bytes: 32 << 10,
         level_size_ratio: 4,
         num_levels: 4,
         block_records: 8,
         value_separation_threshold: usize::MAX,
+        // Guards every 64 keys at L1, 32 at L2, 16 at L3: with entries of ~250 bytes
+        // (`value`), 4 KiB files hold ~16 of them, so L3 sits at the floor that guard
+        // spacing may not go below (one target file, `compaction::guards`).
         flsm: FlsmOptions {
-            top_level_bits: 4,
+            top_level_bits: 6,
             bit_decrement: 1,
             max_sstables_per_guard: 3,
             ..FlsmOptions::default()
@@ -38,8 +41,11 @@ fn key(k: u32) -> Vec<u8> {
     format!("key{k:06}").into_bytes()
 }
 
+/// About 250 bytes: large enough that a 4 KiB file holds few entries, so guards may be
+/// dense (guard spacing follows the entries a target file holds).
 fn value(k: u32, round: u32) -> Vec<u8> {
-    format!("value-{k}-{round}-{}", "x".repeat((k % 7) as usize * 9)).into_bytes()
+    let pad = 200 + (k % 7) as usize * 9;
+    format!("value-{k}-{round}-{}", "x".repeat(pad)).into_bytes()
 }
 
 /// Every key of `model` reads back, every other key of the space reads as absent, and a

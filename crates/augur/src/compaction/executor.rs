@@ -11,18 +11,27 @@
 //! Outputs are cut at the target file size, but never between two versions of one user key,
 //! so a level >= 1 holds all versions of a key in a single file.
 //!
+//! No compaction may raise the live table count past the limit the kernel's mapping (or
+//! open-file) limit leaves (`table_limit.rs`): the one that would is refused with an
+//! `InvalidArgument` naming the options to change, before the offending output is written,
+//! and the outputs it wrote are removed.
+//!
 //! FLSM (`version.style`), in addition (see `guards.rs` and `flsm.rs`):
-//! - outputs are also cut at every guard of the output level, so each lies in one slot;
-//! - each distinct key of the merge that is a guard candidate (its hash) is committed as a
-//!   guard at every level from its candidate level down to the last, except at levels above
-//!   a file outside the compaction that straddles it (those wait for a later compaction that
-//!   sees the key again — PebblesDB's uncommitted guards, kept implicit);
+//! - outputs are also cut at every guard of the output level, so each lies in one slot; a
+//!   slot holding more than a target file gets several files, cut at the target size;
+//! - each distinct key of the merge that is a guard candidate (its hash, against the guard
+//!   bits of every level: `top_level_bits` and `bit_decrement` floored at one target file of
+//!   the inputs' measured bytes per entry, `GuardBits`) is committed as a guard at every
+//!   level from its candidate level down to the last, except at levels above a file outside
+//!   the compaction that straddles it (those wait for a later compaction that sees the key
+//!   again — PebblesDB's uncommitted guards, kept implicit);
 //! - a tombstone is kept while any file outside the compaction at the output level or below
 //!   may hold the key (sibling fragments of the output guard included);
 //! - when entries were dropped, guards whose last-level slot no longer intersects any file
 //!   are removed from every level (empty guards).
 
-use super::guards::{candidate_level, slot_of, slot_range};
+use super::guards::{slot_of, slot_range, GuardBits, ASSUMED_ENTRY_BYTES};
+use super::table_limit::TableLimit;
 use super::{Compaction, CompactionStyle};
 use crate::error::Result;
 use crate::filename;
@@ -106,12 +115,12 @@ fn straddled(version: &Version, inputs: &HashSet<u64>, level: usize, key: &[u8])
 /// FLSM: the guards `key` is committed as by this compaction, as (level, key) pairs.
 fn new_guards(
     version: &Version,
-    opts: &Options,
+    bits: &GuardBits,
     inputs: &HashSet<u64>,
     key: &[u8],
 ) -> Vec<(usize, Vec<u8>)> {
     let last = version.levels.len() - 1;
-    let Some(first) = candidate_level(key, &opts.flsm, last) else {
+    let Some(first) = bits.candidate_level(key).filter(|&l| l <= last) else {
         return Vec::new();
     };
     let from = (first..=last)
@@ -222,6 +231,32 @@ pub(crate) fn execute(
         .chain(&c.next_inputs)
         .map(|f| f.meta.file_id)
         .collect();
+    // FLSM: the guard bits of every level, floored at one target file of the inputs' bytes
+    // per entry (`guards.rs`).
+    let guard_bits = flsm.then(|| {
+        let (bytes, entries) =
+            c.inputs
+                .iter()
+                .chain(&c.next_inputs)
+                .fold((0u64, 0u64), |(b, e), f| {
+                    (
+                        b.saturating_add(f.meta.file_size),
+                        e.saturating_add(f.meta.entries),
+                    )
+                });
+        let bytes_per_entry = bytes.checked_div(entries).unwrap_or(ASSUMED_ENTRY_BYTES);
+        GuardBits::new(
+            &ctx.opts.flsm,
+            ctx.opts.target_file_size_bytes,
+            bytes_per_entry,
+            version.levels.len() - 1,
+        )
+    });
+    // The live-table limit, read once the compaction is about to write more files than it
+    // removes.
+    let live_before: u64 = version.levels.iter().map(|l| l.len() as u64).sum();
+    let removed = input_ids.len() as u64;
+    let mut table_limit: Option<TableLimit> = None;
     // FLSM: the output level's guards (committed ones; new ones are cut at as they come)
     // and the upper end of the current output's slot.
     let out_guards: &[Vec<u8>] = if flsm {
@@ -261,8 +296,8 @@ pub(crate) fn execute(
         if new_key {
             // A key boundary: the only place an output may be cut.
             let mut guard_here = false;
-            if flsm {
-                let added = new_guards(version, ctx.opts, &input_ids, user_key);
+            if let Some(bits) = &guard_bits {
+                let added = new_guards(version, bits, &input_ids, user_key);
                 guard_here = added.iter().any(|(l, _)| *l == c.output_level)
                     || slot_end.is_some_and(|end| user_key >= end);
                 guards_added.extend(added);
@@ -299,6 +334,20 @@ pub(crate) fn execute(
             continue;
         }
         if builder.is_none() {
+            let outputs_after = outputs.len() as u64 + 1;
+            if outputs_after > removed {
+                let limit =
+                    table_limit.get_or_insert_with(|| TableLimit::read(ctx.fs, ctx.opts.read_mode));
+                let live_after = live_before.saturating_sub(removed) + outputs_after;
+                if let Err(e) = limit.check(live_before, live_after, ctx.opts) {
+                    for m in &outputs {
+                        // Best effort: an output left behind is not referenced by the
+                        // manifest and is removed as obsolete at the next open.
+                        let _ = ctx.fs.remove(&filename::table_path(ctx.dir, m.file_id));
+                    }
+                    return Err(e);
+                }
+            }
             if flsm {
                 slot_end = out_guards
                     .get(slot_of(out_guards, user_key))

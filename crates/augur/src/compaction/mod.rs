@@ -2,18 +2,22 @@
 //!
 //! A strategy is pure: it looks at a [`Version`] and the options and returns a [`Choice`].
 //! The executor (`executor.rs`) runs every choice the same way; under FLSM it also cuts
-//! outputs at the output level's guards and commits and removes guards (`guards.rs`).
+//! outputs at the output level's guards and commits and removes guards (`guards.rs`). No
+//! compaction may raise the live table count past what the kernel's mapping limit allows
+//! (`table_limit.rs`).
 
 mod executor;
 mod flsm;
 pub mod guards;
 mod leveled;
 mod style;
+mod table_limit;
 
 pub(crate) use executor::{execute, CompactionContext};
 pub use flsm::Flsm;
 pub use leveled::Leveled;
 pub use style::{CompactionStyle, FlsmOptions};
+pub(crate) use table_limit::TableLimit;
 
 use crate::options::Options;
 use crate::version::{TableFile, Version};

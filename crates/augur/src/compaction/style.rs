@@ -71,12 +71,20 @@ impl std::fmt::Display for CompactionStyle {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlsmOptions {
     /// A key is a guard of level 1 when the `top_level_bits` low bits of its hash are all
-    /// set; each deeper level needs `bit_decrement` fewer. Default 20: with the default level
-    /// sizes (L1 256 MiB) about one level-1 guard per million distinct keys, 4 per million at
-    /// level 2, 16 at level 3 (PebblesDB's 27 is sized for LevelDB's 10 MiB L1 and 100M keys).
+    /// set; each deeper level needs `bit_decrement` fewer — but never fewer than the
+    /// *floor*, `⌈log2(target_file_size_bytes / bytes per entry)⌉` bits (bytes per entry
+    /// measured on the data each compaction merges), whose spacing holds one target file:
+    /// a guard finer than that would only cut files smaller than the target
+    /// (`compaction::guards`). So these two options shape the shallow levels and cannot
+    /// make a database of one tiny file per guard: a value below the floor acts as the
+    /// floor. Default 20: with the default level sizes (L1 256 MiB) about one level-1 guard
+    /// per million distinct keys, 4 per million at level 2; with the default 32 MiB files of
+    /// 144-byte entries the floor is 18 bits, one guard per 262,144 keys, from level 2 down
+    /// (PebblesDB's 27 is sized for LevelDB's 10 MiB L1 and 100M keys; its deepest level,
+    /// 27 − 5·2 = 17 bits, is about one of its sstables).
     pub top_level_bits: u32,
     /// Bits fewer per level deeper (PebblesDB: 2, so each level has ~4× the guards of the
-    /// one above). Default 2.
+    /// one above), down to the floor of `top_level_bits`. Default 2.
     pub bit_decrement: u32,
     /// A guard of level 1 .. last-1 holding this many files is compacted into the next
     /// level (PebblesDB's `max_sstables_per_guard`). Default 4.

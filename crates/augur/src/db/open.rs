@@ -17,7 +17,7 @@ use super::flush::write_table_from_memtable;
 use super::obsolete::{check_unreferenced_tables, remove_obsolete_files};
 use super::replay::{replay_wals, Replayed};
 use super::{BgState, DbInner, MemState, SnapshotList};
-use crate::compaction::CompactionStyle;
+use crate::compaction::{CompactionStyle, TableLimit};
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
 use crate::fs::{FileLock, FileSystem};
@@ -135,6 +135,7 @@ struct Found {
 /// and checks them, writing nothing.
 fn read_and_check(dir: &Path, opts: &Options) -> Result<Found> {
     let fs = opts.fs.clone();
+    let table_limit = TableLimit::read(fs.as_ref(), opts.read_mode);
     let (versions, recovered) = VersionSet::recover(
         fs.clone(),
         dir,
@@ -142,6 +143,7 @@ fn read_and_check(dir: &Path, opts: &Options) -> Result<Found> {
         opts.learning.uses_models(),
         opts.num_levels,
         opts.compaction,
+        &|tables| table_limit.check_open(tables),
     )?;
     let vlog = ValueLog::open_existing(
         fs.clone(),

@@ -220,9 +220,13 @@ impl VersionSet {
     /// set and what the WAL replay needs. `style` is the compaction style the caller asks
     /// for; `None` takes the one the database was created with.
     ///
+    /// `check_table_count` is asked, before any table is opened, whether their number can be
+    /// opened at all (the kernel's mapping or open-file limit).
+    ///
     /// # Errors
     /// `InvalidArgument` when the database was created with another compaction style than
-    /// `style`; `Corruption` for a damaged manifest or a missing table.
+    /// `style`, or from `check_table_count`; `Corruption` for a damaged manifest or a missing
+    /// table.
     pub fn recover(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
@@ -230,6 +234,7 @@ impl VersionSet {
         use_models: bool,
         num_levels: usize,
         style: Option<CompactionStyle>,
+        check_table_count: &dyn Fn(u64) -> Result<()>,
     ) -> Result<(VersionSet, RecoveredState)> {
         let current = filename::current_path(dir);
         let text = fs.read_all(&current)?;
@@ -290,6 +295,7 @@ impl VersionSet {
         for (level, g) in replay.guards.iter().enumerate() {
             version.guards[level] = Arc::new(g.iter().cloned().collect());
         }
+        check_table_count(replay.files.iter().map(|l| l.len() as u64).sum())?;
         for (level, metas) in replay.files.iter().enumerate() {
             for meta in metas.values() {
                 let path = filename::table_path(dir, meta.file_id);
