@@ -25,8 +25,8 @@ pub mod stats;
 pub mod version;
 pub mod vlog;
 pub mod wal;
+mod work_signal;
 
-pub use compaction::{CompactionStyle, FlsmOptions};
 pub use db::{
     Db, GcReport, IndexMemory, LevelStats, Snapshot, Stats, ValueLogSegmentStats, WriteBatch,
     WriteOptions,
@@ -36,4 +36,6 @@ pub use fs::ReadMode;
 pub use index::IndexKind;
 pub use iter::{DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, Split};
 pub use learning::LearningPolicy;
+pub use options::FlsmOptions;
 pub use options::Options;
+pub use version::CompactionStyle;

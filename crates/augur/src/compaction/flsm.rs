@@ -19,8 +19,9 @@
 //! more overlapping files, the guard is instead merged in place (the thesis's 25× rule). A seek-triggered
 //! guard of the last level is merged in place.
 
+use super::flsm_layout::FlsmLayout;
 use super::leveled::max_bytes_for_level;
-use super::{Choice, Compaction, Strategy};
+use super::{Choice, Compaction, OutputLayout, Strategy};
 use crate::options::Options;
 use crate::version::{TableFile, Version};
 use parking_lot::Mutex;
@@ -186,6 +187,15 @@ fn guard_compaction(version: &Version, opts: &Options, level: usize, slot: usize
 }
 
 impl Strategy for Flsm {
+    fn layout<'v>(
+        &self,
+        c: &'v Compaction,
+        version: &'v Version,
+        opts: &Options,
+    ) -> Box<dyn OutputLayout + 'v> {
+        Box::new(FlsmLayout::new(c, version, opts))
+    }
+
     fn choose(&self, version: &Version, opts: &Options) -> Choice {
         let last = version.levels.len() - 1;
         match Self::most_urgent(version, opts) {

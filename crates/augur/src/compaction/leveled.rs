@@ -3,7 +3,7 @@
 //! highest score (size over limit) goes first; inside a level, files are taken round-robin by
 //! key so the whole key space is compacted evenly.
 
-use super::{Choice, Compaction, Strategy};
+use super::{Choice, Compaction, LeveledLayout, OutputLayout, Strategy};
 use crate::options::Options;
 use crate::version::Version;
 use parking_lot::Mutex;
@@ -45,6 +45,15 @@ impl Leveled {
 }
 
 impl Strategy for Leveled {
+    fn layout<'v>(
+        &self,
+        _c: &'v Compaction,
+        _version: &'v Version,
+        _opts: &Options,
+    ) -> Box<dyn OutputLayout + 'v> {
+        Box::new(LeveledLayout)
+    }
+
     fn choose(&self, version: &Version, opts: &Options) -> Choice {
         let scores = scores(version, opts);
         let Some((level, score)) = scores

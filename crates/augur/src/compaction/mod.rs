@@ -8,18 +8,19 @@
 
 mod executor;
 mod flsm;
+mod flsm_layout;
 pub mod guards;
 mod leveled;
-mod style;
 mod table_limit;
 
 pub(crate) use executor::{execute, CompactionContext};
+pub use executor::{LeveledLayout, OutputLayout};
 pub use flsm::Flsm;
 pub use leveled::Leveled;
-pub use style::{CompactionStyle, FlsmOptions};
 pub(crate) use table_limit::TableLimit;
 
 use crate::options::Options;
+use crate::version::CompactionStyle;
 use crate::version::{TableFile, Version};
 use std::sync::Arc;
 
@@ -67,4 +68,12 @@ pub fn strategy_for(style: CompactionStyle) -> Box<dyn Strategy> {
 pub trait Strategy: Send + Sync {
     /// Picks the most urgent compaction of `version`.
     fn choose(&self, version: &Version, opts: &Options) -> Choice;
+
+    /// How the outputs of `c` are laid out at its output level (see [`OutputLayout`]).
+    fn layout<'v>(
+        &self,
+        c: &'v Compaction,
+        version: &'v Version,
+        opts: &Options,
+    ) -> Box<dyn OutputLayout + 'v>;
 }

@@ -8,8 +8,7 @@
 use super::DbInner;
 use crate::compaction::{self, Choice, Compaction, CompactionContext};
 use crate::error::Result;
-use crate::learning::level_model::LevelModel;
-use crate::sst::BuilderOptions;
+use crate::version::LevelModel;
 use crate::version::Version;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -17,25 +16,13 @@ use std::time::Duration;
 
 /// Body of the background thread.
 pub(super) fn run(db: &Arc<DbInner>) {
-    loop {
-        {
-            let mut bg = db.bg.lock();
-            while !bg.shutting_down && !bg.work_requested {
-                db.bg_cv.wait(&mut bg);
-            }
-            if bg.shutting_down {
-                return;
-            }
-            bg.work_requested = false;
-        }
+    while db.background.wait_for_work() {
         loop {
-            if db.bg.lock().shutting_down || db.poisoned.lock().is_some() {
+            if db.background.is_shutting_down() || db.poisoned.lock().is_some() {
                 break;
             }
             match db.do_one_unit() {
-                Ok(true) => {
-                    db.bg_cv.notify_all();
-                }
+                Ok(true) => db.background.notify_all(),
                 Ok(false) => break,
                 Err(e) => {
                     db.poison(&e);
@@ -43,7 +30,7 @@ pub(super) fn run(db: &Arc<DbInner>) {
                 }
             }
         }
-        db.bg_cv.notify_all();
+        db.background.notify_all();
         db.maybe_start_gc(db);
     }
 }
@@ -51,17 +38,12 @@ pub(super) fn run(db: &Arc<DbInner>) {
 impl DbInner {
     /// Wakes the background thread.
     pub fn request_background_work(&self) {
-        let mut bg = self.bg.lock();
-        bg.work_requested = true;
-        self.bg_cv.notify_all();
+        self.background.request_work();
     }
 
     /// Waits a little for the background thread to make progress.
     pub fn wait_for_background_progress(&self) {
-        let mut bg = self.bg.lock();
-        if !bg.shutting_down {
-            self.bg_cv.wait_for(&mut bg, Duration::from_millis(10));
-        }
+        self.background.wait_for_progress(Duration::from_millis(10));
     }
 
     /// One unit of work: a flush, else a compaction, else deleting value-log segments no
@@ -87,7 +69,7 @@ impl DbInner {
         // models are not trained there (each file keeps its own model).
         if !self.opts.level_models
             || !self.opts.learning.uses_models()
-            || version.style == crate::compaction::CompactionStyle::Flsm
+            || version.style == crate::version::CompactionStyle::Flsm
         {
             return Ok(false);
         }
@@ -158,10 +140,11 @@ impl DbInner {
     pub fn run_compaction(&self, c: &Compaction, version: &Version) -> Result<()> {
         let new_file_number = || self.versions.new_file_number();
         let ctx = CompactionContext {
+            strategy: self.strategy.as_ref(),
             fs: self.opts.fs.as_ref(),
             dir: &self.dir,
             opts: &self.opts,
-            builder: BuilderOptions::for_level(&self.opts, c.output_level),
+            builder: self.opts.builder_options(c.output_level),
             oldest_snapshot: self.oldest_readable_seqno(),
             new_file_number: &new_file_number,
         };

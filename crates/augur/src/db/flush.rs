@@ -10,7 +10,7 @@ use crate::filename;
 use crate::fs::FileSystem;
 use crate::memtable::Memtable;
 use crate::options::Options;
-use crate::sst::{Builder, BuilderOptions, ModelTime};
+use crate::sst::{Builder, ModelTime};
 use crate::version::{FileMeta, VersionEdit};
 use std::path::Path;
 
@@ -27,11 +27,7 @@ pub(crate) fn write_table_from_memtable(
         return Ok(None);
     }
     let path = filename::table_path(dir, file_id);
-    let mut builder = Builder::new(
-        fs.create(&path)?,
-        path.clone(),
-        BuilderOptions::for_level(opts, 0),
-    );
+    let mut builder = Builder::new(fs.create(&path)?, path.clone(), opts.builder_options(0));
     mem.for_each(|key, seqno, kind, value| builder.add(key, seqno, kind, value))?;
     let summary = builder.finish()?;
     fs.sync_dir(dir)?;

@@ -20,13 +20,12 @@ pub use batch::WriteBatch;
 pub use gc::GcReport;
 pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
 
-pub(crate) use read::ReadView;
 pub(crate) use snapshot::{SnapshotGuard, SnapshotList};
 
 use crate::error::{Error, Result};
 use crate::fs::FileLock;
 use crate::iter::{
-    owned_range, DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, ScanState, Split,
+    owned_range, DbIterator, KeyRange, ParallelScanOptions, ReadContext, Scan, ScanOptions, Split,
 };
 use crate::key::SeqNo;
 use crate::memtable::Memtable;
@@ -34,6 +33,7 @@ use crate::options::Options;
 use crate::version::VersionSet;
 use crate::vlog::ValueLog;
 use crate::wal::LogWriter;
+use crate::work_signal::WorkSignal;
 use parking_lot::{Condvar, Mutex};
 use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
@@ -88,21 +88,16 @@ impl MemState {
     }
 }
 
-/// Flags shared with the background thread.
-#[derive(Default)]
-pub(crate) struct BgState {
-    pub shutting_down: bool,
-    /// Work was requested since the background thread last looked.
-    pub work_requested: bool,
-}
-
 /// Shared state of an open database. Lock order: `writers` → `wal` → `mem` → (version set
-/// internals); `bg` is never held while taking another lock.
+/// internals); `background` is never held while taking another lock.
 pub(crate) struct DbInner {
     pub dir: PathBuf,
     pub opts: Options,
     pub versions: VersionSet,
-    pub vlog: ValueLog,
+    pub vlog: Arc<ValueLog>,
+    /// What scans read besides their memtables and version (shares `vlog` and
+    /// `background`).
+    pub read_ctx: Arc<ReadContext>,
     pub mem: Mutex<MemState>,
     /// The WAL receiving writes (`None` in a read-only database).
     pub wal: Mutex<Option<LogWriter>>,
@@ -111,9 +106,9 @@ pub(crate) struct DbInner {
     /// Largest seqno visible to readers.
     pub last_seqno: AtomicU64,
     pub snapshots: Arc<SnapshotList>,
-    pub bg: Mutex<BgState>,
-    /// Signalled when background work is requested or finished.
-    pub bg_cv: Condvar,
+    /// Wakes the background thread (work due, shutting down) and those waiting for its
+    /// progress.
+    pub background: Arc<WorkSignal>,
     /// Serializes units of background work (flush, compaction, GC bookkeeping).
     pub bg_work: Mutex<()>,
     /// Set after a failed write or background error; writes are refused afterwards.
@@ -174,7 +169,7 @@ impl DbInner {
             log::error!("database poisoned: {e}");
             *p = Some(e.to_string());
         }
-        self.bg_cv.notify_all();
+        self.background.notify_all();
     }
 
     /// Largest visible seqno.
@@ -330,7 +325,7 @@ impl Db {
     }
 
     fn iterator(&self, guard: Arc<SnapshotGuard>, range: KeyRange) -> DbIterator {
-        let state = ScanState::new(self.inner.clone(), guard);
+        let state = self.inner.scan_state(guard);
         DbIterator::new(state, range, self.inner.opts.scan_readahead)
     }
 
@@ -350,7 +345,7 @@ impl Db {
             Some(s) => s.guard.clone(),
             None => Arc::new(self.inner.register_current()),
         };
-        let state = ScanState::new(self.inner.clone(), guard);
+        let state = self.inner.scan_state(guard);
         let readahead = options
             .value_readahead
             .unwrap_or(self.inner.opts.scan_readahead);
@@ -399,7 +394,7 @@ impl Db {
             Some(s) => s.guard.clone(),
             None => Arc::new(self.inner.register_current()),
         };
-        let state = ScanState::new(self.inner.clone(), guard);
+        let state = self.inner.scan_state(guard);
         let range = owned_range(&range);
         let partitions = crate::iter::split(&state, &range, count, options.split);
         let readahead = options
@@ -428,7 +423,7 @@ impl Db {
         split: Split,
     ) -> Vec<KeyRange> {
         let guard = Arc::new(self.inner.register_current());
-        let state = ScanState::new(self.inner.clone(), guard);
+        let state = self.inner.scan_state(guard);
         crate::iter::split(
             &state,
             &owned_range(&range),
@@ -544,11 +539,7 @@ impl Db {
         if self.inner.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        {
-            let mut bg = self.inner.bg.lock();
-            bg.shutting_down = true;
-            self.inner.bg_cv.notify_all();
-        }
+        self.inner.background.shut_down();
         if let Some(h) = self.background.lock().take() {
             let _ = h.join();
         }

@@ -16,17 +16,20 @@
 use super::flush::write_table_from_memtable;
 use super::obsolete::{check_unreferenced_tables, remove_obsolete_files};
 use super::replay::{replay_wals, Replayed};
-use super::{BgState, DbInner, MemState, SnapshotList};
-use crate::compaction::{CompactionStyle, TableLimit};
+use super::{DbInner, MemState, SnapshotList};
+use crate::compaction::TableLimit;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
 use crate::fs::{FileLock, FileSystem};
+use crate::iter::ReadContext;
 use crate::key::SeqNo;
 use crate::learning::learner::{Learner, LearnerOptions};
 use crate::options::Options;
+use crate::version::CompactionStyle;
 use crate::version::{RecoveredState, VersionEdit, VersionSet};
 use crate::vlog::ValueLog;
 use crate::wal::{LogKind, LogWriter};
+use crate::work_signal::WorkSignal;
 use parking_lot::{Condvar, Mutex};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -265,18 +268,27 @@ fn finish(dir: &Path, opts: Options, opened: Opened) -> Result<DbInner> {
     versions.set_listener(learner.clone());
     learner.announce_existing(&version);
 
+    let vlog = Arc::new(vlog);
+    let background = Arc::new(WorkSignal::default());
+    let read_ctx = Arc::new(ReadContext {
+        dir: dir.to_path_buf(),
+        vlog: vlog.clone(),
+        seek_compaction_threshold: opts.flsm.seek_compaction_threshold,
+        parallel_seek_threads: opts.flsm.parallel_seek_threads,
+        background: background.clone(),
+    });
     Ok(DbInner {
         dir: dir.to_path_buf(),
         versions,
         vlog,
+        read_ctx,
         mem: Mutex::new(mem),
         wal: Mutex::new(wal),
         writers: Mutex::new(Default::default()),
         writers_cv: Condvar::new(),
         last_seqno: AtomicU64::new(last_seqno),
         snapshots: Arc::new(SnapshotList::default()),
-        bg: Mutex::new(BgState::default()),
-        bg_cv: Condvar::new(),
+        background,
         bg_work: Mutex::new(()),
         poisoned: Mutex::new(None),
         pending_segment_deletions: Mutex::new(Vec::new()),

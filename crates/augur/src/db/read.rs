@@ -2,26 +2,26 @@
 //! version's files (L0 newest first, then one file per level) → the value log when the
 //! entry is a pointer. The first entry found for the key at the read's seqno decides.
 
-use super::DbInner;
+use super::{DbInner, SnapshotGuard};
 use crate::error::{Error, Result};
+use crate::iter::{ReadView, ScanState};
 use crate::key::{SeqNo, ValueKind};
-use crate::memtable::Memtable;
 use crate::sst::Entry;
 use crate::stats::breakdown::{self, Step};
-use crate::version::Version;
 use crate::vlog::ValuePointer;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// What a reader needs to see one consistent state: the memtables and the version.
-pub(crate) struct ReadView {
-    /// Newest first: the active memtable, then the immutable ones from newest to oldest.
-    pub memtables: Arc<[Arc<Memtable>]>,
-    /// The files.
-    pub version: Arc<Version>,
-}
-
 impl DbInner {
+    /// The state a scan at `snapshot` reads: the memtables and version captured now (after
+    /// the snapshot was registered), with the database's read context.
+    pub fn scan_state(&self, snapshot: Arc<SnapshotGuard>) -> Arc<ScanState> {
+        let view = self.read_view();
+        let closed = self.closed.load(std::sync::atomic::Ordering::Acquire);
+        let seqno = snapshot.seqno();
+        ScanState::new(self.read_ctx.clone(), view, seqno, snapshot, closed)
+    }
+
     /// Captures the memtables and version atomically with respect to flushes (a flush
     /// installs its version before it drops the flushed memtable, under `mem`).
     pub fn read_view(&self) -> ReadView {

@@ -268,7 +268,7 @@ pub struct Stats {
     /// level rewritten); the rest rewrote (leveled merges, the FLSM last level, in place).
     pub compaction_bytes_appended: u64,
     /// The database's compaction style.
-    pub compaction_style: crate::compaction::CompactionStyle,
+    pub compaction_style: crate::version::CompactionStyle,
     /// Entries dropped by compactions.
     pub compaction_entries_dropped: u64,
     /// Value-log GC runs that collected a segment.

@@ -6,7 +6,8 @@
 //! correct `DoubleEndedIterator` without LevelDB's direction-switching logic. For scans
 //! without per-pair allocation use [`Scan`] directly (`Db::scan`).
 
-use super::scan::{KeyRange, Scan, ScanState};
+use super::context::ScanState;
+use super::scan::{KeyRange, Scan};
 use crate::error::Result;
 use std::sync::Arc;
 

@@ -6,6 +6,7 @@
 //! partitions ([`split`]: key-space or learned, entry-balanced cuts) on several threads
 //! ([`parallel`]). Compaction merges its inputs with the same merge cursor.
 
+mod context;
 mod db_iter;
 mod level;
 pub(crate) mod merge;
@@ -15,10 +16,11 @@ mod scan;
 pub(crate) mod source;
 mod split;
 
+pub(crate) use context::{ReadContext, ReadView, ScanState};
 pub use db_iter::DbIterator;
 pub(crate) use parallel::run as run_parallel;
 pub use parallel::ParallelScanOptions;
-pub(crate) use scan::{owned_range, ScanState};
+pub(crate) use scan::owned_range;
 pub use scan::{KeyRange, Scan, ScanOptions};
 pub(crate) use split::split;
 pub use split::Split;

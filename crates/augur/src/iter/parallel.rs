@@ -8,7 +8,8 @@
 //! stealing the follow-up proposes). The caller's thread is one of the workers; the others
 //! are scoped threads that end with the call.
 
-use super::scan::{KeyRange, Scan, ScanState};
+use super::context::ScanState;
+use super::scan::{KeyRange, Scan};
 use super::split::Split;
 use crate::error::{Error, Result};
 use parking_lot::Mutex;

@@ -15,11 +15,11 @@
 //! reads all of them and keeps the last visible one (its value is copied, since the merge has
 //! moved past it).
 
+use super::context::ScanState;
 use super::level::LevelCursor;
 use super::merge::MergeCursor;
 use super::readahead::ValueBatch;
 use super::source::Source;
-use crate::db::{DbInner, ReadView, SnapshotGuard};
 use crate::error::{Error, Result};
 use crate::key::{compare_user_keys, same_user_key, SeqNo, ValueKind, MAX_SEQNO};
 use crate::memtable::MemtableCursor;
@@ -28,28 +28,6 @@ use crate::vlog::ValuePointer;
 use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
-
-/// One consistent state read by a scan (and shared by the partitions of a parallel scan and
-/// both ends of a `DbIterator`): the database, the snapshot registration that keeps what it
-/// can see alive, and the memtables and version captured after it.
-pub(crate) struct ScanState {
-    pub(crate) db: Arc<DbInner>,
-    pub(crate) guard: Arc<SnapshotGuard>,
-    pub(crate) view: ReadView,
-}
-
-impl ScanState {
-    /// Captures the current memtables and version for reads at `guard`'s seqno.
-    pub(crate) fn new(db: Arc<DbInner>, guard: Arc<SnapshotGuard>) -> Arc<ScanState> {
-        let view = db.read_view();
-        Arc::new(ScanState { db, guard, view })
-    }
-
-    /// The seqno reads see.
-    pub(crate) fn seqno(&self) -> SeqNo {
-        self.guard.seqno()
-    }
-}
 
 /// A user-key range with owned bounds.
 pub type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
@@ -157,11 +135,7 @@ impl Scan {
     ) -> Scan {
         let sources = sources(&state, &range, forward);
         let parallel_from = parallel_seek_start(&state, &sources);
-        let pending = state
-            .db
-            .closed
-            .load(std::sync::atomic::Ordering::Acquire)
-            .then_some(Error::Closed);
+        let pending = state.closed.then_some(Error::Closed);
         Scan {
             merge: MergeCursor::new(sources, forward),
             parallel_from,
@@ -285,16 +259,16 @@ impl Scan {
 
     /// Reads the separated value of the entry just found into the value buffer.
     fn resolve_one(&mut self) -> Result<()> {
-        let db = &self.state.db;
+        let ctx = &self.state.ctx;
         let raw = self.found_value();
         let ptr = ValuePointer::decode(raw).ok_or_else(|| {
             Error::corruption(
-                &db.dir,
+                &ctx.dir,
                 0,
                 format!("malformed value pointer for key {:?}", self.key),
             )
         })?;
-        self.value = db.vlog.read_with_key(&ptr, &self.key)?;
+        self.value = ctx.vlog.read_with_key(&ptr, &self.key)?;
         Ok(())
     }
 
@@ -323,7 +297,7 @@ impl Scan {
             }
         }
         self.batch
-            .resolve(&self.state.db.vlog, &self.state.db.dir)?;
+            .resolve(&self.state.ctx.vlog, &self.state.ctx.dir)?;
         self.out = Out::Batch;
         Ok(self.batch.has_next())
     }
@@ -336,14 +310,14 @@ impl Scan {
         self.skip_key = false;
         if let Bound::Included(k) | Bound::Excluded(k) = &near {
             // FLSM seek-based compaction: count the seek in crowded guards.
-            let db = &self.state.db;
+            let ctx = &self.state.ctx;
             if self
                 .state
                 .view
                 .version
-                .note_seek(k, db.opts.flsm.seek_compaction_threshold)
+                .note_seek(k, ctx.seek_compaction_threshold)
             {
-                db.request_background_work();
+                ctx.background.request_work();
             }
         }
         match near {
@@ -352,7 +326,7 @@ impl Scan {
                 if self.parallel_from == usize::MAX {
                     self.merge.seek(&k, trailer)
                 } else {
-                    let threads = self.state.db.opts.flsm.parallel_seek_threads;
+                    let threads = self.state.ctx.parallel_seek_threads;
                     self.merge
                         .seek_parallel(&k, trailer, self.parallel_from, threads)
                 }
@@ -516,8 +490,8 @@ fn kind_of(trailer: u64) -> ValueKind {
 /// holding files in the scan, or `usize::MAX` when parallel seeks are off or pointless.
 fn parallel_seek_start(state: &ScanState, sources: &[Source]) -> usize {
     let version = &state.view.version;
-    if state.db.opts.flsm.parallel_seek_threads == 0
-        || version.style != crate::compaction::CompactionStyle::Flsm
+    if state.ctx.parallel_seek_threads == 0
+        || version.style != crate::version::CompactionStyle::Flsm
     {
         return usize::MAX;
     }

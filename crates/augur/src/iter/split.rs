@@ -17,7 +17,8 @@
 //! partitions than asked. Partitions tile the range exactly: every key of the range is in
 //! exactly one of them.
 
-use super::scan::{KeyRange, ScanState};
+use super::context::ScanState;
+use super::scan::KeyRange;
 use crate::index::projection::{common_prefix_len, project_bounded};
 use crate::key::compare_user_keys;
 use std::cmp::Ordering;

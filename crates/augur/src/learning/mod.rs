@@ -20,7 +20,6 @@
 
 pub mod cost_benefit;
 pub(crate) mod learner;
-pub mod level_model;
 pub(crate) mod stats;
 
 use crate::error::{Error, Result};

@@ -14,7 +14,6 @@ use crate::index::chooser::{self, ModelBudget};
 use crate::index::projection::common_prefix_len;
 use crate::index::{self, IndexConfig};
 use crate::key::{compare, pack_trailer, InternalKey, SeqNo, ValueKind, MAX_KEY_LEN, MAX_SEQNO};
-use crate::options::Options;
 use crate::sst::fence;
 use crate::sst::filter::FilterBuilder;
 use crate::sst::format::{Footer, InlineRef, Section, REF_BYTES, SLOT_OVERHEAD_BYTES};
@@ -49,19 +48,6 @@ impl Default for BuilderOptions {
             bloom_bits_per_key: 10,
             model: None,
             model_budget: None,
-        }
-    }
-}
-
-impl BuilderOptions {
-    /// The options of a file written into `level` of a database opened with `o` (the level
-    /// picks its error bound, `Options::error_bound_per_level`).
-    pub fn for_level(o: &Options, level: usize) -> Self {
-        BuilderOptions {
-            block_records: o.block_records,
-            bloom_bits_per_key: o.bloom_bits_per_key,
-            model: o.build_model_config(level),
-            model_budget: o.auto_index.then_some(o.model_memory_budget),
         }
     }
 }

@@ -2,12 +2,19 @@
 //! every change durably.
 
 mod edit;
+pub mod guards;
+mod level_model;
 mod runs;
 mod set;
+mod style;
+mod table_file;
 #[allow(clippy::module_inception)]
 mod version;
 
 pub use edit::{FileMeta, VersionEdit};
+pub use level_model::LevelModel;
 pub use runs::SortedRun;
 pub use set::{RecoveredState, VersionListener, VersionSet};
-pub use version::{TableFile, Version};
+pub use style::CompactionStyle;
+pub use table_file::TableFile;
+pub use version::Version;

@@ -11,8 +11,8 @@
 //! files yields at most `k` runs; non-overlapping files of one slot (a rewritten last-level
 //! guard) share a run.
 
-use super::version::TableFile;
-use crate::compaction::guards::files_by_slot;
+use super::guards::files_by_slot;
+use super::table_file::TableFile;
 use crate::index::projection::project;
 use std::sync::Arc;
 

@@ -11,8 +11,9 @@
 //! rename, sync the directory).
 
 use super::edit::{FileMeta, VersionEdit};
-use super::version::{TableFile, Version};
-use crate::compaction::CompactionStyle;
+use super::style::CompactionStyle;
+use super::table_file::TableFile;
+use super::version::Version;
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::fs::{FileSystem, ReadMode};

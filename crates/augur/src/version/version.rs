@@ -8,94 +8,19 @@
 //! `l` are a subset of level `l + 1`'s. Either way a newer version of a key is never in a
 //! deeper level, and reads search `runs` (see `runs.rs`), never `levels`, at levels >= 1.
 
-use super::edit::FileMeta;
+use super::guards::{file_fits, slot_of};
+use super::level_model::LevelModel;
 use super::runs::{guarded_runs, leveled_runs, SortedRun};
-use crate::compaction::guards::slot_of;
-use crate::compaction::CompactionStyle;
+use super::style::CompactionStyle;
+use super::table_file::TableFile;
 use crate::error::Result;
-use crate::fs::FileSystem;
 use crate::index::projection::project;
 use crate::key::SeqNo;
-use crate::learning::level_model::LevelModel;
 use crate::sst::filter::key_hash;
-use crate::sst::{Entry, Table};
+use crate::sst::Entry;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-
-/// A live SSTable: its manifest metadata and its open reader. When the last reference is
-/// dropped after compaction marked it obsolete, the file is deleted.
-pub struct TableFile {
-    /// Manifest metadata.
-    pub meta: FileMeta,
-    /// The open table.
-    pub table: Arc<Table>,
-    obsolete: AtomicBool,
-    fs: Arc<dyn FileSystem>,
-    path: PathBuf,
-}
-
-impl TableFile {
-    /// Wraps an open table.
-    pub fn new(meta: FileMeta, table: Arc<Table>, fs: Arc<dyn FileSystem>, path: PathBuf) -> Self {
-        TableFile {
-            meta,
-            table,
-            obsolete: AtomicBool::new(false),
-            fs,
-            path,
-        }
-    }
-
-    /// Marks the file for deletion once no version or iterator references it.
-    pub fn mark_obsolete(&self) {
-        self.obsolete.store(true, Ordering::Release);
-    }
-
-    /// True once a version edit removed the file for good (it is deleted when the last
-    /// reader lets go).
-    pub fn is_obsolete(&self) -> bool {
-        self.obsolete.load(Ordering::Acquire)
-    }
-
-    /// Smallest user key.
-    pub fn smallest_key(&self) -> &[u8] {
-        &self.meta.smallest.user_key
-    }
-
-    /// Largest user key.
-    pub fn largest_key(&self) -> &[u8] {
-        &self.meta.largest.user_key
-    }
-
-    /// True when `[lo, hi]` (user keys, inclusive; `None` = unbounded) overlaps the file.
-    pub fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
-        lo.is_none_or(|lo| self.largest_key() >= lo)
-            && hi.is_none_or(|hi| self.smallest_key() <= hi)
-    }
-}
-
-impl Drop for TableFile {
-    fn drop(&mut self) {
-        if self.obsolete.load(Ordering::Acquire) {
-            if let Err(e) = self.fs.remove(&self.path) {
-                log::warn!(
-                    "could not delete obsolete table {}: {e}",
-                    self.path.display()
-                );
-            }
-        }
-    }
-}
-
-impl std::fmt::Debug for TableFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TableFile")
-            .field("meta", &self.meta)
-            .finish()
-    }
-}
 
 /// FLSM: the shape of one guard's slot and the seeks that landed in it.
 #[derive(Debug)]
@@ -310,10 +235,7 @@ impl Version {
             if guards.windows(2).any(|w| w[0] >= w[1]) {
                 return Err(format!("guards of level {level} are not sorted and unique"));
             }
-            if let Some(f) = files
-                .iter()
-                .find(|f| !crate::compaction::guards::file_fits(guards, f))
-            {
+            if let Some(f) = files.iter().find(|f| !file_fits(guards, f)) {
                 return Err(format!(
                     "file {} [{}, {}] of level {level} straddles a guard",
                     f.meta.file_id,

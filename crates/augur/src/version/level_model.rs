@@ -14,9 +14,9 @@
 //! the clamped window start, and the table's locate step gallops past the window's end over a
 //! long run of equal projections.
 
+use super::table_file::TableFile;
 use crate::error::Result;
 use crate::index::{self, projection, Index, IndexConfig};
-use crate::version::TableFile;
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -2,14 +2,18 @@
 //!
 //! `Options::validate` rejects a bad value with `Error::InvalidArgument` naming the option.
 
-use crate::compaction::{CompactionStyle, FlsmOptions};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, ReadMode, StdFs};
 use crate::index::chooser::ModelBudget;
 use crate::index::{IndexConfig, IndexKind, IndexTuning};
 use crate::learning::LearningPolicy;
+use crate::sst::BuilderOptions;
+use crate::version::CompactionStyle;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+mod flsm;
+pub use flsm::FlsmOptions;
 
 /// The largest error bound (δ) an option may set.
 const MAX_ERROR_BOUND: u32 = 1 << 20;
@@ -405,6 +409,17 @@ impl Options {
     /// The index learned for the files (or the level model) of `level`.
     pub fn index_config_at(&self, level: usize) -> IndexConfig {
         self.index_config_with_bound(self.error_bound_at(level))
+    }
+
+    /// The table-builder options of a file written into `level` (the level picks its error
+    /// bound, `error_bound_per_level`): the table layer gets its configuration as data.
+    pub fn builder_options(&self, level: usize) -> BuilderOptions {
+        BuilderOptions {
+            block_records: self.block_records,
+            bloom_bits_per_key: self.bloom_bits_per_key,
+            model: self.build_model_config(level),
+            model_budget: self.auto_index.then_some(self.model_memory_budget),
+        }
     }
 
     /// The index the builder trains for a file of `level`, or `None` when the policy does not

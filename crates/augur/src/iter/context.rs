@@ -1,0 +1,74 @@
+//! What a scan reads, and nothing more: [`ReadView`] (the memtables and version of one
+//! consistent state), [`ReadContext`] (the value log and the options reads consult, shared by
+//! every scan of a database) and [`ScanState`] (both, at one registered seqno). A scan holds
+//! no reference to the database: the database builds these and hands them down.
+
+use crate::key::SeqNo;
+use crate::memtable::Memtable;
+use crate::version::Version;
+use crate::vlog::ValueLog;
+use crate::work_signal::WorkSignal;
+use std::any::Any;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What a reader needs to see one consistent state: the memtables and the version.
+pub(crate) struct ReadView {
+    /// Newest first: the active memtable, then the immutable ones from newest to oldest.
+    pub memtables: Arc<[Arc<Memtable>]>,
+    /// The files.
+    pub version: Arc<Version>,
+}
+
+/// The database-wide part of a scan's context.
+pub(crate) struct ReadContext {
+    /// The database directory (named by errors about malformed entries).
+    pub dir: PathBuf,
+    /// Resolves separated values.
+    pub vlog: Arc<ValueLog>,
+    /// FLSM: a guard is due for compaction after this many consecutive seeks landed in it
+    /// while crowded (`FlsmOptions::seek_compaction_threshold`; 0 disables it).
+    pub seek_compaction_threshold: u32,
+    /// FLSM: threads seeking a last-level guard's files in parallel (0: none).
+    pub parallel_seek_threads: usize,
+    /// Where a seek that made a guard due for compaction asks the background thread for it.
+    pub background: Arc<WorkSignal>,
+}
+
+/// One consistent state read by a scan (and shared by the partitions of a parallel scan and
+/// both ends of a `DbIterator`): the context, the memtables and version captured after the
+/// snapshot was registered, and the registration, which keeps what the state can see alive.
+pub(crate) struct ScanState {
+    pub(crate) ctx: Arc<ReadContext>,
+    pub(crate) view: ReadView,
+    seqno: SeqNo,
+    /// The database was closed when the state was taken: the scan fails with `Closed`.
+    pub(crate) closed: bool,
+    /// The snapshot registration (opaque here); dropped with the last scan of the state.
+    _snapshot: Arc<dyn Any + Send + Sync>,
+}
+
+impl ScanState {
+    /// The state of `view` read at `seqno`, kept alive by `snapshot` (a registration of
+    /// `seqno` taken before `view` was captured).
+    pub(crate) fn new(
+        ctx: Arc<ReadContext>,
+        view: ReadView,
+        seqno: SeqNo,
+        snapshot: Arc<dyn Any + Send + Sync>,
+        closed: bool,
+    ) -> Arc<ScanState> {
+        Arc::new(ScanState {
+            ctx,
+            view,
+            seqno,
+            closed,
+            _snapshot: snapshot,
+        })
+    }
+
+    /// The seqno reads see.
+    pub(crate) fn seqno(&self) -> SeqNo {
+        self.seqno
+    }
+}

@@ -1,0 +1,83 @@
+//! [`TableFile`]: a live SSTable of a version — its manifest metadata and its open reader,
+//! deleted from disk when the last version holding it is dropped after a compaction marked
+//! it obsolete.
+
+use super::edit::FileMeta;
+use crate::fs::FileSystem;
+use crate::sst::Table;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A live SSTable: its manifest metadata and its open reader. When the last reference is
+/// dropped after compaction marked it obsolete, the file is deleted.
+pub struct TableFile {
+    /// Manifest metadata.
+    pub meta: FileMeta,
+    /// The open table.
+    pub table: Arc<Table>,
+    obsolete: AtomicBool,
+    fs: Arc<dyn FileSystem>,
+    path: PathBuf,
+}
+
+impl TableFile {
+    /// Wraps an open table.
+    pub fn new(meta: FileMeta, table: Arc<Table>, fs: Arc<dyn FileSystem>, path: PathBuf) -> Self {
+        TableFile {
+            meta,
+            table,
+            obsolete: AtomicBool::new(false),
+            fs,
+            path,
+        }
+    }
+
+    /// Marks the file for deletion once no version or iterator references it.
+    pub fn mark_obsolete(&self) {
+        self.obsolete.store(true, Ordering::Release);
+    }
+
+    /// True once a version edit removed the file for good (it is deleted when the last
+    /// reader lets go).
+    pub fn is_obsolete(&self) -> bool {
+        self.obsolete.load(Ordering::Acquire)
+    }
+
+    /// Smallest user key.
+    pub fn smallest_key(&self) -> &[u8] {
+        &self.meta.smallest.user_key
+    }
+
+    /// Largest user key.
+    pub fn largest_key(&self) -> &[u8] {
+        &self.meta.largest.user_key
+    }
+
+    /// True when `[lo, hi]` (user keys, inclusive; `None` = unbounded) overlaps the file.
+    pub fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
+        lo.is_none_or(|lo| self.largest_key() >= lo)
+            && hi.is_none_or(|hi| self.smallest_key() <= hi)
+    }
+}
+
+impl Drop for TableFile {
+    fn drop(&mut self) {
+        if self.obsolete.load(Ordering::Acquire) {
+            if let Err(e) = self.fs.remove(&self.path) {
+                log::warn!(
+                    "could not delete obsolete table {}: {e}",
+                    self.path.display()
+                );
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for TableFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableFile")
+            .field("meta", &self.meta)
+            .finish()
+    }
+}
