@@ -21,7 +21,7 @@
 //! Paths are keys: the only normalization is `Path::components` (so `a//b/` equals `a/b`).
 //! The roots `""` and `"/"` always exist. Lock order: the state mutex, then a file's mutex.
 
-use super::fault::{FaultPlan, OpKind, Verdict};
+use super::fault_plan::{FaultPlan, OpKind, Verdict};
 use super::{FileLock, FileSystem, RandomAccessFile, ReadMode, WritableFile};
 use crate::error::{Error, Result};
 use parking_lot::Mutex;

@@ -11,11 +11,15 @@
 #[cfg(any(test, feature = "test-util"))]
 pub mod fault;
 #[cfg(any(test, feature = "test-util"))]
+mod fault_plan;
+#[cfg(any(test, feature = "test-util"))]
 pub mod mem;
 mod std_fs;
 
 #[cfg(any(test, feature = "test-util"))]
-pub use fault::{FaultFs, FaultMode, FaultOp};
+pub use fault::FaultFs;
+#[cfg(any(test, feature = "test-util"))]
+pub use fault_plan::{FaultMode, FaultOp};
 #[cfg(any(test, feature = "test-util"))]
 pub use mem::MemFs;
 pub use std_fs::StdFs;

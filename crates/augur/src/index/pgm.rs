@@ -43,7 +43,7 @@
 //! covers it. A damaged (but decodable) model still returns non-empty windows inside
 //! `[0, n + 1)`: every prediction is clamped and every index checked.
 
-use super::pgm_fit::{fit_level_above, LevelFit};
+use super::pgm_fit::{fit_level_above, LevelFit, Seg};
 use super::{put_header, Index, IndexBuilder, IndexConfig, IndexKind, KeyOrder, Window, MAX_KEYS};
 use crate::coding::{put_u32, put_u64, Decoder};
 use crate::error::Result;
@@ -53,18 +53,6 @@ const SLACK: f64 = 1.0 / 64.0;
 
 /// Bytes of one encoded segment.
 const SEG_BYTES: usize = 24;
-
-/// One segment as the fitter emits it: the line `intercept + slope · (x − key)`, used for the
-/// keys from `key` up to the next segment's key (exclusive).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Seg {
-    /// First key the segment owns.
-    pub(super) key: u64,
-    /// Positions per key unit; finite and non-negative.
-    pub(super) slope: f64,
-    /// The line's value at `key`; finite.
-    pub(super) intercept: f64,
-}
 
 /// The line of one segment (its key is kept apart, for a dense search over keys).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -83,7 +83,17 @@
 //! one widening multiplication) the products are taken in i64, otherwise in i128 — the same
 //! answers (`narrow_and_wide_slope_tests_fit_alike`), faster on every set of `index_bench`.
 
-use super::pgm::Seg;
+/// One segment as the fitter emits it: the line `intercept + slope · (x − key)`, used for the
+/// keys from `key` up to the next segment's key (exclusive).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Seg {
+    /// First key the segment owns.
+    pub(super) key: u64,
+    /// Positions per key unit; finite and non-negative.
+    pub(super) slope: f64,
+    /// The line's value at `key`; finite.
+    pub(super) intercept: f64,
+}
 
 /// A hull point: a key and a position shifted by ±ε.
 #[derive(Debug, Clone, Copy, Default)]
