@@ -113,9 +113,9 @@ def engine_violations() -> tuple[list[str], int, int]:
             target_file = file_of(t, files)
             if target_file is None or target_file == path:
                 continue
-            # A parent module's file declaring or re-exporting its children is structure.
+            # A module's file using its own child modules is structure (it declares them).
             target_mod = module_path(target_file)
-            if path.name in ("mod.rs", "lib.rs") and target_mod[: len(me)] == me:
+            if target_mod[: len(me)] == me:
                 continue
             file_edges.setdefault(path, set()).add(target_file)
     problems += cycles(module_edges, "modules", str)

@@ -24,7 +24,7 @@
 //!   durable. Pointers into segments GC deleted (recorded in the manifest) are shadowed by
 //!   their relocated copies and skipped.
 
-use super::batch::decode_record;
+use super::batch::{decode_record, LoggedEntry};
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
 use crate::fs::FileSystem;
@@ -97,8 +97,15 @@ pub(super) fn replay_wals(
     };
     // WALs whose loss is already listed: their damaged tail is that same loss.
     let short = check_live_wals(fs, dir, &recovered.live_wals, &mut losses)?;
-    let mem = Memtable::new();
-    let mut last_seqno = recovered.last_seqno;
+    let mut replay = Replay {
+        fs,
+        version,
+        vlog,
+        losses,
+        short,
+        mem: Memtable::new(),
+        last_seqno: recovered.last_seqno,
+    };
     let mut wals: Vec<u64> = fs
         .list(dir)?
         .iter()
@@ -113,7 +120,7 @@ pub(super) fn replay_wals(
         .map(|&n| fs.size(&filename::wal_path(dir, n)))
         .collect::<Result<Vec<u64>>>()?;
     let header_len = HEADER_LEN as u64;
-    'replay: for (i, &number) in wals.iter().enumerate() {
+    for (i, &number) in wals.iter().enumerate() {
         let path = filename::wal_path(dir, number);
         let size = sizes.get(i).copied().unwrap_or(0);
         // A WAL shorter than its header that the manifest does not record was being created
@@ -141,24 +148,61 @@ pub(super) fn replay_wals(
             None if !newest => size,
             None => 0,
         };
-        let contents = match read_log(fs, &path, LogKind::Wal) {
+        if replay.wal(number, &path, synced_len)? == Flow::Stop {
+            break;
+        }
+    }
+    Ok(Replayed {
+        mem: replay.mem,
+        last_seqno: replay.last_seqno,
+        losses: replay.losses.lines,
+    })
+}
+
+/// Whether the replay goes on after a WAL.
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    Go,
+    /// A record of an unsynced tail lost its value-log bytes to a crash: nothing after it
+    /// was durable.
+    Stop,
+}
+
+/// The state of one replay.
+struct Replay<'a> {
+    fs: &'a dyn FileSystem,
+    version: &'a Version,
+    vlog: &'a ValueLog,
+    losses: Losses,
+    /// WALs `check_live_wals` found short (their damaged tail is that loss).
+    short: BTreeSet<u64>,
+    mem: Memtable,
+    last_seqno: SeqNo,
+}
+
+impl Replay<'_> {
+    /// Replays WAL `number` at `path`, whose first `synced_len` bytes were synced.
+    fn wal(&mut self, number: u64, path: &Path, synced_len: u64) -> Result<Flow> {
+        let contents = match read_log(self.fs, path, LogKind::Wal) {
             Ok(c) => c,
             Err(Error::Corruption { offset, reason, .. }) => {
-                losses.note(&path, offset, format!("unreadable WAL: {reason}"))?;
-                continue;
+                self.losses
+                    .note(path, offset, format!("unreadable WAL: {reason}"))?;
+                return Ok(Flow::Go);
             }
             Err(e) => return Err(e),
         };
         match &contents.tail {
             LogTail::Clean => {}
             LogTail::Damaged { offset, reason } => {
-                losses.note(&path, *offset, format!("damaged WAL record: {reason}"))?;
+                self.losses
+                    .note(path, *offset, format!("damaged WAL record: {reason}"))?;
             }
             LogTail::Torn { offset, reason }
-                if *offset < synced_len && !short.contains(&number) =>
+                if *offset < synced_len && !self.short.contains(&number) =>
             {
-                losses.note(
-                    &path,
+                self.losses.note(
+                    path,
                     *offset,
                     format!(
                         "damaged WAL record within the {synced_len} bytes synced into the WAL: \
@@ -173,64 +217,76 @@ pub(super) fn replay_wals(
         }
         for (offset, record) in &contents.records {
             let Some((first, entries)) = decode_record(record) else {
-                losses.note(&path, *offset, "malformed write-batch record".into())?;
-                continue 'replay;
+                self.losses
+                    .note(path, *offset, "malformed write-batch record".into())?;
+                return Ok(Flow::Go);
             };
-            let mut replayable = true;
-            for e in entries.iter().filter(|e| e.kind == ValueKind::Pointer) {
-                let ptr = ValuePointer::decode(&e.value).ok_or_else(|| {
-                    Error::corruption(&path, *offset, "malformed value pointer in WAL record")
-                })?;
-                if version.vlog_deleted.contains(&ptr.segment) {
-                    continue;
-                }
-                let (file, at, reason) = match vlog.read(&ptr) {
-                    Ok(_) => continue,
-                    Err(Error::Corruption {
-                        file,
-                        offset,
-                        reason,
-                    }) => (file, offset, reason),
-                    Err(e) => return Err(e),
-                };
-                if *offset >= synced_len {
-                    log::info!(
-                        "{} record at offset {offset} points at value-log bytes lost in a \
-                         crash ({reason}); replay ends there",
-                        path.display()
-                    );
-                    break 'replay;
-                }
-                losses.note(
-                    &file,
-                    at,
-                    format!(
-                        "{reason}, and the synced record at offset {offset} of {} (seqnos from \
-                         {first}) points at it",
-                        path.display()
-                    ),
-                )?;
-                replayable = false;
-                break;
-            }
-            if !replayable {
-                continue;
+            match self.lost_value(path, *offset, synced_len, first, &entries)? {
+                Some(Flow::Stop) => return Ok(Flow::Stop),
+                Some(Flow::Go) => continue,
+                None => {}
             }
             for (j, e) in entries.iter().enumerate() {
                 let seqno = first + j as u64;
-                if e.kind == ValueKind::Pointer && pointer_is_deleted(version, &e.value) {
+                if e.kind == ValueKind::Pointer && pointer_is_deleted(self.version, &e.value) {
                     continue;
                 }
-                mem.insert(&e.key, seqno, e.kind, &e.value);
-                last_seqno = last_seqno.max(seqno);
+                self.mem.insert(&e.key, seqno, e.kind, &e.value);
+                self.last_seqno = self.last_seqno.max(seqno);
             }
         }
+        Ok(Flow::Go)
     }
-    Ok(Replayed {
-        mem,
-        last_seqno,
-        losses: losses.lines,
-    })
+
+    /// Checks the value pointers of the record at `offset` of `wal`: `None` when each leads
+    /// to its value-log entry (or into a segment GC deleted); otherwise what to do without
+    /// the record — stop (its bytes were unsynced: a crash took the value) or go on (a
+    /// synced record's loss was noted, and accepted).
+    fn lost_value(
+        &mut self,
+        wal: &Path,
+        offset: u64,
+        synced_len: u64,
+        first: SeqNo,
+        entries: &[LoggedEntry],
+    ) -> Result<Option<Flow>> {
+        for e in entries.iter().filter(|e| e.kind == ValueKind::Pointer) {
+            let ptr = ValuePointer::decode(&e.value).ok_or_else(|| {
+                Error::corruption(wal, offset, "malformed value pointer in WAL record")
+            })?;
+            if self.version.vlog_deleted.contains(&ptr.segment) {
+                continue;
+            }
+            let (file, at, reason) = match self.vlog.read(&ptr) {
+                Ok(_) => continue,
+                Err(Error::Corruption {
+                    file,
+                    offset,
+                    reason,
+                }) => (file, offset, reason),
+                Err(e) => return Err(e),
+            };
+            if offset >= synced_len {
+                log::info!(
+                    "{} record at offset {offset} points at value-log bytes lost in a crash \
+                     ({reason}); replay ends there",
+                    wal.display()
+                );
+                return Ok(Some(Flow::Stop));
+            }
+            self.losses.note(
+                &file,
+                at,
+                format!(
+                    "{reason}, and the synced record at offset {offset} of {} (seqnos from \
+                     {first}) points at it",
+                    wal.display()
+                ),
+            )?;
+            return Ok(Some(Flow::Go));
+        }
+        Ok(None)
+    }
 }
 
 /// Checks the WALs the manifest records as live: each must exist and hold its header, and a

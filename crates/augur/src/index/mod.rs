@@ -54,6 +54,7 @@ pub mod rmi;
 pub mod rmi_fit;
 pub mod rmi_model;
 mod spline;
+mod step_feed;
 
 #[cfg(test)]
 mod tests;

@@ -44,7 +44,8 @@
 //! `[0, n + 1)`: every prediction is clamped and every index checked.
 
 use super::pgm_fit::{fit_level_above, LevelFit, Seg};
-use super::{put_header, Index, IndexBuilder, IndexConfig, IndexKind, KeyOrder, Window, MAX_KEYS};
+use super::step_feed::{StepFeed, StepFit};
+use super::{put_header, Index, IndexBuilder, IndexConfig, IndexKind, Window, MAX_KEYS};
 use crate::coding::{put_u32, put_u64, Decoder};
 use crate::error::Result;
 
@@ -126,7 +127,12 @@ pub(super) fn decode_body(body: &[u8]) -> std::result::Result<Box<dyn Index>, St
 pub struct PgmBuilder {
     eps: u32,
     eps_rec: u32,
-    order: KeyOrder,
+    feed: StepFeed<PgmSteps>,
+}
+
+/// PGM's leaf fitter of the steps of `lb`, and the first key.
+#[derive(Debug)]
+struct PgmSteps {
     first_key: u64,
     fit: LevelFit,
 }
@@ -135,61 +141,47 @@ impl PgmBuilder {
     /// A builder with leaf error `eps` and recursive error `eps_rec` (≥ 1; 0 is reported by
     /// the first `add` or `finish`).
     pub fn new(eps: u32, eps_rec: u32) -> Self {
-        let mut order = KeyOrder::default();
-        if eps_rec == 0 {
-            order.failed = Some("index: pgm recursive error must be at least 1".to_string());
-        }
-        PgmBuilder {
-            eps,
-            eps_rec,
-            order,
+        let mut feed = StepFeed::new(PgmSteps {
             first_key: 0,
             fit: LevelFit::new(eps),
+        });
+        if eps_rec == 0 {
+            feed.order.failed = Some("index: pgm recursive error must be at least 1".to_string());
         }
+        PgmBuilder { eps, eps_rec, feed }
     }
 }
 
-/// Feeds the step of `lb` ending at `key` (at `pos`; after `prev`) to the leaf fitter.
-#[inline(always)]
-fn fit_step(fit: &mut LevelFit, first_key: &mut u64, prev: Option<u64>, key: u64, pos: u64) {
-    let left = match prev {
-        None => {
-            *first_key = key;
-            key
-        }
-        Some(prev) => prev + 1,
-    };
-    fit.push_step(left, key, pos);
+impl StepFit for PgmSteps {
+    #[inline(always)]
+    fn fit_step(&mut self, prev: Option<u64>, key: u64, pos: u64) {
+        let left = match prev {
+            None => {
+                self.first_key = key;
+                key
+            }
+            Some(prev) => prev + 1,
+        };
+        self.fit.push_step(left, key, pos);
+    }
 }
 
 impl IndexBuilder for PgmBuilder {
     fn add(&mut self, key: u64) -> Result<()> {
-        let prev = self.order.prev;
-        let pos = self.order.count;
-        if self.order.accept(key)? {
-            fit_step(&mut self.fit, &mut self.first_key, prev, key, pos);
-        } // else a duplicate: lb(key) is its run's first position, already fed
-        Ok(())
+        self.feed.add(key)
     }
 
-    /// A sorted batch in one tight loop.
     fn add_all(&mut self, keys: &[u64]) -> Result<()> {
-        let (fit, first_key) = (&mut self.fit, &mut self.first_key);
-        if self.order.take_steps(
-            keys,
-            #[inline(always)]
-            |prev, key, pos| fit_step(fit, first_key, prev, key, pos),
-        ) {
-            return Ok(());
-        }
-        keys.iter().try_for_each(|&k| self.add(k))
+        self.feed.add_all(keys)
     }
 
     fn finish(self: Box<Self>) -> Result<Box<dyn Index>> {
-        self.order.check()?;
-        let n = self.order.count;
-        let last_key = self.order.prev.unwrap_or(0);
-        let leaves = self.fit.finish();
+        let StepFeed { order, fit } = self.feed;
+        order.check()?;
+        let n = order.count;
+        let last_key = order.prev.unwrap_or(0);
+        let first_key = fit.first_key;
+        let leaves = fit.fit.finish();
         let mut keys: Vec<u64> = leaves.iter().map(|s| s.key).collect();
         let mut lines: Vec<Line> = leaves.iter().map(Line::of).collect();
         let mut offsets = vec![0, keys.len()];
@@ -215,7 +207,7 @@ impl IndexBuilder for PgmBuilder {
             eps: self.eps,
             eps_rec: self.eps_rec,
             n,
-            first_key: self.first_key,
+            first_key,
             last_key,
             keys,
             lines,

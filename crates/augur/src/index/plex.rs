@@ -153,15 +153,11 @@ impl PlexIndex {
 impl Index for PlexIndex {
     #[inline]
     fn search(&self, key: u64) -> Window {
-        if let Some(w) = self.spline.outside(key) {
-            return w;
-        }
-        let (lo, hi) = self.locator.range(key);
-        self.spline.window(key, lo, hi)
+        self.spline.search(key, &self.locator)
     }
 
     fn max_window(&self) -> u64 {
-        2 * u64::from(self.spline.delta) + 1
+        self.spline.max_window()
     }
 
     fn size_bytes(&self) -> usize {
@@ -178,7 +174,7 @@ impl Index for PlexIndex {
 
     /// The number of spline points.
     fn segments(&self) -> u64 {
-        self.spline.keys.len() as u64
+        self.spline.knots()
     }
 
     fn encode(&self, out: &mut Vec<u8>) {

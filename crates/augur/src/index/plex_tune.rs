@@ -258,6 +258,13 @@ pub(super) enum Locator {
     Cht(Cht),
 }
 
+impl super::spline::KnotLocator for Locator {
+    #[inline]
+    fn range(&self, x: u64) -> (usize, usize) {
+        Locator::range(self, x)
+    }
+}
+
 impl Locator {
     /// The knot-index range holding the first spline point `>= x` (see the two types).
     #[inline]

@@ -25,7 +25,8 @@
 //! below 2^64, products below 2^106); only the final slope is rounded to `f64`.
 
 use super::plr_model::{PlrIndex, Segment};
-use super::{Index, IndexBuilder, KeyOrder};
+use super::step_feed::{StepFeed, StepFit};
+use super::{Index, IndexBuilder};
 use crate::error::Result;
 
 /// A slope `num / den` with `den > 0`, or +∞ when `den == 0`.
@@ -229,7 +230,12 @@ impl GreedyPlr {
 #[derive(Debug)]
 pub struct PlrBuilder {
     delta: u32,
-    order: KeyOrder,
+    feed: StepFeed<PlrSteps>,
+}
+
+/// PLR's fitter of the steps of `lb`, and the first key.
+#[derive(Debug)]
+struct PlrSteps {
     first_key: u64,
     fit: GreedyPlr,
 }
@@ -239,9 +245,10 @@ impl PlrBuilder {
     pub fn new(delta: u32) -> Self {
         PlrBuilder {
             delta,
-            order: KeyOrder::default(),
-            first_key: 0,
-            fit: GreedyPlr::new(delta),
+            feed: StepFeed::new(PlrSteps {
+                first_key: 0,
+                fit: GreedyPlr::new(delta),
+            }),
         }
     }
 }
@@ -252,52 +259,42 @@ impl PlrBuilder {
     /// # Errors
     /// `InvalidArgument` if an `add` failed.
     pub fn finish_model(self) -> Result<PlrIndex> {
-        self.order.check()?;
-        let last_key = self.order.prev.unwrap_or(0);
+        let StepFeed { order, fit } = self.feed;
+        order.check()?;
+        let last_key = order.prev.unwrap_or(0);
         Ok(PlrIndex::new(
             self.delta,
-            self.order.count,
-            self.first_key,
+            order.count,
+            fit.first_key,
             last_key,
-            self.fit.finish(),
+            fit.fit.finish(),
         ))
     }
 }
 
-/// Feeds the step of `lb` ending at `key` (at `pos`; after `prev`) to the fitter: both ends
-/// when the step is wider than one key, else the key alone.
-#[inline(always)]
-fn fit_step(fit: &mut GreedyPlr, first_key: &mut u64, prev: Option<u64>, key: u64, pos: u64) {
-    match prev {
-        None => {
-            *first_key = key;
-            fit.push(key, pos);
+impl StepFit for PlrSteps {
+    /// Both ends of the step when it is wider than one key, else the key alone.
+    #[inline(always)]
+    fn fit_step(&mut self, prev: Option<u64>, key: u64, pos: u64) {
+        match prev {
+            None => {
+                self.first_key = key;
+                self.fit.push(key, pos);
+            }
+            Some(prev) if prev + 1 < key => self.fit.push_step(prev + 1, key, pos),
+            Some(_) => self.fit.push(key, pos),
         }
-        Some(prev) if prev + 1 < key => fit.push_step(prev + 1, key, pos),
-        Some(_) => fit.push(key, pos),
     }
 }
 
 impl IndexBuilder for PlrBuilder {
     #[inline]
     fn add(&mut self, key: u64) -> Result<()> {
-        let prev = self.order.prev;
-        let pos = self.order.count;
-        if self.order.accept(key)? {
-            fit_step(&mut self.fit, &mut self.first_key, prev, key, pos);
-        } // else a duplicate: lb(key) is its run's first position, already fed
-        Ok(())
+        self.feed.add(key)
     }
 
-    /// The builder's and the learner's case, a sorted batch: one tight loop.
     fn add_all(&mut self, keys: &[u64]) -> Result<()> {
-        let (fit, first_key) = (&mut self.fit, &mut self.first_key);
-        if self.order.take_steps(keys, |prev, key, pos| {
-            fit_step(fit, first_key, prev, key, pos)
-        }) {
-            return Ok(());
-        }
-        keys.iter().try_for_each(|&k| self.add(k))
+        self.feed.add_all(keys)
     }
 
     fn finish(self: Box<Self>) -> Result<Box<dyn Index>> {

@@ -24,7 +24,7 @@
 //!   The effective bits are a function of `radix_bits` and the spline, so the table is not
 //!   stored in the encoding: it is rebuilt on decode in `O(m + 2^r)`.
 
-use super::spline::{ceil_log2, Spline, SplineBuilder};
+use super::spline::{ceil_log2, KnotLocator, Spline, SplineBuilder};
 use super::{put_header, Index, IndexBuilder, IndexConfig, IndexKind, Window};
 use crate::coding::{put_u32, Decoder};
 use crate::error::Result;
@@ -91,6 +91,13 @@ pub(super) struct RadixTable {
     shift: u32,
     /// `table[p]`: index of the first spline point whose prefix is `>= p`.
     table: Vec<u32>,
+}
+
+impl KnotLocator for RadixTable {
+    #[inline]
+    fn range(&self, x: u64) -> (usize, usize) {
+        RadixTable::range(self, x)
+    }
 }
 
 impl RadixTable {
@@ -185,15 +192,11 @@ impl RadixSplineIndex {
 impl Index for RadixSplineIndex {
     #[inline]
     fn search(&self, key: u64) -> Window {
-        if let Some(w) = self.spline.outside(key) {
-            return w;
-        }
-        let (lo, hi) = self.table.range(key);
-        self.spline.window(key, lo, hi)
+        self.spline.search(key, &self.table)
     }
 
     fn max_window(&self) -> u64 {
-        2 * u64::from(self.spline.delta) + 1
+        self.spline.max_window()
     }
 
     fn size_bytes(&self) -> usize {
@@ -210,7 +213,7 @@ impl Index for RadixSplineIndex {
 
     /// The number of spline points.
     fn segments(&self) -> u64 {
-        self.spline.keys.len() as u64
+        self.spline.knots()
     }
 
     fn encode(&self, out: &mut Vec<u8>) {

@@ -45,7 +45,8 @@
 //! bracket the key and falls back to a binary search over all knots otherwise, so a locator
 //! can never make a window miss `lb`.
 
-use super::{KeyOrder, Window, MAX_KEYS};
+use super::step_feed::{StepFeed, StepFit};
+use super::{Window, MAX_KEYS};
 use crate::coding::{put_u32, put_u64, Decoder};
 use crate::error::Result;
 
@@ -196,13 +197,14 @@ impl SplineFit {
     }
 }
 
-/// Feeds the step of `lb` ending at `key` (at `pos`; after `prev`): its left end when the
-/// step is wider than one key, then `key`.
-#[inline(always)]
-fn fit_step(fit: &mut SplineFit, prev: Option<u64>, key: u64, pos: u64) {
-    match prev {
-        Some(prev) if prev + 1 < key => fit.push_step(prev + 1, key, pos),
-        _ => fit.push(key, pos),
+impl StepFit for SplineFit {
+    /// The step's left end when it is wider than one key, then `key`.
+    #[inline(always)]
+    fn fit_step(&mut self, prev: Option<u64>, key: u64, pos: u64) {
+        match prev {
+            Some(prev) if prev + 1 < key => self.push_step(prev + 1, key, pos),
+            _ => self.push(key, pos),
+        }
     }
 }
 
@@ -211,8 +213,7 @@ fn fit_step(fit: &mut SplineFit, prev: Option<u64>, key: u64, pos: u64) {
 #[derive(Debug)]
 pub(super) struct SplineBuilder {
     delta: u32,
-    order: KeyOrder,
-    fit: SplineFit,
+    feed: StepFeed<SplineFit>,
 }
 
 impl SplineBuilder {
@@ -220,14 +221,13 @@ impl SplineBuilder {
     pub(super) fn new(delta: u32) -> SplineBuilder {
         SplineBuilder {
             delta,
-            order: KeyOrder::default(),
-            fit: SplineFit::new(delta),
+            feed: StepFeed::new(SplineFit::new(delta)),
         }
     }
 
     /// Marks the builder failed (an invalid configuration): every `add` and `finish` errors.
     pub(super) fn fail(&mut self, reason: String) {
-        self.order.failed = Some(reason);
+        self.feed.order.failed = Some(reason);
     }
 
     /// Adds the next key.
@@ -235,12 +235,7 @@ impl SplineBuilder {
     /// # Errors
     /// `InvalidArgument` for a decreasing key, too many keys, or a failed builder.
     pub(super) fn add(&mut self, key: u64) -> Result<()> {
-        let prev = self.order.prev;
-        let pos = self.order.count;
-        if self.order.accept(key)? {
-            fit_step(&mut self.fit, prev, key, pos);
-        } // else a duplicate: lb(key) is its run's first position, already fed
-        Ok(())
+        self.feed.add(key)
     }
 
     /// Adds a sorted batch of keys in one tight loop (as [`SplineBuilder::add`] per key).
@@ -248,14 +243,7 @@ impl SplineBuilder {
     /// # Errors
     /// As [`SplineBuilder::add`].
     pub(super) fn add_all(&mut self, keys: &[u64]) -> Result<()> {
-        let fit = &mut self.fit;
-        if self
-            .order
-            .take_steps(keys, |prev, key, pos| fit_step(fit, prev, key, pos))
-        {
-            return Ok(());
-        }
-        keys.iter().try_for_each(|&k| self.add(k))
+        self.feed.add_all(keys)
     }
 
     /// Finishes the spline.
@@ -264,8 +252,9 @@ impl SplineBuilder {
     /// `InvalidArgument` if an `add` failed, the configuration was invalid, or the spline
     /// needs more than [`MAX_KNOTS`] knots.
     pub(super) fn finish(self) -> Result<Spline> {
-        self.order.check()?;
-        let (mut keys, mut pos) = self.fit.finish();
+        let StepFeed { order, fit } = self.feed;
+        order.check()?;
+        let (mut keys, mut pos) = fit.finish();
         if keys.len() > MAX_KNOTS {
             return Err(crate::error::Error::InvalidArgument(format!(
                 "index: {} spline points exceed the limit of {MAX_KNOTS}",
@@ -276,7 +265,7 @@ impl SplineBuilder {
         pos.shrink_to_fit();
         Ok(Spline {
             delta: self.delta,
-            n: self.order.count,
+            n: order.count,
             keys,
             pos,
         })
@@ -298,7 +287,37 @@ pub(super) struct Spline {
     pub(super) pos: Vec<u64>,
 }
 
+/// Finds, for a key inside a spline's range, a range of knot indexes that holds the first
+/// knot `>= key`: RadixSpline's radix table, or PLEX's tuned radix table or CHT.
+pub(super) trait KnotLocator {
+    /// The knot-index range `[lo, hi]` holding the first knot `>= x` (a hint; see
+    /// [`Spline::window`]).
+    fn range(&self, x: u64) -> (usize, usize);
+}
+
 impl Spline {
+    /// The window of `x` (what RadixSpline's and PLEX's `Index::search` return): directly
+    /// for keys outside the spline's range, else by interpolation between the knots that
+    /// `locator` narrows the search to.
+    #[inline]
+    pub(super) fn search(&self, x: u64, locator: &impl KnotLocator) -> Window {
+        if let Some(w) = self.outside(x) {
+            return w;
+        }
+        let (lo, hi) = locator.range(x);
+        self.window(x, lo, hi)
+    }
+
+    /// The widest window [`Self::search`] returns: `2δ + 1` slots.
+    pub(super) fn max_window(&self) -> u64 {
+        2 * u64::from(self.delta) + 1
+    }
+
+    /// The number of knots (what the indexes report as segments).
+    pub(super) fn knots(&self) -> u64 {
+        self.keys.len() as u64
+    }
+
     /// The window of keys outside the spline's range (`x <= first key`, `x > last key`, or an
     /// empty spline), which need no locator; `None` for keys the spline must interpolate.
     #[inline]

@@ -307,6 +307,11 @@ impl Options {
         if self.value_log_gc_ratio.is_nan() || self.value_log_gc_ratio <= 0.0 {
             return Err(invalid("value_log_gc_ratio", "must be a number above 0"));
         }
+        self.validate_learning()
+    }
+
+    /// Checks the index and learning options (part of [`Self::validate`]).
+    fn validate_learning(&self) -> Result<()> {
         if self.error_bound > MAX_ERROR_BOUND {
             return Err(invalid("error_bound", "must be at most 1048576"));
         }
@@ -335,31 +340,7 @@ impl Options {
                 ));
             }
         }
-        let t = &self.index_tuning;
-        if t.pgm_recursive_error == 0 || t.pgm_recursive_error > MAX_ERROR_BOUND {
-            return Err(invalid(
-                "index_tuning.pgm_recursive_error",
-                "must be between 1 and 1048576",
-            ));
-        }
-        if !(1..=24).contains(&t.radix_bits) {
-            return Err(invalid(
-                "index_tuning.radix_bits",
-                "must be between 1 and 24",
-            ));
-        }
-        if t.rmi_leaves > 1 << 20 {
-            return Err(invalid(
-                "index_tuning.rmi_leaves",
-                "must be at most 1048576 (0 sizes it from the error bound)",
-            ));
-        }
-        if !(2..=256).contains(&t.fiting_fanout) {
-            return Err(invalid(
-                "index_tuning.fiting_fanout",
-                "must be between 2 and 256",
-            ));
-        }
+        validate_index_tuning(&self.index_tuning)?;
         if !(1..=64).contains(&self.learning_threads) {
             return Err(invalid("learning_threads", "must be between 1 and 64"));
         }
@@ -379,7 +360,38 @@ impl Options {
         }
         Ok(())
     }
+}
 
+/// Checks the per-type index tunables (part of [`Options::validate`]).
+fn validate_index_tuning(t: &IndexTuning) -> Result<()> {
+    if t.pgm_recursive_error == 0 || t.pgm_recursive_error > MAX_ERROR_BOUND {
+        return Err(invalid(
+            "index_tuning.pgm_recursive_error",
+            "must be between 1 and 1048576",
+        ));
+    }
+    if !(1..=24).contains(&t.radix_bits) {
+        return Err(invalid(
+            "index_tuning.radix_bits",
+            "must be between 1 and 24",
+        ));
+    }
+    if t.rmi_leaves > 1 << 20 {
+        return Err(invalid(
+            "index_tuning.rmi_leaves",
+            "must be at most 1048576 (0 sizes it from the error bound)",
+        ));
+    }
+    if !(2..=256).contains(&t.fiting_fanout) {
+        return Err(invalid(
+            "index_tuning.fiting_fanout",
+            "must be between 2 and 256",
+        ));
+    }
+    Ok(())
+}
+
+impl Options {
     /// The index learned models use (at build time or in the background), with the default
     /// `error_bound` (no per-level override).
     pub fn index_config(&self) -> IndexConfig {

@@ -237,42 +237,7 @@ impl VersionSet {
         style: Option<CompactionStyle>,
         check_table_count: &dyn Fn(u64) -> Result<()>,
     ) -> Result<(VersionSet, RecoveredState)> {
-        let current = filename::current_path(dir);
-        let text = fs.read_all(&current)?;
-        let name = std::str::from_utf8(&text)
-            .ok()
-            .and_then(|s| s.strip_suffix('\n'))
-            .filter(|s| matches!(filename::parse(s), Some(filename::FileKind::Manifest(_))))
-            .ok_or_else(|| Error::corruption(&current, 0, "CURRENT does not name a manifest"))?;
-        let manifest = dir.join(name);
-        if !fs.exists(&manifest) {
-            // CURRENT is replaced only after its manifest is durable: a damaged CURRENT.
-            return Err(Error::corruption(
-                &current,
-                0,
-                format!("CURRENT names {name}, which does not exist"),
-            ));
-        }
-        let contents = read_log(fs.as_ref(), &manifest, LogKind::Manifest)?;
-        contents.fail_on_damage(&manifest)?;
-        let mut replay = Replay {
-            files: vec![BTreeMap::new(); num_levels],
-            guards: vec![std::collections::BTreeSet::new(); num_levels],
-            ..Replay::default()
-        };
-        for (offset, record) in &contents.records {
-            let edit = VersionEdit::decode(record)
-                .ok_or_else(|| Error::corruption(&manifest, *offset, "malformed version edit"))?;
-            replay.apply(&edit, &manifest, *offset)?;
-        }
-        if replay.next_file_number < 2 {
-            return Err(Error::corruption(
-                &manifest,
-                0,
-                "manifest has no file counter",
-            ));
-        }
-        check_edits_complete(fs.as_ref(), dir, &manifest, replay.log_number)?;
+        let (manifest, mut replay) = read_manifest(fs.as_ref(), dir, num_levels)?;
         let recorded = match replay.style {
             None => CompactionStyle::Leveled,
             Some(code) => CompactionStyle::from_code(code).ok_or_else(|| {
@@ -299,28 +264,8 @@ impl VersionSet {
         check_table_count(replay.files.iter().map(|l| l.len() as u64).sum())?;
         for (level, metas) in replay.files.iter().enumerate() {
             for meta in metas.values() {
-                let path = filename::table_path(dir, meta.file_id);
-                if !fs.exists(&path) {
-                    // Tables are removed only after an edit drops them: lost edits.
-                    return Err(Error::corruption(
-                        &manifest,
-                        0,
-                        format!("references table {} which does not exist", path.display()),
-                    ));
-                }
-                let table = Arc::new(Table::open_with(
-                    fs.as_ref(),
-                    &path,
-                    meta.file_id,
-                    read_mode,
-                    use_models,
-                )?);
-                version.levels[level].push(Arc::new(TableFile::new(
-                    meta.clone(),
-                    table,
-                    fs.clone(),
-                    path,
-                )));
+                let file = open_table(&fs, dir, &manifest, meta, read_mode, use_models)?;
+                version.levels[level].push(Arc::new(file));
             }
             sort_level(level, &mut version.levels[level]);
         }
@@ -529,6 +474,82 @@ fn apply_guards(v: &mut Version, edit: &VersionEdit) {
         }
         *guards = Arc::new(set.into_iter().collect());
     }
+}
+
+/// Reads the manifest CURRENT names and replays its edits (levels `0..num_levels`).
+/// Returns the manifest's path and the replayed state.
+///
+/// # Errors
+/// `Corruption` for a CURRENT that names no manifest, a damaged or malformed manifest, or
+/// one whose edits are incomplete (`check_edits_complete`).
+fn read_manifest(fs: &dyn FileSystem, dir: &Path, num_levels: usize) -> Result<(PathBuf, Replay)> {
+    let current = filename::current_path(dir);
+    let text = fs.read_all(&current)?;
+    let name = std::str::from_utf8(&text)
+        .ok()
+        .and_then(|s| s.strip_suffix('\n'))
+        .filter(|s| matches!(filename::parse(s), Some(filename::FileKind::Manifest(_))))
+        .ok_or_else(|| Error::corruption(&current, 0, "CURRENT does not name a manifest"))?;
+    let manifest = dir.join(name);
+    if !fs.exists(&manifest) {
+        // CURRENT is replaced only after its manifest is durable: a damaged CURRENT.
+        return Err(Error::corruption(
+            &current,
+            0,
+            format!("CURRENT names {name}, which does not exist"),
+        ));
+    }
+    let contents = read_log(fs, &manifest, LogKind::Manifest)?;
+    contents.fail_on_damage(&manifest)?;
+    let mut replay = Replay {
+        files: vec![BTreeMap::new(); num_levels],
+        guards: vec![std::collections::BTreeSet::new(); num_levels],
+        ..Replay::default()
+    };
+    for (offset, record) in &contents.records {
+        let edit = VersionEdit::decode(record)
+            .ok_or_else(|| Error::corruption(&manifest, *offset, "malformed version edit"))?;
+        replay.apply(&edit, &manifest, *offset)?;
+    }
+    if replay.next_file_number < 2 {
+        return Err(Error::corruption(
+            &manifest,
+            0,
+            "manifest has no file counter",
+        ));
+    }
+    check_edits_complete(fs, dir, &manifest, replay.log_number)?;
+    Ok((manifest, replay))
+}
+
+/// Opens the table `meta` describes, which `manifest` lists.
+///
+/// # Errors
+/// `Corruption` naming the manifest when the table is missing (tables are removed only after
+/// an edit drops them: edits were lost), or naming the table when it is damaged.
+fn open_table(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    manifest: &Path,
+    meta: &FileMeta,
+    read_mode: ReadMode,
+    use_models: bool,
+) -> Result<TableFile> {
+    let path = filename::table_path(dir, meta.file_id);
+    if !fs.exists(&path) {
+        return Err(Error::corruption(
+            manifest,
+            0,
+            format!("references table {} which does not exist", path.display()),
+        ));
+    }
+    let table = Table::open_with(fs.as_ref(), &path, meta.file_id, read_mode, use_models)?;
+    Ok(TableFile::new(
+        meta.clone(),
+        Arc::new(table),
+        fs.clone(),
+        path,
+    ))
 }
 
 /// Fails if the manifest's log number names a WAL that is gone while a later WAL holds
