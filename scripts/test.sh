@@ -2,6 +2,8 @@
 # The project's one test command (README, .ci/run): the Rust workspace's tests, then the
 # Python package's.
 #
+#   0. a dependency rule of issue 24, from `cargo tree` (no build): the Python package does
+#      not depend on the benchmark harness
 #   1. cargo test --workspace --release
 #   2. a virtual environment in target/py-venv (python3-venv from apt only when `venv`
 #      is missing), maturin, pytest and mypy (its stubtest checks augur.pyi) from the
@@ -16,6 +18,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+
+# (The tree is read whole before grep: `grep -q` stopping early would fail the pipe.)
+py_deps=$(cd crates/augur-py && cargo tree -q -e normal,build)
+if grep -q 'augur-bench' <<<"$py_deps"; then
+  echo "crates/augur-py depends on augur-bench (it may use augur-frontend only):" >&2
+  echo "$py_deps" >&2
+  exit 1
+fi
 
 cargo test --workspace --release
 
