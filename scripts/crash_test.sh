@@ -7,7 +7,8 @@
 # all runs; the other options change every run.
 #
 # Usage: scripts/crash_test.sh [KILLS] [SECONDS]   (defaults 20 kills in 60 seconds)
-# Env:   AUGUR (binary; default: builds target/release/augur), DB (default: a temp dir),
+# Env:   AUGUR (binary, built with `--features stress`; default: builds target/release/augur
+#        with it), DB (default: a temp dir),
 #        KEYS (20000), THREADS (4), KEEP=1 keeps the database.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,9 @@ BUDGET="${2:-60}"
 KEYS="${KEYS:-20000}"
 THREADS="${THREADS:-4}"
 if [ -z "${AUGUR:-}" ]; then
-  cargo build --release -q -p augur-cli
+  # `augur stress` is behind the CLI's cargo feature `stress` (the shipped binary leaves out
+  # the engine's test utilities it needs).
+  cargo build --release -q -p augur-cli --features stress
   AUGUR=target/release/augur
 fi
 work="$(mktemp -d)"

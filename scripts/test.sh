@@ -2,7 +2,12 @@
 # The project's one test command (README, .ci/run): the Rust workspace's tests, then the
 # Python package's.
 #
-#   1. cargo test --workspace --release
+#   0. the dependency rules of issue 24, from `cargo tree` (no build): the default `augur`
+#      binary does not enable the engine's `test-util`, and the Python package does not
+#      depend on the benchmark harness
+#   1. cargo test --workspace --release --features augur-cli/stress (`augur stress` and its
+#      tests are behind the CLI's cargo feature `stress`; this build also leaves the
+#      target/release/augur that step 5 runs as AUGUR_CLI)
 #   2. a virtual environment in target/py-venv (python3-venv from apt only when `venv`
 #      is missing), maturin, pytest and mypy (its stubtest checks augur.pyi) from the
 #      package index into it
@@ -17,7 +22,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-cargo test --workspace --release
+# (Each tree is read whole before grep: `grep -q` stopping early would fail the pipe.)
+cli_features=$(cargo tree -q -p augur-cli -e features -i augur)
+if grep -q 'test-util' <<<"$cli_features"; then
+  echo "augur-cli's default build enables augur/test-util (only --features stress may):" >&2
+  echo "$cli_features" >&2
+  exit 1
+fi
+py_deps=$(cd crates/augur-py && cargo tree -q -e normal,build)
+if grep -q 'augur-bench' <<<"$py_deps"; then
+  echo "crates/augur-py depends on augur-bench (it may use augur-frontend only):" >&2
+  echo "$py_deps" >&2
+  exit 1
+fi
+
+cargo test --workspace --release --features augur-cli/stress
 
 PYTHON=${PYTHON:-python3}
 VENV=${AUGUR_PY_VENV:-$ROOT/target/py-venv}

@@ -16,14 +16,12 @@
 //! learned paths and every peer compiled in, and prints them side by side (`run_configs`).
 
 pub mod engine;
-pub mod engine_args;
 pub mod error;
 mod keys;
 mod process;
 mod report;
 pub mod sosd;
 pub mod sources;
-pub mod stats_view;
 mod workloads;
 pub mod ycsb;
 
@@ -36,6 +34,10 @@ use sources::{Distribution, KeySet, LoadOrder};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use workloads::{Params, Runner, NAMES};
+
+// The stats view lives in the front ends' shared crate (augur-frontend); imported here, not
+// re-exported, so that the workloads' `crate::stats_view` paths name it.
+use augur_frontend::stats_view;
 
 /// `--num` when neither it nor a key file says otherwise.
 const DEFAULT_NUM: u64 = 200_000;

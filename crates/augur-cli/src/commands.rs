@@ -4,7 +4,7 @@ use crate::codec::{print_json, Codec};
 use crate::error::{io_err, CliError};
 use crate::JsonFlag;
 use augur::{Db, ParallelScanOptions, ScanOptions, Split, WriteBatch, WriteOptions};
-use augur_bench::stats_view;
+use augur_frontend::stats_view;
 use clap::Args;
 use serde_json::{json, Map, Value};
 use std::io::Write;

@@ -1,10 +1,10 @@
 //! Engine options given on the command line (global flags) and opening the database. The
-//! flags themselves are [`augur_bench::engine_args::EngineArgs`], shared with the Python
+//! flags themselves are [`augur_frontend::engine_args::EngineArgs`], shared with the Python
 //! package so both accept the same option names, values and defaults.
 
 use crate::error::CliError;
 use augur::Db;
-pub use augur_bench::engine_args::EngineArgs;
+pub use augur_frontend::engine_args::EngineArgs;
 use std::path::Path;
 
 /// Opens the database in `dir` with the options of `args`; `create` says whether the

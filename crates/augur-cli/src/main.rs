@@ -1,5 +1,6 @@
 //! The `augur` command-line tool: data commands (put/get/del/scan/load), inspection
-//! (stats/verify), maintenance (flush/compact/gc), the built-in `bench` and `stress`.
+//! (stats/verify), maintenance (flush/compact/gc), the built-in `bench` and, in builds with
+//! the cargo feature `stress` (which needs the engine's `test-util`), `stress`.
 //!
 //! This file holds the argument definitions and the exit-status contract; each command
 //! lives in its own module. Exit statuses: 0 success, 1 "key not found" (only `get`),
@@ -9,6 +10,7 @@
 mod commands;
 mod engine;
 mod load;
+#[cfg(feature = "stress")]
 mod stress;
 
 // The input decoders and the error type live in the library (src/lib.rs), where the fuzz
@@ -134,8 +136,23 @@ enum Command {
     /// bounded key space, each verified against an expected-state oracle kept beside the
     /// database (`<db>.expected`); at start the whole key space is verified against the
     /// oracle the previous (possibly killed) run left. See scripts/crash_test.sh.
+    #[cfg(feature = "stress")]
     Stress(stress::StressArgs),
+    /// db_stress-style test; not in this build: build with `--features stress` (it needs the
+    /// engine's test utilities, which the shipped binary leaves out).
+    #[cfg(not(feature = "stress"))]
+    Stress {
+        /// The arguments of `stress` (ignored: the command is not built in).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<String>,
+    },
 }
+
+/// The error of `augur stress` in a build without it.
+#[cfg(not(feature = "stress"))]
+const STRESS_NOT_BUILT: &str = "`augur stress` is not in this build: it needs the engine's \
+test utilities, which the shipped binary leaves out; build with \
+`cargo build --release -p augur-cli --features stress`";
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -167,6 +184,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
             cli.db.as_deref(),
             top_json,
         )?);
+    }
+    #[cfg(not(feature = "stress"))]
+    if let Command::Stress { .. } = &cli.command {
+        return Err(CliError::failed(STRESS_NOT_BUILT));
     }
     let dir = cli
         .db
@@ -211,7 +232,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Compact { out } => commands::compact(&engine::open(e, &dir, false)?, json(out)),
         Command::Flush { out } => commands::flush(&engine::open(e, &dir, false)?, json(out)),
         Command::Gc { all, out } => commands::gc(&engine::open(e, &dir, false)?, all, json(out)),
+        #[cfg(feature = "stress")]
         Command::Stress(args) => stress::run(&dir, e.options(), &args, top_json),
+        #[cfg(not(feature = "stress"))]
+        Command::Stress { .. } => Err(CliError::failed(STRESS_NOT_BUILT)),
         Command::Bench(_) => Ok(()),
     }
 }

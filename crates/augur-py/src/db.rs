@@ -210,7 +210,7 @@ impl Db {
     /// The engine statistics as a dict with the fields of `augur stats --json`.
     fn stats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let db = self.handle().db()?;
-        let json = py.detach(|| augur_bench::stats_view::stats_json(&db.stats()));
+        let json = py.detach(|| augur_frontend::stats_view::stats_json(&db.stats()));
         json_to_py(py, &json)
     }
 

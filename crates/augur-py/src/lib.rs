@@ -7,7 +7,8 @@
 //! a database and its snapshots and iterators share, and how `close()` ends them all, is in
 //! `handle.rs`; why none of them works in a forked child is in `fork.rs`. Keys and values
 //! arrive through `bytes.rs`; engine errors become the exceptions of `errors.rs`;
-//! `db.stats()` reuses the CLI's JSON rendering (`convert.rs`).
+//! `db.stats()` reuses the JSON rendering of `augur stats --json` (`augur_frontend::stats_view`,
+//! converted in `convert.rs`).
 //!
 //! Every engine call that can block (I/O, locks, batches, scans) runs with the GIL
 //! released, so other Python threads keep running meanwhile.

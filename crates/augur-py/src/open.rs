@@ -6,7 +6,7 @@ use crate::db::Db;
 use crate::errors;
 use crate::handle::Handle;
 use crate::options::{choice, choice_name, finite, level_bounds, model_budget, unsigned, validate};
-use augur_bench::engine_args::{
+use augur_frontend::engine_args::{
     CompactionArg, EngineArgs, IndexArg, LearningArg, ReadModeArg, RmiRootArg,
 };
 use clap::{Args, ValueEnum};

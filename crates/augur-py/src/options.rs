@@ -1,6 +1,6 @@
-//! `open()`'s keyword arguments turned into engine options, through the CLI's own
-//! [`EngineArgs`] (shared in `augur_bench::engine_args`), so Python and the CLI accept the
-//! same names, the same values and the same defaults.
+//! `open()`'s keyword arguments turned into engine options, through the [`EngineArgs`] the
+//! front ends share (`augur_frontend::engine_args`, the CLI's global flags), so Python and
+//! the CLI accept the same names, the same values and the same defaults.
 //!
 //! Every bad value raises `InvalidArgumentError` (a `ValueError`) whose message starts with
 //! the keyword's name: values are checked here (choices, signs), then by the engine's
@@ -10,7 +10,7 @@
 
 use crate::errors;
 use augur::index::chooser::ModelBudget;
-use augur_bench::engine_args::{parse_level_bounds, parse_model_budget, EngineArgs};
+use augur_frontend::engine_args::{parse_level_bounds, parse_model_budget, EngineArgs};
 use clap::ValueEnum;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};

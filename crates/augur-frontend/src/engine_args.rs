@@ -1,7 +1,7 @@
 //! Engine options by name, shared by the `augur` CLI (its global flags) and the Python
-//! package (`augur.open()`'s keyword arguments): one struct, [`EngineArgs`], maps the names
-//! and their accepted values onto [`augur::Options`], so both front ends accept the same
-//! options with the same defaults (the engine's).
+//! package (`augur.open()`'s keyword arguments), and meant for every front end: one struct,
+//! [`EngineArgs`], maps the names and their accepted values onto [`augur::Options`], so the
+//! front ends accept the same options with the same defaults (the engine's).
 
 use augur::index::chooser::ModelBudget;
 use augur::index::RmiRoot;

@@ -1,8 +1,9 @@
 //! Engine statistics rendered for people and programs: `stats_json` (the `stats` object of
-//! `augur stats --json` and of every benchmark record) and `stats_text` (the tables of
-//! `augur stats` and of the `stats` benchmark). Shared by the CLI and the harness so both
-//! show the same figures under the same names. `learning_during` turns two snapshots into
-//! what the engine learned between them (the per-phase figures of the lazy-learning study).
+//! `augur stats --json`, of the Python package's `Db.stats()` and of every benchmark record)
+//! and `stats_text` (the tables of `augur stats` and of the `stats` benchmark). Shared by the
+//! front ends and the harness so all show the same figures under the same names.
+//! `learning_during` turns two snapshots into what the engine learned between them (the
+//! per-phase figures of the lazy-learning study).
 
 use comfy_table::Table;
 use serde_json::{json, Value};
