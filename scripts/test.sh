@@ -2,9 +2,10 @@
 # The project's one test command (README, .ci/run): the Rust workspace's tests, then the
 # Python package's.
 #
-#   0. the dependency rules of issue 24, from `cargo tree` (no build): the default `augur`
-#      binary does not enable the engine's `test-util`, and the Python package does not
-#      depend on the benchmark harness
+#   0. the layering rules of issue 24 (docs/ARCHITECTURE.md): scripts/check_layers.py (engine
+#      imports point down, no module or file cycles, front ends independent), and from
+#      `cargo tree` (no build): the default `augur` binary does not enable the engine's
+#      `test-util`, and the Python package does not depend on the benchmark harness
 #   1. cargo test --workspace --release --features augur-cli/stress (`augur stress` and its
 #      tests are behind the CLI's cargo feature `stress`; this build also leaves the
 #      target/release/augur that step 5 runs as AUGUR_CLI)
@@ -21,6 +22,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+
+# The layering rule of docs/ARCHITECTURE.md: engine modules import only downward, no
+# module or file cycles, front ends independent of each other.
+"${PYTHON:-python3}" scripts/check_layers.py
 
 # (Each tree is read whole before grep: `grep -q` stopping early would fail the pipe.)
 cli_features=$(cargo tree -q -p augur-cli -e features -i augur)
