@@ -65,6 +65,12 @@ pub fn lock_path(dir: &Path) -> PathBuf {
     dir.join("LOCK")
 }
 
+/// True when `name` is the name of a file Augur keeps in a database directory (a table, WAL,
+/// value-log segment, manifest, CURRENT, LOCK or a temporary file of its own).
+pub fn is_database_file(name: &str) -> bool {
+    parse(name).is_some()
+}
+
 /// Classifies a file name; `None` for names Augur does not own.
 pub fn parse(name: &str) -> Option<FileKind> {
     match name {

@@ -1,30 +1,64 @@
 //! Augur: an embedded key-value store built on a log-structured merge tree with key-value
 //! separation (WiscKey) and learned indexes (Bourbon).
+//!
+//! The public API, in ten lines:
+//! - [`Db::open`] a directory with [`Options`] (or `read_only`); [`Db::close`], or drop it.
+//! - Writes: [`Db::put`], [`Db::delete`], [`Db::write`] / [`Db::write_opt`] of a
+//!   [`WriteBatch`] ([`WriteOptions::sync`] for durability).
+//! - Reads: [`Db::get`], [`Db::snapshot`] and [`Db::get_at`]; [`Db::iter`] / [`Db::range`]
+//!   ([`DbIterator`]), [`Db::scan`] / [`Db::scan_with`] ([`Scan`], zero-copy) and
+//!   [`Db::scan_parallel`].
+//! - Upkeep: [`Db::flush`], [`Db::compact_range`], [`Db::run_value_log_gc`],
+//!   [`Db::learn_all`], [`Db::wait_for_compactions`]; checks: [`Db::verify`].
+//! - Observing: [`Db::stats`] ([`Stats`]), [`Db::wal_losses`]; every failure an [`Error`].
+//! - Extension points: [`fs::FileSystem`] (where files live) and [`index`] (the learned-index
+//!   zoo, usable on its own for research).
+//!
+//! Internal modules are crate-private; the `test-util` feature exports them (and the
+//! in-memory and fault-injecting file systems) for tests, fuzz targets and examples.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod checksum;
-pub mod coding;
-pub mod compaction;
+/// Declares internal modules: crate-private, public under the `test-util` feature.
+macro_rules! internal_modules {
+    ($($(#[$attr:meta])* $name:ident;)*) => {
+        $(
+            $(#[$attr])*
+            #[cfg(feature = "test-util")]
+            pub mod $name;
+            $(#[$attr])*
+            #[cfg(not(feature = "test-util"))]
+            #[allow(dead_code, unused_imports)]
+            pub(crate) mod $name;
+        )*
+    };
+}
+
+internal_modules! {
+    checksum;
+    coding;
+    compaction;
+    filename;
+    iter;
+    key;
+    learning;
+    memtable;
+    sst;
+    version;
+    vlog;
+    wal;
+}
+
 mod db;
 mod error;
-pub mod filename;
 pub mod fs;
 #[cfg(feature = "test-util")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod index;
-pub mod iter;
-pub mod key;
-pub mod learning;
-pub mod memtable;
 mod options;
 mod prefetch;
-pub mod sst;
 pub mod stats;
-pub mod version;
-pub mod vlog;
-pub mod wal;
 mod work_signal;
 
 pub use db::{
@@ -32,8 +66,10 @@ pub use db::{
     WriteOptions,
 };
 pub use error::{Error, Result};
+pub use filename::is_database_file;
 pub use fs::ReadMode;
-pub use index::IndexKind;
+pub use index::chooser::ModelBudget;
+pub use index::{IndexKind, IndexTuning, RmiRoot};
 pub use iter::{DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, Split};
 pub use learning::LearningPolicy;
 pub use options::FlsmOptions;

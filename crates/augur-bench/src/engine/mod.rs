@@ -240,7 +240,7 @@ pub fn open(
 /// fresh fill may delete it).
 pub fn owns_file(kind: EngineKind, name: &str) -> bool {
     match kind {
-        EngineKind::Augur => ::augur::filename::parse(name).is_some(),
+        EngineKind::Augur => ::augur::is_database_file(name),
         // RocksDB's and LevelDB's files: CURRENT, IDENTITY, LOCK, LOG*, MANIFEST-*,
         // OPTIONS-*, *.log, *.sst, *.ldb, *.blob, *.dbtmp.
         EngineKind::Rocksdb | EngineKind::Leveldb => {
