@@ -69,7 +69,7 @@ import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from bench_common import (BenchFailed, dir_bytes, fmt, human_bytes, kept_findings,  # noqa: E402
                           last_record, log, machine, median_or_none, medians, ratio, run_bench,
-                          shown_path, table)
+                          save_commands, shown_path, table)
 from flsm_stats import flsm_section, level_guards, structure_markdown  # noqa: E402
 from json_tools import find_key, save_json, uniq  # noqa: E402
 
@@ -662,16 +662,6 @@ def render():
     log(f"wrote {REPORT}")
 
 
-def save_commands():
-    path = os.path.join(OUT, "commands.json")
-    prev = json.load(open(path)) if os.path.exists(path) else []
-    for c in COMMANDS:
-        if c not in prev:
-            prev.append(c)
-    save("commands.json", prev)
-    COMMANDS.clear()
-
-
 RUN_ID = time.strftime("%Y%m%d-%H%M%S")
 
 
@@ -689,7 +679,7 @@ def main():
             try:
                 state = measure_size(num)
             finally:
-                save_commands()
+                save_commands(OUT, COMMANDS)
             for f in state["failures"]:
                 log(f"FAILED at {num:,}: {f['message']}")
             try:

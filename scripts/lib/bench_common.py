@@ -1,6 +1,6 @@
-"""Helpers shared by the Python benchmark scripts (scripts/flsm_bench.py; range_bench.py keeps
-its own copies): running one `augur bench` process with a time limit and keeping its JSON
-records, medians of alternating rounds, number formatting, the machine line of a report, the
+"""Helpers shared by the Python benchmark scripts (scripts/flsm_bench.py, range_bench.py,
+read_path_bench.py): running one `augur bench` process with a time limit and keeping its JSON
+records and the commands run (across runs, in commands.json), medians of alternating rounds, number formatting, the machine line of a report, the
 hand-written Findings section kept across renders, the bytes under a directory and a path as a
 report shows it.
 
@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from json_tools import save_json
 
 
 def log(msg):
@@ -82,6 +84,18 @@ def run_bench(augur, args, *, raw_path, tag, timeout, commands=None, extra_raw=N
         for r in records:
             f.write(json.dumps(dict({"tag": tag, "record": r}, **(extra_raw or {}))) + "\n")
     return records
+
+
+def save_commands(directory, commands):
+    """Adds each command of `commands` not yet in `directory`/commands.json to its end (the
+    commands of every run, in the order first run) and empties `commands`."""
+    path = os.path.join(directory, "commands.json")
+    prev = json.load(open(path)) if os.path.exists(path) else []
+    for c in commands:
+        if c not in prev:
+            prev.append(c)
+    save_json(directory, "commands.json", prev)
+    commands.clear()
 
 
 def _kill_group(proc):
