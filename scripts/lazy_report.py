@@ -140,6 +140,37 @@ def render(out, report):
         x = figures.get((w, p))
         return f(x) if x else "–"
 
+    md = render_intro(out, runs)
+    md += file_section(os.path.join(out, "findings.md"), ["## Findings", ""],
+                       lambda f: [f.read().strip()])
+    md += file_section(os.path.join(out, "machine.txt"), ["Machine and run:", ""],
+                       lambda f: [f"- {line.strip()}" for line in f if line.strip()])
+    md += render_models(workloads, policies, cell)
+    md += render_latency(workloads, policies, cell)
+    md += render_learning_time(workloads, policies, cell)
+    md += render_target(figures, policies)
+    plot = plot_figures(out, figures, workloads, policies)
+    if plot:
+        md += [f"![models and get latency]({os.path.relpath(plot, os.path.dirname(os.path.abspath(report)))})", ""]
+    md += file_section(os.path.join(out, "commands.txt"),
+                       ["## Commands", "", "Exactly as run, from the repository root:", "", "```sh"],
+                       lambda f: [line.rstrip("\n") for line in f if line.strip()] + ["```"])
+    os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
+    with open(report, "w") as f:
+        f.write("\n".join(md))
+
+
+def file_section(path, head, lines):
+    """`head`, then `lines(f)` of the open file `path`, then a blank line; nothing when there
+    is no such file (the hand-written findings, the machine notes, the commands)."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return head + lines(f) + [""]
+
+
+def render_intro(out, runs):
+    """The title, what the study is and its setup, from the records of any run."""
     any_run = next(iter(runs.values()))["run"]
     config = any_run.get("config") or {}
     hot_run = next((v["run"] for k, v in runs.items() if k[0] == "ycsb-b-hot"), {})
@@ -171,22 +202,12 @@ def render(out, report):
         f", load order {config.get('load_order') or 'sequential'}."
     )
     md.append("")
-    findings = os.path.join(out, "findings.md")
-    if os.path.exists(findings):
-        md.append("## Findings")
-        md.append("")
-        with open(findings) as f:
-            md.append(f.read().strip())
-        md.append("")
-    machine = os.path.join(out, "machine.txt")
-    if os.path.exists(machine):
-        md.append("Machine and run:")
-        md.append("")
-        with open(machine) as f:
-            md += [f"- {line.strip()}" for line in f if line.strip()]
-        md.append("")
+    return md
 
-    # Table 3: models learned.
+
+def render_models(workloads, policies, cell):
+    """Table 3: models learned in the run, before it and in total, per policy and workload."""
+    md = []
     md.append("## Models learned (Table 3)")
     md.append("")
     md.append(
@@ -224,8 +245,12 @@ def render(out, report):
         rows.append(row)
     md.append(table(header, rows))
     md.append("")
+    return md
 
-    # Table 4: latency.
+
+def render_latency(workloads, policies, cell):
+    """Table 4: get and put latency, throughput and the model-path share."""
+    md = []
     md.append("## Get and put latency (Table 4)")
     md.append("")
     md.append(
@@ -257,8 +282,12 @@ def render(out, report):
         rows.append(row)
     md.append(table(header, rows))
     md.append("")
+    return md
 
-    # Table 5: learning time.
+
+def render_learning_time(workloads, policies, cell):
+    """Table 5: seconds of training during the run (+ backlog) and before it."""
+    md = []
     md.append("## Learning time (Table 5)")
     md.append("")
     md.append(
@@ -285,8 +314,13 @@ def render(out, report):
         rows.append(row)
     md.append(table(header, rows))
     md.append("")
+    return md
 
-    # The issue's target.
+
+def render_target(figures, policies):
+    """The issue's target: lazy learns fewer models than cost-benefit on B′ at a close get
+    latency."""
+    md = []
     md.append("## Target: lazy vs cost-benefit on B′")
     md.append("")
     md.append(
@@ -337,25 +371,7 @@ def render(out, report):
         "by more than 5%, so compare repeated runs before concluding on latency."
     )
     md.append("")
-
-    plot = plot_figures(out, figures, workloads, policies)
-    if plot:
-        md += [f"![models and get latency]({os.path.relpath(plot, os.path.dirname(os.path.abspath(report)))})", ""]
-
-    cmds = os.path.join(out, "commands.txt")
-    if os.path.exists(cmds):
-        md.append("## Commands")
-        md.append("")
-        md.append("Exactly as run, from the repository root:")
-        md.append("")
-        md.append("```sh")
-        with open(cmds) as f:
-            md += [line.rstrip("\n") for line in f if line.strip()]
-        md.append("```")
-        md.append("")
-    os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
-    with open(report, "w") as f:
-        f.write("\n".join(md))
+    return md
 
 
 def plot_figures(out, figures, workloads, policies):
