@@ -205,116 +205,102 @@ def render_intro(out, runs):
     return md
 
 
+def policy_table(workloads, policies, cell, columns):
+    """A table with a row per policy and, for each workload `w`, the columns `columns(w)`:
+    (header, f) pairs, f giving a cell's text from the figures of (w, policy)."""
+    header = ["policy"]
+    for w in workloads:
+        header += [title for title, _ in columns(w)]
+    rows = []
+    for p in policies:
+        row = [p]
+        for w in workloads:
+            row += [cell(w, p, f) for _, f in columns(w)]
+        rows.append(row)
+    return table(header, rows)
+
+
 def render_models(workloads, policies, cell):
     """Table 3: models learned in the run, before it and in total, per policy and workload."""
-    md = []
-    md.append("## Models learned (Table 3)")
-    md.append("")
-    md.append(
+
+    def columns(w):
+        return [
+            (
+                f"{WORKLOAD_TITLES[w]}: run (+backlog)",
+                lambda x: f"{x['models_run']}"
+                + (f" (+{x['models_after']})" if x["models_after"] else "")
+                + (f" (skipped {x['skipped_run']})" if x["skipped_run"] else ""),
+            ),
+            ("before run", lambda x: str(x["models_before"])),
+            ("total", lambda x: str(models_total(x))),
+            ("learned / live files", lambda x: f"{fmt(x['learned_end'])} / {fmt(x['files_end'])}"),
+        ]
+
+    return [
+        "## Models learned (Table 3)",
+        "",
         "Models learned during the run (+ the run's backlog, learned after it ended), before "
         "the run (load, settling, and `learn` for offline), and in total; then the live "
         "files with a model / live files at the end of the run. At-build counts every table "
         "written (each carries a model); the files cost-benefit decided to skip during the "
-        "run are in parentheses."
-    )
-    md.append("")
-    header = ["policy"]
-    for w in workloads:
-        header += [
-            f"{WORKLOAD_TITLES[w]}: run (+backlog)",
-            "before run",
-            "total",
-            "learned / live files",
-        ]
-    rows = []
-    for p in policies:
-        row = [p]
-        for w in workloads:
-            row.append(
-                cell(
-                    w,
-                    p,
-                    lambda x: f"{x['models_run']}"
-                    + (f" (+{x['models_after']})" if x["models_after"] else "")
-                    + (f" (skipped {x['skipped_run']})" if x["skipped_run"] else ""),
-                )
-            )
-            row.append(cell(w, p, lambda x: str(x["models_before"])))
-            row.append(cell(w, p, lambda x: str(models_total(x))))
-            row.append(cell(w, p, lambda x: f"{fmt(x['learned_end'])} / {fmt(x['files_end'])}"))
-        rows.append(row)
-    md.append(table(header, rows))
-    md.append("")
-    return md
+        "run are in parentheses.",
+        "",
+        policy_table(workloads, policies, cell, columns),
+        "",
+    ]
 
 
 def render_latency(workloads, policies, cell):
     """Table 4: get and put latency, throughput and the model-path share."""
-    md = []
-    md.append("## Get and put latency (Table 4)")
-    md.append("")
-    md.append(
+
+    def columns(w):
+        t = WORKLOAD_TITLES[w]
+        return [
+            (f"{t}: get", lambda x: f"{fmt(x['get_mean'])} ({fmt(x['get_p99'])})"),
+            (f"{t}: put", lambda x: f"{fmt(x['put_mean'])} ({fmt(x['put_p99'])})"),
+            (f"{t}: kops/s", lambda x: fmt(x["kops"], 1)),
+            (
+                f"{t}: model path",
+                lambda x: "–"
+                if x["model_fraction"] is None
+                else f"{100 * x['model_fraction']:.1f}%",
+            ),
+        ]
+
+    return [
+        "## Get and put latency (Table 4)",
+        "",
         "Mean (p99) latency in µs of the run's reads (gets) and updates (puts), as measured "
         "by the harness per operation; throughput of the whole run in kops/s; share of the "
-        "SSTable lookups served on the model path."
-    )
-    md.append("")
-    header = ["policy"]
-    for w in workloads:
-        t = WORKLOAD_TITLES[w]
-        header += [f"{t}: get", f"{t}: put", f"{t}: kops/s", f"{t}: model path"]
-    rows = []
-    for p in policies:
-        row = [p]
-        for w in workloads:
-            row.append(cell(w, p, lambda x: f"{fmt(x['get_mean'])} ({fmt(x['get_p99'])})"))
-            row.append(cell(w, p, lambda x: f"{fmt(x['put_mean'])} ({fmt(x['put_p99'])})"))
-            row.append(cell(w, p, lambda x: fmt(x["kops"], 1)))
-            row.append(
-                cell(
-                    w,
-                    p,
-                    lambda x: "–"
-                    if x["model_fraction"] is None
-                    else f"{100 * x['model_fraction']:.1f}%",
-                )
-            )
-        rows.append(row)
-    md.append(table(header, rows))
-    md.append("")
-    return md
+        "SSTable lookups served on the model path.",
+        "",
+        policy_table(workloads, policies, cell, columns),
+        "",
+    ]
 
 
 def render_learning_time(workloads, policies, cell):
     """Table 5: seconds of training during the run (+ backlog) and before it."""
-    md = []
-    md.append("## Learning time (Table 5)")
-    md.append("")
-    md.append(
+
+    def columns(w):
+        return [
+            (
+                f"{WORKLOAD_TITLES[w]}: run (+backlog)",
+                lambda x: fmt(x["learning_run"], 3)
+                + (f" (+{fmt(x['learning_after'], 3)})" if x["models_after"] else ""),
+            ),
+            ("before run", lambda x: fmt(x["learning_before"], 3)),
+        ]
+
+    return [
+        "## Learning time (Table 5)",
+        "",
         "Seconds of training during the run (+ backlog) / before the run: background and "
-        "offline training plus the training inside flushes and compactions (at-build)."
-    )
-    md.append("")
-    header = ["policy"]
-    for w in workloads:
-        header += [f"{WORKLOAD_TITLES[w]}: run (+backlog)", "before run"]
-    rows = []
-    for p in policies:
-        row = [p]
-        for w in workloads:
-            row.append(
-                cell(
-                    w,
-                    p,
-                    lambda x: fmt(x["learning_run"], 3)
-                    + (f" (+{fmt(x['learning_after'], 3)})" if x["models_after"] else ""),
-                )
-            )
-            row.append(cell(w, p, lambda x: fmt(x["learning_before"], 3)))
-        rows.append(row)
-    md.append(table(header, rows))
-    md.append("")
-    return md
+        "offline training plus the training inside flushes and compactions (at-build).",
+        "",
+        policy_table(workloads, policies, cell, columns),
+        "",
+    ]
 
 
 def render_target(figures, policies):
