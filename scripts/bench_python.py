@@ -39,21 +39,16 @@ TARGET_OPS = ["put", "get_hit", "get_miss", "iterate", "batch_put"]
 MIB = 1 << 20
 
 
-class Augur:
-    name = "augur"
-
-    def __init__(self, path):
-        import augur
-
-        self.db = augur.open(path)
+class KvStore:
+    """What the Augur, plyvel and rocksdict adapters share: a handle `db` with `put`, `get` and
+    `close`, so the same put and lookup loops (the timed code) serve all three. A subclass
+    opens `db` and gives `settle`, `pairs` (every pair in key order) and, unless its handle's
+    `write_batch()` is a context manager with `put`, `batch_put`."""
 
     def put_all(self, keys, value):
         put = self.db.put
         for k in keys:
             put(k, value)
-
-    def settle(self):
-        self.db.compact()
 
     def get_all(self, keys):
         get = self.db.get
@@ -65,7 +60,7 @@ class Augur:
 
     def iterate(self):
         n = 0
-        for _k, _v in self.db.items():
+        for _k, _v in self.pairs():
             n += 1
         return n
 
@@ -81,7 +76,22 @@ class Augur:
         self.db.close()
 
 
-class Plyvel:
+class Augur(KvStore):
+    name = "augur"
+
+    def __init__(self, path):
+        import augur
+
+        self.db = augur.open(path)
+
+    def settle(self):
+        self.db.compact()
+
+    def pairs(self):
+        return self.db.items()
+
+
+class Plyvel(KvStore):
     name = "plyvel"
 
     def __init__(self, path):
@@ -95,41 +105,14 @@ class Plyvel:
             write_buffer_size=64 * MIB,
         )
 
-    def put_all(self, keys, value):
-        put = self.db.put
-        for k in keys:
-            put(k, value)
-
     def settle(self):
         self.db.compact_range()
 
-    def get_all(self, keys):
-        get = self.db.get
-        found = 0
-        for k in keys:
-            if get(k) is not None:
-                found += 1
-        return found
-
-    def iterate(self):
-        n = 0
-        for _k, _v in self.db.iterator():
-            n += 1
-        return n
-
-    def batch_put(self, keys, value, batch):
-        db = self.db
-        for i in range(0, len(keys), batch):
-            with db.write_batch() as wb:
-                put = wb.put
-                for k in keys[i : i + batch]:
-                    put(k, value)
-
-    def close(self):
-        self.db.close()
+    def pairs(self):
+        return self.db.iterator()
 
 
-class RocksDict:
+class RocksDict(KvStore):
     name = "rocksdict"
 
     def __init__(self, path):
@@ -144,28 +127,12 @@ class RocksDict:
         opt.set_block_based_table_factory(table)
         self.db = Rdict(path, opt)
 
-    def put_all(self, keys, value):
-        put = self.db.put
-        for k in keys:
-            put(k, value)
-
     def settle(self):
         self.db.flush()
         self.db.compact_range(None, None)
 
-    def get_all(self, keys):
-        get = self.db.get
-        found = 0
-        for k in keys:
-            if get(k) is not None:
-                found += 1
-        return found
-
-    def iterate(self):
-        n = 0
-        for _k, _v in self.db.items():
-            n += 1
-        return n
+    def pairs(self):
+        return self.db.items()
 
     def batch_put(self, keys, value, batch):
         from rocksdict import WriteBatch
@@ -177,9 +144,6 @@ class RocksDict:
             for k in keys[i : i + batch]:
                 put(k, value)
             db.write(wb)
-
-    def close(self):
-        self.db.close()
 
 
 class Lmdb:

@@ -67,8 +67,11 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from bench_common import (BenchFailed, fmt, human_bytes, kept_findings, last_record, log,  # noqa: E402
-                          machine, median_or_none, medians, ratio, run_bench, table)
+from bench_common import (BenchFailed, dir_bytes, fmt, human_bytes, kept_findings,  # noqa: E402
+                          last_record, log, machine, median_or_none, medians, ratio, run_bench,
+                          save_commands, shown_path, table)
+from flsm_stats import flsm_section, level_guards, structure_markdown  # noqa: E402
+from json_tools import find_key, save_json, uniq  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK = os.environ.get("QUICK") == "1"
@@ -204,69 +207,6 @@ def fail(state, phase, label, err):
                               "message": msg})
 
 
-def dir_bytes(path):
-    total = 0
-    for d, _, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.path.getsize(os.path.join(d, f))
-            except OSError:
-                pass
-    return total
-
-
-FLSM_KEYS = ("flsm", "guards", "fragmented", "fragmented_compaction")
-
-
-def flsm_section(stats):
-    """The FLSM part of Augur's stats JSON, wherever it is (None when absent)."""
-    if not isinstance(stats, dict):
-        return None
-    for k in FLSM_KEYS:
-        if stats.get(k) not in (None, {}, []):
-            return stats[k]
-    for v in stats.values():
-        if isinstance(v, dict):
-            for k in FLSM_KEYS:
-                if v.get(k) not in (None, {}, []):
-                    return v[k]
-    return None
-
-
-def level_guards(stats):
-    """{level: {field: value}} of every per-level stats field whose name mentions guards (the
-    engine's `guards`, `nonempty_guards`, `max_sstables_per_guard`, `max_guard_depth`, ...),
-    with the level's `files` and, when the engine gives no mean, files ÷ non-empty guards."""
-    out = {}
-    for i, lv in enumerate((stats or {}).get("levels") or []):
-        if isinstance(lv, dict):
-            g = {k: v for k, v in lv.items() if "guard" in k.lower()}
-            if g and any(v for v in g.values()):
-                ne, files = g.get("nonempty_guards"), lv.get("files")
-                if isinstance(ne, int) and isinstance(files, int) and \
-                        not any("mean" in k or "avg" in k for k in g):
-                    g["mean_sstables_per_guard"] = files / ne if ne else 0.0
-                out[str(lv.get("level", i))] = dict({"files": files}, **g)
-    return out
-
-
-def find_key(x, key):
-    """The first value of `key` anywhere in a JSON value (None when absent)."""
-    if isinstance(x, dict):
-        if key in x:
-            return x[key]
-        vals = x.values()
-    elif isinstance(x, list):
-        vals = x
-    else:
-        return None
-    for v in vals:
-        r = find_key(v, key)
-        if r is not None:
-            return r
-    return None
-
-
 def fill(num, store, state, tag):
     """Fills `store` afresh and settles it; returns the fill's summary (None on failure)."""
     db = db_dir(num, store)
@@ -347,10 +287,7 @@ def read_rounds(num, labels, names, phase, state):
 
 
 def save(name, data):
-    tmp = os.path.join(OUT, name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-    os.replace(tmp, os.path.join(OUT, name))
+    save_json(OUT, name, data)
 
 
 def knob_values():
@@ -531,14 +468,6 @@ def store_order(d):
     return uniq(s for s in AUGUR_STORES + PEERS + sorted(d["fills"]) if s in d["fills"])
 
 
-def uniq(xs):
-    out = []
-    for x in xs:
-        if x not in out:
-            out.append(x)
-    return out
-
-
 def render_writes(sizes):
     sizes = [d for d in sizes if d["fills"]]
     if not sizes:
@@ -595,115 +524,12 @@ def render_writes(sizes):
     return md
 
 
-def flatten(x, prefix=""):
-    """Scalar leaves of a JSON value as (path, value)."""
-    if isinstance(x, dict):
-        out = []
-        for k, v in x.items():
-            out += flatten(v, f"{prefix}.{k}" if prefix else str(k))
-        return out
-    if isinstance(x, list):
-        if x and all(not isinstance(v, (dict, list)) for v in x) and len(x) <= 16:
-            return [(prefix or "(section)", ", ".join(str(v) for v in x))]
-        out = []
-        for i, v in enumerate(x):
-            out += flatten(v, f"{prefix}[{i}]")
-        return out
-    return [(prefix or "(section)", x)]
-
-
-def guard_list_summary(guards):
-    """A list of guard objects -> (guards, mean and max tables per guard) when they say."""
-    counts = []
-    for g in guards:
-        if isinstance(g, dict):
-            for k in ("sstables", "files", "tables", "num_files", "num_sstables", "file_count"):
-                v = g.get(k)
-                if isinstance(v, list):
-                    counts.append(len(v))
-                    break
-                if isinstance(v, (int, float)):
-                    counts.append(v)
-                    break
-    if counts:
-        return f"{len(guards)} guards, {sum(counts) / len(counts):.2f} mean / {max(counts)} max tables per guard"
-    return f"{len(guards)} guards"
-
-
 def render_flsm_structure(d):
     """FLSM's guards from its stats JSON: tolerant of any layout (and of its absence)."""
     m = fill_median(d, "flsm")
     if not m:
         return []
-    last = m["last"]
-    sec, lg = last.get("flsm"), last.get("level_guards") or {}
-    md = ["Augur-FLSM's structure after settling (the `flsm`/guards part of its stats JSON):", ""]
-    if sec is None and not lg and "compaction_bytes_appended" not in (last.get("counters") or {}):
-        return md + [f"*No FLSM section in the stats JSON* (top-level keys: "
-                     f"{', '.join(last.get('stats_keys') or []) or 'none'}).", ""]
-    try:
-        flat = flatten(sec) if sec is not None else []
-        hi = []
-        # Per-level lists: either sec["levels"] / a list of per-level dicts, or per-level fields.
-        levels = sec.get("levels") if isinstance(sec, dict) else sec if isinstance(sec, list) else None
-        if isinstance(levels, list) and levels and all(isinstance(x, dict) for x in levels):
-            cols = uniq(k for x in levels for k, v in x.items() if not isinstance(v, (dict, list)))
-            lists = uniq(k for x in levels for k, v in x.items() if isinstance(v, list))
-            rows = []
-            for i, x in enumerate(levels):
-                rows.append([str(x.get(c, "-")) if not isinstance(x.get(c), float) else fmt(x[c], 2) for c in cols] +
-                            [guard_list_summary(x[k]) if isinstance(x.get(k), list) else "-" for k in lists])
-            md += table(cols + lists, rows) + [""]
-            flat = [(p, v) for p, v in flat if not p.startswith("levels[")]
-        if lg:
-            known = ["files", "guards", "nonempty_guards", "mean_sstables_per_guard",
-                     "max_sstables_per_guard", "max_guard_depth"]
-            cols = uniq([k for k in known if any(k in g for g in lg.values())] +
-                        [k for g in lg.values() for k in g])
-
-            def cell(v):
-                if isinstance(v, list):
-                    return guard_list_summary(v)
-                return fmt(v, 2) if isinstance(v, float) else ("-" if v is None else str(v))
-            md += ["Per level (the engine's per-level guard fields):", ""]
-            md += table(["level"] + cols, [[lvl] + [cell(g.get(c)) for c in cols]
-                                           for lvl, g in sorted(lg.items(), key=lambda x: int(x[0])
-                                                                if x[0].isdigit() else 99)]) + [""]
-            guards = [g.get("guards") for g in lg.values() if isinstance(g.get("guards"), int)]
-            maxes = [g.get("max_sstables_per_guard") for g in lg.values()
-                     if isinstance(g.get("max_sstables_per_guard"), int)]
-            files = sum(g.get("files") or 0 for g in lg.values() if isinstance(g.get("files"), int))
-            nonempty = sum(g.get("nonempty_guards") or 0 for g in lg.values()
-                           if isinstance(g.get("nonempty_guards"), int))
-            if guards:
-                hi.append(f"guards: {sum(guards):,} in all; sstables per non-empty guard: mean "
-                          f"{files / nonempty:.2f}" if nonempty else f"guards: {sum(guards):,} in all")
-                if maxes:
-                    hi[-1] += f", max {max(maxes)}"
-        per_guard = [(p, v) for p, v in flat if re.search(r"per_guard|per-guard", p)]
-        rewritten = [(p, v) for p, v in flat if "rewrit" in p.lower() and isinstance(v, (int, float))]
-        appended = [(p, v) for p, v in flat if "append" in p.lower() and isinstance(v, (int, float))]
-        if per_guard:
-            hi.append("tables per guard: " + ", ".join(f"{p} = {fmt(v, 2) if isinstance(v, float) else v}"
-                                                       for p, v in per_guard))
-        c = last.get("counters") or {}
-        if not (rewritten and appended) and isinstance(c.get("compaction_bytes_appended"), int) \
-                and isinstance(c.get("compaction_bytes_written"), int):
-            appended = [("counters.compaction_bytes_appended", c["compaction_bytes_appended"])]
-            rewritten = [("compaction_bytes_written - appended",
-                          c["compaction_bytes_written"] - c["compaction_bytes_appended"])]
-        if rewritten and appended:
-            rw, ap = sum(v for _, v in rewritten), sum(v for _, v in appended)
-            hi.append(f"bytes rewritten {human_bytes(rw)} vs appended {human_bytes(ap)}"
-                      + (f" (rewritten share {rw / (rw + ap):.1%})" if rw + ap else ""))
-        md += [f"- {h}" for h in hi] + ([""] if hi else [])
-        if flat:
-            md += table(["field", "value"], [[f"`{p}`", fmt(v, 3) if isinstance(v, float) else str(v)]
-                                             for p, v in flat]) + [""]
-    except Exception as e:  # noqa: BLE001 - a new layout must not break the report
-        md += [f"(could not lay out the section: {e})", "", "```json",
-               json.dumps(sec, indent=1)[:4000], "```", ""]
-    return md
+    return structure_markdown(m["last"])
 
 
 def render_reads(sizes):
@@ -823,7 +649,7 @@ def render():
               "`scripts/flsm_bench.py` with " + (", ".join(f"{k}={v}" for k, v in
                                                         sorted(sizes[-1]["settings"]["env"].items()))
                                                 if sizes and sizes[-1]["settings"].get("env") else "the defaults") +
-              f"; every JSON record is in `{shown_path(os.path.join(OUT, 'raw.jsonl'))}` (gzipped before "
+              f"; every JSON record is in `{shown_path(os.path.join(OUT, 'raw.jsonl'), ROOT)}` (gzipped before "
               f"committing: `raw.jsonl.gz`), each "
               "size's medians and rounds in `size-N.json` beside it. The commands, in order (each read "
               "command runs once per round):", "", "```sh"]
@@ -834,22 +660,6 @@ def render():
     with open(REPORT, "w") as fh:
         fh.write("\n".join(lines))
     log(f"wrote {REPORT}")
-
-
-def shown_path(p):
-    """`p` relative to the repository when inside it."""
-    p = os.path.abspath(p)
-    return os.path.relpath(p, ROOT) if p.startswith(ROOT + os.sep) else p
-
-
-def save_commands():
-    path = os.path.join(OUT, "commands.json")
-    prev = json.load(open(path)) if os.path.exists(path) else []
-    for c in COMMANDS:
-        if c not in prev:
-            prev.append(c)
-    save("commands.json", prev)
-    COMMANDS.clear()
 
 
 RUN_ID = time.strftime("%Y%m%d-%H%M%S")
@@ -869,7 +679,7 @@ def main():
             try:
                 state = measure_size(num)
             finally:
-                save_commands()
+                save_commands(OUT, COMMANDS)
             for f in state["failures"]:
                 log(f"FAILED at {num:,}: {f['message']}")
             try:

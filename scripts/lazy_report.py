@@ -140,6 +140,37 @@ def render(out, report):
         x = figures.get((w, p))
         return f(x) if x else "–"
 
+    md = render_intro(out, runs)
+    md += file_section(os.path.join(out, "findings.md"), ["## Findings", ""],
+                       lambda f: [f.read().strip()])
+    md += file_section(os.path.join(out, "machine.txt"), ["Machine and run:", ""],
+                       lambda f: [f"- {line.strip()}" for line in f if line.strip()])
+    md += render_models(workloads, policies, cell)
+    md += render_latency(workloads, policies, cell)
+    md += render_learning_time(workloads, policies, cell)
+    md += render_target(figures, policies)
+    plot = plot_figures(out, figures, workloads, policies)
+    if plot:
+        md += [f"![models and get latency]({os.path.relpath(plot, os.path.dirname(os.path.abspath(report)))})", ""]
+    md += file_section(os.path.join(out, "commands.txt"),
+                       ["## Commands", "", "Exactly as run, from the repository root:", "", "```sh"],
+                       lambda f: [line.rstrip("\n") for line in f if line.strip()] + ["```"])
+    os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
+    with open(report, "w") as f:
+        f.write("\n".join(md))
+
+
+def file_section(path, head, lines):
+    """`head`, then `lines(f)` of the open file `path`, then a blank line; nothing when there
+    is no such file (the hand-written findings, the machine notes, the commands)."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return head + lines(f) + [""]
+
+
+def render_intro(out, runs):
+    """The title, what the study is and its setup, from the records of any run."""
     any_run = next(iter(runs.values()))["run"]
     config = any_run.get("config") or {}
     hot_run = next((v["run"] for k, v in runs.items() if k[0] == "ycsb-b-hot"), {})
@@ -171,122 +202,111 @@ def render(out, report):
         f", load order {config.get('load_order') or 'sequential'}."
     )
     md.append("")
-    findings = os.path.join(out, "findings.md")
-    if os.path.exists(findings):
-        md.append("## Findings")
-        md.append("")
-        with open(findings) as f:
-            md.append(f.read().strip())
-        md.append("")
-    machine = os.path.join(out, "machine.txt")
-    if os.path.exists(machine):
-        md.append("Machine and run:")
-        md.append("")
-        with open(machine) as f:
-            md += [f"- {line.strip()}" for line in f if line.strip()]
-        md.append("")
+    return md
 
-    # Table 3: models learned.
-    md.append("## Models learned (Table 3)")
-    md.append("")
-    md.append(
+
+def policy_table(workloads, policies, cell, columns):
+    """A table with a row per policy and, for each workload `w`, the columns `columns(w)`:
+    (header, f) pairs, f giving a cell's text from the figures of (w, policy)."""
+    header = ["policy"]
+    for w in workloads:
+        header += [title for title, _ in columns(w)]
+    rows = []
+    for p in policies:
+        row = [p]
+        for w in workloads:
+            row += [cell(w, p, f) for _, f in columns(w)]
+        rows.append(row)
+    return table(header, rows)
+
+
+def render_models(workloads, policies, cell):
+    """Table 3: models learned in the run, before it and in total, per policy and workload."""
+
+    def columns(w):
+        return [
+            (
+                f"{WORKLOAD_TITLES[w]}: run (+backlog)",
+                lambda x: f"{x['models_run']}"
+                + (f" (+{x['models_after']})" if x["models_after"] else "")
+                + (f" (skipped {x['skipped_run']})" if x["skipped_run"] else ""),
+            ),
+            ("before run", lambda x: str(x["models_before"])),
+            ("total", lambda x: str(models_total(x))),
+            ("learned / live files", lambda x: f"{fmt(x['learned_end'])} / {fmt(x['files_end'])}"),
+        ]
+
+    return [
+        "## Models learned (Table 3)",
+        "",
         "Models learned during the run (+ the run's backlog, learned after it ended), before "
         "the run (load, settling, and `learn` for offline), and in total; then the live "
         "files with a model / live files at the end of the run. At-build counts every table "
         "written (each carries a model); the files cost-benefit decided to skip during the "
-        "run are in parentheses."
-    )
-    md.append("")
-    header = ["policy"]
-    for w in workloads:
-        header += [
-            f"{WORKLOAD_TITLES[w]}: run (+backlog)",
-            "before run",
-            "total",
-            "learned / live files",
-        ]
-    rows = []
-    for p in policies:
-        row = [p]
-        for w in workloads:
-            row.append(
-                cell(
-                    w,
-                    p,
-                    lambda x: f"{x['models_run']}"
-                    + (f" (+{x['models_after']})" if x["models_after"] else "")
-                    + (f" (skipped {x['skipped_run']})" if x["skipped_run"] else ""),
-                )
-            )
-            row.append(cell(w, p, lambda x: str(x["models_before"])))
-            row.append(cell(w, p, lambda x: str(models_total(x))))
-            row.append(cell(w, p, lambda x: f"{fmt(x['learned_end'])} / {fmt(x['files_end'])}"))
-        rows.append(row)
-    md.append(table(header, rows))
-    md.append("")
+        "run are in parentheses.",
+        "",
+        policy_table(workloads, policies, cell, columns),
+        "",
+    ]
 
-    # Table 4: latency.
-    md.append("## Get and put latency (Table 4)")
-    md.append("")
-    md.append(
+
+def render_latency(workloads, policies, cell):
+    """Table 4: get and put latency, throughput and the model-path share."""
+
+    def columns(w):
+        t = WORKLOAD_TITLES[w]
+        return [
+            (f"{t}: get", lambda x: f"{fmt(x['get_mean'])} ({fmt(x['get_p99'])})"),
+            (f"{t}: put", lambda x: f"{fmt(x['put_mean'])} ({fmt(x['put_p99'])})"),
+            (f"{t}: kops/s", lambda x: fmt(x["kops"], 1)),
+            (
+                f"{t}: model path",
+                lambda x: "–"
+                if x["model_fraction"] is None
+                else f"{100 * x['model_fraction']:.1f}%",
+            ),
+        ]
+
+    return [
+        "## Get and put latency (Table 4)",
+        "",
         "Mean (p99) latency in µs of the run's reads (gets) and updates (puts), as measured "
         "by the harness per operation; throughput of the whole run in kops/s; share of the "
-        "SSTable lookups served on the model path."
-    )
-    md.append("")
-    header = ["policy"]
-    for w in workloads:
-        t = WORKLOAD_TITLES[w]
-        header += [f"{t}: get", f"{t}: put", f"{t}: kops/s", f"{t}: model path"]
-    rows = []
-    for p in policies:
-        row = [p]
-        for w in workloads:
-            row.append(cell(w, p, lambda x: f"{fmt(x['get_mean'])} ({fmt(x['get_p99'])})"))
-            row.append(cell(w, p, lambda x: f"{fmt(x['put_mean'])} ({fmt(x['put_p99'])})"))
-            row.append(cell(w, p, lambda x: fmt(x["kops"], 1)))
-            row.append(
-                cell(
-                    w,
-                    p,
-                    lambda x: "–"
-                    if x["model_fraction"] is None
-                    else f"{100 * x['model_fraction']:.1f}%",
-                )
-            )
-        rows.append(row)
-    md.append(table(header, rows))
-    md.append("")
+        "SSTable lookups served on the model path.",
+        "",
+        policy_table(workloads, policies, cell, columns),
+        "",
+    ]
 
-    # Table 5: learning time.
-    md.append("## Learning time (Table 5)")
-    md.append("")
-    md.append(
+
+def render_learning_time(workloads, policies, cell):
+    """Table 5: seconds of training during the run (+ backlog) and before it."""
+
+    def columns(w):
+        return [
+            (
+                f"{WORKLOAD_TITLES[w]}: run (+backlog)",
+                lambda x: fmt(x["learning_run"], 3)
+                + (f" (+{fmt(x['learning_after'], 3)})" if x["models_after"] else ""),
+            ),
+            ("before run", lambda x: fmt(x["learning_before"], 3)),
+        ]
+
+    return [
+        "## Learning time (Table 5)",
+        "",
         "Seconds of training during the run (+ backlog) / before the run: background and "
-        "offline training plus the training inside flushes and compactions (at-build)."
-    )
-    md.append("")
-    header = ["policy"]
-    for w in workloads:
-        header += [f"{WORKLOAD_TITLES[w]}: run (+backlog)", "before run"]
-    rows = []
-    for p in policies:
-        row = [p]
-        for w in workloads:
-            row.append(
-                cell(
-                    w,
-                    p,
-                    lambda x: fmt(x["learning_run"], 3)
-                    + (f" (+{fmt(x['learning_after'], 3)})" if x["models_after"] else ""),
-                )
-            )
-            row.append(cell(w, p, lambda x: fmt(x["learning_before"], 3)))
-        rows.append(row)
-    md.append(table(header, rows))
-    md.append("")
+        "offline training plus the training inside flushes and compactions (at-build).",
+        "",
+        policy_table(workloads, policies, cell, columns),
+        "",
+    ]
 
-    # The issue's target.
+
+def render_target(figures, policies):
+    """The issue's target: lazy learns fewer models than cost-benefit on B′ at a close get
+    latency."""
+    md = []
     md.append("## Target: lazy vs cost-benefit on B′")
     md.append("")
     md.append(
@@ -337,25 +357,7 @@ def render(out, report):
         "by more than 5%, so compare repeated runs before concluding on latency."
     )
     md.append("")
-
-    plot = plot_figures(out, figures, workloads, policies)
-    if plot:
-        md += [f"![models and get latency]({os.path.relpath(plot, os.path.dirname(os.path.abspath(report)))})", ""]
-
-    cmds = os.path.join(out, "commands.txt")
-    if os.path.exists(cmds):
-        md.append("## Commands")
-        md.append("")
-        md.append("Exactly as run, from the repository root:")
-        md.append("")
-        md.append("```sh")
-        with open(cmds) as f:
-            md += [line.rstrip("\n") for line in f if line.strip()]
-        md.append("```")
-        md.append("")
-    os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
-    with open(report, "w") as f:
-        f.write("\n".join(md))
+    return md
 
 
 def plot_figures(out, figures, workloads, policies):

@@ -23,6 +23,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from bench_common import fmt  # noqa: E402
+from json_tools import uniq  # noqa: E402
+
 if len(sys.argv) != 3:
     sys.exit(__doc__)
 OUT, REPORT = sys.argv[1], sys.argv[2]
@@ -76,17 +80,8 @@ def model_memory(r):
     return total, entries, total / max(entries, 1)
 
 
-def ordered(values):
-    """Distinct values in order of first appearance."""
-    out = []
-    for v in values:
-        if v not in out:
-            out.append(v)
-    return out
-
-
 def labels_of(recs):
-    return ordered(label(r) for r in recs)
+    return uniq(label(r) for r in recs)
 
 
 def find(recs, bench, lab):
@@ -96,21 +91,13 @@ def find(recs, bench, lab):
 # --- formatting ------------------------------------------------------------------------------
 
 
-def num(x, digits=3):
-    if x is None:
-        return "-"
-    if abs(x) >= 1000:
-        return f"{x:,.0f}"
-    return f"{x:.{digits}f}"
-
-
 def us_cell(r):
     """µs/op, with p99 when the run recorded latencies."""
     if r is None:
         return "-"
-    cell = num(r["micros_per_op"])
+    cell = fmt(r["micros_per_op"])
     if r.get("p99_us") is not None:
-        cell += f" (p99 {num(r['p99_us'], 2)})"
+        cell += f" (p99 {fmt(r['p99_us'], 2)})"
     return cell
 
 
@@ -196,7 +183,7 @@ def write_csv(recs):
             for step, ns in (lb.get("avg_step_ns") or {}).items():
                 row[f"stats.breakdown.{step}_ns"] = ns
         rows.append(row)
-    fields = ordered(k for row in rows for k in row)
+    fields = uniq(k for row in rows for k in row)
     path = os.path.join(OUT, "results.csv")
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
@@ -213,7 +200,7 @@ def section_a(recs):
     if not recs:
         return md + ["Not run.\n"]
     labs = labels_of(recs)
-    benches = ordered(bench_name(r) for r in recs)
+    benches = uniq(bench_name(r) for r in recs)
     peers = peers_of(labs)
     first = recs[0]["config"]
     md.append(f"{first['num']:,} key numbers drawn as db_bench does (fillrandom writes with "
@@ -243,10 +230,10 @@ def section_a(recs):
     for lab in labs:
         r = find(recs, "fillrandom", lab)
         if r:
-            rows.append([lab, num(r.get("io_write_amplification"), 2),
-                         num(r.get("write_amplification"), 2),
-                         num(r.get("space_amplification"), 2),
-                         num((r.get("db_bytes") or 0) / 2**20, 1)])
+            rows.append([lab, fmt(r.get("io_write_amplification"), 2),
+                         fmt(r.get("write_amplification"), 2),
+                         fmt(r.get("space_amplification"), 2),
+                         fmt((r.get("db_bytes") or 0) / 2**20, 1)])
     md.append(table(["label", "write amp. (io)", "write amp. (Augur counters)",
                      "space amp.", "database MiB"], rows))
 
@@ -267,7 +254,7 @@ def section_a(recs):
                   "(`stats.lookup_breakdown`, ns; each sampled lookup also pays for its own "
                   "timers, so the totals are not the benchmark's µs/op; *(unattributed)* is "
                   "the sampled total minus the steps).\n")
-        steps = ordered(k for _, r in aug for k in r["stats"]["lookup_breakdown"]["avg_step_ns"])
+        steps = uniq(k for _, r in aug for k in r["stats"]["lookup_breakdown"]["avg_step_ns"])
         # Per label: step -> ns, plus the part of the sampled total no step accounts for.
         ns = {}
         for lab, r in aug:
@@ -275,8 +262,8 @@ def section_a(recs):
             ns[lab] = dict(lb["avg_step_ns"])
             ns[lab]["(unattributed)"] = max(lb["avg_total_ns"] - sum(lb["avg_step_ns"].values()), 0)
         steps.append("(unattributed)")
-        rows = [[s] + [num(ns[lab].get(s), 1) for lab, _ in aug] for s in steps]
-        rows.append(["**total**"] + [num(r["stats"]["lookup_breakdown"]["avg_total_ns"], 1)
+        rows = [[s] + [fmt(ns[lab].get(s), 1) for lab, _ in aug] for s in steps]
+        rows.append(["**total**"] + [fmt(r["stats"]["lookup_breakdown"]["avg_total_ns"], 1)
                                       for _, r in aug])
         rows.append(["samples"] + [str(r["stats"]["lookup_breakdown"]["samples"])
                                    for _, r in aug])
@@ -323,10 +310,10 @@ def section_b(recs):
     for lab in labs:
         f, rd = find(recs, "fillrandom", lab), find(recs, "readrandom", lab)
         rows.append([lab, us_cell(f), us_cell(rd),
-                     num(settled_wa(recs, lab), 2),
-                     num(f and f.get("io_write_amplification"), 2),
-                     num(f and f.get("write_amplification"), 2),
-                     num(f and f.get("space_amplification"), 2)])
+                     fmt(settled_wa(recs, lab), 2),
+                     fmt(f and f.get("io_write_amplification"), 2),
+                     fmt(f and f.get("write_amplification"), 2),
+                     fmt(f and f.get("space_amplification"), 2)])
     md.append(table(["label", "fillrandom µs/op", "readrandom µs/op", "write amp. settled (io)",
                      "write amp. at fill end (io)", "at fill end (Augur counters)",
                      "space amp."], rows))
@@ -365,7 +352,7 @@ def section_c(recs):
     if not recs:
         return md + ["Not run.\n"]
     labs = labels_of(recs)
-    work = ordered(bench_name(r) for r in recs)
+    work = uniq(bench_name(r) for r in recs)
     first = recs[0]["config"]
     md.append(f"{first['num']:,} records loaded by `ycsb-load`, then {first['reads']:,} "
               f"operations per workload, in the order run (one database per label), "
@@ -384,9 +371,9 @@ def section_c(recs):
         row = [w]
         for lab in labs:
             r = find(recs, w, lab)
-            cell = num(kops(w, lab), 1)
+            cell = fmt(kops(w, lab), 1)
             if r and r.get("p99_us") is not None:
-                cell += f" (p99 {num(r['p99_us'], 2)})"
+                cell += f" (p99 {fmt(r['p99_us'], 2)})"
             row.append(cell)
         if LEARNED in labs:
             row += [ratio(kops(w, LEARNED), kops(w, o)) for o in labs if o != LEARNED]
@@ -404,7 +391,7 @@ def section_d(recs):
     md = ["## D. Real datasets: learned vs baseline per dataset\n"]
     if not recs:
         return md + ["Not run.\n"]
-    runs = ordered(r["_run"] for r in recs)
+    runs = uniq(r["_run"] for r in recs)
     labs = labels_of(recs)
     peers = peers_of(labs)
     md.append("Every key of each dataset in `../shared/datasets/` written once in shuffled "
@@ -419,7 +406,7 @@ def section_d(recs):
         name = run.split("-", 1)[1]
         us = {lab: (find(rr, "readrandom", lab) or {}).get("micros_per_op") for lab in labs}
         keys = rr[0]["config"]["num"]
-        rows.append([name, f"{keys:,}"] + [num(us[lab]) for lab in labs]
+        rows.append([name, f"{keys:,}"] + [fmt(us[lab]) for lab in labs]
                     + [ratio(us[o], us.get(LEARNED)) for o in labs if o != LEARNED])
         speed[name] = {o: (us[o] / us[LEARNED] if us.get(o) and us.get(LEARNED) else None)
                        for o in labs if o != LEARNED}
@@ -449,7 +436,7 @@ def section_e(recs):
     base = next((r for r in reads if r["config"]["learning"] == "never"), None)
     learned = [r for r in reads if r["config"]["learning"] != "never"]
     known = ["fence", "plr", "pgm", "rs", "rmi", "fiting", "plex"]
-    types = sorted(ordered(r["config"]["index"] for r in learned),
+    types = sorted(uniq(r["config"]["index"] for r in learned),
                    key=lambda t: known.index(t) if t in known else len(known))
     bounds = sorted({r["config"]["error_bound"] for r in learned})
     at = {(r["config"]["index"], r["config"]["error_bound"]): r for r in learned}
@@ -458,13 +445,13 @@ def section_e(recs):
         row = [t]
         for b in bounds:
             r = at.get((t, b))
-            row.append(f"{num(r['micros_per_op'])} / {num(model_memory(r)[2])} B"
+            row.append(f"{fmt(r['micros_per_op'])} / {fmt(model_memory(r)[2])} B"
                        if r else "-")
         rows.append(row)
     md.append(table(["index"] + [f"δ={b}" for b in bounds], rows))
     if base:
-        md.append(f"\nbaseline: {num(base['micros_per_op'])} µs/op, "
-                  f"{num(model_memory(base)[2])} model B/key.\n")
+        md.append(f"\nbaseline: {fmt(base['micros_per_op'])} µs/op, "
+                  f"{fmt(model_memory(base)[2])} model B/key.\n")
     fig, ax = plt.subplots(figsize=(6, 4))
     for t, marker in zip(types, "sovD^<>p"):
         pts = sorted((model_memory(at[(t, b)])[2], at[(t, b)]["micros_per_op"])

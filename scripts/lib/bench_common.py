@@ -1,7 +1,8 @@
-"""Helpers shared by the Python benchmark scripts (scripts/flsm_bench.py; range_bench.py keeps
-its own copies): running one `augur bench` process with a time limit and keeping its JSON
-records, medians of alternating rounds, number formatting, the machine line of a report and
-the hand-written Findings section kept across renders.
+"""Helpers shared by the Python benchmark scripts (scripts/flsm_bench.py, range_bench.py,
+read_path_bench.py): running one `augur bench` process with a time limit and keeping its JSON
+records and the commands run (across runs, in commands.json), medians of alternating rounds, number formatting, the machine line of a report, the
+hand-written Findings section kept across renders, the bytes under a directory and a path as a
+report shows it.
 
 Import it with `sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))` from a
 script in scripts/.
@@ -14,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from json_tools import save_json
 
 
 def log(msg):
@@ -81,6 +84,18 @@ def run_bench(augur, args, *, raw_path, tag, timeout, commands=None, extra_raw=N
         for r in records:
             f.write(json.dumps(dict({"tag": tag, "record": r}, **(extra_raw or {}))) + "\n")
     return records
+
+
+def save_commands(directory, commands):
+    """Adds each command of `commands` not yet in `directory`/commands.json to its end (the
+    commands of every run, in the order first run) and empties `commands`."""
+    path = os.path.join(directory, "commands.json")
+    prev = json.load(open(path)) if os.path.exists(path) else []
+    for c in commands:
+        if c not in prev:
+            prev.append(c)
+    save_json(directory, "commands.json", prev)
+    commands.clear()
 
 
 def _kill_group(proc):
@@ -172,3 +187,21 @@ def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return lines
+
+
+def dir_bytes(path):
+    """Bytes of every file under `path`, recursively (files that vanish meanwhile count 0)."""
+    total = 0
+    for d, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(d, f))
+            except OSError:
+                pass
+    return total
+
+
+def shown_path(p, root):
+    """`p` relative to the repository `root` when inside it."""
+    p = os.path.abspath(p)
+    return os.path.relpath(p, root) if p.startswith(root + os.sep) else p

@@ -42,10 +42,23 @@
 //! measured right after the last write. It counts the flushes and compactions that ran so
 //! far and not the ones still pending (no final flush is forced), like db_bench's own
 //! statistics at the end of a fill.
+//!
+//! The modules: `meter.rs` (timing), `threads.rs` (spreading a benchmark over threads),
+//! `writes.rs`, `reads.rs`, `scans.rs`, `learning.rs` and `train.rs` (the benchmarks),
+//! `amplification.rs` (write and space amplification, background work); this file holds the
+//! parameters and the `Runner`, which opens the database and dispatches by name.
 
+mod amplification;
 mod learning;
+mod meter;
+mod reads;
 mod scans;
+mod threads;
+mod train;
+mod writes;
 
+pub(crate) use amplification::amplification;
+pub(crate) use meter::Meter;
 pub use scans::ParallelScanParams;
 
 use super::engine::{self, BenchEngine, EngineKind};
@@ -54,17 +67,14 @@ use super::report::Outcome;
 use super::sources::{KeySet, LoadOrder};
 use super::ycsb::{self, YcsbParams};
 use crate::error::{io_err, BenchError};
-use augur::index::builder;
-use augur::index::projection::{common_prefix_len, project};
-use augur::{Options, Stats};
-use hdrhistogram::Histogram;
+use augur::Options;
 use rand::rngs::StdRng;
-use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use writes::{Op, Order};
 
 /// Every benchmark name understood.
 pub const NAMES: &[&str] = &[
@@ -107,32 +117,6 @@ const WRITES: &[&str] = &[
     "ycsb-load",
 ];
 
-/// Bytes of every file under `dir`, recursively (0 for a missing directory; files deleted
-/// while it is walked count as 0).
-fn dir_bytes(dir: &std::path::Path) -> Result<u64, BenchError> {
-    if !dir.exists() {
-        return Ok(0);
-    }
-    let mut total = 0;
-    let entries = std::fs::read_dir(dir).map_err(io_err(format!("listing {}", dir.display())))?;
-    for e in entries {
-        let e = e.map_err(io_err(format!("listing {}", dir.display())))?;
-        // Engines delete obsolete files in the background: a file listed a moment ago may
-        // be gone, and then it takes no space.
-        let meta = match e.metadata() {
-            Ok(m) => m,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(err) => return Err(io_err(format!("reading {}", e.path().display()))(err)),
-        };
-        total += if meta.is_dir() {
-            dir_bytes(&e.path())?
-        } else {
-            meta.len()
-        };
-    }
-    Ok(total)
-}
-
 /// Parameters shared by all benchmarks of a run.
 #[derive(Debug, Clone)]
 pub struct Params {
@@ -161,124 +145,6 @@ pub struct Params {
     pub load_order: Option<LoadOrder>,
     /// YCSB's request distribution and scan length (see `ycsb.rs`).
     pub ycsb: YcsbParams,
-}
-
-/// Per-operation timing.
-pub(super) struct Meter {
-    start: Instant,
-    last: Instant,
-    /// Time spent in [`Meter::exclude`]d harness work, subtracted from the total.
-    excluded: Duration,
-    hist: Option<Histogram<u64>>,
-}
-
-impl Meter {
-    pub(super) fn new(record: bool) -> Self {
-        let now = Instant::now();
-        Meter {
-            start: now,
-            last: now,
-            excluded: Duration::ZERO,
-            // Three significant digits from 1 ns to one hour; creation cannot fail with
-            // these bounds, and if it did we would simply not record.
-            hist: if record {
-                Histogram::new_with_bounds(1, 3_600_000_000_000, 3).ok()
-            } else {
-                None
-            },
-        }
-    }
-
-    /// Records one operation; returns its latency in nanoseconds (0 when not recording).
-    pub(super) fn op_done(&mut self) -> u64 {
-        match &mut self.hist {
-            Some(h) => {
-                let now = Instant::now();
-                let ns = now.duration_since(self.last).as_nanos() as u64;
-                h.saturating_record(ns);
-                self.last = now;
-                ns
-            }
-            None => 0,
-        }
-    }
-
-    /// The outcome of meters that ran concurrently (one per thread): the time is the slowest
-    /// thread's, so `micros_per_op` is wall time per operation over all threads (db_bench's
-    /// merged statistics); the latency histograms are added.
-    pub(super) fn combine(meters: Vec<Meter>, name: &str, ops: u64, bytes: u64) -> Outcome {
-        let mut seconds = 0.0f64;
-        let mut hist: Option<Histogram<u64>> = None;
-        for m in meters {
-            let own = m.start.elapsed().saturating_sub(m.excluded).as_secs_f64();
-            seconds = seconds.max(own);
-            hist = match (hist, m.hist) {
-                (Some(mut a), Some(b)) => {
-                    // Same bounds, so adding cannot fail; if it did, keep what we have.
-                    let _ = a.add(&b);
-                    Some(a)
-                }
-                (a, b) => a.or(b),
-            };
-        }
-        Outcome {
-            name: name.to_string(),
-            ops,
-            seconds,
-            bytes,
-            found: None,
-            write_amplification: None,
-            latency_ns: hist,
-            extra: Vec::new(),
-            stats: None,
-        }
-    }
-
-    /// Runs harness work `f` (e.g. materializing the next keys) outside the measured time:
-    /// neither the total nor the next operation's latency includes it.
-    pub(super) fn exclude<T>(&mut self, f: impl FnOnce() -> T) -> T {
-        let started = Instant::now();
-        let out = f();
-        let now = Instant::now();
-        self.excluded += now.duration_since(started);
-        self.last = now;
-        out
-    }
-
-    pub(super) fn finish(self, name: &str, ops: u64, bytes: u64) -> Outcome {
-        Meter::combine(vec![self], name, ops, bytes)
-    }
-}
-
-/// The keys of the next lookups, materialized together outside the timed region: fetching a
-/// key of a large key set is a cache miss that costs a tenth of a lookup, and is the
-/// harness's work, not the engine's.
-#[derive(Default)]
-struct KeyBatch {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl KeyBatch {
-    /// Keys per batch.
-    const LEN: u64 = 1024;
-
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.ends.clear();
-    }
-
-    fn push(&mut self, key: &[u8]) {
-        self.bytes.extend_from_slice(key);
-        self.ends.push(self.bytes.len());
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(&self.ends)
-            .map(|(start, &end)| self.bytes.get(start..end).unwrap_or_default())
-    }
 }
 
 /// Runs benchmarks against one database directory.
@@ -471,7 +337,7 @@ impl Runner {
             "readrandomwriterandom" => self.read_write_random(name, rng)?,
             // db_bench's readmissing: one more byte of key, never present (sources.rs).
             "readmissing" => self.read_random(name, rng, true)?,
-            "train" => train(name, &self.p, &self.opts)?,
+            "train" => train::train(name, &self.p, &self.opts)?,
             "seekrandom" => self.seek_random(name, rng)?,
             "scanparallel" => self.scan_parallel(name, rng)?,
             "readseq" => self.read_seq(name, false)?,
@@ -495,22 +361,6 @@ impl Runner {
             other => return Err(BenchError::failed(format!("unknown benchmark {other:?}"))),
         };
         Ok(Some(outcome))
-    }
-
-    /// Appends the database's space use after a write benchmark: bytes of every file under
-    /// the directory (`db_bytes`), key + value bytes of the live entries (`live_bytes`, from
-    /// a full scan, outside the timed region) and their ratio (`space_amplification`).
-    fn space_amplification(&mut self, out: &mut Outcome) -> Result<(), BenchError> {
-        let db_bytes = dir_bytes(&self.dir)?;
-        let mut live = 0u64;
-        self.db()?.scan_all(usize::MAX, false, &mut |b| live += b)?;
-        out.extra.push(("db_bytes", json!(db_bytes)));
-        out.extra.push(("live_bytes", json!(live)));
-        if live > 0 {
-            out.extra
-                .push(("space_amplification", json!(db_bytes as f64 / live as f64)));
-        }
-        Ok(())
     }
 
     /// Opens the database if needed and returns it with the value generator (split borrow).
@@ -553,413 +403,4 @@ impl Runner {
             ycsb::transactions(&r, db, values, state, rng)
         }
     }
-
-    /// `num` puts or deletes of keys in order or random.
-    fn write(
-        &mut self,
-        name: &str,
-        rng: &mut StdRng,
-        op: Op,
-        order: Order,
-    ) -> Result<Outcome, BenchError> {
-        let Params {
-            num,
-            key_size,
-            value_size,
-            ..
-        } = self.p;
-        let record = self.record;
-        let keys = Arc::clone(&self.p.keys);
-        let shuffled = match order {
-            Order::Shuffled => {
-                let mut v: Vec<u64> = (0..num).collect();
-                v.shuffle(rng);
-                v
-            }
-            _ => Vec::new(),
-        };
-        let threads = self.p.threads.max(1);
-        let value_seed = self.p.seed.wrapping_add(self.runs << 16);
-        let db = self.db()?;
-        let before = db.stats();
-        // Thread t writes positions [t·num/T, (t+1)·num/T) of the order: every key once for
-        // the sequential and shuffled orders, num/T uniform draws each for random writes.
-        let writes = |t: usize, rng: &mut StdRng| {
-            let (lo, hi) = chunk(num, threads, t);
-            let mut values = ValueGen::new(value_seed.wrapping_add(t as u64), value_size);
-            let mut key = Vec::with_capacity(key_size);
-            let mut bytes = 0u64;
-            let mut meter = Meter::new(record);
-            for i in lo..hi {
-                let n = match order {
-                    Order::Sequential => i,
-                    Order::Drawn => rng.gen_range(0..num),
-                    Order::Shuffled => shuffled.get(i as usize).copied().unwrap_or(i),
-                };
-                keys.key(n, key_size, &mut key);
-                match op {
-                    Op::Put => {
-                        db.put(&key, values.next(value_size))?;
-                        bytes += (key.len() + value_size) as u64;
-                    }
-                    Op::Delete => db.delete(&key)?,
-                }
-                meter.op_done();
-            }
-            Ok((meter, bytes))
-        };
-        let results = in_threads(threads, rng, writes)?;
-        let bytes = results.iter().map(|r| r.1).sum();
-        let mut out = Meter::combine(results.into_iter().map(|r| r.0).collect(), name, num, bytes);
-        let after = db.stats();
-        out.write_amplification = amplification(before.as_ref(), after.as_ref());
-        out.extra = background_work(before.as_ref(), after.as_ref());
-        if threads > 1 {
-            out.extra.push(("threads", json!(threads)));
-        }
-        Ok(out)
-    }
-
-    /// `reads` gets of random keys of the set, or of missing keys next to them.
-    fn read_random(
-        &mut self,
-        name: &str,
-        rng: &mut StdRng,
-        missing: bool,
-    ) -> Result<Outcome, BenchError> {
-        let Params {
-            num,
-            reads,
-            key_size,
-            ..
-        } = self.p;
-        let record = self.record;
-        let threads = self.p.threads.max(1);
-        let keys = Arc::clone(&self.p.keys);
-        let (db, _) = self.parts()?;
-        let lookups = |rng: &mut StdRng| {
-            let mut meter = Meter::new(record);
-            let mut key = Vec::with_capacity(key_size + 1);
-            let mut batch = KeyBatch::default();
-            let (mut found, mut bytes, mut done) = (0u64, 0u64, 0u64);
-            while done < reads {
-                let count = (reads - done).min(KeyBatch::LEN);
-                meter.exclude(|| {
-                    batch.clear();
-                    for _ in 0..count {
-                        let n = rng.gen_range(0..num);
-                        if missing {
-                            keys.missing(n, key_size, &mut key);
-                        } else {
-                            keys.key(n, key_size, &mut key);
-                        }
-                        batch.push(&key);
-                    }
-                });
-                for key in batch.iter() {
-                    if let Some(v) = db.get(key)? {
-                        found += 1;
-                        bytes += (key.len() + v.len()) as u64;
-                    }
-                    meter.op_done();
-                }
-                done += count;
-            }
-            Ok::<_, BenchError>((meter, found, bytes))
-        };
-        let results = in_threads(threads, rng, |_, rng| lookups(rng))?;
-        let ops = reads * threads as u64;
-        let found: u64 = results.iter().map(|r| r.1).sum();
-        let bytes: u64 = results.iter().map(|r| r.2).sum();
-        let meters = results.into_iter().map(|r| r.0).collect();
-        let mut out = Meter::combine(meters, name, ops, bytes);
-        out.found = Some((found, ops));
-        if threads > 1 {
-            out.extra.push(("threads", json!(threads)));
-        }
-        Ok(out)
-    }
-
-    /// db_bench's readrandomwriterandom: `reads` operations on random keys of the set, each a
-    /// get with probability `readwritepercent`% and otherwise a put of a new value (Bourbon
-    /// Figure 13's mixed workloads). Reports, besides the foreground time, what the engine
-    /// spent learning meanwhile and the share of internal lookups on the model path.
-    fn read_write_random(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, BenchError> {
-        let Params {
-            num,
-            reads,
-            key_size,
-            value_size,
-            readwritepercent,
-            ..
-        } = self.p;
-        let record = self.record;
-        let keys = Arc::clone(&self.p.keys);
-        let (db, values) = self.parts()?;
-        let before = db.stats();
-        let mut key = Vec::with_capacity(key_size);
-        let (mut found, mut gets, mut bytes) = (0u64, 0u64, 0u64);
-        let mut meter = Meter::new(record);
-        for _ in 0..reads {
-            keys.key(rng.gen_range(0..num), key_size, &mut key);
-            if rng.gen_range(0..100) < readwritepercent {
-                gets += 1;
-                if let Some(v) = db.get(&key)? {
-                    found += 1;
-                    bytes += (key.len() + v.len()) as u64;
-                }
-            } else {
-                db.put(&key, values.next(value_size))?;
-                bytes += (key.len() + value_size) as u64;
-            }
-            meter.op_done();
-        }
-        let mut out = meter.finish(name, reads, bytes);
-        out.found = Some((found, gets));
-        let after = db.stats();
-        out.write_amplification = amplification(before.as_ref(), after.as_ref());
-        let (Some(before), Some(after)) = (before, after) else {
-            out.extra = vec![("readwritepercent", json!(readwritepercent))];
-            return Ok(out);
-        };
-        // Learning = background/offline training plus training inside flush and compaction.
-        let learned = |s: &augur::Stats| s.learning_ns_total + s.at_build_training_ns;
-        let learning_ns = learned(&after).saturating_sub(learned(&before));
-        let model = after
-            .model_path_lookups
-            .saturating_sub(before.model_path_lookups);
-        let baseline = after
-            .baseline_path_lookups
-            .saturating_sub(before.baseline_path_lookups);
-        let foreground_s = out.seconds;
-        out.extra = vec![
-            ("readwritepercent", json!(readwritepercent)),
-            ("foreground_s", json!(foreground_s)),
-            ("learning_s", json!(learning_ns as f64 / 1e9)),
-            (
-                "total_work_s",
-                json!(foreground_s + learning_ns as f64 / 1e9),
-            ),
-            (
-                "model_path_fraction",
-                json!(model as f64 / (model + baseline).max(1) as f64),
-            ),
-        ];
-        Ok(out)
-    }
-
-    /// `reads` seeks to random keys, reading the first entry at or after each and the
-    /// `seek_nexts` entries after it (db_bench's `--seek_nexts`).
-    fn seek_random(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, BenchError> {
-        let Params {
-            num,
-            reads,
-            key_size,
-            seek_nexts,
-            ..
-        } = self.p;
-        let record = self.record;
-        let keys = Arc::clone(&self.p.keys);
-        let (db, _) = self.parts()?;
-        let mut key = Vec::with_capacity(key_size);
-        let (mut found, mut entries, mut bytes) = (0u64, 0u64, 0u64);
-        let mut meter = Meter::new(record);
-        for _ in 0..reads {
-            keys.key(rng.gen_range(0..num), key_size, &mut key);
-            let (n, b) = db.scan_from(&key, 1 + seek_nexts)?;
-            found += u64::from(n > 0);
-            entries += n;
-            bytes += b;
-            meter.op_done();
-        }
-        let mut out = meter.finish(name, reads, bytes);
-        out.found = Some((found, reads));
-        out.extra.push(("seek_nexts", json!(seek_nexts)));
-        out.extra.push(("entries_read", json!(entries)));
-        Ok(out)
-    }
-
-    /// Iterates over up to `reads` entries, forward or backward.
-    fn read_seq(&mut self, name: &str, reverse: bool) -> Result<Outcome, BenchError> {
-        let n = usize::try_from(self.p.reads).unwrap_or(usize::MAX);
-        let record = self.record;
-        let db = self.db()?;
-        let mut meter = Meter::new(record);
-        let (mut ops, mut bytes) = (0u64, 0u64);
-        db.scan_all(n, reverse, &mut |b| {
-            ops += 1;
-            bytes += b;
-            meter.op_done();
-        })?;
-        Ok(meter.finish(name, ops, bytes))
-    }
-
-    /// One flush or full compaction, timed as one operation.
-    fn maintenance(&mut self, name: &str) -> Result<Outcome, BenchError> {
-        let record = self.record;
-        let (db, _) = self.parts()?;
-        let before = db.stats();
-        let mut meter = Meter::new(record);
-        match name {
-            "flush" => db.flush()?,
-            "waitforcompaction" => db.wait_for_compactions()?,
-            _ => db.compact()?,
-        }
-        meter.op_done();
-        let mut out = meter.finish(name, 1, 0);
-        out.write_amplification = None;
-        let after = db.stats();
-        out.extra = background_work(before.as_ref(), after.as_ref());
-        if let (Some(before), Some(after)) = (before, after) {
-            out.bytes = written(&after).saturating_sub(written(&before));
-        }
-        Ok(out)
-    }
-}
-
-/// Positions `[lo, hi)` of `num` that thread `t` of `threads` handles (contiguous chunks
-/// differing in length by at most one).
-fn chunk(num: u64, threads: usize, t: usize) -> (u64, u64) {
-    let at = |i: usize| (u128::from(num) * i as u128 / threads.max(1) as u128) as u64;
-    (at(t), at(t + 1))
-}
-
-/// Runs `work(t, rng)` for every thread `t` of `threads` and returns the results in thread
-/// order. One thread runs on the caller's thread with the run's own generator (so a
-/// single-threaded run draws exactly the stream it always did); more run on scoped threads,
-/// each with a generator seeded from the run's.
-fn in_threads<T: Send>(
-    threads: usize,
-    rng: &mut StdRng,
-    work: impl Fn(usize, &mut StdRng) -> Result<T, BenchError> + Sync,
-) -> Result<Vec<T>, BenchError> {
-    if threads <= 1 {
-        return Ok(vec![work(0, rng)?]);
-    }
-    let seeds: Vec<u64> = (0..threads).map(|_| rng.gen()).collect();
-    let work = &work;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = seeds
-            .iter()
-            .enumerate()
-            .map(|(t, &seed)| s.spawn(move || work(t, &mut StdRng::seed_from_u64(seed))))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(BenchError::failed("a benchmark thread panicked")))
-            })
-            .collect()
-    })
-}
-
-/// Flush and compaction time during a benchmark, and the part of it spent training at-build
-/// models (the learned-index study's Figure 9), and the time background learners spent
-/// training meanwhile (seconds; Augur only).
-fn background_work(
-    before: Option<&Stats>,
-    after: Option<&Stats>,
-) -> Vec<(&'static str, serde_json::Value)> {
-    let (Some(b), Some(a)) = (before, after) else {
-        return Vec::new();
-    };
-    let secs = |f: fn(&Stats) -> u64| json!(f(a).saturating_sub(f(b)) as f64 / 1e9);
-    vec![
-        ("flush_s", secs(|s| s.flush_ns)),
-        ("flush_training_s", secs(|s| s.flush_training_ns)),
-        ("compaction_s", secs(|s| s.compaction_ns)),
-        ("compaction_training_s", secs(|s| s.compaction_training_ns)),
-        ("training_wait_s", secs(|s| s.at_build_training_wait_ns)),
-        ("learning_s", secs(|s| s.learning_ns_total)),
-    ]
-}
-
-/// A write benchmark's operation.
-#[derive(Debug, Clone, Copy)]
-enum Op {
-    Put,
-    Delete,
-}
-
-/// Which keys a write benchmark visits, in which order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Order {
-    /// Every key once, ascending.
-    Sequential,
-    /// Every key once, in an order shuffled with the run's seed.
-    Shuffled,
-    /// `num` uniform draws with repeats (db_bench's random writes).
-    Drawn,
-}
-
-/// The `train` benchmark: builds one index over the projected, sorted keys of the set, as the
-/// engine's SSTable builder does for one file (projection excluded from the timing). The
-/// build is repeated until it has run 5 times or for a second, and the mean is reported.
-fn train(name: &str, p: &Params, o: &Options) -> Result<Outcome, BenchError> {
-    let config = o.index_config();
-    let n = p.keys.len();
-    let (mut first, mut last, mut key) = (Vec::new(), Vec::new(), Vec::new());
-    p.keys.key(0, p.key_size, &mut first);
-    p.keys.key(n.saturating_sub(1), p.key_size, &mut last);
-    let prefix = common_prefix_len(&first, &last);
-    let projected: Vec<u64> = (0..n)
-        .map(|i| {
-            p.keys.key(i, p.key_size, &mut key);
-            project(&key, prefix)
-        })
-        .collect();
-    let start = Instant::now();
-    let mut passes = 0u64;
-    let mut built = None;
-    while passes < 5 && (passes == 0 || start.elapsed().as_secs_f64() < 1.0) {
-        let mut b = builder(&config);
-        for &x in &projected {
-            b.add(x)?;
-        }
-        built = Some(b.finish()?);
-        passes += 1;
-    }
-    let seconds = start.elapsed().as_secs_f64() / passes as f64;
-    let mut out = Outcome::new(name, n, seconds);
-    if let Some(index) = built {
-        let per_key = |v: f64| v / n.max(1) as f64;
-        out.extra = vec![
-            ("index", json!(index.kind().name())),
-            ("error_bound", json!(config.error_bound)),
-            ("train_ns_per_key", json!(per_key(seconds * 1e9))),
-            ("segments", json!(index.segments())),
-            (
-                "keys_per_segment",
-                json!(n as f64 / index.segments().max(1) as f64),
-            ),
-            ("model_bytes", json!(index.size_bytes())),
-            (
-                "model_bytes_per_key",
-                json!(per_key(index.size_bytes() as f64)),
-            ),
-        ];
-    }
-    Ok(out)
-}
-
-/// Bytes written to files so far.
-fn written(s: &Stats) -> u64 {
-    s.wal_bytes_written
-        + s.value_log_bytes_written
-        + s.flush_bytes_written
-        + s.compaction_bytes_written
-}
-
-/// Write amplification between two optional statistics snapshots (`None` for peers).
-pub(super) fn amplification(before: Option<&Stats>, after: Option<&Stats>) -> Option<f64> {
-    Some(write_amplification(before?, after?))
-}
-
-/// Write amplification between two statistics snapshots.
-fn write_amplification(before: &Stats, after: &Stats) -> f64 {
-    let user = after
-        .user_bytes_written
-        .saturating_sub(before.user_bytes_written);
-    written(after).saturating_sub(written(before)) as f64 / user.max(1) as f64
 }

@@ -5,29 +5,17 @@
 
 mod common;
 
-use common::augur;
+#[cfg(feature = "fjall")]
+use common::peers::{field, fresh_fill_refuses_foreign_file};
 #[cfg(feature = "fjall")]
 use common::{bench_json_on, peer_and_augur, record};
 #[cfg(feature = "fjall")]
 use serde_json::Value;
 
-/// The unsigned field `field` of the record of benchmark `name`.
-#[cfg(feature = "fjall")]
-fn field(records: &[Value], name: &str, field: &str) -> u64 {
-    let r = record(records, name);
-    r[field]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no {field} in {r}"))
-}
-
 #[cfg(not(feature = "fjall"))]
 #[test]
 fn fjall_without_the_feature_is_a_clear_error() {
-    let o = augur(&["bench", "--engine=fjall", "--num=10"]);
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("feature `fjall`"), "stderr: {err}");
-    assert!(err.contains("--features fjall"), "stderr: {err}");
+    common::peers::refused_without_feature(&[], "fjall", &["--features fjall"]);
 }
 
 #[cfg(feature = "fjall")]
@@ -173,23 +161,7 @@ fn fjall_fresh_fill_replaces_its_own_files_and_refuses_foreign_ones() {
     let again = bench_json_on(&dir, "fjall", &["--num=50", "--benchmarks=fillseq,readseq"]);
     assert_eq!(field(&again, "readseq", "ops"), 50);
     // A foreign file stops the fill before anything is deleted.
-    let foreign = dir.join("notes.txt");
-    std::fs::write(&foreign, "keep me").unwrap();
-    let o = augur(&[
-        "--db",
-        dir.to_str().unwrap(),
-        "bench",
-        "--engine=fjall",
-        "--num=10",
-        "--benchmarks=fillseq",
-    ]);
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("refusing") && err.contains("notes.txt"),
-        "{err}"
-    );
-    assert_eq!(std::fs::read_to_string(&foreign).unwrap(), "keep me");
+    fresh_fill_refuses_foreign_file(&dir, "fjall");
     for own in ["version", "journals", "partitions"] {
         assert!(dir.join(own).exists(), "{own} was deleted");
     }

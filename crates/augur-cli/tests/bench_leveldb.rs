@@ -5,11 +5,12 @@
 
 mod common;
 
-use common::augur;
+#[cfg(feature = "leveldb")]
+use common::peers::{
+    field, fillseq_reads_find_what_was_written, fresh_fill_refuses_foreign_file, nth,
+};
 #[cfg(feature = "leveldb")]
 use common::{bench_json_on, peer_and_augur, record};
-#[cfg(feature = "leveldb")]
-use serde_json::Value;
 #[cfg(feature = "leveldb")]
 use std::path::Path;
 
@@ -18,28 +19,11 @@ use std::path::Path;
 fn leveldb_without_the_feature_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    let o = augur(&[
-        "--db",
-        dir.to_str().unwrap(),
-        "bench",
-        "--engine=leveldb",
-        "--num=10",
-    ]);
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("feature `leveldb`"), "stderr: {err}");
-    assert!(err.contains("libleveldb-dev"), "stderr: {err}");
-}
-
-/// The `field` of the `index`-th record named `name` (a benchmark may run twice).
-#[cfg(feature = "leveldb")]
-fn nth<'a>(records: &'a [Value], name: &str, index: usize, field: &str) -> &'a Value {
-    let r = records
-        .iter()
-        .filter(|r| r["benchmark"] == name)
-        .nth(index)
-        .unwrap_or_else(|| panic!("no {name} #{index} in {records:?}"));
-    &r[field]
+    common::peers::refused_without_feature(
+        &["--db", dir.to_str().unwrap()],
+        "leveldb",
+        &["libleveldb-dev"],
+    );
 }
 
 /// The LevelDB table files (`*.ldb`) in `dir`.
@@ -56,21 +40,12 @@ fn table_files(dir: &Path) -> Vec<String> {
 #[test]
 fn leveldb_reads_find_exactly_what_fillseq_wrote() {
     let tmp = tempfile::tempdir().unwrap();
-    let r = bench_json_on(
+    let r = fillseq_reads_find_what_was_written(
         &tmp.path().join("level"),
         "leveldb",
-        &[
-            "--num=500",
-            "--reads=200",
-            "--benchmarks=fillseq,readrandom,readmissing,seekrandom,readseq,readreverse",
-        ],
+        "fillseq,readrandom,readmissing,seekrandom,readseq,readreverse",
     );
-    assert_eq!(record(&r, "fillseq")["ops"], 500);
-    assert_eq!(record(&r, "readrandom")["found"], 200);
-    assert_eq!(record(&r, "readmissing")["found"], 0);
-    assert_eq!(record(&r, "seekrandom")["found"], 200);
-    // readseq / readreverse read up to --reads entries of the 500 present.
-    assert_eq!(record(&r, "readseq")["ops"], 200);
+    // readreverse, like readseq, reads up to --reads entries of the 500 present.
     assert_eq!(record(&r, "readreverse")["ops"], 200);
 }
 
@@ -88,19 +63,21 @@ fn leveldb_and_augur_find_the_same_keys_after_fillrandom() {
             "--benchmarks=fillrandom,readrandom,readmissing,seekrandom,readseq,readreverse",
         ],
     );
-    let found = |r: &[Value], name| record(r, name)["found"].as_u64().unwrap();
     // fillrandom draws with repeats: some keys are missing, most are present.
-    let hits = found(&level, "readrandom");
+    let hits = field(&level, "readrandom", "found");
     assert!(hits > 0 && hits < 3000, "{hits}");
     for name in ["readrandom", "readmissing", "seekrandom"] {
-        assert_eq!(found(&level, name), found(&ours, name), "{name}");
+        assert_eq!(
+            field(&level, name, "found"),
+            field(&ours, name, "found"),
+            "{name}"
+        );
     }
-    assert_eq!(found(&level, "readmissing"), 0);
-    let ops = |r: &[Value], name| record(r, name)["ops"].as_u64().unwrap();
-    let distinct = ops(&level, "readseq");
+    assert_eq!(field(&level, "readmissing", "found"), 0);
+    let distinct = field(&level, "readseq", "ops");
     assert!(distinct > 0 && distinct < 2000, "{distinct}");
-    assert_eq!(distinct, ops(&ours, "readseq"));
-    assert_eq!(ops(&level, "readreverse"), distinct);
+    assert_eq!(distinct, field(&ours, "readseq", "ops"));
+    assert_eq!(field(&level, "readreverse", "ops"), distinct);
 }
 
 #[cfg(feature = "leveldb")]
@@ -151,9 +128,9 @@ fn leveldb_compaction_keeps_every_key() {
     assert!(before > 0 && before < 20000, "{before}");
     assert_eq!(nth(&level, "readseq", 1, "ops").as_u64(), Some(before));
     assert_eq!(nth(&ours, "readseq", 1, "ops").as_u64(), Some(before));
-    let found = record(&level, "readrandom")["found"].as_u64().unwrap();
+    let found = field(&level, "readrandom", "found");
     assert!(found > 0 && found < 30000, "{found}");
-    assert_eq!(Some(found), record(&ours, "readrandom")["found"].as_u64());
+    assert_eq!(found, field(&ours, "readrandom", "found"));
     assert!(!table_files(&tmp.path().join("leveldb")).is_empty());
 }
 
@@ -171,12 +148,12 @@ fn leveldb_deleted_keys_are_not_found() {
         ],
     );
     // Every key was present; deleterandom removes about 63% of them.
-    let found = record(&level, "readrandom")["found"].as_u64().unwrap();
+    let found = field(&level, "readrandom", "found");
     assert!(found > 0 && found < 700, "{found}");
-    assert_eq!(Some(found), record(&ours, "readrandom")["found"].as_u64());
-    let left = record(&level, "readseq")["ops"].as_u64().unwrap();
+    assert_eq!(found, field(&ours, "readrandom", "found"));
+    let left = field(&level, "readseq", "ops");
     assert!(left > 0 && left < 700, "{left}");
-    assert_eq!(Some(left), record(&ours, "readseq")["ops"].as_u64());
+    assert_eq!(left, field(&ours, "readseq", "ops"));
 }
 
 #[cfg(feature = "leveldb")]
@@ -214,25 +191,7 @@ fn leveldb_runs_ycsb_load_and_every_workload() {
 #[test]
 fn leveldb_fresh_fill_refuses_a_directory_with_foreign_files() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("level");
-    std::fs::create_dir(&dir).unwrap();
-    let foreign = dir.join("notes.txt");
-    std::fs::write(&foreign, b"keep me").unwrap();
-    let o = augur(&[
-        "--db",
-        dir.to_str().unwrap(),
-        "bench",
-        "--engine=leveldb",
-        "--num=10",
-        "--benchmarks=fillseq",
-    ]);
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("refusing") && err.contains("notes.txt"),
-        "stderr: {err}"
-    );
-    assert_eq!(std::fs::read(&foreign).unwrap(), b"keep me");
+    fresh_fill_refuses_foreign_file(&tmp.path().join("level"), "leveldb");
 }
 
 #[cfg(feature = "leveldb")]

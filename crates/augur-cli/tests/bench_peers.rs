@@ -6,6 +6,8 @@ mod common;
 
 use common::augur;
 #[cfg(feature = "rocksdb")]
+use common::peers::{field, fillseq_reads_find_what_was_written};
+#[cfg(feature = "rocksdb")]
 use common::{bench_json_on, record};
 use serde_json::Value;
 
@@ -36,10 +38,7 @@ fn augur_engine_is_reported_in_json() {
 #[cfg(not(feature = "rocksdb"))]
 #[test]
 fn rocksdb_without_the_feature_is_a_clear_error() {
-    let o = augur(&["bench", "--engine=rocksdb", "--num=10"]);
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("feature `rocksdb`"), "stderr: {err}");
+    common::peers::refused_without_feature(&[], "rocksdb", &[]);
 }
 
 #[cfg(feature = "rocksdb")]
@@ -47,24 +46,14 @@ fn rocksdb_without_the_feature_is_a_clear_error() {
 fn rocksdb_fill_and_reads_find_what_was_written() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("rocks");
-    let r = bench_json_on(
+    let r = fillseq_reads_find_what_was_written(
         &dir,
         "rocksdb",
-        &[
-            "--num=500",
-            "--reads=200",
-            "--benchmarks=fillseq,flush,readrandom,readmissing,seekrandom,readseq,stats",
-        ],
+        "fillseq,flush,readrandom,readmissing,seekrandom,readseq,stats",
     );
     for x in &r {
         assert_eq!(x["engine"], "rocksdb", "{x}");
     }
-    assert_eq!(record(&r, "fillseq")["ops"], 500);
-    assert_eq!(record(&r, "readrandom")["found"], 200);
-    assert_eq!(record(&r, "readmissing")["found"], 0);
-    assert_eq!(record(&r, "seekrandom")["found"], 200);
-    // readseq reads up to --reads entries of the 500 present.
-    assert_eq!(record(&r, "readseq")["ops"], 200);
     // A second fresh fill in the same directory deletes RocksDB's files and starts over.
     let again = bench_json_on(
         &dir,
@@ -85,7 +74,7 @@ fn rocksdb_and_augur_see_the_same_key_stream() {
     ];
     let rocks = bench_json_on(&tmp.path().join("rocks"), "rocksdb", &args);
     let ours = bench_json_on(&tmp.path().join("augur"), "augur", &args);
-    let found = |r: &[Value]| record(r, "readrandom")["found"].as_u64().unwrap();
+    let found = |r: &[Value]| field(r, "readrandom", "found");
     // fillrandom draws with repeats and deleterandom removes some: neither 0 nor all.
     assert!(
         found(&rocks) > 0 && found(&rocks) < 300,

@@ -2,7 +2,7 @@
 
 use super::BenchEngine;
 use crate::error::BenchError;
-use ::augur::{Db, ScanOptions, Stats, WriteBatch, WriteOptions};
+use ::augur::{Db, Scan, ScanOptions, Stats, WriteBatch, WriteOptions};
 
 /// Augur through its public API.
 pub(super) struct AugurEngine {
@@ -30,13 +30,11 @@ impl BenchEngine for AugurEngine {
     /// Through the zero-copy [`augur::Scan`] (pairs borrowed, as the LevelDB and RocksDB
     /// adapters read theirs).
     fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
-        let mut scan = self.db.scan(key..);
         let (mut count, mut bytes) = (0u64, 0u64);
-        while count < n as u64 {
-            let Some((k, v)) = scan.next()? else { break };
+        visit(self.db.scan(key..), n, &mut |b| {
             count += 1;
-            bytes += (k.len() + v.len()) as u64;
-        }
+            bytes += b;
+        })?;
         Ok((count, bytes))
     }
 
@@ -50,12 +48,7 @@ impl BenchEngine for AugurEngine {
             reverse,
             ..ScanOptions::default()
         };
-        let mut scan = self.db.scan_with::<&[u8], _>(.., &options);
-        for _ in 0..n {
-            let Some((k, v)) = scan.next()? else { break };
-            each((k.len() + v.len()) as u64);
-        }
-        Ok(())
+        visit(self.db.scan_with::<&[u8], _>(.., &options), n, each)
     }
 
     fn flush(&self) -> Result<(), BenchError> {
@@ -81,4 +74,14 @@ impl BenchEngine for AugurEngine {
     fn close(self: Box<Self>) -> Result<(), BenchError> {
         Ok(self.db.close()?)
     }
+}
+
+/// Calls `each` with the key + value bytes of up to `n` entries of `scan` (the loop of both
+/// `scan_from` and `scan_all`).
+fn visit<F: FnMut(u64) + ?Sized>(mut scan: Scan, n: usize, each: &mut F) -> Result<(), BenchError> {
+    for _ in 0..n {
+        let Some((k, v)) = scan.next()? else { break };
+        each((k.len() + v.len()) as u64);
+    }
+    Ok(())
 }

@@ -15,6 +15,7 @@
 // Every unsafe block must say why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+use super::cursor::{self, RawCursor};
 use super::{BenchEngine, OpenSettings};
 use crate::error::BenchError;
 use ::augur::Options;
@@ -302,7 +303,9 @@ impl<'a> Iter<'a> {
             _db: PhantomData,
         })
     }
+}
 
+impl RawCursor for Iter<'_> {
     fn valid(&self) -> bool {
         // SAFETY: `raw` is a live iterator.
         unsafe { ffi::leveldb_iter_valid(self.raw.as_ptr()) != 0 }
@@ -324,9 +327,9 @@ impl<'a> Iter<'a> {
         unsafe { ffi::leveldb_iter_seek(self.raw.as_ptr(), key.as_ptr().cast(), key.len()) }
     }
 
-    /// Moves forward (`reverse` false) or backward; only on a valid iterator.
     fn step(&mut self, reverse: bool) {
-        // SAFETY: `raw` is a live iterator, valid at every call site (checked by `valid`).
+        // SAFETY: `raw` is a live iterator, valid at every call site (`RawCursor::step`
+        // REQUIRES it; the loops of `cursor.rs` check `valid` first).
         unsafe {
             if reverse {
                 ffi::leveldb_iter_prev(self.raw.as_ptr());
@@ -336,12 +339,12 @@ impl<'a> Iter<'a> {
         }
     }
 
-    /// Key + value bytes of the current entry (read in place, not copied, as LevelDB's own
-    /// db_bench does); only on a valid iterator.
+    /// Read in place, not copied, as LevelDB's own db_bench does.
     fn entry_bytes(&self) -> u64 {
         let (mut klen, mut vlen) = (0usize, 0usize);
-        // SAFETY: `raw` is a live, valid iterator (checked by `valid` at every call site); the
-        // returned pointers are not kept, only the lengths LevelDB wrote.
+        // SAFETY: `raw` is a live, valid iterator (`RawCursor::entry_bytes` REQUIRES it; the
+        // loops of `cursor.rs` check `valid` first); the returned pointers are not kept, only
+        // the lengths LevelDB wrote.
         unsafe {
             ffi::leveldb_iter_key(self.raw.as_ptr(), &mut klen);
             ffi::leveldb_iter_value(self.raw.as_ptr(), &mut vlen);
@@ -349,7 +352,6 @@ impl<'a> Iter<'a> {
         (klen + vlen) as u64
     }
 
-    /// Reports an error the iteration met (corruption, I/O), if any.
     fn status(&self) -> Result<(), BenchError> {
         // SAFETY: `raw` is a live iterator; `err` is a valid error slot.
         check("iterating", |err| unsafe {
@@ -520,16 +522,7 @@ impl BenchEngine for LevelEngine {
     }
 
     fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
-        let mut it = Iter::new(&self.db, &self.read)?;
-        let (mut count, mut bytes) = (0u64, 0u64);
-        it.seek(key);
-        while count < n as u64 && it.valid() {
-            count += 1;
-            bytes += it.entry_bytes();
-            it.step(false);
-        }
-        it.status()?;
-        Ok((count, bytes))
+        cursor::scan_from(Iter::new(&self.db, &self.read)?, key, n)
     }
 
     fn scan_all(
@@ -538,19 +531,7 @@ impl BenchEngine for LevelEngine {
         reverse: bool,
         each: &mut dyn FnMut(u64),
     ) -> Result<(), BenchError> {
-        let mut it = Iter::new(&self.db, &self.read)?;
-        if reverse {
-            it.seek_to_last();
-        } else {
-            it.seek_to_first();
-        }
-        let mut done = 0usize;
-        while done < n && it.valid() {
-            each(it.entry_bytes());
-            done += 1;
-            it.step(reverse);
-        }
-        it.status()
+        cursor::scan_all(Iter::new(&self.db, &self.read)?, n, reverse, each)
     }
 
     /// The C API has no flush, but `CompactRange` first writes the memtable out to a table

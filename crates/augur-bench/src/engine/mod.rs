@@ -12,6 +12,8 @@
 //! `BenchEngine::stats` and `BenchEngine::augur`, which peers answer with `None`.
 
 mod augur;
+#[cfg(any(feature = "rocksdb", feature = "leveldb"))]
+mod cursor;
 #[cfg(feature = "fjall")]
 mod fjall;
 #[cfg(feature = "leveldb")]

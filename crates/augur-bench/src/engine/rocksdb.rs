@@ -2,19 +2,52 @@
 //! (cargo feature `rocksdb`): settings comparable to Augur's (bloom filter of the same bits per
 //! key, no compression, write buffer = Augur's memtable size, WAL on, sync as asked).
 
+use super::cursor::{self, RawCursor};
 use super::{BenchEngine, OpenSettings};
 use crate::error::BenchError;
 use ::augur::Options;
-use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, WriteOptions, DB};
+use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, DBRawIterator, WriteOptions, DB};
 use std::path::Path;
 
 fn err(e: rocksdb::Error) -> BenchError {
     BenchError::failed(format!("rocksdb: {e}"))
 }
 
-/// Key + value bytes of the raw iterator's current entry.
-fn entry_bytes(it: &rocksdb::DBRawIterator<'_>) -> u64 {
-    (it.key().map_or(0, <[u8]>::len) + it.value().map_or(0, <[u8]>::len)) as u64
+/// RocksDB's raw iterator (its inherent methods, named in full so none resolves to the trait's):
+/// keys and values are borrowed from RocksDB's blocks, as Augur's zero-copy scan and LevelDB's
+/// iterator hand them out (the crate's Rust iterator copies every pair into boxed slices).
+impl RawCursor for DBRawIterator<'_> {
+    fn seek_to_first(&mut self) {
+        DBRawIterator::seek_to_first(self);
+    }
+
+    fn seek_to_last(&mut self) {
+        DBRawIterator::seek_to_last(self);
+    }
+
+    fn seek(&mut self, key: &[u8]) {
+        DBRawIterator::seek(self, key);
+    }
+
+    fn valid(&self) -> bool {
+        DBRawIterator::valid(self)
+    }
+
+    fn step(&mut self, reverse: bool) {
+        if reverse {
+            DBRawIterator::prev(self);
+        } else {
+            DBRawIterator::next(self);
+        }
+    }
+
+    fn entry_bytes(&self) -> u64 {
+        (self.key().map_or(0, <[u8]>::len) + self.value().map_or(0, <[u8]>::len)) as u64
+    }
+
+    fn status(&self) -> Result<(), BenchError> {
+        DBRawIterator::status(self).map_err(err)
+    }
 }
 
 /// An open RocksDB database.
@@ -67,20 +100,9 @@ impl BenchEngine for RocksEngine {
         self.db.get(key).map_err(err)
     }
 
-    /// Through RocksDB's raw iterator: keys and values are borrowed from RocksDB's blocks, as
-    /// Augur's zero-copy scan and LevelDB's iterator hand them out (the crate's Rust iterator
-    /// copies every pair into boxed slices).
+    /// Through RocksDB's raw iterator (see its `RawCursor` impl above).
     fn scan_from(&self, key: &[u8], n: usize) -> Result<(u64, u64), BenchError> {
-        let mut it = self.db.raw_iterator();
-        it.seek(key);
-        let (mut count, mut bytes) = (0u64, 0u64);
-        while count < n as u64 && it.valid() {
-            count += 1;
-            bytes += entry_bytes(&it);
-            it.next();
-        }
-        it.status().map_err(err)?;
-        Ok((count, bytes))
+        cursor::scan_from(self.db.raw_iterator(), key, n)
     }
 
     fn scan_all(
@@ -89,23 +111,7 @@ impl BenchEngine for RocksEngine {
         reverse: bool,
         each: &mut dyn FnMut(u64),
     ) -> Result<(), BenchError> {
-        let mut it = self.db.raw_iterator();
-        if reverse {
-            it.seek_to_last();
-        } else {
-            it.seek_to_first();
-        }
-        let mut done = 0usize;
-        while done < n && it.valid() {
-            each(entry_bytes(&it));
-            done += 1;
-            if reverse {
-                it.prev();
-            } else {
-                it.next();
-            }
-        }
-        it.status().map_err(err)
+        cursor::scan_all(self.db.raw_iterator(), n, reverse, each)
     }
 
     fn flush(&self) -> Result<(), BenchError> {

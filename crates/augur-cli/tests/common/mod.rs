@@ -1,6 +1,9 @@
 //! Helpers shared by the end-to-end tests of `augur bench`: run the binary, check its exit
-//! status, and read the JSON records a bench run writes. Each test file uses a subset.
+//! status, and read the JSON records a bench run writes; `peers.rs`: the checks the peer
+//! engines' tests share. Each test file uses a subset.
 #![allow(dead_code)]
+
+pub mod peers;
 
 use serde_json::Value;
 use std::path::Path;

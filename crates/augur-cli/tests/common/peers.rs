@@ -1,0 +1,88 @@
+//! Checks shared by the tests of the peer engines (`bench_peers.rs` for RocksDB,
+//! `bench_leveldb.rs`, `bench_fjall.rs`), which each run only with the cargo feature of their
+//! peer (except the refusal without it): a build without the feature refuses the peer
+//! clearly, a fill and reads on the peer find what the fill wrote, a fresh fill refuses a
+//! directory holding a foreign file, and reading fields of the JSON records.
+
+use super::{augur, bench_json_on, record};
+use serde_json::Value;
+use std::path::Path;
+
+/// Without the cargo feature `engine`, `augur GLOBAL_ARGS bench --engine=ENGINE --num=10`
+/// fails, and its stderr names the feature and holds every one of `hints`.
+pub fn refused_without_feature(global_args: &[&str], engine: &str, hints: &[&str]) {
+    let engine_flag = format!("--engine={engine}");
+    let mut args = global_args.to_vec();
+    args.extend_from_slice(&["bench", engine_flag.as_str(), "--num=10"]);
+    let o = augur(&args);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("feature `{engine}`")),
+        "stderr: {err}"
+    );
+    for hint in hints {
+        assert!(err.contains(hint), "stderr: {err}");
+    }
+}
+
+/// Runs `--num=500 --reads=200 --benchmarks=BENCHMARKS` on `engine` in `dir`, where
+/// `benchmarks` starts with fillseq and holds readrandom, readmissing, seekrandom and readseq:
+/// the fill wrote 500 entries, every random read and seek finds its key, no missing key is
+/// found, and readseq reads 200 (up to --reads of the 500 present). Returns the records.
+pub fn fillseq_reads_find_what_was_written(
+    dir: &Path,
+    engine: &str,
+    benchmarks: &str,
+) -> Vec<Value> {
+    let benchmarks = format!("--benchmarks={benchmarks}");
+    let r = bench_json_on(dir, engine, &["--num=500", "--reads=200", &benchmarks]);
+    assert_eq!(record(&r, "fillseq")["ops"], 500);
+    assert_eq!(record(&r, "readrandom")["found"], 200);
+    assert_eq!(record(&r, "readmissing")["found"], 0);
+    assert_eq!(record(&r, "seekrandom")["found"], 200);
+    assert_eq!(record(&r, "readseq")["ops"], 200);
+    r
+}
+
+/// With a foreign file `notes.txt` in `dir` (created if missing), a fresh fill on `engine`
+/// fails, saying it refuses and naming the file, and the file keeps its contents.
+pub fn fresh_fill_refuses_foreign_file(dir: &Path, engine: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let foreign = dir.join("notes.txt");
+    std::fs::write(&foreign, b"keep me").unwrap();
+    let engine_flag = format!("--engine={engine}");
+    let o = augur(&[
+        "--db",
+        dir.to_str().unwrap(),
+        "bench",
+        &engine_flag,
+        "--num=10",
+        "--benchmarks=fillseq",
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("refusing") && err.contains("notes.txt"),
+        "stderr: {err}"
+    );
+    assert_eq!(std::fs::read(&foreign).unwrap(), b"keep me");
+}
+
+/// The unsigned `field` of the (first) record of benchmark `name`.
+pub fn field(records: &[Value], name: &str, field: &str) -> u64 {
+    let r = record(records, name);
+    r[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no {field} in {r}"))
+}
+
+/// The `field` of the `index`-th record named `name` (a benchmark may run twice).
+pub fn nth<'a>(records: &'a [Value], name: &str, index: usize, field: &str) -> &'a Value {
+    let r = records
+        .iter()
+        .filter(|r| r["benchmark"] == name)
+        .nth(index)
+        .unwrap_or_else(|| panic!("no {name} #{index} in {records:?}"));
+    &r[field]
+}

@@ -1,0 +1,124 @@
+//! The configurations of the differential suite and the random options of each run: where
+//! values live, which file system, background threads and compaction style (`Config`, one per
+//! test); the engine options a seed draws under them (`draw_options`); and the environment
+//! overrides of the seeds and the operation count.
+
+use augur::index::chooser::ModelBudget;
+use augur::{CompactionStyle, FlsmOptions, IndexKind, LearningPolicy, Options};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Default operations per run.
+const DEFAULT_OPS: usize = 100_000;
+
+/// Where values live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Values {
+    /// Every value inline in the SSTables.
+    Inline,
+    /// Every value in the value log.
+    Separated,
+    /// Threshold 32 with values of 0..100 bytes.
+    Mixed,
+}
+
+/// Which file system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    Mem,
+    Disk,
+}
+
+/// One configuration of the suite (one per test).
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    pub values: Values,
+    pub storage: Storage,
+    pub background: bool,
+    pub style: CompactionStyle,
+}
+
+/// A learning policy, any of them: background learners (with a tiny `T_wait`, set by the
+/// caller) install models while operations run; results must not change.
+pub fn random_learning(rng: &mut StdRng) -> LearningPolicy {
+    augur::learning::ALL_POLICIES[rng.gen_range(0..augur::learning::ALL_POLICIES.len())]
+}
+
+/// Seeds from `AUGUR_DIFF_SEEDS` (`a..b` or `a,b,c`), else `defaults`.
+pub fn seeds(defaults: &[u64]) -> Vec<u64> {
+    let Ok(s) = std::env::var("AUGUR_DIFF_SEEDS") else {
+        return defaults.to_vec();
+    };
+    let s = s.trim();
+    if let Some((a, b)) = s.split_once("..") {
+        let a: u64 = a.trim().parse().expect("AUGUR_DIFF_SEEDS: bad range start");
+        let b: u64 = b.trim().parse().expect("AUGUR_DIFF_SEEDS: bad range end");
+        return (a..b).collect();
+    }
+    s.split(',')
+        .map(|x| x.trim().parse().expect("AUGUR_DIFF_SEEDS: bad seed"))
+        .collect()
+}
+
+/// Operation count from `AUGUR_DIFF_OPS`, else [`DEFAULT_OPS`].
+pub fn op_count() -> usize {
+    std::env::var("AUGUR_DIFF_OPS")
+        .map(|s| s.trim().parse().expect("AUGUR_DIFF_OPS: bad number"))
+        .unwrap_or(DEFAULT_OPS)
+}
+
+/// The options of run `seed` under `cfg`, drawn from `rng` (the model chooser's settings from
+/// a stream of their own), and the largest value the run writes.
+pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize) {
+    // The model chooser's settings come from a stream of their own, so adding them left
+    // every other drawn setting (and the seeds' coverage) as it was.
+    let mut auto_rng = StdRng::seed_from_u64(seed ^ 0xA070_1DE5);
+    let (threshold, max_value) = match cfg.values {
+        Values::Inline => (usize::MAX, rng.gen_range(40..120)),
+        Values::Separated => (0, rng.gen_range(40..120)),
+        Values::Mixed => (32, 100),
+    };
+    let mut opts = Options {
+        memtable_size_bytes: rng.gen_range(4..=16) << 10,
+        target_file_size_bytes: rng.gen_range(8..=32) << 10,
+        l1_max_bytes: rng.gen_range(16..=64) << 10,
+        value_log_segment_bytes: rng.gen_range(8..=32) << 10,
+        value_separation_threshold: threshold,
+        block_records: [4, 16, 64][rng.gen_range(0..3)],
+        bloom_bits_per_key: [0, 10][rng.gen_range(0..2)],
+        level_size_ratio: rng.gen_range(2..=10),
+        background_threads: cfg.background,
+        // Seed s uses index type s mod 7: the default seeds cover every type.
+        index: IndexKind::ALL[(seed % IndexKind::ALL.len() as u64) as usize],
+        // Some runs let the model chooser pick every model (`--index=auto`).
+        auto_index: auto_rng.gen_bool(0.25),
+        model_memory_budget: [
+            ModelBudget::FencePointers,
+            ModelBudget::Unlimited,
+            ModelBudget::BytesPerKey(0.05),
+        ][auto_rng.gen_range(0..3)],
+        error_bound: [0, 1, 4, 8, 64][rng.gen_range(0..5)],
+        learning: random_learning(rng),
+        level_models: rng.gen_bool(0.5),
+        learning_wait_ms: rng.gen_range(0..3),
+        lazy_learning_reads: rng.gen_range(1..4),
+        scan_fetch_threads: rng.gen_range(0..3),
+        compaction: Some(cfg.style),
+        ..Options::default()
+    };
+    if cfg.style == CompactionStyle::Flsm {
+        // Guards every few dozen keys, few levels (so the last level's rewrites and the
+        // in-place rule run), crowded guards and seek-triggered compactions.
+        opts.num_levels = rng.gen_range(3..=5);
+        opts.flsm = FlsmOptions {
+            top_level_bits: rng.gen_range(4..=9),
+            bit_decrement: rng.gen_range(0..=2),
+            max_sstables_per_guard: rng.gen_range(2..=4),
+            seek_compaction_threshold: [0, 2, 10][rng.gen_range(0..3)],
+            rewrite_in_place_factor: [1, 25][rng.gen_range(0..2)],
+            parallel_seek_threads: rng.gen_range(0..3),
+            ..FlsmOptions::default()
+        };
+    }
+    (opts, max_value)
+}
