@@ -1,0 +1,1 @@
+//! Placeholder: the RESP2 codec (being written).
