@@ -127,6 +127,7 @@ impl View {
             reverse: bounds.reverse,
             snapshot: self.snapshot()?,
             value_readahead: None,
+            keys_only: false,
         };
         // Creating a scan registers a snapshot and captures the memtables and version.
         let scan = py.detach(|| db.scan_with(range, &options));

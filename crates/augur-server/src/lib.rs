@@ -1,5 +1,22 @@
 //! `augur-server`: a Redis-protocol (RESP2) server over one Augur database, so that
 //! `redis-cli`, `redis-benchmark` and the Redis client libraries of every language use Augur
-//! unchanged, and twemproxy shards it. A thin front end over the engine's public API.
+//! unchanged, and twemproxy shards it. A thin front end over the engine's public API: it
+//! reaches the engine only through `augur::Db` and the CLI's option layer
+//! (`augur-frontend`).
+//!
+//! Follow a request: `server.rs` accepts the connection, `session.rs` reads and parses
+//! (`resp.rs`) a pipeline of commands, `commands/` checks and runs each one against the
+//! database (`state.rs` holds what sessions share), and `reply.rs` encodes the replies.
 
+pub mod commands;
+pub mod config;
+pub mod glob;
+pub mod logger;
+pub mod reply;
 pub mod resp;
+pub mod server;
+pub mod session;
+pub mod state;
+
+/// The Redis version whose behaviour the server follows (`INFO`, `HELLO`).
+pub const REDIS_VERSION: &str = "7.0.0";

@@ -349,7 +349,12 @@ impl Db {
         let readahead = options
             .value_readahead
             .unwrap_or(self.inner.opts.scan_readahead);
-        Scan::new(state, owned_range(&range), !options.reverse, readahead)
+        let scan = Scan::new(state, owned_range(&range), !options.reverse, readahead);
+        if options.keys_only {
+            scan.keys_only()
+        } else {
+            scan
+        }
     }
 
     /// Scans `range` in parallel: cuts it into partitions (`options.split`: equal key-space
@@ -430,6 +435,17 @@ impl Db {
             partitions.clamp(1, 4096),
             split,
         )
+    }
+
+    /// Makes every write acknowledged so far durable: syncs the value log, then the WAL (what
+    /// [`WriteOptions::sync`] does for one write; a server's once-a-second sync, Redis's
+    /// `appendfsync everysec`, calls this).
+    ///
+    /// # Errors
+    /// `Io` on a failed sync, which poisons the database (the state on disk is unknown);
+    /// `Closed`, `Poisoned`, or `InvalidArgument` in a read-only database.
+    pub fn sync(&self) -> Result<()> {
+        self.inner.sync_logs()
     }
 
     /// Flushes the memtable to an SSTable and waits until every immutable memtable is flushed.

@@ -238,6 +238,19 @@ impl DbInner {
         })
     }
 
+    /// Syncs the value log, then the WAL, holding the WAL lock so that no record lands in
+    /// between (`Db::sync`).
+    ///
+    /// # Errors
+    /// As [`Db::sync`](crate::Db::sync).
+    pub fn sync_logs(&self) -> Result<()> {
+        self.check_writable()?;
+        let mut guard = self.wal.lock();
+        let wal = guard.as_mut().ok_or_else(|| self.no_wal())?;
+        let synced = self.vlog.sync().and_then(|()| wal.sync());
+        synced.inspect_err(|e| self.poison(e))
+    }
+
     /// The end of a clean close: makes every acknowledged write durable (value log, then
     /// WAL) and records the WAL's synced size in the manifest, as a memtable switch does.
     /// The next open then takes any damage to the WAL, or to the value-log entries it points

@@ -42,6 +42,8 @@ pub struct ScanOptions {
     /// Most separated values read ahead per batch (default `Options::scan_readahead`; 1
     /// reads each value when reached).
     pub value_readahead: Option<usize>,
+    /// Keys only: no value is read (no value-log reads), and every pair's value is empty.
+    pub keys_only: bool,
 }
 
 /// Converts a borrowed range into owned bounds.
@@ -112,6 +114,8 @@ pub struct Scan {
     readahead: usize,
     /// An error to report on the first call (e.g. the database was closed).
     pending: Option<Error>,
+    /// Keys only ([`ScanOptions::keys_only`]).
+    keys_only: bool,
 }
 
 impl std::fmt::Debug for Scan {
@@ -153,7 +157,14 @@ impl Scan {
             batch: ValueBatch::default(),
             readahead: readahead.max(1),
             pending,
+            keys_only: false,
         }
+    }
+
+    /// Makes this a scan of keys only ([`ScanOptions::keys_only`]).
+    pub(crate) fn keys_only(mut self) -> Scan {
+        self.keys_only = true;
+        self
     }
 
     /// The sequence number the scan reads at.
@@ -206,6 +217,9 @@ impl Scan {
 
     /// The pair the last successful [`Scan::next`] returned.
     fn current(&self) -> (&[u8], &[u8]) {
+        if self.keys_only {
+            return (&self.key, &[]);
+        }
         match self.out {
             Out::Merge => (&self.key, self.merge.value()),
             Out::Buffer => (&self.key, &self.value),
@@ -232,7 +246,7 @@ impl Scan {
         let Some(kind) = self.next_visible()? else {
             return Ok(false);
         };
-        if kind == ValueKind::Pointer {
+        if kind == ValueKind::Pointer && !self.keys_only {
             if self.readahead > 1 {
                 return self.fill_batch();
             }

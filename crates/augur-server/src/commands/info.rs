@@ -1,0 +1,210 @@
+//! The text of `INFO`: Redis's `section:` blocks of `field:value` lines (server, clients,
+//! memory, persistence, stats, keyspace) and an `augur` block with the engine's statistics
+//! (levels, model memory, learned and baseline lookups).
+
+use crate::state::Server;
+use std::fmt::Write;
+use std::sync::atomic::Ordering;
+
+/// The sections every `INFO` without arguments shows, in order.
+const SECTIONS: [&str; 7] = [
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "keyspace",
+    "augur",
+];
+
+/// `INFO` for the requested `sections` (lower case; none, `all`, `default` or `everything`
+/// means every section).
+pub fn render(server: &Server, sections: &[String]) -> String {
+    let all = sections.is_empty()
+        || sections
+            .iter()
+            .any(|s| s == "all" || s == "default" || s == "everything");
+    let stats = server.db.stats();
+    let mut out = String::new();
+    for name in SECTIONS {
+        if !all && !sections.iter().any(|s| s == name) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        let title = name[..1].to_ascii_uppercase() + &name[1..];
+        let _ = write!(out, "# {title}\r\n");
+        let fields = match name {
+            "server" => server_fields(server),
+            "clients" => vec![
+                ("connected_clients", server.connected_clients().to_string()),
+                ("maxclients", server.config.maxclients.to_string()),
+                ("blocked_clients", "0".into()),
+            ],
+            "memory" => memory_fields(&stats),
+            "persistence" => persistence_fields(server),
+            "stats" => stats_fields(server),
+            "keyspace" => keyspace_fields(&stats),
+            _ => augur_fields(&stats),
+        };
+        for (k, v) in fields {
+            let _ = write!(out, "{k}:{v}\r\n");
+        }
+    }
+    out
+}
+
+type Fields = Vec<(&'static str, String)>;
+
+fn server_fields(server: &Server) -> Fields {
+    let uptime = server.started.elapsed().as_secs();
+    vec![
+        ("redis_version", crate::REDIS_VERSION.into()),
+        ("augur_version", env!("CARGO_PKG_VERSION").into()),
+        ("redis_mode", "standalone".into()),
+        ("os", std::env::consts::OS.into()),
+        ("arch_bits", (usize::BITS).to_string()),
+        ("process_id", std::process::id().to_string()),
+        ("tcp_port", server.port().to_string()),
+        ("uptime_in_seconds", uptime.to_string()),
+        ("uptime_in_days", (uptime / 86_400).to_string()),
+        ("db_dir", server.config.db.display().to_string()),
+    ]
+}
+
+/// Resident memory of this process in bytes (Linux `/proc/self/statm`; 0 elsewhere).
+pub fn resident_bytes() -> u64 {
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u64>().ok())
+        })
+        .unwrap_or(0);
+    pages * 4096
+}
+
+fn human(bytes: u64) -> String {
+    let units = ["B", "K", "M", "G", "T"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.2}{}", units[u])
+}
+
+fn memory_fields(stats: &augur::Stats) -> Fields {
+    let rss = resident_bytes();
+    let model: u64 = stats.levels.iter().map(|l| l.model_bytes).sum();
+    let index: u64 = stats.levels.iter().map(|l| l.index_bytes).sum();
+    vec![
+        ("used_memory", rss.to_string()),
+        ("used_memory_human", human(rss)),
+        ("used_memory_rss", rss.to_string()),
+        ("used_memory_rss_human", human(rss)),
+        ("maxmemory", "0".into()),
+        ("augur_model_bytes", model.to_string()),
+        ("augur_index_bytes", index.to_string()),
+    ]
+}
+
+fn persistence_fields(server: &Server) -> Fields {
+    vec![
+        ("loading", "0".into()),
+        (
+            "rdb_bgsave_in_progress",
+            u8::from(server.bgsave_running.load(Ordering::Acquire)).to_string(),
+        ),
+        (
+            "rdb_last_save_time",
+            server.last_save.load(Ordering::Acquire).to_string(),
+        ),
+        ("aof_enabled", "1".into()),
+        ("appendfsync", server.config.sync.name().into()),
+    ]
+}
+
+fn stats_fields(server: &Server) -> Fields {
+    let c = &server.counters;
+    let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed).to_string();
+    vec![
+        ("total_connections_received", get(&c.connections)),
+        ("total_commands_processed", get(&c.commands)),
+        ("rejected_connections", get(&c.rejected_connections)),
+        ("keyspace_hits", get(&c.hits)),
+        ("keyspace_misses", get(&c.misses)),
+        ("total_net_input_bytes", get(&c.input_bytes)),
+        ("total_net_output_bytes", get(&c.output_bytes)),
+        ("protocol_errors", get(&c.protocol_errors)),
+    ]
+}
+
+/// Redis's `db0:keys=…` line. The count is the engine's entries in tables (versions and
+/// tombstones included, memtables excluded): an estimate; `DBSIZE` counts exactly.
+fn keyspace_fields(stats: &augur::Stats) -> Fields {
+    let entries: u64 = stats.levels.iter().map(|l| l.entries).sum();
+    if entries == 0 {
+        return Vec::new();
+    }
+    vec![("db0", format!("keys={entries},expires=0,avg_ttl=0"))]
+}
+
+fn augur_fields(stats: &augur::Stats) -> Fields {
+    let mut f: Fields = vec![
+        ("compaction_style", stats.compaction_style.name().into()),
+        ("writes", stats.writes.to_string()),
+        ("gets", stats.gets.to_string()),
+        ("flushes", stats.flushes.to_string()),
+        ("compactions", stats.compactions.to_string()),
+        ("write_stalls", stats.write_stalls.to_string()),
+        ("value_log_segments", stats.value_log.len().to_string()),
+        ("models_built", stats.models_built.to_string()),
+        ("model_path_lookups", stats.model_path_lookups.to_string()),
+        (
+            "baseline_path_lookups",
+            stats.baseline_path_lookups.to_string(),
+        ),
+        (
+            "model_bytes",
+            stats
+                .levels
+                .iter()
+                .map(|l| l.model_bytes)
+                .sum::<u64>()
+                .to_string(),
+        ),
+    ];
+    let total = stats.model_path_lookups + stats.baseline_path_lookups;
+    if total > 0 {
+        f.push((
+            "learned_lookup_share",
+            format!("{:.3}", stats.model_path_lookups as f64 / total as f64),
+        ));
+    }
+    for l in stats.levels.iter().filter(|l| l.files > 0) {
+        let name: &'static str = LEVEL_NAMES.get(l.level).copied().unwrap_or("level_more");
+        f.push((
+            name,
+            format!(
+                "files={},bytes={},entries={},files_with_model={},model_bytes={},model_lookups={},baseline_lookups={}",
+                l.files,
+                l.bytes,
+                l.entries,
+                l.files_with_model,
+                l.model_bytes,
+                l.model_path_lookups,
+                l.baseline_path_lookups
+            ),
+        ));
+    }
+    f
+}
+
+const LEVEL_NAMES: [&str; 16] = [
+    "level_0", "level_1", "level_2", "level_3", "level_4", "level_5", "level_6", "level_7",
+    "level_8", "level_9", "level_10", "level_11", "level_12", "level_13", "level_14", "level_15",
+];

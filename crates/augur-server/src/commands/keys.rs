@@ -1,0 +1,270 @@
+//! Commands on the keyspace: DEL/UNLINK, EXISTS, TYPE, SCAN, KEYS, DBSIZE, FLUSHDB.
+//!
+//! Augur's keys are ordered, so a `SCAN` cursor stands for the last key returned (a number
+//! the server maps to it, `Server::save_cursor`): the next call continues after that key.
+//! Every key present for the whole scan is returned exactly once; keys added or removed
+//! meanwhile may or may not be, as Redis promises. A `MATCH` pattern's literal prefix bounds
+//! the key range read. `KEYS` and `DBSIZE` scan every key (keys only: no value is read).
+
+use super::strings::{read, write};
+use super::{engine_error, is, Ctx};
+use crate::glob;
+use augur::{ScanOptions, WriteBatch};
+use std::ops::Bound;
+
+/// Keys deleted per batch by FLUSHDB.
+const FLUSH_BATCH: usize = 10_000;
+
+/// `DEL key...` (and `UNLINK`): how many of the keys existed.
+pub(super) fn del(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
+    let server = ctx.server;
+    let _locks = server.lock_keys(a);
+    let mut keys: Vec<&Vec<u8>> = a.iter().collect();
+    keys.sort();
+    keys.dedup();
+    let mut batch = WriteBatch::new();
+    let mut deleted = 0;
+    for key in keys {
+        match read(ctx, key) {
+            Ok(Some(_)) => {
+                batch.delete(key);
+                deleted += 1;
+            }
+            Ok(None) => {}
+            Err(()) => return,
+        }
+    }
+    if deleted > 0 && !write(ctx, batch) {
+        return;
+    }
+    ctx.out.int(deleted);
+}
+
+/// `EXISTS key...`: how many of the keys exist (a key named twice counts twice).
+pub(super) fn exists(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
+    let mut n = 0;
+    for key in a {
+        match read(ctx, key) {
+            Ok(Some(_)) => n += 1,
+            Ok(None) => {}
+            Err(()) => return,
+        }
+    }
+    ctx.out.int(n);
+}
+
+/// `TYPE key`: `string` or `none` (Augur stores strings only).
+pub(super) fn type_of(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
+    if let Ok(v) = read(ctx, &a[0]) {
+        ctx.out.simple(if v.is_some() { "string" } else { "none" });
+    }
+}
+
+/// What a `SCAN` or `KEYS` reads.
+struct KeyWalk<'p> {
+    pattern: Option<&'p [u8]>,
+    /// The literal prefix of the pattern: the walk stays inside it.
+    prefix: Vec<u8>,
+}
+
+impl KeyWalk<'_> {
+    /// Calls `each` on every key after `after` (all keys for `None`) in key order, until it
+    /// returns false; passes whether the key matches the pattern. Returns whether the walk
+    /// reached the end of the keys.
+    fn run(
+        &self,
+        ctx: &mut Ctx<'_>,
+        after: Option<Vec<u8>>,
+        mut each: impl FnMut(&[u8], bool) -> bool,
+    ) -> Result<bool, ()> {
+        let start = match after {
+            Some(k) if k.as_slice() >= self.prefix.as_slice() => Bound::Excluded(k),
+            _ => Bound::Included(self.prefix.clone()),
+        };
+        let options = ScanOptions {
+            keys_only: true,
+            ..ScanOptions::default()
+        };
+        let mut scan = ctx
+            .server
+            .db
+            .scan_with((start, Bound::<Vec<u8>>::Unbounded), &options);
+        loop {
+            match scan.next() {
+                Ok(Some((key, _))) => {
+                    if !key.starts_with(&self.prefix) {
+                        return Ok(true);
+                    }
+                    let hit = self.pattern.is_none_or(|p| glob::matches(p, key));
+                    if !each(key, hit) {
+                        return Ok(false);
+                    }
+                }
+                Ok(None) => return Ok(true),
+                Err(e) => {
+                    engine_error(ctx.out, &e);
+                    return Err(());
+                }
+            }
+        }
+    }
+}
+
+fn walk(pattern: Option<&[u8]>) -> KeyWalk<'_> {
+    KeyWalk {
+        pattern: pattern.filter(|p| *p != b"*"),
+        prefix: pattern.map(glob::literal_prefix).unwrap_or_default(),
+    }
+}
+
+/// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`.
+pub(super) fn scan(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
+    let after = match std::str::from_utf8(&a[0])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        Some(0) => None,
+        Some(id) => match ctx.server.cursor_key(id) {
+            Some(k) => Some(k),
+            None => {
+                ctx.out.error("ERR invalid cursor");
+                return;
+            }
+        },
+        None => {
+            ctx.out.error("ERR invalid cursor");
+            return;
+        }
+    };
+    let (mut pattern, mut count, mut only_strings) = (None, 10usize, true);
+    let mut i = 1;
+    while i < a.len() {
+        let Some(value) = a.get(i + 1) else {
+            ctx.out.error("ERR syntax error");
+            return;
+        };
+        if is(&a[i], "match") {
+            pattern = Some(value.as_slice());
+        } else if is(&a[i], "count") {
+            match std::str::from_utf8(value)
+                .ok()
+                .and_then(|s| s.parse::<i64>().ok())
+            {
+                Some(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
+                Some(_) => {
+                    ctx.out.error("ERR syntax error");
+                    return;
+                }
+                None => {
+                    ctx.out.error("ERR value is not an integer or out of range");
+                    return;
+                }
+            }
+        } else if is(&a[i], "type") {
+            only_strings = is(value, "string");
+        } else {
+            ctx.out.error("ERR syntax error");
+            return;
+        }
+        i += 2;
+    }
+    if !only_strings {
+        // Every key is a string: no key of another type exists.
+        ctx.out.array(2);
+        ctx.out.bulk(b"0");
+        ctx.out.array(0);
+        return;
+    }
+    let walker = walk(pattern);
+    let (mut found, mut seen, mut last) = (Vec::new(), 0usize, None);
+    let Ok(finished) = walker.run(ctx, after, |key, hit| {
+        if hit {
+            found.push(key.to_vec());
+        }
+        seen += 1;
+        if seen >= count {
+            last = Some(key.to_vec());
+            return false;
+        }
+        true
+    }) else {
+        return;
+    };
+    let cursor = match (finished, last) {
+        (false, Some(k)) => ctx.server.save_cursor(k),
+        _ => 0,
+    };
+    ctx.out.array(2);
+    ctx.out.bulk(cursor.to_string().as_bytes());
+    ctx.out.bulk_array(&found);
+}
+
+/// `KEYS pattern`: every matching key (a full scan of the pattern's prefix range).
+pub(super) fn keys(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
+    let walker = walk(Some(&a[0]));
+    let mut found = Vec::new();
+    if walker
+        .run(ctx, None, |key, hit| {
+            if hit {
+                found.push(key.to_vec());
+            }
+            true
+        })
+        .is_ok()
+    {
+        ctx.out.bulk_array(&found);
+    }
+}
+
+/// `DBSIZE`: the exact number of keys, by a key scan (so O(keys), unlike Redis's O(1)).
+pub(super) fn dbsize(ctx: &mut Ctx<'_>, _a: &[Vec<u8>]) {
+    let mut n = 0i64;
+    if walk(None)
+        .run(ctx, None, |_, _| {
+            n += 1;
+            true
+        })
+        .is_ok()
+    {
+        ctx.out.int(n);
+    }
+}
+
+/// `FLUSHDB [ASYNC|SYNC]` and `FLUSHALL`: deletes every key, when `--enable-flush` allows it
+/// (not atomic: writes that run meanwhile may survive).
+pub(super) fn flush(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
+    if a.len() > 1 || a.first().is_some_and(|m| !is(m, "async") && !is(m, "sync")) {
+        ctx.out.error("ERR syntax error");
+        return;
+    }
+    if !ctx.server.config.enable_flush {
+        ctx.out.error(
+            "ERR FLUSHDB and FLUSHALL are disabled: start augur-server with --enable-flush to \
+             allow deleting every key",
+        );
+        return;
+    }
+    loop {
+        let mut keys = Vec::new();
+        if walk(None)
+            .run(ctx, None, |key, _| {
+                keys.push(key.to_vec());
+                keys.len() < FLUSH_BATCH
+            })
+            .is_err()
+        {
+            return;
+        }
+        if keys.is_empty() {
+            break;
+        }
+        let mut batch = WriteBatch::new();
+        for k in &keys {
+            batch.delete(k);
+        }
+        if !write(ctx, batch) {
+            return;
+        }
+    }
+    ctx.out.ok();
+}

@@ -1,0 +1,303 @@
+//! The server's configuration: command-line flags, optionally preceded by a TOML file
+//! (`--config FILE`) whose keys are the same option names (`port = 6380`, `read_mode =
+//! "pread"`, `level_models = true`). The file is turned into flags placed before the command
+//! line's, so one parser checks both, and a flag given on the command line wins.
+//!
+//! Engine options are the CLI's (`augur_frontend::engine_args::EngineArgs`), with the same
+//! names, values and defaults.
+
+use augur_frontend::engine_args::EngineArgs;
+use clap::{Parser, ValueEnum};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// When an acknowledged write is durable (Redis's `appendfsync`).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncPolicy {
+    /// Every write is synced before its reply: a `+OK` is on disk.
+    Always,
+    /// Writes are synced once a second: a power cut loses at most about a second of them.
+    Everysec,
+    /// Never synced by the server (the OS writes them back; a clean shutdown syncs).
+    No,
+}
+
+impl SyncPolicy {
+    /// The name used by flags and `INFO`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncPolicy::Always => "always",
+            SyncPolicy::Everysec => "everysec",
+            SyncPolicy::No => "no",
+        }
+    }
+}
+
+/// `augur-server` flags.
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "augur-server",
+    version,
+    about = "A Redis-protocol (RESP2) server over an Augur database",
+    args_override_self = true
+)]
+pub struct Args {
+    /// Database directory (created if missing).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// A TOML file of options (the flags' names, `_` or `-`); flags given on the command line
+    /// win over it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on. Binding one that is not loopback needs a password (Redis's
+    /// protected mode).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// TCP port (0: any free port; the ready line on stdout says which).
+    #[arg(long, default_value_t = 6380)]
+    pub port: u16,
+    /// Password every client must give with AUTH (the default user's).
+    #[arg(long, value_name = "PASSWORD", conflicts_with = "requirepass_file")]
+    pub requirepass: Option<String>,
+    /// A file whose first line is the password.
+    #[arg(long, value_name = "FILE", alias = "requirepass_file")]
+    pub requirepass_file: Option<PathBuf>,
+    /// Most clients connected at once; more are refused with Redis's error.
+    #[arg(long, default_value_t = 10_000)]
+    pub maxclients: usize,
+    /// Largest bulk string a request may declare (Redis's proto-max-bulk-len).
+    #[arg(long, value_name = "BYTES", default_value_t = 512 << 20, alias = "max_bulk_bytes")]
+    pub max_bulk_bytes: usize,
+    /// Largest request (one command with its arguments) a client may send, and so the most
+    /// a client's input buffer holds (Redis's client-query-buffer-limit).
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30, alias = "max_request_bytes")]
+    pub max_request_bytes: usize,
+    /// Seconds a client may stay idle before it is disconnected (0: never).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 0,
+        alias = "idle_timeout"
+    )]
+    pub idle_timeout: u64,
+    /// When an acknowledged write is durable (Redis's appendfsync).
+    #[arg(long, value_enum, default_value = "everysec")]
+    pub sync: SyncPolicy,
+    /// Allow FLUSHDB and FLUSHALL (refused otherwise: they delete every key).
+    #[arg(long, alias = "enable_flush")]
+    pub enable_flush: bool,
+    /// Engine options, as the CLI's.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// The checked configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Database directory.
+    pub db: PathBuf,
+    /// Listening address.
+    pub bind: IpAddr,
+    /// Listening port (0: any).
+    pub port: u16,
+    /// The default user's password, if any.
+    pub password: Option<String>,
+    /// Most clients at once.
+    pub maxclients: usize,
+    /// Largest declared bulk.
+    pub max_bulk_bytes: usize,
+    /// Largest request.
+    pub max_request_bytes: usize,
+    /// Idle clients are disconnected after this long (`None`: never).
+    pub idle_timeout: Option<Duration>,
+    /// Durability of acknowledged writes.
+    pub sync: SyncPolicy,
+    /// FLUSHDB and FLUSHALL allowed.
+    pub enable_flush: bool,
+    /// Engine options.
+    pub engine: EngineArgs,
+}
+
+impl Config {
+    /// Parses the process's arguments (and the `--config` file they name).
+    ///
+    /// # Errors
+    /// A message for a bad flag, an unreadable or malformed file, or a refused combination
+    /// (a non-loopback address without a password).
+    pub fn from_args(args: impl IntoIterator<Item = String>) -> Result<Config, String> {
+        let args: Vec<String> = args.into_iter().collect();
+        let first = Args::try_parse_from(&args).map_err(|e| e.to_string())?;
+        let parsed = match &first.config {
+            None => first,
+            Some(file) => {
+                let mut merged = vec![args.first().cloned().unwrap_or_default()];
+                merged.extend(flags_of_toml(file)?);
+                merged.extend(args.iter().skip(1).cloned());
+                Args::try_parse_from(&merged).map_err(|e| e.to_string())?
+            }
+        };
+        Config::check(parsed)
+    }
+
+    fn check(a: Args) -> Result<Config, String> {
+        let db =
+            a.db.ok_or("--db PATH is required (or `db = \"PATH\"` in the --config file)")?;
+        let password = match (&a.requirepass, &a.requirepass_file) {
+            (Some(p), _) => Some(p.clone()),
+            (None, Some(file)) => {
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| format!("reading --requirepass-file {}: {e}", file.display()))?;
+                let line = text.lines().next().unwrap_or("").to_string();
+                if line.is_empty() {
+                    return Err(format!(
+                        "--requirepass-file {}: the first line (the password) is empty",
+                        file.display()
+                    ));
+                }
+                Some(line)
+            }
+            (None, None) => None,
+        };
+        if password.as_deref() == Some("") {
+            return Err("--requirepass: the password is empty".into());
+        }
+        if !a.bind.is_loopback() && password.is_none() {
+            return Err(format!(
+                "refusing to listen on {} without a password (protected mode): clients beyond \
+                 this machine could read and change every key. Give --requirepass (or \
+                 --requirepass-file), or bind a loopback address",
+                a.bind
+            ));
+        }
+        if a.maxclients == 0 {
+            return Err("--maxclients must be at least 1".into());
+        }
+        if a.max_bulk_bytes == 0 || a.max_request_bytes < a.max_bulk_bytes.min(1 << 20) {
+            return Err(
+                "--max-bulk-bytes must be at least 1, and --max-request-bytes at least \
+                 --max-bulk-bytes or 1 MiB, whichever is smaller"
+                    .into(),
+            );
+        }
+        // Checks the engine options now, with the CLI's messages.
+        a.engine.options().validate().map_err(|e| e.to_string())?;
+        Ok(Config {
+            db,
+            bind: a.bind,
+            port: a.port,
+            password,
+            maxclients: a.maxclients,
+            max_bulk_bytes: a.max_bulk_bytes,
+            max_request_bytes: a.max_request_bytes,
+            idle_timeout: (a.idle_timeout > 0).then(|| Duration::from_secs(a.idle_timeout)),
+            sync: a.sync,
+            enable_flush: a.enable_flush,
+            engine: a.engine,
+        })
+    }
+}
+
+/// The flags a TOML file stands for: `key = value` becomes `--key value`, `key = true`
+/// becomes `--key` (and `false` nothing), a table `[engine]` or `[server]` is flattened.
+fn flags_of_toml(file: &Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("reading --config {}: {e}", file.display()))?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e| format!("--config {}: {e}", file.display()))?;
+    let mut flags = Vec::new();
+    add_flags(&table, file, &mut flags)?;
+    Ok(flags)
+}
+
+fn add_flags(table: &toml::Table, file: &Path, flags: &mut Vec<String>) -> Result<(), String> {
+    for (key, value) in table {
+        if key == "config" {
+            return Err(format!(
+                "--config {}: a config file cannot name another",
+                file.display()
+            ));
+        }
+        let flag = format!("--{}", key.replace('_', "-"));
+        match value {
+            toml::Value::Table(inner) => add_flags(inner, file, flags)?,
+            toml::Value::Boolean(true) => flags.push(flag),
+            toml::Value::Boolean(false) => {}
+            toml::Value::String(s) => {
+                flags.push(flag);
+                flags.push(s.clone());
+            }
+            toml::Value::Integer(i) => {
+                flags.push(flag);
+                flags.push(i.to_string());
+            }
+            toml::Value::Float(f) => {
+                flags.push(flag);
+                flags.push(f.to_string());
+            }
+            other => {
+                return Err(format!(
+                    "--config {}: `{key}` must be a string, number or boolean, not {}",
+                    file.display(),
+                    other.type_str()
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Config, String> {
+        Config::from_args(
+            std::iter::once("augur-server")
+                .chain(args.iter().copied())
+                .map(String::from),
+        )
+    }
+
+    #[test]
+    fn defaults_and_protected_mode() {
+        let c = parse(&["--db", "/tmp/x"]).unwrap();
+        assert_eq!((c.port, c.sync), (6380, SyncPolicy::Everysec));
+        assert!(c.bind.is_loopback() && c.password.is_none());
+        let e = parse(&["--db", "/tmp/x", "--bind", "0.0.0.0"]).unwrap_err();
+        assert!(e.contains("protected mode"), "{e}");
+        let c = parse(&["--db", "/tmp/x", "--bind", "0.0.0.0", "--requirepass", "s"]).unwrap();
+        assert_eq!(c.password.as_deref(), Some("s"));
+        assert!(parse(&[]).unwrap_err().contains("--db"));
+        assert!(parse(&["--db", "/x", "--memtable-mb", "0"]).is_err());
+    }
+
+    #[test]
+    fn a_toml_file_gives_flags_that_the_command_line_overrides() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("augur.toml");
+        std::fs::write(
+            &file,
+            "db = \"/tmp/from-file\"\nport = 7000\nsync = \"always\"\nenable_flush = true\n\
+             [engine]\nread_mode = \"pread\"\nlevel_models = true\n",
+        )
+        .unwrap();
+        let f = file.to_str().unwrap();
+        let c = parse(&["--config", f]).unwrap();
+        assert_eq!(c.db, PathBuf::from("/tmp/from-file"));
+        assert_eq!(
+            (c.port, c.sync, c.enable_flush),
+            (7000, SyncPolicy::Always, true)
+        );
+        assert!(c.engine.level_models);
+        let c = parse(&["--config", f, "--port", "7001", "--sync", "no"]).unwrap();
+        assert_eq!((c.port, c.sync), (7001, SyncPolicy::No));
+        std::fs::write(&file, "port = [1, 2]\n").unwrap();
+        assert!(parse(&["--db", "/x", "--config", f])
+            .unwrap_err()
+            .contains("`port`"));
+        std::fs::write(&file, "no_such_option = 1\n").unwrap();
+        assert!(parse(&["--db", "/x", "--config", f]).is_err());
+    }
+}

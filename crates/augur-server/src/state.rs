@@ -1,0 +1,215 @@
+//! What every connection shares: the database, the configuration, the connected clients (for
+//! `CLIENT LIST` and `maxclients`), the counters `INFO` reports, the key locks that make
+//! read-modify-write commands atomic, and the cursors of running `SCAN`s.
+
+use crate::config::Config;
+use augur::Db;
+use parking_lot::{Mutex, MutexGuard};
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Stripes of the key locks: a key's lock is the stripe its hash picks.
+const KEY_LOCK_STRIPES: usize = 1024;
+
+/// `SCAN` cursors remembered at once; the oldest is forgotten first.
+const MAX_CURSORS: usize = 65_536;
+
+/// The shared state of a running server.
+pub struct Server {
+    /// The database.
+    pub db: Db,
+    /// The configuration.
+    pub config: Config,
+    /// When the server started.
+    pub started: Instant,
+    /// The clients connected now, by id.
+    pub clients: Mutex<HashMap<u64, Arc<ClientInfo>>>,
+    next_client_id: AtomicU64,
+    /// Counters for `INFO stats`.
+    pub counters: Counters,
+    key_locks: Vec<Mutex<()>>,
+    cursors: Mutex<Cursors>,
+    /// Unix time of the last successful SAVE (or of the start).
+    pub last_save: AtomicU64,
+    /// A BGSAVE is running.
+    pub bgsave_running: AtomicBool,
+    /// Writes since the last sync (for `--sync everysec`).
+    pub dirty: AtomicBool,
+    /// The port the server listens on (known once bound).
+    port: AtomicU16,
+}
+
+/// Counters reported by `INFO stats`.
+#[derive(Default)]
+pub struct Counters {
+    /// Connections accepted.
+    pub connections: AtomicU64,
+    /// Connections refused at `maxclients`.
+    pub rejected_connections: AtomicU64,
+    /// Commands executed.
+    pub commands: AtomicU64,
+    /// Reads that found their key.
+    pub hits: AtomicU64,
+    /// Reads that did not.
+    pub misses: AtomicU64,
+    /// Bytes read from clients.
+    pub input_bytes: AtomicU64,
+    /// Bytes written to clients.
+    pub output_bytes: AtomicU64,
+    /// Connections closed for a protocol error or an oversized request.
+    pub protocol_errors: AtomicU64,
+}
+
+impl Counters {
+    /// Adds `n` to counter `c`.
+    pub fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// What `CLIENT LIST` shows of a connection.
+pub struct ClientInfo {
+    /// The connection's id (`CLIENT ID`).
+    pub id: u64,
+    /// The client's address.
+    pub addr: SocketAddr,
+    /// The server's address of the connection.
+    pub local_addr: SocketAddr,
+    /// When it connected.
+    pub connected: Instant,
+    /// `CLIENT SETNAME`.
+    pub name: Mutex<Vec<u8>>,
+    /// Milliseconds since `connected` of its last command.
+    pub last_command_ms: AtomicU64,
+    /// The name of its last command.
+    pub last_command: Mutex<String>,
+    /// Bytes waiting in its input buffer.
+    pub query_buffer: AtomicUsize,
+}
+
+impl ClientInfo {
+    /// The `CLIENT LIST` line of this client.
+    pub fn list_line(&self) -> String {
+        let age = self.connected.elapsed();
+        let idle = age
+            .as_millis()
+            .saturating_sub(u128::from(self.last_command_ms.load(Ordering::Relaxed)));
+        format!(
+            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db=0 sub=0 psub=0 \
+             ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 oll=0 omem=0 \
+             tot-mem=0 events=r cmd={} user=default redir=-1 resp=2\n",
+            self.id,
+            self.addr,
+            self.local_addr,
+            String::from_utf8_lossy(&self.name.lock()),
+            age.as_secs(),
+            idle / 1000,
+            self.query_buffer.load(Ordering::Relaxed),
+            self.last_command.lock(),
+        )
+    }
+}
+
+/// `SCAN` cursors: a number handed to the client stands for the last key returned.
+struct Cursors {
+    next: u64,
+    keys: HashMap<u64, Vec<u8>>,
+    order: VecDeque<u64>,
+}
+
+impl Server {
+    /// The state of a server over `db` configured by `config`.
+    pub fn new(db: Db, config: Config) -> Server {
+        Server {
+            db,
+            config,
+            started: Instant::now(),
+            clients: Mutex::new(HashMap::new()),
+            next_client_id: AtomicU64::new(1),
+            counters: Counters::default(),
+            key_locks: (0..KEY_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
+            cursors: Mutex::new(Cursors {
+                // Cursor numbers start high so that none is mistaken for the start (0).
+                next: 1 << 20,
+                keys: HashMap::new(),
+                order: VecDeque::new(),
+            }),
+            last_save: AtomicU64::new(unix_seconds()),
+            bgsave_running: AtomicBool::new(false),
+            dirty: AtomicBool::new(false),
+            port: AtomicU16::new(0),
+        }
+    }
+
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.port.load(Ordering::Relaxed)
+    }
+
+    /// Records the port the listener got.
+    pub fn set_port(&self, port: u16) {
+        self.port.store(port, Ordering::Relaxed);
+    }
+
+    /// A new client id.
+    pub fn new_client_id(&self) -> u64 {
+        self.next_client_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Locks the stripes of `keys` (in stripe order, each once) for a read-modify-write or a
+    /// write that must not interleave with one. Held while the command runs.
+    pub fn lock_keys<'a, K: AsRef<[u8]>>(&'a self, keys: &[K]) -> Vec<MutexGuard<'a, ()>> {
+        let mut stripes: Vec<usize> = keys.iter().map(|k| stripe_of(k.as_ref())).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        stripes
+            .into_iter()
+            .filter_map(|s| self.key_locks.get(s).map(Mutex::lock))
+            .collect()
+    }
+
+    /// Remembers that a `SCAN` stopped after `key`; returns the cursor to give the client.
+    pub fn save_cursor(&self, key: Vec<u8>) -> u64 {
+        let mut c = self.cursors.lock();
+        let id = c.next;
+        c.next += 1;
+        c.keys.insert(id, key);
+        c.order.push_back(id);
+        while c.order.len() > MAX_CURSORS {
+            if let Some(old) = c.order.pop_front() {
+                c.keys.remove(&old);
+            }
+        }
+        id
+    }
+
+    /// The key a cursor stands for (`None` for an unknown or forgotten cursor).
+    pub fn cursor_key(&self, id: u64) -> Option<Vec<u8>> {
+        self.cursors.lock().keys.get(&id).cloned()
+    }
+
+    /// Clients connected now.
+    pub fn connected_clients(&self) -> usize {
+        self.clients.lock().len()
+    }
+}
+
+fn stripe_of(key: &[u8]) -> usize {
+    // FNV-1a: cheap, and spreads keys with shared prefixes.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in key {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % KEY_LOCK_STRIPES as u64) as usize
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
