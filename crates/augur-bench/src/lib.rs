@@ -389,6 +389,48 @@ pub fn run(
     db: Option<&Path>,
     json_stdout: bool,
 ) -> Result<(), BenchError> {
+    let names = benchmark_names(a)?;
+    let keys = checked_keys(a, db)?;
+    let p = params(a, keys);
+    let source = source_name(a);
+    let mut base_opts = engine.options.clone();
+    if let Some(b) = a.write_buffer_size {
+        base_opts.memtable_size_bytes = b;
+    }
+    base_opts.validate()?;
+    let configs = run_configs(a, engine, &base_opts)?;
+    let (_temp, base) = base_dir(db)?;
+    // JSON goes to stdout with the top-level --json or a bare `bench --json`; the text
+    // report is printed otherwise (also beside a JSON file).
+    let json_to_stdout = json_stdout || matches!(&a.json, Some(None));
+    let plan = Plan {
+        record: p.histogram || a.json.is_some() || json_stdout,
+        names,
+        p,
+        source,
+        print_text: !json_to_stdout,
+    };
+    let mut records: Vec<Value> = Vec::new();
+    if plan.print_text && configs.len() > 1 {
+        print_plan(a, engine, &configs, &base);
+    }
+    for config in configs.iter().cloned() {
+        records.extend(plan.run_config(config, &base)?);
+    }
+    if plan.print_text && configs.len() > 1 {
+        if let Some(table) = report::summary_table(&records) {
+            println!("{table}");
+        }
+    }
+    write_records(a, records, json_to_stdout)
+}
+
+/// The benchmarks to run, in order: `--benchmarks` (trimmed, empty names dropped) or the
+/// default list (of `--compare` or not).
+///
+/// # Errors
+/// A name that is not a known benchmark.
+fn benchmark_names(a: &BenchArgs) -> Result<Vec<String>, BenchError> {
     let names: Vec<String> = if a.benchmarks.is_empty() {
         let default = if a.compare {
             COMPARE_BENCHMARKS
@@ -409,6 +451,16 @@ pub fn run(
             NAMES.join(", ")
         )));
     }
+    Ok(names)
+}
+
+/// Checks the flags that shape the keys and the database, and reads the key source.
+///
+/// # Errors
+/// `--num=0`, `--key_size=0`, an engine not compiled in, a key source that fails to load or
+/// holds no key, a compression other than `none`, `--use_existing_db` without `--db`; in
+/// that order, the first one found.
+fn checked_keys(a: &BenchArgs, db: Option<&Path>) -> Result<KeySet, BenchError> {
     if a.num == Some(0) {
         return Err(BenchError::failed("--num must be at least 1"));
     }
@@ -424,7 +476,6 @@ pub fn run(
     if keys.is_empty() {
         return Err(BenchError::failed("the key source holds no key"));
     }
-    let num = keys.len();
     if a.compression_type != "none" {
         return Err(BenchError::failed(format!(
             "--compression_type={} is not supported: Augur does not compress (use none)",
@@ -434,7 +485,13 @@ pub fn run(
     if a.use_existing_db && db.is_none() {
         return Err(BenchError::failed("--use_existing_db needs --db DIR"));
     }
-    let p = Params {
+    Ok(keys)
+}
+
+/// The workloads' parameters from the flags, over `keys` (`--num` is their count).
+fn params(a: &BenchArgs, keys: KeySet) -> Params {
+    let num = keys.len();
+    Params {
         num,
         reads: u64::try_from(a.reads).unwrap_or(num),
         readwritepercent: a.readwritepercent,
@@ -463,55 +520,65 @@ pub fn run(
             hot_data_fraction: a.hotspot_data_fraction,
             hot_ops_fraction: a.hotspot_ops_fraction,
         },
-    };
-    let source = source_name(a);
-    let mut base_opts = engine.options.clone();
-    if let Some(b) = a.write_buffer_size {
-        base_opts.memtable_size_bytes = b;
     }
-    base_opts.validate()?;
-    let configs = run_configs(a, engine, &base_opts)?;
-    let (_temp, base) = match db {
+}
+
+/// The directory the configurations run in: `--db`, or a temporary directory (returned too,
+/// so that it lives as long as the run and is removed after it).
+fn base_dir(db: Option<&Path>) -> Result<(Option<TempDir>, PathBuf), BenchError> {
+    Ok(match db {
         Some(d) => (None, d.to_path_buf()),
         None => {
             let t = temp_dir()?;
             let path = t.0.clone();
             (Some(t), path)
         }
-    };
-    // JSON goes to stdout with the top-level --json or a bare `bench --json`; the text
-    // report is printed otherwise (also beside a JSON file).
-    let json_to_stdout = json_stdout || matches!(&a.json, Some(None));
-    let print_text = !json_to_stdout;
-    let record = p.histogram || a.json.is_some() || json_stdout;
-    let mut records: Vec<Value> = Vec::new();
-    if print_text && configs.len() > 1 {
-        print_plan(a, engine, &configs, &base);
-    }
-    for RunConfig {
-        label,
-        engine: kind,
-        options: opts,
-    } in configs.iter().cloned()
-    {
+    })
+}
+
+/// What every configuration of a run shares: the benchmarks and their parameters, the key
+/// source, and what is reported.
+struct Plan {
+    names: Vec<String>,
+    p: Params,
+    /// The key source as the records name it (`source_name`).
+    source: String,
+    /// Print the text report (off when the JSON goes to stdout).
+    print_text: bool,
+    /// Keep what the records and histograms need.
+    record: bool,
+}
+
+impl Plan {
+    /// Runs every benchmark on configuration `c`, in `base` (or its subdirectory named by the
+    /// label), printing the header and a line per benchmark unless the JSON goes to stdout.
+    /// Returns one JSON record per benchmark run.
+    fn run_config(&self, c: RunConfig, base: &Path) -> Result<Vec<Value>, BenchError> {
+        let RunConfig {
+            label,
+            engine: kind,
+            options: opts,
+        } = c;
+        let p = &self.p;
         let dir = if label.is_empty() {
-            base.clone()
+            base.to_path_buf()
         } else {
             base.join(&label)
         };
-        let mut config = config_json(&label, &p, &opts, &source);
+        let mut config = config_json(&label, p, &opts, &self.source);
         config["engine"] = json!(kind.name());
-        if print_text {
-            print_header(kind, &label, &p, &opts, &dir, &source);
+        if self.print_text {
+            print_header(kind, &label, p, &opts, &dir, &self.source);
         }
         // Each configuration's records report its own peak RSS.
         process::reset_peak_rss();
-        let mut runner = Runner::new(dir, opts, p.clone(), kind, record, !print_text);
-        for name in &names {
+        let mut runner = Runner::new(dir, opts, p.clone(), kind, self.record, !self.print_text);
+        let mut records = Vec::new();
+        for name in &self.names {
             let Some(outcome) = runner.run(name)? else {
                 continue;
             };
-            if print_text {
+            if self.print_text {
                 println!("{}", outcome.line());
                 if p.histogram || name.starts_with("ycsb-") {
                     if let Some(h) = outcome.histogram_line() {
@@ -521,22 +588,23 @@ pub fn run(
             }
             records.push(outcome.to_json(kind.name(), &config));
         }
-        if print_text {
+        if self.print_text {
             println!();
         }
+        Ok(records)
     }
-    if print_text && configs.len() > 1 {
-        if let Some(table) = report::summary_table(&records) {
-            println!("{table}");
-        }
-    }
+}
+
+/// Writes the records as a JSON array: pretty-printed to the `--json` file if one is named,
+/// and on one line to stdout if `to_stdout`.
+fn write_records(a: &BenchArgs, records: Vec<Value>, to_stdout: bool) -> Result<(), BenchError> {
     let array = Value::Array(records);
     if let Some(Some(file)) = &a.json {
         let text =
             serde_json::to_string_pretty(&array).map_err(|e| BenchError::failed(e.to_string()))?;
         std::fs::write(file, text + "\n").map_err(io_err(format!("writing {}", file.display())))?;
     }
-    if json_to_stdout {
+    if to_stdout {
         println!("{array}");
     }
     Ok(())

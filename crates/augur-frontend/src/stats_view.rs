@@ -246,6 +246,34 @@ pub fn breakdown_text(b: &augur::stats::breakdown::LookupBreakdown) -> String {
 /// lookups, the learning table of the levels that saw any; `all` shows every level and the
 /// learning table always (`augur stats --all`). `--json` output is always complete.
 pub fn stats_text(s: &augur::Stats, all: bool) -> String {
+    let mut out = if all || s.levels.iter().any(|l| l.files > 0) {
+        format!("{}\n", levels_table(s, all))
+    } else {
+        "no tables yet (every entry is in the memtable and the WAL)\n".to_string()
+    };
+    if s.compaction_style == augur::CompactionStyle::Flsm {
+        out.push_str(&format!("{}\n", guards_table(s, all)));
+    }
+    let looked_up = |l: &augur::LevelStats| {
+        l.positive_lookups + l.negative_lookups + l.models_built + l.dead_files > 0
+    };
+    if all || s.levels.iter().any(looked_up) {
+        out.push_str(&format!("{}\n", learning_table(s, |l| all || looked_up(l))));
+    }
+    if !s.value_log.is_empty() {
+        out.push_str(&format!("{}\n", value_log_table(s)));
+    }
+    out.push_str(&counters_text(s));
+    out.push_str(&learning_summary_text(s));
+    if s.lookup_breakdown.samples > 0 {
+        out.push_str(&breakdown_text(&s.lookup_breakdown));
+    }
+    out
+}
+
+/// Per level (those holding files, or every one with `all`): files, bytes, entries, and the
+/// memory of the learned models and of the fences and filters.
+fn levels_table(s: &augur::Stats, all: bool) -> Table {
     let mut levels = Table::new();
     levels.set_header(vec![
         "level",
@@ -269,40 +297,34 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
             l.index_bytes.to_string(),
         ]);
     }
-    let mut out = if all || s.levels.iter().any(|l| l.files > 0) {
-        format!("{levels}\n")
-    } else {
-        "no tables yet (every entry is in the memtable and the WAL)\n".to_string()
-    };
-    if s.compaction_style == augur::CompactionStyle::Flsm {
-        out.push_str(&format!("{}\n", guards_table(s, all)));
-    }
-    let looked_up = |l: &augur::LevelStats| {
-        l.positive_lookups + l.negative_lookups + l.models_built + l.dead_files > 0
-    };
-    if all || s.levels.iter().any(looked_up) {
-        out.push_str(&format!("{}\n", learning_table(s, |l| all || looked_up(l))));
-    }
-    if !s.value_log.is_empty() {
-        let mut vlog = Table::new();
-        vlog.set_header(vec![
-            "segment",
-            "bytes",
-            "garbage bytes",
-            "garbage %",
-            "active",
+    levels
+}
+
+/// Per value-log segment: its size, its garbage and whether it is the one being appended to.
+fn value_log_table(s: &augur::Stats) -> Table {
+    let mut vlog = Table::new();
+    vlog.set_header(vec![
+        "segment",
+        "bytes",
+        "garbage bytes",
+        "garbage %",
+        "active",
+    ]);
+    for g in &s.value_log {
+        vlog.add_row(vec![
+            g.id.to_string(),
+            g.bytes.to_string(),
+            g.garbage_bytes.to_string(),
+            format!("{:.1}", 100.0 * ratio(g.garbage_bytes, g.bytes)),
+            if g.active { "yes" } else { "" }.to_string(),
         ]);
-        for g in &s.value_log {
-            vlog.add_row(vec![
-                g.id.to_string(),
-                g.bytes.to_string(),
-                g.garbage_bytes.to_string(),
-                format!("{:.1}", 100.0 * ratio(g.garbage_bytes, g.bytes)),
-                if g.active { "yes" } else { "" }.to_string(),
-            ]);
-        }
-        out.push_str(&format!("{vlog}\n"));
     }
+    vlog
+}
+
+/// The counters since the database was opened (one `name value` line each, under a heading)
+/// and the write amplification they give.
+fn counters_text(s: &augur::Stats) -> String {
     let counters = [
         ("writes", s.writes),
         ("user bytes written", s.user_bytes_written),
@@ -320,7 +342,7 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
         ("GC entries relocated", s.gc_entries_relocated),
         ("last seqno", s.last_seqno),
     ];
-    out.push_str("counters since this process opened the database:\n");
+    let mut out = String::from("counters since this process opened the database:\n");
     for (name, v) in counters {
         out.push_str(&format!("  {name:<28} {v}\n"));
     }
@@ -329,7 +351,13 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
         "write amplification",
         s.write_amplification()
     ));
-    out.push_str(&format!(
+    out
+}
+
+/// The learning lines under the counters: lookups on the model path, models learned,
+/// training inside flushes and compactions, and the learned index memory per index type.
+fn learning_summary_text(s: &augur::Stats) -> String {
+    let mut out = format!(
         "  {:<28} {:.1}% ({} model, {} baseline)\n  {:<28} {} ({:.2} ms, {:.1} ns/key, {} pending)\n",
         "lookups on the model path",
         100.0 * s.model_path_fraction(),
@@ -340,7 +368,7 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
         s.learning_ns_total as f64 / 1e6,
         s.training_ns_per_key,
         s.learning_pending
-    ));
+    );
     out.push_str(&format!(
         "  {:<28} {:.2} ms flushing ({:.2} ms in all), {:.2} ms compacting ({:.2} ms in all), \
          waited for {:.2} ms\n",
@@ -371,9 +399,6 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
         if kinds.is_empty() { "" } else { ": " },
         kinds.join(", ")
     ));
-    if s.lookup_breakdown.samples > 0 {
-        out.push_str(&breakdown_text(&s.lookup_breakdown));
-    }
     out
 }
 

@@ -142,6 +142,8 @@ pub fn run(
     Ok(())
 }
 
+/// Runs rounds `0..rounds` and a last open that verifies what the last round left; see the
+/// module doc.
 fn rounds_on(
     fs: &FaultFs,
     dir: &Path,
@@ -151,57 +153,153 @@ fn rounds_on(
     rounds: u64,
     seed: u64,
 ) -> Result<Outcomes, CliError> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let style = if rng.gen_bool(0.5) {
-        CompactionStyle::Flsm
-    } else {
-        CompactionStyle::Leveled
-    };
-    let oracle = Oracle::open_or_create(oracle_path, args.keys, 0).map_err(CliError::Failed)?;
-    // Which rounds end in a power cut: a stream of its own, so that the main stream (options,
-    // faults, workload seeds) is the same whatever the fraction.
-    let mut cuts = StdRng::seed_from_u64(seed ^ 0x706f_7765_725f_6375);
-    // Which cut rounds are cut in the middle, and where: a third stream, so that neither the
-    // main stream nor the choice of cut rounds depends on it.
-    let mut mids = StdRng::seed_from_u64(seed ^ 0x6d69_645f_726f_756e);
-    let history = History::new();
-    let mut cut_before = false;
-    let mut mid_before = false;
-    let mut out = Outcomes::default();
-    let fail =
-        |round: u64, what: String| CliError::Failed(format!("round {round} (seed {seed}): {what}"));
+    let mut r = Rounds::new(fs, dir, oracle_path, base, args, seed)?;
     for round in 0..=rounds {
-        let mut opts = if args.randomize {
-            randomized(&mut rng)
-        } else {
-            base.clone()
-        };
-        opts.compaction = Some(style);
-        opts.fs = Arc::new(fs.clone());
-        let db = Db::open(dir, opts).map_err(|e| fail(round, format!("open: {e}")))?;
-        let verified = if cut_before {
-            verify_after_cut(&db, &oracle, &history, &mut out).map(|(verified, cut)| {
-                if mid_before {
-                    out.mid_acknowledged += cut.acknowledged;
-                    out.mid_durable += cut.durable;
-                    out.mid_lost += cut.lost;
-                    out.mid_pending += cut.pending;
-                }
-                verified
-            })
-        } else {
-            verify_all(&db, &oracle).map(|(verified, settled)| {
-                out.pending_settled += settled;
-                verified
-            })
-        };
-        out.keys_verified += verified.map_err(|e| fail(round, format!("{e:?}")))?;
-        // The open made everything it found durable: the next history starts here.
-        history.clear();
+        let db = r.open_and_verify(round)?;
         if round == rounds {
-            db.close().map_err(|e| fail(round, format!("close: {e}")))?;
+            db.close()
+                .map_err(|e| r.fail(round, format!("close: {e}")))?;
             break;
         }
+        r.play(db, round)?;
+    }
+    Ok(r.out)
+}
+
+/// The state of a fault run carried from round to round: the file system and the options,
+/// the random streams, the oracle and the round's write history, how the last round ended,
+/// and the outcomes so far.
+struct Rounds<'a> {
+    fs: &'a FaultFs,
+    dir: &'a Path,
+    base: Options,
+    args: &'a StressArgs,
+    seed: u64,
+    /// The main stream: options, faults, workload seeds.
+    rng: StdRng,
+    /// Which rounds end in a power cut: a stream of its own, so that the main stream is the
+    /// same whatever the fraction.
+    cuts: StdRng,
+    /// Which cut rounds are cut in the middle, and where: a third stream, so that neither the
+    /// main stream nor the choice of cut rounds depends on it.
+    mids: StdRng,
+    /// The compaction style of every round (drawn once, first).
+    style: CompactionStyle,
+    oracle: Oracle,
+    history: History,
+    /// The last round ended in a power cut.
+    cut_before: bool,
+    /// The last round's cut came in the middle of its operations.
+    mid_before: bool,
+    out: Outcomes,
+}
+
+/// The fault armed for a round: the `n`-th operation of kind `op` after the `before` done so
+/// far fails.
+#[derive(Clone, Copy)]
+struct ArmedFault {
+    op: FaultOp,
+    before: u64,
+    n: u64,
+}
+
+impl<'a> Rounds<'a> {
+    /// Seeds the streams from `seed`, draws the compaction style and opens the oracle at
+    /// `oracle_path`.
+    fn new(
+        fs: &'a FaultFs,
+        dir: &'a Path,
+        oracle_path: &Path,
+        base: Options,
+        args: &'a StressArgs,
+        seed: u64,
+    ) -> Result<Self, CliError> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let style = if rng.gen_bool(0.5) {
+            CompactionStyle::Flsm
+        } else {
+            CompactionStyle::Leveled
+        };
+        let oracle = Oracle::open_or_create(oracle_path, args.keys, 0).map_err(CliError::Failed)?;
+        Ok(Rounds {
+            fs,
+            dir,
+            base,
+            args,
+            seed,
+            rng,
+            cuts: StdRng::seed_from_u64(seed ^ 0x706f_7765_725f_6375),
+            mids: StdRng::seed_from_u64(seed ^ 0x6d69_645f_726f_756e),
+            style,
+            oracle,
+            history: History::new(),
+            cut_before: false,
+            mid_before: false,
+            out: Outcomes::default(),
+        })
+    }
+
+    /// The error of round `round`, naming the seed.
+    fn fail(&self, round: u64, what: String) -> CliError {
+        CliError::Failed(format!("round {round} (seed {}): {what}", self.seed))
+    }
+
+    /// Opens the database for round `round` (options drawn from the main stream with
+    /// `--randomize`) and verifies every key: against the last round's write history after a
+    /// power cut, against the oracle otherwise. The round's history then starts empty.
+    fn open_and_verify(&mut self, round: u64) -> Result<Db, CliError> {
+        let mut opts = if self.args.randomize {
+            randomized(&mut self.rng)
+        } else {
+            self.base.clone()
+        };
+        opts.compaction = Some(self.style);
+        opts.fs = Arc::new(self.fs.clone());
+        let db = Db::open(self.dir, opts).map_err(|e| self.fail(round, format!("open: {e}")))?;
+        let verified = if self.cut_before {
+            verify_after_cut(&db, &self.oracle, &self.history, &mut self.out).map(
+                |(verified, cut)| {
+                    if self.mid_before {
+                        self.out.mid_acknowledged += cut.acknowledged;
+                        self.out.mid_durable += cut.durable;
+                        self.out.mid_lost += cut.lost;
+                        self.out.mid_pending += cut.pending;
+                    }
+                    verified
+                },
+            )
+        } else {
+            verify_all(&db, &self.oracle).map(|(verified, settled)| {
+                self.out.pending_settled += settled;
+                verified
+            })
+        };
+        let verified = verified.map_err(|e| self.fail(round, format!("{e:?}")))?;
+        self.out.keys_verified += verified;
+        // The open made everything it found durable: the next history starts here.
+        self.history.clear();
+        Ok(db)
+    }
+
+    /// Round `round` on the open database: arms its fault (and, if it is cut in the middle,
+    /// the crash), runs the workload, counts the outcome and ends the round.
+    fn play(&mut self, db: Db, round: u64) -> Result<(), CliError> {
+        let fault = self.arm_fault();
+        let cut = self.arm_cut();
+        let refusals = self.run_workload(&db, round, fault)?;
+        // Operations rejected while the file system is down are not counted: this is whether
+        // the round's fault fired before any cut.
+        let fired = self.fs.op_count(fault.op) >= fault.before + fault.n;
+        let mid_cut = self.fs.is_crashed();
+        self.tally(fired, mid_cut, &refusals);
+        self.end_round(db, cut, mid_cut);
+        Ok(())
+    }
+
+    /// Draws the round's fault from the main stream (which operation, how far ahead, and
+    /// whether it fails once, torn or with an error, or from then on) and arms it.
+    fn arm_fault(&mut self) -> ArmedFault {
+        let (fs, rng) = (self.fs, &mut self.rng);
         let op = [
             FaultOp::Write,
             FaultOp::Sync,
@@ -221,9 +319,17 @@ fn rounds_on(
             };
             fs.fail_at(op, n, mode);
         }
+        ArmedFault { op, before, n }
+    }
+
+    /// Draws whether the round ends in a power cut (cut stream) and where a cut in the middle
+    /// would come (mid stream, drawn every round); arms that crash if the round is cut in the
+    /// middle. Returns whether the round is cut.
+    fn arm_cut(&mut self) -> bool {
         // Drawn here rather than after the round (same stream, same order: the same rounds
         // are cut as before mid-round cuts existed).
-        let cut = cuts.gen_bool(args.power_cuts);
+        let cut = self.cuts.gen_bool(self.args.power_cuts);
+        let mids = &mut self.mids;
         let (mid, crash_op, crash_n) = (
             mids.gen_bool(0.5),
             [FaultOp::Write, FaultOp::Sync, FaultOp::Any][mids.gen_range(0..3)],
@@ -238,29 +344,49 @@ fn rounds_on(
             } else {
                 crash_n
             };
-            fs.crash_at(crash_op, n);
+            self.fs.crash_at(crash_op, n);
         }
+        cut
+    }
+
+    /// Runs the workload on `db` (its seed from the main stream) until the fault or a crash
+    /// stops the threads or their operations are done. Returns the clear errors with which
+    /// writes were refused.
+    fn run_workload(
+        &mut self,
+        db: &Db,
+        round: u64,
+        fault: ArmedFault,
+    ) -> Result<Vec<String>, CliError> {
+        let ArmedFault { op, n, .. } = fault;
         let refusals = Mutex::new(Vec::new());
         let run = Workload {
-            db: &db,
-            oracle: &oracle,
-            threads: args.threads,
-            ops: if args.ops > 0 { args.ops } else { 400 },
+            db,
+            oracle: &self.oracle,
+            threads: self.args.threads,
+            ops: if self.args.ops > 0 {
+                self.args.ops
+            } else {
+                400
+            },
             deadline: None,
-            sync_every: args.sync_every,
-            seed: rng.gen(),
+            sync_every: self.args.sync_every,
+            seed: self.rng.gen(),
             refusals: Some(&refusals),
-            history: Some(&history),
-            power: Some(fs),
+            history: Some(&self.history),
+            power: Some(self.fs),
         };
         if let Err(e) = run.run(&Counts::default()) {
-            return Err(fail(round, format!("{op:?} fault at +{n}: {e}")));
+            return Err(self.fail(round, format!("{op:?} fault at +{n}: {e}")));
         }
-        // Operations rejected while the file system is down are not counted: this is whether
-        // the round's fault fired before any cut.
-        let fired = fs.op_count(op) >= before + n;
-        let mid_cut = fs.is_crashed();
-        let refusals = refusals.into_inner().unwrap_or_else(|p| p.into_inner());
+        Ok(refusals.into_inner().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Counts the round's outcome: whether its fault fired and, if so, whether writes were
+    /// then refused or the engine kept working; the first refusal of a kind not seen yet (up
+    /// to 6); and a cut in the middle.
+    fn tally(&mut self, fired: bool, mid_cut: bool, refusals: &[String]) {
+        let out = &mut self.out;
         if fired {
             out.fired += 1;
             if mid_cut {
@@ -278,26 +404,30 @@ fn rounds_on(
                 out.errors.push(first.clone());
             }
         }
-        cut_before = cut;
-        mid_before = mid_cut;
         if mid_cut {
             out.mid_cuts += 1;
         }
+    }
+
+    /// Ends the round: a power cut if it is `cut` (unless the crash came `mid_cut`), then a
+    /// close and the faults cleared; the next open verifies accordingly.
+    fn end_round(&mut self, db: Db, cut: bool, mid_cut: bool) {
+        self.cut_before = cut;
+        self.mid_before = mid_cut;
         if cut {
             // Power cut (unless the armed one already came): the disk keeps only what was
             // synced; the dead process's handles fail from now on (closing it only stops
             // its threads).
             if !mid_cut {
-                fs.crash();
+                self.fs.crash();
             }
-            out.power_cuts += 1;
+            self.out.power_cuts += 1;
         }
         // Closing may fail on a dead disk; the next open must cope either way.
         let _ = db.close();
         drop(db);
-        fs.reset_faults();
+        self.fs.reset_faults();
     }
-    Ok(out)
 }
 
 /// The verification at the open after a power cut: every key's value is checked against the

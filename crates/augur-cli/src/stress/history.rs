@@ -243,132 +243,197 @@ impl History {
         committed: impl Fn(u64) -> u32,
     ) -> Result<CutOutcome, String> {
         let g = self.lock();
+        let mut errors = g.unwritten_errors(found, committed);
+        let mut required = g.durable_required(found, &mut errors);
+        if !errors.is_empty() {
+            return Err(summary(errors));
+        }
+        g.settle_required(found, &mut required)?;
+        Ok(g.outcome(found))
+    }
+}
+
+/// Per written key, the position in its history that certainly survived (0: the base), and
+/// why (the message of a violation).
+type Required = BTreeMap<u64, (usize, String)>;
+
+/// The latest begin tick among the keys' smallest candidates (at least the durable
+/// watermark), with the key and the write it came from (`None`: the watermark).
+type Latest = (u64, Option<(u64, WriteId)>);
+
+/// The value id key `k` was found holding (0: absent, or beyond `found`).
+fn found_at(found: &[u32], k: u64) -> u32 {
+    found.get(k as usize).copied().unwrap_or(0)
+}
+
+impl Inner {
+    /// The keys not written in this history that do not hold their `committed` value, one
+    /// error each.
+    fn unwritten_errors(&self, found: &[u32], committed: impl Fn(u64) -> u32) -> Vec<String> {
         let mut errors = Vec::new();
         for (k, &f) in found.iter().enumerate() {
             let k = k as u64;
-            if !g.keys.contains_key(&k) && f != committed(k) {
+            if !self.keys.contains_key(&k) && f != committed(k) {
                 errors.push(format!(
                     "key {k}: holds {f}, but it was not written since the open and held {}",
                     committed(k)
                 ));
             }
         }
-        let found_at = |k: u64| found.get(k as usize).copied().unwrap_or(0);
-        // Required position per written key, and why.
-        let mut required: BTreeMap<u64, (usize, String)> = BTreeMap::new();
-        for (&k, h) in &g.keys {
+        errors
+    }
+
+    /// Rule 1 of the module doc: each written key requires its last durable write. Also adds
+    /// to `errors` the keys holding a value that no write of their history left.
+    fn durable_required(&self, found: &[u32], errors: &mut Vec<String>) -> Required {
+        let mut required = Required::new();
+        for (&k, h) in &self.keys {
             let mut r = (0, String::new());
             for (i, &(id, _)) in h.writes.iter().enumerate() {
-                if g.is_durable(&g.writes[id]) {
-                    let why = if g.writes[id].synced {
+                if self.is_durable(&self.writes[id]) {
+                    let why = if self.writes[id].synced {
                         "it was a synced write".to_string()
                     } else {
                         format!(
                             "it was acknowledged before a sync point issued at {}",
-                            g.durable
+                            self.durable
                         )
                     };
                     r = (i + 1, why);
                 }
             }
-            if (0..=h.writes.len()).all(|p| h.value(p) != found_at(k)) {
+            if (0..=h.writes.len()).all(|p| h.value(p) != found_at(found, k)) {
                 errors.push(format!(
                     "key {k}: holds {}, which no write since the open left (base {})",
-                    found_at(k),
+                    found_at(found, k),
                     h.base
                 ));
             }
             required.insert(k, r);
         }
+        required
+    }
+
+    /// Grows `required` by rules 2 and 3 of the module doc until nothing changes.
+    ///
+    /// # Errors
+    /// The keys whose every candidate lies below the required position (the summary).
+    fn settle_required(&self, found: &[u32], required: &mut Required) -> Result<(), String> {
+        loop {
+            let (mut changed, t) = self.require_batches(found, required)?;
+            // Everything acknowledged before a surviving write began survived too.
+            if let (tick, Some((k, w))) = t {
+                changed |= self.require_acked_before(tick, k, w, required);
+            }
+            if !changed {
+                return Ok(());
+            }
+        }
+    }
+
+    /// One pass of rule 2 over the keys: a key's only candidate write survived, so did the
+    /// rest of its batch. Returns whether `required` grew, and the [`Latest`] begin tick for
+    /// rule 3.
+    ///
+    /// # Errors
+    /// The keys left without a candidate at or above their required position (the summary).
+    fn require_batches(
+        &self,
+        found: &[u32],
+        required: &mut Required,
+    ) -> Result<(bool, Latest), String> {
+        let mut errors = Vec::new();
+        let mut changed = false;
+        let mut t = (self.durable, None);
+        for (&k, h) in &self.keys {
+            let r = required.get(&k).map_or(0, |r| r.0);
+            let candidates: Vec<usize> = (r..=h.writes.len())
+                .filter(|&p| h.value(p) == found_at(found, k))
+                .collect();
+            let Some(&lo) = candidates.first() else {
+                let why = required.get(&k).map_or("", |r| &r.1);
+                errors.push(format!(
+                    "key {k}: holds {}, but {} must have survived: {why}",
+                    found_at(found, k),
+                    self.describe(k, r)
+                ));
+                continue;
+            };
+            let Some(&(w, _)) = lo.checked_sub(1).and_then(|i| h.writes.get(i)) else {
+                continue;
+            };
+            if self.writes[w].begin > t.0 {
+                t = (self.writes[w].begin, Some((k, w)));
+            }
+            if candidates.len() > 1 {
+                continue;
+            }
+            // Write w certainly survived: so did the rest of its batch.
+            for &k2 in &self.writes[w].keys {
+                let Some(p) = self.keys.get(&k2).and_then(|h2| h2.position(w)) else {
+                    continue;
+                };
+                let r2 = required.entry(k2).or_insert((0, String::new()));
+                if p > r2.0 {
+                    *r2 = (p, format!("its batch survived on key {k}"));
+                    changed = true;
+                }
+            }
+        }
         if !errors.is_empty() {
             return Err(summary(errors));
         }
-        loop {
-            let mut changed = false;
-            let mut t = (g.durable, None);
-            for (&k, h) in &g.keys {
-                let r = required.get(&k).map_or(0, |r| r.0);
-                let candidates: Vec<usize> = (r..=h.writes.len())
-                    .filter(|&p| h.value(p) == found_at(k))
-                    .collect();
-                let Some(&lo) = candidates.first() else {
-                    let why = required.get(&k).map_or("", |r| &r.1);
-                    errors.push(format!(
-                        "key {k}: holds {}, but {} must have survived: {why}",
-                        found_at(k),
-                        g.describe(k, r)
-                    ));
-                    continue;
-                };
-                let Some(&(w, _)) = lo.checked_sub(1).and_then(|i| h.writes.get(i)) else {
-                    continue;
-                };
-                if g.writes[w].begin > t.0 {
-                    t = (g.writes[w].begin, Some((k, w)));
+        Ok((changed, t))
+    }
+
+    /// Rule 3 of the module doc: write `w`, begun at `tick`, survived on key `k`, so every
+    /// write acknowledged before `tick` is required. Returns whether `required` grew.
+    fn require_acked_before(&self, tick: u64, k: u64, w: WriteId, required: &mut Required) -> bool {
+        let mut changed = false;
+        for (&k2, h2) in &self.keys {
+            let r2 = required.entry(k2).or_insert((0, String::new()));
+            for (i, &(id, _)) in h2.writes.iter().enumerate() {
+                let before = self.writes[id].ack.is_some_and(|a| a < tick);
+                if before && i + 1 > r2.0 {
+                    *r2 = (
+                        i + 1,
+                        format!(
+                            "it was acknowledged before write #{w} began (at {tick}), which survived on key {k}"
+                        ),
+                    );
+                    changed = true;
                 }
-                if candidates.len() > 1 {
-                    continue;
-                }
-                // Write w certainly survived: so did the rest of its batch.
-                for &k2 in &g.writes[w].keys {
-                    let Some(p) = g.keys.get(&k2).and_then(|h2| h2.position(w)) else {
-                        continue;
-                    };
-                    let r2 = required.entry(k2).or_insert((0, String::new()));
-                    if p > r2.0 {
-                        *r2 = (p, format!("its batch survived on key {k}"));
-                        changed = true;
-                    }
-                }
-            }
-            if !errors.is_empty() {
-                return Err(summary(errors));
-            }
-            // Everything acknowledged before a surviving write began survived too.
-            if let (tick, Some((k, w))) = t {
-                for (&k2, h2) in &g.keys {
-                    let r2 = required.entry(k2).or_insert((0, String::new()));
-                    for (i, &(id, _)) in h2.writes.iter().enumerate() {
-                        let before = g.writes[id].ack.is_some_and(|a| a < tick);
-                        if before && i + 1 > r2.0 {
-                            *r2 = (
-                                i + 1,
-                                format!(
-                                    "it was acknowledged before write #{w} began (at {tick}), which survived on key {k}"
-                                ),
-                            );
-                            changed = true;
-                        }
-                    }
-                }
-            }
-            if !changed {
-                break;
             }
         }
+        changed
+    }
+
+    /// What the cut took away, once the check accepted it: acknowledged writes at or after
+    /// the last position a key's found value matches are lost.
+    fn outcome(&self, found: &[u32]) -> CutOutcome {
         let mut outcome = CutOutcome::default();
         let mut lost = BTreeSet::new();
-        for (&k, h) in &g.keys {
+        for (&k, h) in &self.keys {
             let last = (0..=h.writes.len())
                 .rev()
-                .find(|&p| h.value(p) == found_at(k))
+                .find(|&p| h.value(p) == found_at(found, k))
                 .unwrap_or(0);
             for &(id, _) in h.writes.get(last..).unwrap_or_default() {
-                if g.writes[id].ack.is_some() {
+                if self.writes[id].ack.is_some() {
                     lost.insert(id);
                 }
             }
         }
-        for w in &g.writes {
+        for w in &self.writes {
             if w.ack.is_some() {
                 outcome.acknowledged += 1;
-                outcome.durable += u64::from(g.is_durable(w));
+                outcome.durable += u64::from(self.is_durable(w));
             } else {
                 outcome.pending += 1;
             }
         }
         outcome.lost = lost.len() as u64;
-        Ok(outcome)
+        outcome
     }
 }
 
