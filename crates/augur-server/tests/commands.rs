@@ -1,0 +1,306 @@
+//! Every command against the reply Redis 7 gives, byte for byte, on a real server process;
+//! authentication; the clients that exist (`redis` crate, `redis-cli`, `redis-benchmark`
+//! when installed).
+
+mod common;
+
+use common::{Raw, ServerProcess};
+
+fn server(args: &[&str]) -> (tempfile::TempDir, ServerProcess) {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = ServerProcess::start(&tmp.path().join("db"), args);
+    (tmp, s)
+}
+
+/// Checks each `(command words, raw reply)` pair in order on one connection.
+fn expect(c: &mut Raw, cases: &[(&[&str], &str)]) {
+    for (words, want) in cases {
+        let got = c.text(words);
+        assert_eq!(&got, want, "reply to {words:?}");
+    }
+}
+
+#[test]
+fn string_commands_reply_as_redis() {
+    let (_tmp, s) = server(&[]);
+    let mut c = s.raw();
+    expect(
+        &mut c,
+        &[
+            (&["GET", "k"], "$-1\r\n"),
+            (&["SET", "k", "v"], "+OK\r\n"),
+            (&["GET", "k"], "$1\r\nv\r\n"),
+            (&["set", "k", "v2", "nx"], "$-1\r\n"),
+            (&["SET", "k", "v2", "XX"], "+OK\r\n"),
+            (&["SET", "new", "v", "XX"], "$-1\r\n"),
+            (&["SET", "k", "v3", "GET"], "$2\r\nv2\r\n"),
+            (&["SET", "k", "v", "NX", "XX"], "-ERR syntax error\r\n"),
+            (&["SET", "k", "v", "KEEPTTL"], "+OK\r\n"),
+            (&["SETNX", "k", "x"], ":0\r\n"),
+            (&["SETNX", "n", "x"], ":1\r\n"),
+            (&["GETSET", "n", "y"], "$1\r\nx\r\n"),
+            (&["MSET", "a", "1", "b", "2"], "+OK\r\n"),
+            (
+                &["MGET", "a", "b", "zz"],
+                "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n",
+            ),
+            (
+                &["MSET", "a", "1", "b"],
+                "-ERR wrong number of arguments for 'mset' command\r\n",
+            ),
+            (&["MSETNX", "a", "9", "c", "3"], ":0\r\n"),
+            (&["MSETNX", "c", "3", "d", "4"], ":1\r\n"),
+            (&["GET", "a"], "$1\r\n1\r\n"),
+            (&["STRLEN", "k"], ":1\r\n"),
+            (&["STRLEN", "zz"], ":0\r\n"),
+            (&["GETDEL", "d"], "$1\r\n4\r\n"),
+            (&["GETDEL", "d"], "$-1\r\n"),
+            (&["SET", "s", "Hello World"], "+OK\r\n"),
+            (&["GETRANGE", "s", "0", "4"], "$5\r\nHello\r\n"),
+            (&["GETRANGE", "s", "-5", "-1"], "$5\r\nWorld\r\n"),
+            (&["GETRANGE", "zz", "0", "-1"], "$0\r\n\r\n"),
+            (&["SETRANGE", "s", "6", "Redis"], ":11\r\n"),
+            (&["GET", "s"], "$11\r\nHello Redis\r\n"),
+            (&["SETRANGE", "e", "3", "x"], ":4\r\n"),
+            (&["GET", "e"], "$4\r\n\0\0\0x\r\n"),
+            (
+                &["SETRANGE", "e", "-1", "x"],
+                "-ERR offset is out of range\r\n",
+            ),
+            (&["APPEND", "s", "!"], ":12\r\n"),
+            (&["APPEND", "fresh", "ab"], ":2\r\n"),
+            (&["INCR", "cnt"], ":1\r\n"),
+            (&["INCRBY", "cnt", "10"], ":11\r\n"),
+            (&["DECR", "cnt"], ":10\r\n"),
+            (&["DECRBY", "cnt", "3"], ":7\r\n"),
+            (
+                &["INCR", "s"],
+                "-ERR value is not an integer or out of range\r\n",
+            ),
+            (
+                &["INCRBY", "cnt", "x"],
+                "-ERR value is not an integer or out of range\r\n",
+            ),
+            (&["SET", "big", "9223372036854775807"], "+OK\r\n"),
+            (
+                &["INCR", "big"],
+                "-ERR increment or decrement would overflow\r\n",
+            ),
+            (&["INCRBYFLOAT", "f", "10.5"], "$4\r\n10.5\r\n"),
+            (&["INCRBYFLOAT", "f", "0.1"], "$4\r\n10.6\r\n"),
+            (&["INCRBYFLOAT", "f", "5.0e3"], "$6\r\n5010.6\r\n"),
+            (
+                &["INCRBYFLOAT", "s", "1"],
+                "-ERR value is not a valid float\r\n",
+            ),
+        ],
+    );
+    let got = c.text(&["SET", "k", "v", "EX", "10"]);
+    assert!(got.starts_with("-ERR") && got.contains("expiry"), "{got}");
+}
+
+#[test]
+fn key_and_server_commands_reply_as_redis() {
+    let (_tmp, s) = server(&[]);
+    let mut c = s.raw();
+    expect(
+        &mut c,
+        &[
+            (&["PING"], "+PONG\r\n"),
+            (&["PING", "hi"], "$2\r\nhi\r\n"),
+            (&["ECHO", "x"], "$1\r\nx\r\n"),
+            (&["SELECT", "0"], "+OK\r\n"),
+            (&["SELECT", "1"], "-ERR DB index is out of range\r\n"),
+            (&["MSET", "a", "1", "b", "2", "c", "3"], "+OK\r\n"),
+            (&["DEL", "a", "b", "zz", "a"], ":2\r\n"),
+            (&["EXISTS", "c", "c", "zz"], ":2\r\n"),
+            (&["TYPE", "c"], "+string\r\n"),
+            (&["TYPE", "zz"], "+none\r\n"),
+            (&["UNLINK", "c"], ":1\r\n"),
+            (
+                &["MSET", "user:1", "a", "user:2", "b", "item:1", "c"],
+                "+OK\r\n",
+            ),
+            (
+                &["KEYS", "user:*"],
+                "*2\r\n$6\r\nuser:1\r\n$6\r\nuser:2\r\n",
+            ),
+            (&["KEYS", "*:1"], "*2\r\n$6\r\nitem:1\r\n$6\r\nuser:1\r\n"),
+            (&["DBSIZE"], ":3\r\n"),
+            (
+                &["SCAN", "0", "MATCH", "user:*", "COUNT", "100"],
+                "*2\r\n$1\r\n0\r\n*2\r\n$6\r\nuser:1\r\n$6\r\nuser:2\r\n",
+            ),
+            (&["SCAN", "0", "TYPE", "hash"], "*2\r\n$1\r\n0\r\n*0\r\n"),
+            (&["SCAN", "12345"], "-ERR invalid cursor\r\n"),
+            (&["SCAN", "x"], "-ERR invalid cursor\r\n"),
+            (
+                &["FOO", "bar"],
+                "-ERR unknown command 'FOO', with args beginning with: 'bar' \r\n",
+            ),
+            (
+                &["GET"],
+                "-ERR wrong number of arguments for 'get' command\r\n",
+            ),
+            (&["HELLO", "3"], "-NOPROTO unsupported protocol version\r\n"),
+            (&["CLIENT", "SETNAME", "worker"], "+OK\r\n"),
+            (&["CLIENT", "GETNAME"], "$6\r\nworker\r\n"),
+            (
+                &["CLIENT", "SETNAME", "bad name"],
+                "-ERR Client names cannot contain spaces, newlines or special characters.\r\n",
+            ),
+            (&["CONFIG", "GET", "save"], "*2\r\n$4\r\nsave\r\n$0\r\n\r\n"),
+            (
+                &["CONFIG", "GET", "appendonly"],
+                "*2\r\n$10\r\nappendonly\r\n$3\r\nyes\r\n",
+            ),
+            (&["SAVE"], "+OK\r\n"),
+            (
+                &["AUTH", "x"],
+                "-ERR AUTH <password> called without any password configured for the default \
+                 user. Are you sure your configuration is correct?\r\n",
+            ),
+        ],
+    );
+    let hello = c.text(&["HELLO", "2"]);
+    assert!(
+        hello.starts_with("*14\r\n") && hello.contains("proto\r\n:2\r\n"),
+        "{hello}"
+    );
+    let id = c.text(&["CLIENT", "ID"]);
+    assert!(id.starts_with(':'), "{id}");
+    let list = c.text(&["CLIENT", "LIST"]);
+    assert!(list.contains("name=worker"), "{list}");
+    let count = c.text(&["COMMAND", "COUNT"]);
+    assert!(count.starts_with(':') && count != ":0\r\n", "{count}");
+    let docs = c.text(&["COMMAND", "DOCS", "get"]);
+    assert!(
+        docs.starts_with("*2\r\n$3\r\nget\r\n") && docs.contains("summary"),
+        "{docs}"
+    );
+    let info = c.text(&["INFO"]);
+    for section in [
+        "# Server",
+        "# Clients",
+        "# Memory",
+        "# Persistence",
+        "# Stats",
+        "# Keyspace",
+        "# Augur",
+    ] {
+        assert!(info.contains(section), "{section} missing from INFO");
+    }
+    assert!(info.contains("model_path_lookups:"), "{info}");
+    assert!(c.text(&["TIME"]).starts_with("*2\r\n"));
+    assert!(c.text(&["LASTSAVE"]).starts_with(':'));
+    assert_eq!(c.text(&["BGSAVE"]), "+Background saving started\r\n");
+    let flush = c.text(&["FLUSHDB"]);
+    assert!(
+        flush.starts_with("-ERR") && flush.contains("--enable-flush"),
+        "{flush}"
+    );
+    assert_eq!(c.text(&["QUIT"]), "+OK\r\n");
+    assert!(c.is_closed());
+}
+
+#[test]
+fn flushdb_when_enabled_deletes_every_key() {
+    let (_tmp, s) = server(&["--enable-flush"]);
+    let mut c = s.raw();
+    for i in 0..2000 {
+        c.text(&["SET", &format!("k{i}"), "v"]);
+    }
+    assert_eq!(c.text(&["FLUSHDB"]), "+OK\r\n");
+    assert_eq!(c.text(&["DBSIZE"]), ":0\r\n");
+    assert_eq!(c.text(&["FLUSHALL", "ASYNC"]), "+OK\r\n");
+}
+
+#[test]
+fn auth_is_enforced() {
+    let (_tmp, s) = server(&["--requirepass", "s3cret"]);
+    let mut c = s.raw();
+    expect(
+        &mut c,
+        &[
+            (&["GET", "k"], "-NOAUTH Authentication required.\r\n"),
+            (&["PING"], "-NOAUTH Authentication required.\r\n"),
+            (
+                &["AUTH", "wrong"],
+                "-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+            ),
+            (
+                &["AUTH", "other", "s3cret"],
+                "-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+            ),
+            (&["AUTH", "s3cret"], "+OK\r\n"),
+            (&["SET", "k", "v"], "+OK\r\n"),
+        ],
+    );
+    let mut c2 = s.raw();
+    assert!(c2
+        .text(&["HELLO", "2", "AUTH", "default", "s3cret"])
+        .starts_with("*14\r\n"));
+    assert_eq!(c2.text(&["GET", "k"]), "$1\r\nv\r\n");
+    let client = redis::Client::open(format!("redis://:s3cret@{}/", s.addr)).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let v: String = redis::cmd("GET").arg("k").query(&mut con).unwrap();
+    assert_eq!(v, "v");
+    let bad = redis::Client::open(format!("redis://:nope@{}/", s.addr)).unwrap();
+    assert!(bad.get_connection().is_err());
+}
+
+#[test]
+fn the_redis_crate_and_redis_cli_work_unchanged() {
+    let (_tmp, s) = server(&[]);
+    let mut con = s.redis();
+    let _: () = redis::cmd("SET")
+        .arg("a")
+        .arg(b"\x00\xffbinary")
+        .query(&mut con)
+        .unwrap();
+    let v: Vec<u8> = redis::cmd("GET").arg("a").query(&mut con).unwrap();
+    assert_eq!(v, b"\x00\xffbinary");
+    let n: i64 = redis::cmd("INCR").arg("n").query(&mut con).unwrap();
+    assert_eq!(n, 1);
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    assert_eq!(keys, ["a", "n"]);
+    let mut scanned: Vec<String> = con.scan::<String>().unwrap().collect();
+    scanned.sort();
+    assert_eq!(scanned, ["a", "n"]);
+    if which("redis-cli") {
+        let port = s.addr.port().to_string();
+        let out = std::process::Command::new("redis-cli")
+            .args(["-p", &port, "SET", "cli", "ok"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "OK");
+        let out = std::process::Command::new("redis-cli")
+            .args(["-p", &port, "GET", "cli"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
+    } else {
+        eprintln!("skipped: redis-cli is not installed (apt-get install redis-tools)");
+    }
+    if which("redis-benchmark") {
+        let port = s.addr.port().to_string();
+        let out = std::process::Command::new("redis-benchmark")
+            .args(["-p", &port, "-t", "set,get,incr,mset", "-n", "2000", "-q"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && text.contains("GET"), "{text}");
+    } else {
+        eprintln!("skipped: redis-benchmark is not installed (apt-get install redis-tools)");
+    }
+}
+
+/// True when `program` is on the PATH.
+pub fn which(program: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+use redis::Commands;
