@@ -48,8 +48,10 @@ impl DbInner {
             }
         }
         let segments = self.vlog.segments();
+        // GC may have deleted a segment since `version` was taken: ask the current version.
+        let deleted_now = self.versions.current().vlog_deleted.clone();
         for &id in version.vlog_garbage.keys() {
-            if !segments.iter().any(|s| s.id == id) && !version.vlog_deleted.contains(&id) {
+            if !segments.iter().any(|s| s.id == id) && !deleted_now.contains(&id) {
                 return Err(Error::corruption(
                     self.vlog.segment_path(id),
                     0,
