@@ -110,7 +110,6 @@ fn scan_returns_every_key_present_for_the_whole_scan_exactly_once() {
             }
         })
     };
-    let c = s.raw();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut cursor = "0".to_string();
     let mut calls = 0;
