@@ -6,7 +6,8 @@
 #      imports point down, no module or file cycles, front ends independent), and from
 #      `cargo tree` (no build): the default `augur` binary does not enable the engine's
 #      `test-util`, and the Python package does not depend on the benchmark harness
-#   1. cargo test --workspace --release --features augur-cli/stress (`augur stress` and its
+#   1. redis-tools and nutcracker from apt when missing (the server's client and proxy
+#      tests), then cargo test --workspace --release --features augur-cli/stress (`augur stress` and its
 #      tests are behind the CLI's cargo feature `stress`; this build also leaves the
 #      target/release/augur that step 5 runs as AUGUR_CLI)
 #   2. a virtual environment in target/py-venv (python3-venv from apt only when `venv`
@@ -39,6 +40,17 @@ if grep -q 'augur-bench' <<<"$py_deps"; then
   echo "crates/augur-py depends on augur-bench (it may use augur-frontend only):" >&2
   echo "$py_deps" >&2
   exit 1
+fi
+
+# The server's tests drive the real clients and proxy (redis-cli, redis-benchmark, twemproxy):
+# installed from the Debian packages when missing and apt is usable (the tests say "skipped"
+# when they are still missing).
+if ! command -v redis-cli >/dev/null 2>&1 || ! command -v nutcracker >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "installing redis-tools and nutcracker from the Debian packages" >&2
+    (apt-get update -qq && apt-get install -y -qq redis-tools nutcracker >/dev/null) ||
+      echo "warning: could not install redis-tools/nutcracker; their tests will be skipped" >&2
+  fi
 fi
 
 cargo test --workspace --release --features augur-cli/stress
