@@ -1,1 +1,0 @@
-//! Placeholder: the RESP2 codec (being written).
