@@ -45,7 +45,7 @@ TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(version_edit log_reader value_pointer sst_open vlog_segment sst_filter sst_fence
            index_fence index_plr index_pgm index_rs index_rmi index_fiting index_plex
-           cli_codec)
+           cli_codec resp)
 fi
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
@@ -66,7 +66,7 @@ for i in $(seq 1 200); do echo "block-key$i,v$i"; done > "$seed_db.csv.blocks"
 "$augur" --db "$seed_db" --index fence --bloom-bits 6 flush >/dev/null
 "$augur" --db "$seed_db" put last-key only-in-the-wal >/dev/null
 mkdir -p fuzz/corpus/{version_edit,log_reader,value_pointer,sst_open,vlog_segment}
-mkdir -p fuzz/corpus/{sst_filter,sst_fence,cli_codec}
+mkdir -p fuzz/corpus/{sst_filter,sst_fence,cli_codec,resp}
 cp "$seed_db"/*.sst fuzz/corpus/sst_open/ 2>/dev/null || true
 cp "$seed_db"/*.vlog fuzz/corpus/vlog_segment/ 2>/dev/null || true
 for f in "$seed_db"/*.wal; do { printf '\0'; cat "$f"; } > "fuzz/corpus/log_reader/wal-$(basename "$f")"; done
@@ -123,6 +123,14 @@ printf '\x0c%s' 'deadBEEF00' > fuzz/corpus/cli_codec/hex-text
 printf '\x00%s' 'k00000042' > fuzz/corpus/cli_codec/text
 printf '\x02k\xff\x00v' > fuzz/corpus/cli_codec/bytes
 printf '\x0ek\xff\x00v' > fuzz/corpus/cli_codec/bytes-hex
+# RESP requests and replies (fuzz/fuzz_targets/resp.rs): the first byte picks the mode
+# (bit 7: replies) and the limits (0x3f: the largest), the second where to split the reads.
+printf '\x3f\x80*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n' \
+  > fuzz/corpus/resp/multibulk
+printf '\x3f\x40PING\r\nSET "a b" '"'"'c\\'"'"'d'"'"' "\\x41\\n"\r\n\r\n*0\r\n*-1\r\n' > fuzz/corpus/resp/inline
+printf '\x15\xc0*2\r\n$4\r\nECHO\r\n$9\r\ntoo-long!\r\nGET k\n' > fuzz/corpus/resp/limits
+printf '\x80\x00+OK\r\n-ERR unknown command\r\n:42\r\n$-1\r\n$3\r\nv\r\n\r\n*2\r\n*-1\r\n:0\r\n' \
+  > fuzz/corpus/resp/replies
 rm -rf "$(dirname "$seed_db")"
 
 echo "sanitizer: $SANITIZER, trace compares: $TRACE_COMPARES"

@@ -1,19 +1,20 @@
 //! [`Out`]: a connection's reply buffer, with one method per RESP2 reply shape (the encoding
-//! itself is `resp.rs`'s).
+//! itself is `resp`'s `put_*` functions).
 
 use crate::resp;
+use bytes::BytesMut;
 
 /// The replies of one batch of commands, encoded, waiting to be written to the socket.
 #[derive(Default)]
 pub struct Out {
     /// The encoded bytes.
-    pub buf: Vec<u8>,
+    pub buf: BytesMut,
 }
 
 impl Out {
     /// `+text`.
     pub fn simple(&mut self, text: &str) {
-        resp::write_simple(&mut self.buf, text);
+        resp::put_simple(&mut self.buf, text);
     }
 
     /// `+OK`.
@@ -23,17 +24,17 @@ impl Out {
 
     /// `-text` (the text starts with the error code, `ERR`, `WRONGPASS`, …).
     pub fn error(&mut self, text: &str) {
-        resp::write_error(&mut self.buf, text);
+        resp::put_error(&mut self.buf, text);
     }
 
     /// `:n`.
     pub fn int(&mut self, n: i64) {
-        resp::write_integer(&mut self.buf, n);
+        resp::put_integer(&mut self.buf, n);
     }
 
     /// `$len` and the bytes.
     pub fn bulk(&mut self, bytes: &[u8]) {
-        resp::write_bulk(&mut self.buf, bytes);
+        resp::put_bulk(&mut self.buf, bytes);
     }
 
     /// A bulk string, or the null bulk for `None`.
@@ -46,12 +47,12 @@ impl Out {
 
     /// The null bulk string, `$-1`.
     pub fn null(&mut self) {
-        resp::write_null(&mut self.buf);
+        resp::put_null_bulk(&mut self.buf);
     }
 
     /// `*n`: the header of an array of `n` replies that follow.
     pub fn array(&mut self, n: usize) {
-        resp::write_array_header(&mut self.buf, n);
+        resp::put_array_header(&mut self.buf, n);
     }
 
     /// An array of bulk strings.

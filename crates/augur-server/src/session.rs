@@ -3,7 +3,8 @@
 //!
 //! Bounds: the input buffer never holds more than `--max-request-bytes` (plus one read)
 //! without a complete command, a declared bulk above `--max-bulk-bytes` is refused from its
-//! header (`resp::parse_command`), and a batch runs at most [`MAX_BATCH`] commands before
+//! header (`resp::Decoder`, which also keeps its place in a command that arrives in many
+//! reads), and a batch runs at most [`MAX_BATCH`] commands before
 //! its replies are written. A protocol error gets Redis's `-ERR Protocol error: …` and the
 //! connection closes. Batches that may wait on the engine (writes: a stall or an fsync;
 //! full scans; SAVE) run in `block_in_place`, so they never hold up the runtime's other
@@ -11,8 +12,9 @@
 
 use crate::commands::{self, Client, Ctx, Shutdown};
 use crate::reply::Out;
-use crate::resp::{self, Limits};
+use crate::resp::{self, Decoder, Limits};
 use crate::state::{ClientInfo, Counters, Server};
+use bytes::BytesMut;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -25,9 +27,6 @@ pub const MAX_BATCH: usize = 1024;
 /// Bytes read from the socket at once.
 const READ_CHUNK: usize = 64 << 10;
 
-/// Arguments a command may have (bounds the parser's allocation).
-const MAX_ARGS: usize = 1024 * 1024;
-
 /// Serves `stream` until the client leaves, a protocol error, an idle timeout, or shutdown.
 /// Returns the shutdown a `SHUTDOWN` command asked for.
 pub async fn serve(
@@ -39,7 +38,7 @@ pub async fn serve(
     let limits = Limits {
         max_bulk_bytes: server.config.max_bulk_bytes,
         max_request_bytes: server.config.max_request_bytes,
-        max_args: MAX_ARGS,
+        max_args: resp::MAX_MULTIBULK_ARGS,
     };
     let mut client = Client {
         info,
@@ -47,17 +46,18 @@ pub async fn serve(
         close: false,
         shutdown: None,
     };
+    let mut decoder = Decoder::new();
     let mut input: Vec<u8> = Vec::with_capacity(16 << 10);
     let mut chunk = vec![0u8; READ_CHUNK];
     let mut out = Out::default();
     loop {
-        let (cmds, consumed, error) = parse_batch(&input, &limits);
+        let (cmds, consumed, error) = parse_batch(&mut decoder, &input, &limits);
         input.drain(..consumed);
         if !cmds.is_empty() {
             run_batch(&server, &mut client, &mut out, &cmds);
         }
         if let Some(e) = &error {
-            out.error(&format!("ERR Protocol error: {e}"));
+            out.error(&format!("ERR {e}"));
         } else if input.len() > limits.max_request_bytes {
             out.error(&format!(
                 "ERR Protocol error: request exceeds --max-request-bytes ({} bytes)",
@@ -76,7 +76,7 @@ pub async fn serve(
             Counters::add(&server.counters.output_bytes, out.buf.len() as u64);
             out.buf.clear();
             if out.buf.capacity() > 1 << 20 {
-                out.buf.shrink_to(64 << 10);
+                out.buf = BytesMut::with_capacity(64 << 10);
             }
         }
         if client.close {
@@ -124,11 +124,15 @@ async fn read_more(
 
 /// Parses up to [`MAX_BATCH`] complete commands from the front of `input`: the commands
 /// (empty ones skipped), the bytes they took, and the protocol error that stopped parsing.
-fn parse_batch(input: &[u8], limits: &Limits) -> (Vec<Vec<Vec<u8>>>, usize, Option<String>) {
+fn parse_batch(
+    decoder: &mut Decoder,
+    input: &[u8],
+    limits: &Limits,
+) -> (Vec<Vec<Vec<u8>>>, usize, Option<String>) {
     let mut cmds = Vec::new();
     let mut consumed = 0;
     while cmds.len() < MAX_BATCH {
-        match resp::parse_command(input.get(consumed..).unwrap_or_default(), limits) {
+        match decoder.decode(input.get(consumed..).unwrap_or_default(), limits) {
             Ok(Some((args, n))) => {
                 consumed += n;
                 if !args.is_empty() {
@@ -136,7 +140,7 @@ fn parse_batch(input: &[u8], limits: &Limits) -> (Vec<Vec<Vec<u8>>>, usize, Opti
                 }
             }
             Ok(None) => break,
-            Err(e) => return (cmds, consumed, Some(e.0)),
+            Err(e) => return (cmds, consumed, Some(e.to_string())),
         }
     }
     (cmds, consumed, None)
