@@ -64,9 +64,10 @@ pub(crate) struct MemState {
 }
 
 impl MemState {
-    /// A state with an empty memtable logged to WAL `wal_number`.
-    pub fn new(wal_number: u64) -> Self {
-        Self::with_memtable(Arc::new(Memtable::new()), wal_number)
+    /// A state with an empty memtable (sized for `memtable_budget` bytes) logged to WAL
+    /// `wal_number`.
+    pub fn new(wal_number: u64, memtable_budget: usize) -> Self {
+        Self::with_memtable(Arc::new(Memtable::with_budget(memtable_budget)), wal_number)
     }
 
     /// A state whose memtable is `mem`, logged to WAL `wal_number`.

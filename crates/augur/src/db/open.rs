@@ -113,7 +113,7 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
     fs.sync_dir(dir)?;
     let version = versions.log_and_apply(edit)?;
     remove_obsolete_files(fs.as_ref(), dir, &version, wal_number, &vlog)?;
-    let mem = MemState::new(wal_number);
+    let mem = MemState::new(wal_number, opts.memtable_size_bytes);
     let opened = Opened {
         versions,
         vlog,
@@ -163,6 +163,7 @@ fn read_and_check(dir: &Path, opts: &Options) -> Result<Found> {
         &version,
         &vlog,
         opts.accept_wal_loss,
+        opts.memtable_size_bytes,
     )?;
     if !opts.read_only {
         check_unreferenced_tables(

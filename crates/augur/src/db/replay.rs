@@ -90,6 +90,7 @@ pub(super) fn replay_wals(
     version: &Version,
     vlog: &ValueLog,
     accept_loss: bool,
+    memtable_budget: usize,
 ) -> Result<Replayed> {
     let mut losses = Losses {
         accept: accept_loss,
@@ -103,7 +104,7 @@ pub(super) fn replay_wals(
         vlog,
         losses,
         short,
-        mem: Memtable::new(),
+        mem: Memtable::with_budget(memtable_budget),
         last_seqno: recovered.last_seqno,
     };
     let mut wals: Vec<u64> = fs

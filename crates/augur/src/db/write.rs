@@ -364,8 +364,9 @@ impl DbInner {
             wals_closed: vec![(closed, synced)],
             ..VersionEdit::default()
         })?;
+        let fresh = Memtable::with_budget(self.opts.memtable_size_bytes);
         let mut m = self.mem.lock();
-        let old = std::mem::replace(&mut m.mem, Arc::new(Memtable::new()));
+        let old = std::mem::replace(&mut m.mem, Arc::new(fresh));
         let old_number = std::mem::replace(&mut m.wal_number, number);
         m.imm.push((old, old_number));
         m.refresh();

@@ -1,0 +1,133 @@
+//! A memtable's whole-key filter (RocksDB's `memtable_whole_key_filtering`): a blocked Bloom
+//! filter over the user keys inserted, so that a point lookup of a key the memtable does not
+//! hold — most lookups, once the data outgrows one memtable — costs one cache line instead of
+//! a skiplist walk (about twenty dependent cache misses at a few hundred thousand entries).
+//!
+//! Layout: 512-bit blocks (one cache line); a key's 64-bit hash picks a block with its high
+//! half and [`PROBES`] bits inside it with its low half (multiplicative stepping, as RocksDB's
+//! `FastLocalBloom`). Bits are only ever set (`fetch_or`), never cleared.
+//!
+//! Concurrency: the single inserting writer sets a key's bits before it inserts the entry and
+//! before it publishes the entry's seqno (a `Release` store), so a reader whose snapshot
+//! includes the entry (read with `Acquire`) sees the bits: no false negatives. Relaxed
+//! atomics suffice for the bits themselves.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bits set per key: about 1% false positives at 10 bits per key.
+const PROBES: u32 = 6;
+
+/// 64-bit words per block (512 bits: one cache line).
+const BLOCK_WORDS: usize = 8;
+
+/// Bytes of memtable budget per bit of filter (64 MiB get 1 MiB of filter). A memtable
+/// charges at least 64 bytes per entry, so a full memtable has at least 8 bits per key (about
+/// 2.5% false positives); 16-byte keys with 100-byte values get 22 (under 0.2%).
+const BUDGET_BYTES_PER_BIT: usize = 8;
+
+/// Most filter bytes (a 1 GiB memtable gets a 16 MiB filter; larger ones share it).
+const MAX_FILTER_BYTES: usize = 16 << 20;
+
+/// The filter. See the module doc.
+pub(crate) struct KeyFilter {
+    words: Box<[AtomicU64]>,
+    blocks: u64,
+}
+
+impl KeyFilter {
+    /// A filter for a memtable of `budget_bytes` (its `memtable_size_bytes`); at least one
+    /// block.
+    pub(crate) fn for_budget(budget_bytes: usize) -> Self {
+        let bits = (budget_bytes / BUDGET_BYTES_PER_BIT).min(MAX_FILTER_BYTES * 8);
+        let blocks = (bits / (BLOCK_WORDS * 64)).max(1);
+        KeyFilter {
+            words: (0..blocks * BLOCK_WORDS).map(|_| AtomicU64::new(0)).collect(),
+            blocks: blocks as u64,
+        }
+    }
+
+    /// Notes `key` (call before the entry becomes visible).
+    pub(crate) fn insert(&self, key: &[u8]) {
+        self.for_each_bit(key, |word, mask| {
+            // Skip the atomic write when the bit is set (repeated keys, dense filters).
+            if word.load(Ordering::Relaxed) & mask == 0 {
+                word.fetch_or(mask, Ordering::Relaxed);
+            }
+            true
+        });
+    }
+
+    /// False when `key` was certainly never inserted.
+    pub(crate) fn may_contain(&self, key: &[u8]) -> bool {
+        self.for_each_bit(key, |word, mask| word.load(Ordering::Relaxed) & mask != 0)
+    }
+
+    /// Bytes of filter.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+
+    /// Calls `f` with each of the key's bits (its word and mask) until `f` returns false;
+    /// returns whether every call returned true.
+    fn for_each_bit(&self, key: &[u8], mut f: impl FnMut(&AtomicU64, u64) -> bool) -> bool {
+        let hash = xxhash_rust::xxh3::xxh3_64(key);
+        // The high half picks the block (fast range reduction), the low half the bits.
+        let block = (((hash >> 32) * self.blocks) >> 32) as usize;
+        let words = &self.words[block * BLOCK_WORDS..(block + 1) * BLOCK_WORDS];
+        let mut h = hash as u32;
+        for _ in 0..PROBES {
+            let bit = (h >> 23) as usize; // the top 9 bits: 0..512
+            if !f(&words[bit >> 6], 1u64 << (bit & 63)) {
+                return false;
+            }
+            h = h.wrapping_mul(0x9e37_79b9);
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inserted_keys_are_always_found() {
+        let f = KeyFilter::for_budget(1 << 20);
+        for i in 0..50_000u32 {
+            f.insert(format!("key:{i:012}").as_bytes());
+        }
+        for i in 0..50_000u32 {
+            assert!(f.may_contain(format!("key:{i:012}").as_bytes()), "{i}");
+        }
+    }
+
+    #[test]
+    fn absent_keys_are_mostly_rejected() {
+        // A 1 MiB budget: 128 Kbit of filter. 2,048 keys is 64 bits per key, so nearly every
+        // absent key is rejected; 16,384 keys is 8 bits per key (the fewest a full memtable
+        // has): under 3.5%.
+        for (budget, keys, most_false) in [(1 << 20, 2_048u32, 50u32), (1 << 20, 16_384, 3_500)] {
+            let f = KeyFilter::for_budget(budget);
+            for i in 0..keys {
+                f.insert(format!("present:{i}").as_bytes());
+            }
+            let false_positives = (0..100_000u32)
+                .filter(|i| f.may_contain(format!("absent:{i}").as_bytes()))
+                .count() as u32;
+            assert!(
+                false_positives <= most_false,
+                "{false_positives} of 100000 absent keys pass with {keys} keys in {} bytes",
+                f.bytes()
+            );
+        }
+    }
+
+    #[test]
+    fn a_tiny_budget_still_has_a_block() {
+        let f = KeyFilter::for_budget(0);
+        assert_eq!(f.bytes(), 64);
+        f.insert(b"k");
+        assert!(f.may_contain(b"k"));
+    }
+}
