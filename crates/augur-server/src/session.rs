@@ -6,11 +6,14 @@
 //! header (`resp::Decoder`, which also keeps its place in a command that arrives in many
 //! reads), and a batch runs at most [`MAX_BATCH`] commands before
 //! its replies are written. A protocol error gets Redis's `-ERR Protocol error: …` and the
-//! connection closes. Batches that may wait on the engine (writes: a stall or an fsync;
-//! full scans; SAVE) run in `block_in_place`, so they never hold up the runtime's other
-//! connections.
+//! connection closes. Batches that may wait on the engine (full scans, SAVE, and under
+//! `--sync always` every write, which waits for its fsync) run in `block_in_place`, so they
+//! never hold up the runtime's other connections. Other writes try the engine's no-wait
+//! write (`Db::try_write`) where they are and move off the I/O thread only when it would
+//! wait (a stall or a memtable switch): a thread hand-off costs more than a write.
 
 use crate::commands::{self, Client, Ctx, Shutdown};
+use crate::config::SyncPolicy;
 use crate::reply::Out;
 use crate::resp::{self, Decoder, Limits};
 use crate::state::{ClientInfo, Counters, Server};
@@ -153,7 +156,8 @@ fn run_batch(server: &Arc<Server>, client: &mut Client, out: &mut Out, cmds: &[V
         client,
         out,
     };
-    if cmds.iter().any(|c| commands::is_blocking(c)) {
+    let sync_always = server.config.sync == SyncPolicy::Always;
+    if cmds.iter().any(|c| commands::is_blocking(c, sync_always)) {
         tokio::task::block_in_place(|| commands::execute_batch(&mut ctx, cmds));
     } else {
         commands::execute_batch(&mut ctx, cmds);

@@ -61,6 +61,9 @@ pub struct Counters {
     pub output_bytes: AtomicU64,
     /// Connections closed for a protocol error or an oversized request.
     pub protocol_errors: AtomicU64,
+    /// Writes that could not go through without waiting for room (a stall or a memtable
+    /// switch) and moved off the I/O thread.
+    pub write_waits: AtomicU64,
 }
 
 impl Counters {

@@ -62,8 +62,8 @@ pub mod stats;
 mod work_signal;
 
 pub use db::{
-    Db, GcReport, IndexMemory, LevelStats, Snapshot, Stats, ValueLogSegmentStats, WriteBatch,
-    WriteOptions,
+    Db, GcReport, IndexMemory, LevelStats, Snapshot, Stats, TryWrite, ValueLogSegmentStats,
+    WriteBatch, WriteOptions,
 };
 pub use error::{Error, Result};
 pub use filename::is_database_file;

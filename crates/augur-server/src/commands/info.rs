@@ -140,6 +140,7 @@ fn stats_fields(server: &Server) -> Fields {
         ("total_net_input_bytes", get(&c.input_bytes)),
         ("total_net_output_bytes", get(&c.output_bytes)),
         ("protocol_errors", get(&c.protocol_errors)),
+        ("write_waits", get(&c.write_waits)),
     ]
 }
 

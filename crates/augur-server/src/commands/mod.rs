@@ -59,8 +59,10 @@ pub struct Flags {
     pub admin: bool,
     /// Allowed before AUTH.
     pub noauth: bool,
-    /// May wait on the engine (a write's stall or fsync, a full scan, a flush): run off the
-    /// I/O thread.
+    /// May wait on the engine for long (a full scan, a flush): always run off the I/O
+    /// thread. Writes are not marked: under `--sync always` they run off the I/O thread
+    /// (each waits for an fsync); otherwise they try the engine's no-wait write on the I/O
+    /// thread and move off it only when that would wait (`strings::write`).
     pub blocking: bool,
 }
 
@@ -74,8 +76,10 @@ const fn flags(write: bool, readonly: bool, admin: bool, noauth: bool, blocking:
     }
 }
 
-/// A write (blocking).
-const WRITE: Flags = flags(true, false, false, false, true);
+/// A write.
+const WRITE: Flags = flags(true, false, false, false, false);
+/// A write of every key (blocking).
+const FLUSH: Flags = flags(true, false, false, false, true);
 /// A point read.
 const READ: Flags = flags(false, true, false, false, false);
 /// A read that scans (blocking).
@@ -146,8 +150,8 @@ pub static COMMANDS: &[Spec] = &[
     spec!("scan", -2, SCAN, (0, 0, 0), "generic", "Iterates over the keys in key order.", keys::scan),
     spec!("keys", 2, SCAN, (0, 0, 0), "generic", "Returns the keys matching a pattern (a full scan).", keys::keys),
     spec!("dbsize", 1, SCAN, (0, 0, 0), "server", "Counts the keys (a full key scan).", keys::dbsize),
-    spec!("flushdb", -1, WRITE, (0, 0, 0), "server", "Deletes every key (when enabled).", keys::flush),
-    spec!("flushall", -1, WRITE, (0, 0, 0), "server", "Deletes every key (when enabled).", keys::flush),
+    spec!("flushdb", -1, FLUSH, (0, 0, 0), "server", "Deletes every key (when enabled).", keys::flush),
+    spec!("flushall", -1, FLUSH, (0, 0, 0), "server", "Deletes every key (when enabled).", keys::flush),
     spec!("ping", -1, PLAIN, (0, 0, 0), "connection", "Returns PONG, or the message.", connection::ping),
     spec!("echo", 2, PLAIN, (0, 0, 0), "connection", "Returns the message.", connection::echo),
     spec!("quit", -1, NOAUTH, (0, 0, 0), "connection", "Closes the connection.", connection::quit),
@@ -263,11 +267,12 @@ fn note_command(info: &ClientInfo, server: &Server, name: &str) {
     }
 }
 
-/// Whether the command `args` may wait on the engine (see [`Flags::blocking`]).
-pub fn is_blocking(args: &[Vec<u8>]) -> bool {
+/// Whether the command `args` should run off the I/O thread: it may wait on the engine for
+/// long (see [`Flags::blocking`]), or it writes and every write waits for an fsync.
+pub fn is_blocking(args: &[Vec<u8>], sync_always: bool) -> bool {
     args.first()
         .and_then(|n| lookup(n))
-        .is_some_and(|s| s.flags.blocking)
+        .is_some_and(|s| s.flags.blocking || (s.flags.write && sync_always))
 }
 
 /// The reply to an engine failure.

@@ -7,7 +7,7 @@
 use super::{engine_error, is, parse_i64, Ctx};
 use crate::config::SyncPolicy;
 use crate::state::Counters;
-use augur::{WriteBatch, WriteOptions};
+use augur::{TryWrite, WriteBatch, WriteOptions};
 use std::sync::atomic::Ordering;
 
 /// The most bytes a value may grow to by SETRANGE or APPEND (Redis's proto-max-bulk-len).
@@ -31,9 +31,26 @@ pub(super) fn read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, ()>
 
 /// Commits `batch` with the configured durability; on failure writes the error reply and
 /// returns false.
+///
+/// Under `--sync always` the write waits for its fsync (the session runs such batches off the
+/// I/O thread). Otherwise it is tried without waiting, and only a write that would wait for
+/// room (a stall, a memtable switch) moves off the I/O thread (`block_in_place`).
 pub(super) fn write(ctx: &mut Ctx<'_>, batch: WriteBatch) -> bool {
+    let db = &ctx.server.db;
     let sync = ctx.server.config.sync == SyncPolicy::Always;
-    match ctx.server.db.write_opt(batch, WriteOptions { sync }) {
+    let result = if sync {
+        db.write_opt(batch, WriteOptions { sync })
+    } else {
+        match db.try_write(batch) {
+            Ok(TryWrite::Written) => Ok(()),
+            Ok(TryWrite::WouldWait(batch)) => {
+                Counters::add(&ctx.server.counters.write_waits, 1);
+                tokio::task::block_in_place(|| db.write(batch))
+            }
+            Err(e) => Err(e),
+        }
+    };
+    match result {
         Ok(()) => {
             if !sync {
                 ctx.server.dirty.store(true, Ordering::Release);

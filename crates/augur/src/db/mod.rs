@@ -16,6 +16,8 @@ mod stats;
 mod verify;
 mod write;
 
+pub use write::TryWrite;
+
 pub use batch::WriteBatch;
 pub use gc::GcReport;
 pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
@@ -295,6 +297,19 @@ impl Db {
     /// after an earlier failed write; `Io` when the log cannot be written.
     pub fn write_opt(&self, batch: WriteBatch, options: WriteOptions) -> Result<()> {
         self.inner.write(batch, options.sync)
+    }
+
+    /// Applies `batch` atomically (not synced) unless that would wait: for a write
+    /// slowdown or stall (flushes and L0 compactions behind), or for a memtable switch (which
+    /// syncs the old WAL). Then the batch is handed back untouched in
+    /// [`TryWrite::WouldWait`], to be written with [`Self::write`] from a thread that may
+    /// block. For callers on an event loop: a write that goes through costs no thread
+    /// hand-off. It may still wait briefly for the group of writes being committed.
+    ///
+    /// # Errors
+    /// As [`Self::write_opt`].
+    pub fn try_write(&self, batch: WriteBatch) -> Result<TryWrite> {
+        self.inner.try_write(batch)
     }
 
     /// A snapshot of the current state.

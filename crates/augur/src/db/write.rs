@@ -2,6 +2,12 @@
 //! WAL record and one fsync for a whole group of concurrent writers) → memtable insert →
 //! publication of the new sequence number.
 //!
+//! A write that must not wait ([`DbInner::try_write`], for callers on an event loop) is
+//! handed back instead of waiting for room: a slowdown, a stall behind flushes and L0
+//! compactions, or a memtable switch (which syncs the old WAL). While a leader makes room it
+//! releases the queue lock and hands queued no-wait writers their batches back, so such a
+//! writer waits at most for the queue lock and for the group being written.
+//!
 //! Ordering for durability (WiscKey §3.3): value-log bytes are handed to the OS (and synced,
 //! when asked) before the WAL record that points at them, so a surviving WAL record never
 //! points at missing value-log bytes; recovery checks it anyway.
@@ -32,6 +38,8 @@ pub(crate) struct Writer {
     sync: bool,
     /// Relocation batches from GC run alone (see [`DbInner::write_group`]).
     relocation: bool,
+    /// Hand the batch back rather than wait for room ([`DbInner::try_write`]).
+    no_wait: bool,
     done: bool,
     result: Option<Result<()>>,
 }
@@ -40,6 +48,19 @@ pub(crate) struct Writer {
 #[derive(Default)]
 pub(crate) struct WriteQueue {
     queue: VecDeque<Arc<parking_lot::Mutex<Writer>>>,
+    /// The leader is waiting for room (a slowdown, a stall or a memtable switch) with the
+    /// queue unlocked: no-wait writers get their batches back at once.
+    making_room: bool,
+}
+
+/// What a write that may not wait did.
+#[derive(Debug)]
+pub enum TryWrite {
+    /// Committed.
+    Written,
+    /// Not written: committing it needs a wait. The batch, untouched, to write with a call
+    /// that may wait.
+    WouldWait(WriteBatch),
 }
 
 fn validate(batch: &WriteBatch) -> Result<()> {
@@ -67,37 +88,60 @@ fn validate(batch: &WriteBatch) -> Result<()> {
 impl DbInner {
     /// Commits `batch`; see the module doc.
     pub fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
-        self.write_inner(batch, sync, false)
+        self.write_inner(batch, sync, false, false).map(|_| ())
+    }
+
+    /// Commits `batch` (not synced) unless that needs a wait for room; see the module doc.
+    pub fn try_write(&self, batch: WriteBatch) -> Result<TryWrite> {
+        Ok(match self.write_inner(batch, false, false, true)? {
+            None => TryWrite::Written,
+            Some(batch) => TryWrite::WouldWait(batch),
+        })
     }
 
     /// Commits a GC relocation batch (alone in its group, synced). Returns how many of its
     /// entries were still live and rewritten. REQUIRES: the caller holds `gc_lock`.
     pub fn write_relocation(&self, batch: WriteBatch) -> Result<u64> {
         self.relocated.store(0, Ordering::Relaxed);
-        self.write_inner(batch, true, true)?;
+        self.write_inner(batch, true, true, false)?;
         Ok(self.relocated.load(Ordering::Relaxed))
     }
 
-    fn write_inner(&self, batch: WriteBatch, sync: bool, relocation: bool) -> Result<()> {
+    /// Commits `batch`, or with `no_wait` hands it back (`Ok(Some)`) when that needs a wait.
+    fn write_inner(
+        &self,
+        batch: WriteBatch,
+        sync: bool,
+        relocation: bool,
+        no_wait: bool,
+    ) -> Result<Option<WriteBatch>> {
         validate(&batch)?;
         self.check_writable()?;
         if batch.is_empty() {
-            return Ok(());
+            return Ok(None);
+        }
+        let mut q = self.writers.lock();
+        if no_wait && q.making_room {
+            return Ok(Some(batch));
         }
         let me = Arc::new(parking_lot::Mutex::new(Writer {
             batch,
             sync,
             relocation,
+            no_wait,
             done: false,
             result: None,
         }));
-        let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
         loop {
             {
                 let mut w = me.lock();
                 if w.done {
-                    return w.result.take().unwrap_or(Ok(()));
+                    return match w.result.take() {
+                        // Handed back by a leader making room.
+                        None => Ok(Some(std::mem::take(&mut w.batch))),
+                        Some(result) => result.map(|()| None),
+                    };
                 }
             }
             if q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
@@ -106,8 +150,18 @@ impl DbInner {
             self.writers_cv.wait(&mut q);
         }
         // Leader.
+        let room = match self.make_room_for_write(&mut q, no_wait) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                // Would wait: leave the queue; the next writer leads.
+                q.queue.pop_front();
+                self.writers_cv.notify_all();
+                return Ok(Some(std::mem::take(&mut me.lock().batch)));
+            }
+            Err(e) => Err(e),
+        };
         let mut group_len = 1;
-        let result = self.make_room_for_write(&mut q).and_then(|()| {
+        let result = room.and_then(|()| {
             let group = collect_group(&q.queue);
             group_len = group.len();
             parking_lot::MutexGuard::unlocked(&mut q, || self.write_group(&group))
@@ -126,10 +180,10 @@ impl DbInner {
         drop(q);
         // With background threads, work is requested where it arises (memtable switch) and
         // the background thread loops until none is due; inline mode does it here.
-        if result.is_ok() && !self.opts.background_threads {
+        if result.is_ok() && !self.opts.background_threads && !no_wait {
             self.run_pending_work_inline(!relocation)?;
         }
-        result
+        result.map(|()| None)
     }
 
     /// Writes one group: value log, WAL, memtable, then publishes the seqnos.
@@ -301,18 +355,27 @@ impl DbInner {
     }
 
     /// Ensures the memtable has room: switches to a new memtable and WAL when full, and
-    /// slows down or stops writes while flushes and L0 compactions are behind.
-    fn make_room_for_write(&self, q: &mut parking_lot::MutexGuard<'_, WriteQueue>) -> Result<()> {
+    /// slows down or stops writes while flushes and L0 compactions are behind. Returns true
+    /// when there is room; false, without waiting, when there is none and `no_wait`.
+    fn make_room_for_write(
+        &self,
+        q: &mut parking_lot::MutexGuard<'_, WriteQueue>,
+        no_wait: bool,
+    ) -> Result<bool> {
         let mut delayed = false;
         loop {
             self.check_writable()?;
             let l0_files = self.versions.current().levels[0].len();
             if !delayed && l0_files >= self.opts.l0_slowdown_trigger && self.opts.background_threads
             {
+                if no_wait {
+                    return Ok(false);
+                }
                 // Give compaction a chance, once per write (LevelDB's 1 ms delay).
-                parking_lot::MutexGuard::unlocked(q, || {
-                    std::thread::sleep(Duration::from_millis(1))
-                });
+                self.wait_for_room(q, || {
+                    std::thread::sleep(Duration::from_millis(1));
+                    Ok(())
+                })?;
                 delayed = true;
                 continue;
             }
@@ -324,21 +387,54 @@ impl DbInner {
                 )
             };
             if !mem_full {
-                return Ok(());
+                return Ok(true);
+            }
+            if no_wait {
+                return Ok(false);
             }
             if imm_count >= self.opts.max_immutable_memtables
                 || l0_files >= self.opts.l0_stop_trigger
             {
                 if self.opts.background_threads {
                     self.counters.note_stall();
-                    parking_lot::MutexGuard::unlocked(q, || self.wait_for_background_progress());
+                    self.wait_for_room(q, || {
+                        self.wait_for_background_progress();
+                        Ok(())
+                    })?;
                 } else {
-                    parking_lot::MutexGuard::unlocked(q, || self.run_pending_work_inline(false))?;
+                    self.wait_for_room(q, || self.run_pending_work_inline(false))?;
                 }
                 continue;
             }
-            return self.switch_memtable().inspect_err(|e| self.poison(e));
+            // The leader stays at the queue's front, so no other group runs meanwhile.
+            self.wait_for_room(q, || self.switch_memtable().inspect_err(|e| self.poison(e)))?;
+            return Ok(true);
         }
+    }
+
+    /// Runs `wait` with the queue unlocked and marked as making room, after handing every
+    /// queued no-wait writer its batch back.
+    fn wait_for_room(
+        &self,
+        q: &mut parking_lot::MutexGuard<'_, WriteQueue>,
+        wait: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let leader = q.queue.pop_front();
+        q.queue.retain(|w| {
+            let mut w = w.lock();
+            if w.no_wait {
+                w.done = true; // `result: None`: handed back
+            }
+            !w.no_wait
+        });
+        if let Some(leader) = leader {
+            q.queue.push_front(leader);
+        }
+        self.writers_cv.notify_all();
+        q.making_room = true;
+        let result = parking_lot::MutexGuard::unlocked(q, wait);
+        q.making_room = false;
+        result
     }
 
     /// Makes the current memtable immutable and starts a new one with a new WAL. The old WAL
@@ -390,6 +486,7 @@ impl DbInner {
             sync: false,
             // Never gathered into another leader's group.
             relocation: true,
+            no_wait: false,
             done: false,
             result: None,
         }));
