@@ -66,6 +66,12 @@ pub struct Args {
     /// Most clients connected at once; more are refused with Redis's error.
     #[arg(long, default_value_t = 10_000)]
     pub maxclients: usize,
+    /// Threads that serve connections (parse, run commands, reply; Redis's io-threads).
+    /// Default: half the cores, at least 1 — the engine's flushes and compactions and the
+    /// clients of a benchmark on the same machine need the rest (on 2 cores, 1 thread
+    /// serves single requests 25–30% faster than 2; measured in docs/benchmarks/server.md).
+    #[arg(long, value_name = "N", alias = "io_threads")]
+    pub io_threads: Option<usize>,
     /// Largest bulk string a request may declare (Redis's proto-max-bulk-len).
     #[arg(long, value_name = "BYTES", default_value_t = 512 << 20, alias = "max_bulk_bytes")]
     pub max_bulk_bytes: usize,
@@ -105,6 +111,8 @@ pub struct Config {
     pub password: Option<String>,
     /// Most clients at once.
     pub maxclients: usize,
+    /// Threads serving connections.
+    pub io_threads: usize,
     /// Largest declared bulk.
     pub max_bulk_bytes: usize,
     /// Largest request.
@@ -173,6 +181,11 @@ impl Config {
         if a.maxclients == 0 {
             return Err("--maxclients must be at least 1".into());
         }
+        let io_threads = match a.io_threads {
+            Some(0) => return Err("--io-threads must be at least 1".into()),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+        };
         if a.max_bulk_bytes == 0 || a.max_request_bytes < a.max_bulk_bytes.min(1 << 20) {
             return Err(
                 "--max-bulk-bytes must be at least 1, and --max-request-bytes at least \
@@ -188,6 +201,7 @@ impl Config {
             port: a.port,
             password,
             maxclients: a.maxclients,
+            io_threads,
             max_bulk_bytes: a.max_bulk_bytes,
             max_request_bytes: a.max_request_bytes,
             idle_timeout: (a.idle_timeout > 0).then(|| Duration::from_secs(a.idle_timeout)),
@@ -271,6 +285,12 @@ mod tests {
         assert_eq!(c.password.as_deref(), Some("s"));
         assert!(parse(&[]).unwrap_err().contains("--db"));
         assert!(parse(&["--db", "/x", "--memtable-mb", "0"]).is_err());
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(c.io_threads, (cores / 2).max(1));
+        let c = parse(&["--db", "/x", "--io-threads", "3"]).unwrap();
+        assert_eq!(c.io_threads, 3);
+        let e = parse(&["--db", "/x", "--io-threads", "0"]).unwrap_err();
+        assert!(e.contains("--io-threads must be at least 1"), "{e}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.io_threads)
         .enable_all()
         .build()
     {
@@ -52,12 +53,13 @@ async fn start(config: Config) -> Result<(), String> {
         .map_err(|e| format!("reading the listening address: {e}"))?;
     log::info!(
         "augur-server {} on {addr}: database {} opened in {:.3} s; sync {}, maxclients {}, \
-         auth {}, flush commands {}",
+         io-threads {}, auth {}, flush commands {}",
         env!("CARGO_PKG_VERSION"),
         config.db.display(),
         started.elapsed().as_secs_f64(),
         config.sync.name(),
         config.maxclients,
+        config.io_threads,
         if config.password.is_some() {
             "on"
         } else {

@@ -119,6 +119,7 @@ pub(super) fn config(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
         ("port", c.port.to_string()),
         ("databases", "1".into()),
         ("maxclients", c.maxclients.to_string()),
+        ("io-threads", c.io_threads.to_string()),
         (
             "timeout",
             c.idle_timeout.map_or(0, |t| t.as_secs()).to_string(),
