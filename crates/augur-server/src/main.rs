@@ -7,6 +7,11 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+/// mimalloc, as the CLI uses: every command allocates its arguments and the engine its keys
+/// and values; glibc's malloc and free took about 10% of a SET load's CPU.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     augur_server::logger::init();
     let config = match Config::from_args(std::env::args()) {
