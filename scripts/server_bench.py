@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -252,7 +253,7 @@ def summary(results):
         for (pipeline, test, _), pair in cells.items():
             if len(pair) == 2:
                 ratios.setdefault(f"P{pipeline} {test}", []).append(pair["augur"] / pair["redis"])
-        out[phase] = {k: sorted(v)[len(v) // 2] for k, v in ratios.items()}
+        out[phase] = {k: statistics.median(v) for k, v in ratios.items()}
         for k, v in sorted(out[phase].items()):
             log(f"{phase}: {k} augur/redis median ratio {v:.2f} over {len(ratios[k])} rounds")
     return out

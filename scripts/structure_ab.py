@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Same-run A/B of two `augur` binaries on the db_bench workloads (issue 24's check that the
+structural step cost no speed).
+
+  scripts/structure_ab.py BASE_BIN NEW_BIN [--num N] [--rounds R] [--out FILE.json]
+
+Each round runs, for each binary (alternating which goes first), on a fresh database:
+  augur bench --db DIR --num N --benchmarks fillrandom,flush,waitforcompaction,readrandom,seekrandom
+              --seek_nexts 100 --json FILE
+and the script prints micros/op per benchmark and binary and the median NEW/BASE ratio of
+micros/op over the rounds (below 1: NEW is faster).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+
+BENCHMARKS = "fillrandom,flush,waitforcompaction,readrandom,seekrandom"
+REPORTED = ("fillrandom", "readrandom", "seekrandom")
+
+
+def run(binary, num, workdir):
+    db = os.path.join(workdir, "db")
+    out = os.path.join(workdir, "result.json")
+    shutil.rmtree(db, ignore_errors=True)
+    subprocess.run([binary, "bench", "--db", db, "--num", str(num), "--benchmarks", BENCHMARKS,
+                    "--seek_nexts", "100", "--json", out],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        records = json.load(f)
+    shutil.rmtree(db, ignore_errors=True)
+    return {r["benchmark"]: r["micros_per_op"] for r in records if r["benchmark"] in REPORTED}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("base")
+    p.add_argument("new")
+    p.add_argument("--num", type=int, default=1_000_000)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--out", default=None)
+    a = p.parse_args()
+    results = {"base": [], "new": []}
+    with tempfile.TemporaryDirectory(prefix="structure-ab-") as work:
+        for rnd in range(a.rounds):
+            order = [("base", a.base), ("new", a.new)]
+            if rnd % 2:
+                order.reverse()
+            for name, binary in order:
+                r = run(binary, a.num, work)
+                results[name].append(r)
+                print(f"round {rnd} {name:<4} " + "  ".join(
+                    f"{b} {r[b]:.3f} us/op" for b in REPORTED), flush=True)
+    ratios = {}
+    for b in REPORTED:
+        per_round = [n[b] / o[b] for o, n in zip(results["base"], results["new"])]
+        ratios[b] = statistics.median(per_round)
+        print(f"{b}: new/base micros/op median {ratios[b]:.3f} "
+              f"(rounds: {', '.join(f'{x:.3f}' for x in per_round)})")
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"num": a.num, "rounds": a.rounds, "base": a.base, "new": a.new,
+                       "results": results, "median_ratio": ratios}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
