@@ -22,11 +22,11 @@ BENCHMARKS = "fillrandom,flush,waitforcompaction,readrandom,seekrandom"
 REPORTED = ("fillrandom", "readrandom", "seekrandom")
 
 
-def run(binary, num, workdir):
+def run(binary, num, workdir, benchmarks=BENCHMARKS):
     db = os.path.join(workdir, "db")
     out = os.path.join(workdir, "result.json")
     shutil.rmtree(db, ignore_errors=True)
-    subprocess.run([binary, "bench", "--db", db, "--num", str(num), "--benchmarks", BENCHMARKS,
+    subprocess.run([binary, "bench", "--db", db, "--num", str(num), "--benchmarks", benchmarks,
                     "--seek_nexts", "100", "--json", out],
                    check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
@@ -42,6 +42,8 @@ def main():
     p.add_argument("--num", type=int, default=1_000_000)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--out", default=None)
+    p.add_argument("--benchmarks", default=BENCHMARKS,
+                   help="the bench list (default: %(default)s)")
     a = p.parse_args()
     results = {"base": [], "new": []}
     with tempfile.TemporaryDirectory(prefix="structure-ab-") as work:
@@ -50,12 +52,12 @@ def main():
             if rnd % 2:
                 order.reverse()
             for name, binary in order:
-                r = run(binary, a.num, work)
+                r = run(binary, a.num, work, a.benchmarks)
                 results[name].append(r)
                 print(f"round {rnd} {name:<4} " + "  ".join(
-                    f"{b} {r[b]:.3f} us/op" for b in REPORTED), flush=True)
+                    f"{b} {r[b]:.3f} us/op" for b in REPORTED if b in r), flush=True)
     ratios = {}
-    for b in REPORTED:
+    for b in [b for b in REPORTED if b in results["base"][0]]:
         per_round = [n[b] / o[b] for o, n in zip(results["base"], results["new"])]
         ratios[b] = statistics.median(per_round)
         print(f"{b}: new/base micros/op median {ratios[b]:.3f} "
