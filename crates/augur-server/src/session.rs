@@ -155,6 +155,7 @@ fn run_batch(server: &Arc<Server>, client: &mut Client, out: &mut Out, cmds: &[V
         server,
         client,
         out,
+        pending: None,
     };
     let sync_always = server.config.sync == SyncPolicy::Always;
     if cmds.iter().any(|c| commands::is_blocking(c, sync_always)) {

@@ -31,6 +31,55 @@ fn a_pipeline_of_10k_commands_gets_10k_replies_in_order() {
     assert_eq!(values, (0..5000).collect::<Vec<i64>>());
 }
 
+/// A pipeline of key commands runs as one run with its writes committed together: each
+/// command must still see the ones before it (read-your-writes inside the run), and a
+/// second connection sees the run's writes once the replies are back.
+#[test]
+fn a_pipeline_of_mixed_commands_on_the_same_keys_sees_its_own_writes_in_order() {
+    let (_tmp, s) = server(&[]);
+    let mut c = s.raw();
+    let script: &[(&[&str], &str)] = &[
+        (&["SET", "k", "1"], "+OK\r\n"),
+        (&["INCR", "k"], ":2\r\n"),
+        (&["INCRBY", "k", "10"], ":12\r\n"),
+        (&["GET", "k"], "$2\r\n12\r\n"),
+        (&["APPEND", "k", "x"], ":3\r\n"),
+        (
+            &["INCR", "k"],
+            "-ERR value is not an integer or out of range\r\n",
+        ),
+        (&["SET", "k", "v", "NX"], "$-1\r\n"),
+        (&["GETSET", "k", "w"], "$3\r\n12x\r\n"),
+        (&["DEL", "k", "nothing"], ":1\r\n"),
+        (&["EXISTS", "k"], ":0\r\n"),
+        (&["SET", "k", "v", "NX"], "+OK\r\n"),
+        (&["MSET", "a", "1", "b", "2"], "+OK\r\n"),
+        (&["MSETNX", "b", "3", "c", "4"], ":0\r\n"),
+        (
+            &["MGET", "a", "b", "c", "k"],
+            "*4\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n$1\r\nv\r\n",
+        ),
+        (&["GETDEL", "a"], "$1\r\n1\r\n"),
+        (&["STRLEN", "a"], ":0\r\n"),
+        (&["DECR", "a"], ":-1\r\n"),
+    ];
+    let mut pipeline = Vec::new();
+    for (words, _) in script {
+        let words: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+        pipeline.extend_from_slice(&common::encode(&words));
+    }
+    c.send(&pipeline);
+    for (words, want) in script {
+        let got = String::from_utf8_lossy(&c.reply().expect("a reply")).into_owned();
+        assert_eq!(&got, want, "{words:?}");
+    }
+    let mut other = s.raw();
+    assert_eq!(
+        other.text(&["MGET", "a", "b", "k"]),
+        "*3\r\n$2\r\n-1\r\n$1\r\n2\r\n$1\r\nv\r\n"
+    );
+}
+
 #[test]
 fn two_hundred_concurrent_clients() {
     let (_tmp, s) = server(&[]);

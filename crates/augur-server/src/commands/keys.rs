@@ -6,10 +6,10 @@
 //! meanwhile may or may not be, as Redis promises. A `MATCH` pattern's literal prefix bounds
 //! the key range read. `KEYS` and `DBSIZE` scan every key (keys only: no value is read).
 
-use super::strings::{read, write};
+use super::store::{read, write, Writes};
 use super::{engine_error, is, Ctx};
 use crate::glob;
-use augur::{ScanOptions, WriteBatch};
+use augur::ScanOptions;
 use std::ops::Bound;
 
 /// Keys deleted per batch by FLUSHDB.
@@ -17,12 +17,11 @@ const FLUSH_BATCH: usize = 10_000;
 
 /// `DEL key...` (and `UNLINK`): how many of the keys existed.
 pub(super) fn del(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let server = ctx.server;
-    let _locks = server.lock_keys(a);
+    let _locks = ctx.lock_keys(a);
     let mut keys: Vec<&Vec<u8>> = a.iter().collect();
     keys.sort();
     keys.dedup();
-    let mut batch = WriteBatch::new();
+    let mut batch = Writes::default();
     let mut deleted = 0;
     for key in keys {
         match read(ctx, key) {
@@ -258,7 +257,7 @@ pub(super) fn flush(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
         if keys.is_empty() {
             break;
         }
-        let mut batch = WriteBatch::new();
+        let mut batch = Writes::default();
         for k in &keys {
             batch.delete(k);
         }

@@ -10,12 +10,15 @@ mod admin;
 mod connection;
 pub mod info;
 mod keys;
+mod store;
 mod strings;
 
 use crate::reply::Out;
 use crate::state::{ClientInfo, Server};
+use parking_lot::MutexGuard;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
+use store::Pending;
 
 /// What a running command may change on its connection.
 pub struct Ctx<'a> {
@@ -25,6 +28,20 @@ pub struct Ctx<'a> {
     pub client: &'a mut Client,
     /// Where replies go.
     pub out: &'a mut Out,
+    /// The writes of the pipelined run being executed (see `store.rs`), whose keys' locks
+    /// are held for the whole run; `None` outside a run.
+    pub pending: Option<Pending>,
+}
+
+impl<'a> Ctx<'a> {
+    /// Locks `keys`' stripes for a command (none inside a run, which holds them all).
+    pub fn lock_keys<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<MutexGuard<'a, ()>> {
+        let server: &'a Server = self.server;
+        if self.pending.is_some() {
+            return Vec::new();
+        }
+        server.lock_keys(keys)
+    }
 }
 
 /// A connection's state that commands change.
@@ -203,23 +220,23 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[Vec<u8>]) {
     (spec.run)(ctx, &args[1..]);
 }
 
-/// Runs a client's batch of pipelined commands in order. Runs of plain `SET key value`
-/// (the bulk of a write pipeline) are committed as one write batch — one WAL record and, under
-/// `--sync always`, one fsync for the run — with one `+OK` per command.
+/// Runs a client's batch of pipelined commands in order. Consecutive commands on keys (reads
+/// and writes of the string commands, DEL, EXISTS, …) run as one run under all their keys'
+/// locks, with their writes committed as one write batch at the run's end — one WAL record
+/// and, under `--sync always`, one fsync for the run (`store.rs`).
 pub fn execute_batch(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
     let mut i = 0;
     while i < cmds.len() && !ctx.client.close {
         let run = if ctx.client.authenticated {
-            cmds[i..].iter().take_while(|c| is_plain_set(c)).count()
+            cmds[i..]
+                .iter()
+                .take_while(|c| run_keys(c).is_some())
+                .count()
         } else {
             0
         };
         if run >= 2 {
-            for _ in 0..run {
-                crate::state::Counters::add(&ctx.server.counters.commands, 1);
-            }
-            note_command(&ctx.client.info, ctx.server, "set");
-            strings::set_many(ctx, &cmds[i..i + run]);
+            execute_run(ctx, &cmds[i..i + run]);
             i += run;
         } else {
             execute(ctx, &cmds[i]);
@@ -228,9 +245,49 @@ pub fn execute_batch(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
     }
 }
 
-/// `SET key value` without options.
-fn is_plain_set(args: &[Vec<u8>]) -> bool {
-    args.len() == 3 && is(&args[0], "set")
+/// Runs `cmds` (each with [`run_keys`]) as one run: their keys locked once, their writes
+/// committed together; if the commit fails, every command of the run gets its error.
+fn execute_run(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
+    let keys: Vec<&[u8]> = cmds
+        .iter()
+        .flat_map(|c| run_keys(c).unwrap_or_default())
+        .collect();
+    let server: &Server = ctx.server;
+    let _locks = server.lock_keys(&keys);
+    let replies_from = ctx.out.buf.len();
+    ctx.pending = Some(Pending::default());
+    for cmd in cmds {
+        execute(ctx, cmd);
+    }
+    let pending = ctx.pending.take().unwrap_or_default();
+    let error_from = ctx.out.buf.len();
+    if !store::commit_pending(ctx, pending) {
+        // No reply of the run may claim a write that did not happen: each gets the error.
+        let error = ctx.out.buf[error_from..].to_vec();
+        ctx.out.buf.truncate(replies_from);
+        for _ in cmds {
+            ctx.out.buf.extend_from_slice(&error);
+        }
+    }
+}
+
+/// The keys of `args` when it can be part of a run: a known command on keys that reads or
+/// writes through `store.rs` (not a scan or a flush), with a valid arity; `None` otherwise.
+fn run_keys(args: &[Vec<u8>]) -> Option<Vec<&[u8]>> {
+    let spec = lookup(args.first()?)?;
+    let n = args.len() as i64;
+    let arity_ok = (spec.arity > 0 && n == spec.arity) || (spec.arity < 0 && n >= -spec.arity);
+    let (first, last, step) = spec.keys;
+    if !arity_ok || spec.flags.blocking || !(spec.flags.write || spec.flags.readonly) || first < 1 {
+        return None;
+    }
+    let last = if last < 0 { n + last } else { last };
+    let keys = (first..=last)
+        .step_by(usize::try_from(step.max(1)).ok()?)
+        .filter_map(|i| args.get(usize::try_from(i).ok()?))
+        .map(|k| k.as_slice())
+        .collect();
+    Some(keys)
 }
 
 /// Redis's reply to an unknown command: the name and the first arguments, quoted.

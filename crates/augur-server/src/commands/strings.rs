@@ -1,72 +1,19 @@
 //! Commands on values: GET, SET and its variants, MGET/MSET, ranges, APPEND and the counters.
 //!
-//! Every command that writes holds the locks of its keys (`Server::lock_keys`) from its read
-//! to its write, so read-modify-write commands (INCR, APPEND, SET NX, …) are atomic with
-//! respect to each other and to plain writes of the same keys.
+//! Every command that writes holds the locks of its keys (`Ctx::lock_keys`) from its read to
+//! its write, so read-modify-write commands (INCR, APPEND, SET NX, …) are atomic with respect
+//! to each other and to plain writes of the same keys. Engine access goes through `store.rs`
+//! (a pipelined run defers its writes there).
 
-use super::{engine_error, is, parse_i64, Ctx};
-use crate::config::SyncPolicy;
-use crate::state::Counters;
-use augur::{TryWrite, WriteBatch, WriteOptions};
-use std::sync::atomic::Ordering;
+use super::store::{read, write, Writes};
+use super::{is, parse_i64, Ctx};
 
 /// The most bytes a value may grow to by SETRANGE or APPEND (Redis's proto-max-bulk-len).
 const MAX_STRING_BYTES: usize = 512 << 20;
 
-/// The current value of `key`, counting a hit or a miss; `Err(())` once an error reply is
-/// written.
-pub(super) fn read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, ()> {
-    match ctx.server.db.get(key) {
-        Ok(v) => {
-            let c = &ctx.server.counters;
-            Counters::add(if v.is_some() { &c.hits } else { &c.misses }, 1);
-            Ok(v)
-        }
-        Err(e) => {
-            engine_error(ctx.out, &e);
-            Err(())
-        }
-    }
-}
-
-/// Commits `batch` with the configured durability; on failure writes the error reply and
-/// returns false.
-///
-/// Under `--sync always` the write waits for its fsync (the session runs such batches off the
-/// I/O thread). Otherwise it is tried without waiting, and only a write that would wait for
-/// room (a stall, a memtable switch) moves off the I/O thread (`block_in_place`).
-pub(super) fn write(ctx: &mut Ctx<'_>, batch: WriteBatch) -> bool {
-    let db = &ctx.server.db;
-    let sync = ctx.server.config.sync == SyncPolicy::Always;
-    let result = if sync {
-        db.write_opt(batch, WriteOptions { sync })
-    } else {
-        match db.try_write(batch) {
-            Ok(TryWrite::Written) => Ok(()),
-            Ok(TryWrite::WouldWait(batch)) => {
-                Counters::add(&ctx.server.counters.write_waits, 1);
-                tokio::task::block_in_place(|| db.write(batch))
-            }
-            Err(e) => Err(e),
-        }
-    };
-    match result {
-        Ok(()) => {
-            if !sync {
-                ctx.server.dirty.store(true, Ordering::Release);
-            }
-            true
-        }
-        Err(e) => {
-            engine_error(ctx.out, &e);
-            false
-        }
-    }
-}
-
 /// Writes `value` under `key`.
 fn put(ctx: &mut Ctx<'_>, key: &[u8], value: &[u8]) -> bool {
-    let mut b = WriteBatch::new();
+    let mut b = Writes::default();
     b.put(key, value);
     write(ctx, b)
 }
@@ -102,8 +49,7 @@ pub(super) fn set(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
             return;
         }
     }
-    let server = ctx.server;
-    let _locks = server.lock_keys(&[key]);
+    let _locks = ctx.lock_keys(&[key]);
     if !nx && !xx && !get {
         if put(ctx, key, value) {
             ctx.out.ok();
@@ -124,34 +70,9 @@ pub(super) fn set(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
     }
 }
 
-/// A run of plain `SET key value` commands (each `[set, key, value]`) as one write batch:
-/// one `+OK` per command, or the error once per command.
-pub(super) fn set_many(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
-    let keys: Vec<&Vec<u8>> = cmds.iter().map(|c| &c[1]).collect();
-    let server = ctx.server;
-    let _locks = server.lock_keys(&keys);
-    let mut b = WriteBatch::new();
-    for c in cmds {
-        b.put(&c[1], &c[2]);
-    }
-    let before = ctx.out.buf.len();
-    if write(ctx, b) {
-        for _ in cmds {
-            ctx.out.ok();
-        }
-    } else {
-        // `write` replied once; every command of the run gets that error.
-        let error = ctx.out.buf[before..].to_vec();
-        for _ in 1..cmds.len() {
-            ctx.out.buf.extend_from_slice(&error);
-        }
-    }
-}
-
 /// `SETNX key value`: 1 when set.
 pub(super) fn setnx(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let server = ctx.server;
-    let _locks = server.lock_keys(&[&a[0]]);
+    let _locks = ctx.lock_keys(&[&a[0]]);
     let Ok(old) = read(ctx, &a[0]) else { return };
     if old.is_some() {
         ctx.out.int(0);
@@ -162,8 +83,7 @@ pub(super) fn setnx(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
 
 /// `GETSET key value`.
 pub(super) fn getset(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let server = ctx.server;
-    let _locks = server.lock_keys(&[&a[0]]);
+    let _locks = ctx.lock_keys(&[&a[0]]);
     let Ok(old) = read(ctx, &a[0]) else { return };
     if put(ctx, &a[0], &a[1]) {
         ctx.out.bulk_or_null(old.as_deref());
@@ -191,9 +111,8 @@ pub(super) fn mset(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
         return;
     }
     let keys: Vec<&Vec<u8>> = a.iter().step_by(2).collect();
-    let server = ctx.server;
-    let _locks = server.lock_keys(&keys);
-    let mut b = WriteBatch::new();
+    let _locks = ctx.lock_keys(&keys);
+    let mut b = Writes::default();
     for pair in a.chunks(2) {
         b.put(&pair[0], &pair[1]);
     }
@@ -210,8 +129,7 @@ pub(super) fn msetnx(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
         return;
     }
     let keys: Vec<&Vec<u8>> = a.iter().step_by(2).collect();
-    let server = ctx.server;
-    let _locks = server.lock_keys(&keys);
+    let _locks = ctx.lock_keys(&keys);
     for key in &keys {
         match read(ctx, key) {
             Ok(Some(_)) => {
@@ -222,7 +140,7 @@ pub(super) fn msetnx(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
             Err(()) => return,
         }
     }
-    let mut b = WriteBatch::new();
+    let mut b = Writes::default();
     for pair in a.chunks(2) {
         b.put(&pair[0], &pair[1]);
     }
@@ -240,11 +158,10 @@ pub(super) fn strlen(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
 
 /// `GETDEL key`.
 pub(super) fn getdel(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let server = ctx.server;
-    let _locks = server.lock_keys(&[&a[0]]);
+    let _locks = ctx.lock_keys(&[&a[0]]);
     let Ok(old) = read(ctx, &a[0]) else { return };
     if old.is_some() {
-        let mut b = WriteBatch::new();
+        let mut b = Writes::default();
         b.delete(&a[0]);
         if !write(ctx, b) {
             return;
@@ -290,8 +207,7 @@ pub(super) fn setrange(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
         return;
     }
     let value = &a[2];
-    let server = ctx.server;
-    let _locks = server.lock_keys(&[&a[0]]);
+    let _locks = ctx.lock_keys(&[&a[0]]);
     let Ok(old) = read(ctx, &a[0]) else { return };
     if value.is_empty() {
         ctx.out.int(old.map_or(0, |v| v.len() as i64));
@@ -315,8 +231,7 @@ pub(super) fn setrange(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
 
 /// `APPEND key value`: the new length.
 pub(super) fn append(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let server = ctx.server;
-    let _locks = server.lock_keys(&[&a[0]]);
+    let _locks = ctx.lock_keys(&[&a[0]]);
     let Ok(old) = read(ctx, &a[0]) else { return };
     let mut v = old.unwrap_or_default();
     if v.len().saturating_add(a[1].len()) > MAX_STRING_BYTES {
@@ -360,8 +275,7 @@ pub(super) fn decrby(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
 
 /// Adds `delta` to the integer at `key` (0 when missing), atomically.
 fn add(ctx: &mut Ctx<'_>, key: &[u8], delta: i64) {
-    let server = ctx.server;
-    let _locks = server.lock_keys(&[key]);
+    let _locks = ctx.lock_keys(&[key]);
     let Ok(old) = read(ctx, key) else { return };
     let current = match old {
         None => 0,
@@ -401,8 +315,7 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
         ctx.out.error("ERR value is not a valid float");
         return;
     };
-    let server = ctx.server;
-    let _locks = server.lock_keys(&[&a[0]]);
+    let _locks = ctx.lock_keys(&[&a[0]]);
     let Ok(old) = read(ctx, &a[0]) else { return };
     let current = match old {
         None => 0.0,

@@ -1,0 +1,139 @@
+//! How commands reach the engine: [`read`] and [`write`], and the deferred writes of a
+//! pipelined run ([`Pending`]).
+//!
+//! A client's pipeline often holds runs of commands on keys (SET, INCR, GET, MSET, …). Such a
+//! run executes under the locks of all its keys, taken once in stripe order, with its writes
+//! gathered in a [`Pending`] set and committed as one write batch when the run ends: one WAL
+//! record (and under `--sync always` one fsync) for the run instead of one per command. Reads
+//! inside the run see the run's own earlier writes (the overlay), so the run behaves as its
+//! commands one after another; other clients see all of it or none of it, which is one of the
+//! orders Redis could have run it in. Replies are written only after the commit, so no client
+//! is told of a write that is not yet in the log.
+
+use super::{engine_error, Ctx};
+use crate::config::SyncPolicy;
+use crate::state::Counters;
+use augur::{TryWrite, WriteBatch, WriteOptions};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+/// Writes a command makes: puts (`Some`) and deletes (`None`), in order.
+#[derive(Debug, Default)]
+pub(super) struct Writes(Vec<(Vec<u8>, Option<Vec<u8>>)>);
+
+impl Writes {
+    /// Sets `key` to `value`.
+    pub(super) fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.0.push((key.to_vec(), Some(value.to_vec())));
+    }
+
+    /// Deletes `key`.
+    pub(super) fn delete(&mut self, key: &[u8]) {
+        self.0.push((key.to_vec(), None));
+    }
+
+    fn into_batch(self) -> WriteBatch {
+        let mut b = WriteBatch::new();
+        for (key, value) in self.0 {
+            match value {
+                Some(v) => b.put(key, v),
+                None => b.delete(key),
+            };
+        }
+        b
+    }
+}
+
+/// The writes of a run not yet committed, and where the newest write of each key is.
+#[derive(Debug, Default)]
+pub struct Pending {
+    writes: Writes,
+    newest: HashMap<Vec<u8>, usize>,
+}
+
+impl Pending {
+    /// The run's own newest write of `key`: `Some(None)` for a delete, `None` when the run
+    /// has not written it.
+    fn get(&self, key: &[u8]) -> Option<Option<&Vec<u8>>> {
+        let i = *self.newest.get(key)?;
+        self.writes.0.get(i).map(|(_, v)| v.as_ref())
+    }
+
+    fn add(&mut self, writes: Writes) {
+        for (key, value) in writes.0 {
+            self.newest.insert(key.clone(), self.writes.0.len());
+            self.writes.0.push((key, value));
+        }
+    }
+}
+
+/// The current value of `key` (the run's own write first), counting a hit or a miss;
+/// `Err(())` once an error reply is written.
+pub(super) fn read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, ()> {
+    let found = match ctx.pending.as_ref().and_then(|p| p.get(key)) {
+        Some(own) => Ok(own.cloned()),
+        None => ctx.server.db.get(key),
+    };
+    match found {
+        Ok(v) => {
+            let c = &ctx.server.counters;
+            Counters::add(if v.is_some() { &c.hits } else { &c.misses }, 1);
+            Ok(v)
+        }
+        Err(e) => {
+            engine_error(ctx.out, &e);
+            Err(())
+        }
+    }
+}
+
+/// Applies `writes`: inside a run, adds them to the run's pending set (committed when the
+/// run ends); otherwise commits them now. On failure writes the error reply and returns false.
+pub(super) fn write(ctx: &mut Ctx<'_>, writes: Writes) -> bool {
+    if let Some(pending) = ctx.pending.as_mut() {
+        pending.add(writes);
+        return true;
+    }
+    commit(ctx, writes)
+}
+
+/// Commits a run's pending writes (nothing to do when it wrote nothing).
+pub(super) fn commit_pending(ctx: &mut Ctx<'_>, pending: Pending) -> bool {
+    pending.writes.0.is_empty() || commit(ctx, pending.writes)
+}
+
+/// Commits `writes` with the configured durability; on failure writes the error reply and
+/// returns false.
+///
+/// Under `--sync always` the write waits for its fsync (the session runs such batches off the
+/// I/O thread). Otherwise it is tried without waiting, and only a write that would wait for
+/// room (a stall, a memtable switch) moves off the I/O thread (`block_in_place`).
+fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> bool {
+    let batch = writes.into_batch();
+    let db = &ctx.server.db;
+    let sync = ctx.server.config.sync == SyncPolicy::Always;
+    let result = if sync {
+        db.write_opt(batch, WriteOptions { sync })
+    } else {
+        match db.try_write(batch) {
+            Ok(TryWrite::Written) => Ok(()),
+            Ok(TryWrite::WouldWait(batch)) => {
+                Counters::add(&ctx.server.counters.write_waits, 1);
+                tokio::task::block_in_place(|| db.write(batch))
+            }
+            Err(e) => Err(e),
+        }
+    };
+    match result {
+        Ok(()) => {
+            if !sync {
+                ctx.server.dirty.store(true, Ordering::Release);
+            }
+            true
+        }
+        Err(e) => {
+            engine_error(ctx.out, &e);
+            false
+        }
+    }
+}
