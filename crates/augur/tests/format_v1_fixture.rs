@@ -1,0 +1,206 @@
+//! A database written by the SSTable format v1 code (the fixture in `tests/fixtures/v1-db`,
+//! committed before format v2 work began) must keep opening, reading and compacting in every
+//! later release: the compatibility promise of the format issue ("version 1 files must still
+//! open and read; compaction rewrites them").
+//!
+//! The fixture holds tables of four index types (fence below L0; PLR, PGM and RadixSpline in
+//! L0: each phase reopened with another `--index`), short and long keys (a 200-byte shared prefix), values
+//! inline and in the value log, overwrites and deletes across tables, and writes left in the
+//! WAL at a clean close. Its contents are a deterministic function of the phase plan below,
+//! so the test rebuilds the expected state instead of storing it.
+//!
+//! Regenerate (only with the v1 code, never after the format changed):
+//! `AUGUR_WRITE_V1_FIXTURE=1 cargo test --release -p augur --test format_v1_fixture -- --ignored`
+
+use augur::index::IndexKind;
+use augur::{Db, Options};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v1-db")
+}
+
+/// A deterministic xorshift stream (the fixture must be reproducible from this file).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// One operation: a put (`Some`) or a delete (`None`).
+type Op = (Vec<u8>, Option<Vec<u8>>);
+
+/// The key of number `i`: short text keys, 16-byte binary keys and, for every 40th, a long key
+/// behind a 200-byte shared prefix.
+fn key(i: u64) -> Vec<u8> {
+    match i % 40 {
+        0 => {
+            let mut k = vec![b'p'; 200];
+            k.extend_from_slice(format!("/long/{i:06}").as_bytes());
+            k
+        }
+        1..=9 => {
+            let mut k = b"bin".to_vec();
+            k.extend_from_slice(&(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_be_bytes());
+            k.extend_from_slice(&[0, 0xff, (i % 251) as u8]);
+            k
+        }
+        _ => format!("user:{i:05}:name").into_bytes(),
+    }
+}
+
+/// A value of 1–300 bytes (those of 64 bytes or more go to the value log in the fixture).
+fn value(rng: &mut Rng, i: u64, round: u32) -> Vec<u8> {
+    let len = 1 + rng.below(300) as usize;
+    let mut v = format!("r{round}:{i}:").into_bytes();
+    v.resize(len.max(v.len()), b'a' + (i % 26) as u8);
+    v
+}
+
+/// The phases: each opens the database with an index type, applies its ops, and flushes (the
+/// last one leaves its ops in the WAL).
+fn phases() -> Vec<(IndexKind, Vec<Op>, bool)> {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut out = Vec::new();
+    let kinds = [
+        IndexKind::Fence,
+        IndexKind::Plr,
+        IndexKind::Pgm,
+        IndexKind::RadixSpline,
+    ];
+    for (round, kind) in kinds.into_iter().enumerate() {
+        let mut ops = Vec::new();
+        for _ in 0..700 {
+            let i = rng.below(2_000);
+            if rng.below(8) == 0 {
+                ops.push((key(i), None));
+            } else {
+                let v = value(&mut rng, i, round as u32);
+                ops.push((key(i), Some(v)));
+            }
+        }
+        out.push((kind, ops, true));
+    }
+    let mut tail = Vec::new();
+    for _ in 0..60 {
+        let i = rng.below(2_000);
+        let v = value(&mut rng, i, 9);
+        tail.push((key(i), Some(v)));
+    }
+    tail.push((key(7), None));
+    out.push((IndexKind::Plr, tail, false));
+    out
+}
+
+fn options(index: IndexKind) -> Options {
+    Options {
+        index,
+        memtable_size_bytes: 48 << 10,
+        target_file_size_bytes: 64 << 10,
+        value_separation_threshold: 64,
+        // Flushes stay in L0 (one table per flush, each with its phase's index type); the
+        // first phase is compacted down explicitly.
+        l0_compaction_trigger: 100,
+        l0_slowdown_trigger: 200,
+        l0_stop_trigger: 300,
+        ..Options::default()
+    }
+}
+
+/// The state the phases leave.
+fn expected() -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut model = BTreeMap::new();
+    for (_, ops, _) in phases() {
+        for (k, v) in ops {
+            match v {
+                Some(v) => model.insert(k, v),
+                None => model.remove(&k),
+            };
+        }
+    }
+    model
+}
+
+fn check(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>, when: &str) {
+    for i in 0..2_000 {
+        let k = key(i);
+        assert_eq!(
+            db.get(&k).unwrap().as_deref(),
+            model.get(&k).map(|v| v.as_slice()),
+            "{when}: key {i}"
+        );
+    }
+    let mut scan = db.scan::<&[u8], _>(..);
+    let mut seen = BTreeMap::new();
+    while let Some((k, v)) = scan.next().unwrap() {
+        seen.insert(k.to_vec(), v.to_vec());
+    }
+    assert!(seen == *model, "{when}: a full scan differs from the model");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn a_v1_database_opens_reads_and_compacts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    copy_dir(&fixture_dir(), &dir);
+    let model = expected();
+    assert!(model.len() > 1_000, "the plan writes a real database");
+    {
+        let db = Db::open(&dir, Options::default()).unwrap();
+        check(&db, &model, "as written");
+        db.verify().unwrap();
+        db.compact_range(None, None).unwrap();
+        check(&db, &model, "after a full compaction");
+        db.verify().unwrap();
+        db.close().unwrap();
+    }
+    let db = Db::open(&dir, Options::default()).unwrap();
+    check(&db, &model, "reopened after the compaction");
+}
+
+/// Writes the fixture (see the module doc); ignored, and a no-op without the variable.
+#[test]
+#[ignore]
+fn write_the_v1_fixture() {
+    if std::env::var_os("AUGUR_WRITE_V1_FIXTURE").is_none() {
+        return;
+    }
+    let dir = fixture_dir();
+    let _ = std::fs::remove_dir_all(&dir);
+    for (phase, (index, ops, flush)) in phases().into_iter().enumerate() {
+        let db = Db::open(&dir, options(index)).unwrap();
+        for (k, v) in ops {
+            match v {
+                Some(v) => db.put(&k, &v).unwrap(),
+                None => db.delete(&k).unwrap(),
+            }
+        }
+        if flush {
+            db.flush().unwrap();
+        }
+        if phase == 0 {
+            // The fence-indexed tables go below L0.
+            db.compact_range(None, None).unwrap();
+        }
+        db.close().unwrap();
+    }
+    // The lock file is not part of the fixture.
+    let _ = std::fs::remove_file(dir.join("LOCK"));
+}
