@@ -6,9 +6,12 @@
 //! `db_bench --key_size=16` writes (`GenerateKeyFromInt` without prefixes). Byte order
 //! therefore equals numeric order.
 //!
-//! Values are slices of a pre-generated buffer of random bytes, taken at a moving offset
-//! like db_bench's `RandomGenerator`; Augur does not compress, so they are not made
-//! compressible.
+//! Values are slices of a pre-generated buffer, taken at a moving offset like db_bench's
+//! `RandomGenerator`. Without `--compression_ratio` the buffer is random bytes (values do not
+//! compress). With `--compression_ratio R` it is built as db_bench builds it: 100-byte pieces,
+//! each `max(1, floor(100·R))` random printable characters (`' '` + 0..95) repeated to fill
+//! the piece, so that a compressor shrinks values to about `R` of their size and the same
+//! flag drives `db_bench`.
 
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
@@ -29,11 +32,34 @@ pub struct ValueGen {
     pos: usize,
 }
 
+/// Bytes of one compressible piece (db_bench's `CompressibleString` length).
+const PIECE_BYTES: usize = 100;
+
 impl ValueGen {
-    /// A generator of values of up to `max_len` bytes.
-    pub fn new(seed: u64, max_len: usize) -> Self {
-        let mut data = vec![0u8; max_len.max(1 << 20)];
-        StdRng::seed_from_u64(seed).fill_bytes(&mut data);
+    /// A generator of values of up to `max_len` bytes: incompressible, or compressible to
+    /// about `compression_ratio` (in `(0, 1]`) of their size as db_bench's are.
+    pub fn new(seed: u64, max_len: usize, compression_ratio: Option<f64>) -> Self {
+        let len = max_len.max(1 << 20);
+        let mut rng = StdRng::seed_from_u64(seed);
+        let data = match compression_ratio {
+            None => {
+                let mut data = vec![0u8; len];
+                rng.fill_bytes(&mut data);
+                data
+            }
+            Some(ratio) => {
+                // `as` floors (and saturates): db_bench's `(int)(len * compressed_fraction)`.
+                let raw = ((PIECE_BYTES as f64 * ratio) as usize).clamp(1, PIECE_BYTES);
+                let mut data = Vec::with_capacity(len + PIECE_BYTES);
+                while data.len() < len {
+                    let piece: Vec<u8> = (0..raw)
+                        .map(|_| b' ' + (rng.next_u32() % 95) as u8)
+                        .collect();
+                    data.extend(piece.iter().cycle().take(PIECE_BYTES));
+                }
+                data
+            }
+        };
         ValueGen { data, pos: 0 }
     }
 
@@ -68,10 +94,32 @@ mod tests {
 
     #[test]
     fn values_have_the_requested_length() {
-        let mut g = ValueGen::new(1, 100);
-        for _ in 0..100_000 {
-            assert_eq!(g.next(100).len(), 100);
+        for ratio in [None, Some(0.5)] {
+            let mut g = ValueGen::new(1, 100, ratio);
+            for _ in 0..100_000 {
+                assert_eq!(g.next(100).len(), 100);
+            }
+            assert_eq!(ValueGen::new(1, 0, ratio).next(0).len(), 0);
         }
-        assert_eq!(ValueGen::new(1, 0).next(0).len(), 0);
+    }
+
+    #[test]
+    fn compressible_values_repeat_a_random_fragment_per_piece_as_db_bench() {
+        for (ratio, raw) in [(0.5, 50usize), (0.25, 25), (0.001, 1), (1.0, 100)] {
+            let g = ValueGen::new(7, 1000, Some(ratio));
+            assert!(g.data.len() >= 1 << 20);
+            for piece in g.data.chunks(PIECE_BYTES).take(1000) {
+                let fragment = &piece[..raw];
+                assert!(fragment.iter().all(|&b| (b' '..=b'~').contains(&b)));
+                for (i, &b) in piece.iter().enumerate() {
+                    assert_eq!(b, fragment[i % raw], "ratio {ratio}: byte {i}");
+                }
+            }
+            // Distinct pieces: the fragments are random, not one repeated string.
+            assert_ne!(g.data[..raw], g.data[PIECE_BYTES..PIECE_BYTES + raw]);
+        }
+        // Without a ratio the bytes are not printable-only (random over 0..=255).
+        let g = ValueGen::new(7, 1000, None);
+        assert!(g.data.iter().any(|&b| !(b' '..=b'~').contains(&b)));
     }
 }

@@ -152,6 +152,12 @@ pub struct BenchArgs {
     /// Value size in bytes.
     #[arg(long = "value_size", alias = "value-size", default_value_t = 64)]
     pub value_size: usize,
+    /// Make values compressible to about this fraction of their size, in (0, 1], generated
+    /// exactly as db_bench's `--compression_ratio` (100-byte pieces each repeating a random
+    /// printable fragment of ratio × 100 bytes). Without it values are random bytes.
+    #[arg(long = "compression_ratio", alias = "compression-ratio", value_name = "R",
+          value_parser = compression_ratio)]
+    pub compression_ratio: Option<f64>,
     /// Write the results as a JSON array to FILE (or, without FILE, print it on stdout
     /// instead of the text report).
     #[arg(long, num_args = 0..=1, value_name = "FILE")]
@@ -488,6 +494,18 @@ fn checked_keys(a: &BenchArgs, db: Option<&Path>) -> Result<KeySet, BenchError> 
     Ok(keys)
 }
 
+/// Parses `--compression_ratio`: a number in (0, 1].
+fn compression_ratio(text: &str) -> Result<f64, String> {
+    let r: f64 = text
+        .parse()
+        .map_err(|_| format!("not a number: {text:?}"))?;
+    if r > 0.0 && r <= 1.0 {
+        Ok(r)
+    } else {
+        Err(format!("must be in (0, 1], got {text}"))
+    }
+}
+
 /// The workloads' parameters from the flags, over `keys` (`--num` is their count).
 fn params(a: &BenchArgs, keys: KeySet) -> Params {
     let num = keys.len();
@@ -497,6 +515,7 @@ fn params(a: &BenchArgs, keys: KeySet) -> Params {
         readwritepercent: a.readwritepercent,
         key_size: a.key_size,
         value_size: a.value_size,
+        compression_ratio: a.compression_ratio,
         sync: a.sync,
         seed: a.seed,
         histogram: a.histogram,
@@ -673,6 +692,7 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
         "reads": p.reads,
         "key_size": p.key_size,
         "value_size": p.value_size,
+        "compression_ratio": p.compression_ratio,
         "value_separation_threshold": threshold_json(o.value_separation_threshold),
         "read_mode": format!("{:?}", o.read_mode).to_lowercase(),
         "memtable_size_bytes": o.memtable_size_bytes,

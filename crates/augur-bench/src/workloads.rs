@@ -126,6 +126,8 @@ pub struct Params {
     pub readwritepercent: u32,
     pub key_size: usize,
     pub value_size: usize,
+    /// Values compressible to about this fraction (`--compression_ratio`); `None`: random.
+    pub compression_ratio: Option<f64>,
     pub sync: bool,
     pub seed: u64,
     pub histogram: bool,
@@ -177,7 +179,7 @@ impl Runner {
         record: bool,
         quiet: bool,
     ) -> Self {
-        let values = ValueGen::new(p.seed, p.value_size);
+        let values = ValueGen::new(p.seed, p.value_size, p.compression_ratio);
         Runner {
             dir,
             opts,

@@ -45,6 +45,7 @@ impl Runner {
             num,
             key_size,
             value_size,
+            compression_ratio,
             ..
         } = self.p;
         let record = self.record;
@@ -65,7 +66,11 @@ impl Runner {
         // the sequential and shuffled orders, num/T uniform draws each for random writes.
         let writes = |t: usize, rng: &mut StdRng| {
             let (lo, hi) = chunk(num, threads, t);
-            let mut values = ValueGen::new(value_seed.wrapping_add(t as u64), value_size);
+            let mut values = ValueGen::new(
+                value_seed.wrapping_add(t as u64),
+                value_size,
+                compression_ratio,
+            );
             let mut key = Vec::with_capacity(key_size);
             let mut bytes = 0u64;
             let mut meter = Meter::new(record);
