@@ -280,7 +280,12 @@ def main():
     shutil.rmtree(args.dir, ignore_errors=True)
     os.makedirs(args.dir)
     phases = args.phases.split(",")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True, check=False).stdout.strip()
+    redis_version = subprocess.run(["redis-server", "--version"], capture_output=True,
+                                   text=True, check=False).stdout.strip()
     results = {"requests": args.requests, "rounds": args.rounds, "keys": args.keys,
+               "commit": commit, "redis_server": redis_version,
                "machine": os.uname().nodename, "cpus": os.cpu_count(),
                "throughput": [], "loaded": [], "load": {}, "restart": {}}
     servers = [Server("augur", args.dir, server_bin), Server("redis", args.dir, server_bin)]
