@@ -2,63 +2,18 @@
 //! verify (on a generated SOSD file and, in release builds, a real dataset), the exit-status
 //! contract (0 ok, 1 key not found, 2 error) and every benchmark of `augur bench`.
 
+mod common;
+
+use common::{augur as augur_bare, augur_db as augur, fails_with_error as fails};
+use common::{files_ending, ok, stderr, stdout};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-/// Runs `augur --db DIR ARGS...`.
-fn augur(db: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_augur"));
-    cmd.arg("--db").arg(db).args(args);
-    cmd.output().expect("run the augur binary")
-}
-
-/// Runs `augur ARGS...` without --db.
-fn augur_bare(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_augur"))
-        .args(args)
-        .output()
-        .expect("run the augur binary")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Asserts success and returns stdout.
-fn ok(o: Output) -> String {
-    assert!(
-        o.status.success(),
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        stdout(&o),
-        stderr(&o)
-    );
-    stdout(&o)
-}
+use std::process::Output;
 
 /// Asserts success and parses stdout as one JSON value.
 fn ok_json(o: Output) -> Value {
     let out = ok(o);
     serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
-}
-
-/// Asserts exit status 2, `error:` on stderr and nothing on stdout; returns stderr.
-fn fails(o: Output) -> String {
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "stdout: {}\nstderr: {}",
-        stdout(&o),
-        stderr(&o)
-    );
-    let err = stderr(&o);
-    assert!(err.contains("error:"), "stderr: {err}");
-    err
 }
 
 /// Writes an SOSD key file (count, then keys, little-endian u64).
@@ -636,17 +591,6 @@ fn a_deleted_wal_is_an_error_unless_the_loss_is_accepted() {
     // The loss was accepted once; the database opens normally again.
     let o = augur(&db, &["get", "only-in-the-wal"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-}
-
-/// The files of `dir` whose names end with `suffix`, sorted.
-fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(suffix))
-        .collect();
-    v.sort();
-    v
 }
 
 /// Issue 23, case 1, the user's reproduction: the newest value-log segment removed under two

@@ -1,12 +1,12 @@
-//! Helpers shared by the end-to-end tests of `augur bench`: run the binary, check its exit
-//! status, and read the JSON records a bench run writes; `peers.rs`: the checks the peer
+//! Helpers shared by the end-to-end tests of the `augur` binary: run it, check its exit
+//! status and output, list a database's files, and read the JSON records a bench run writes; `peers.rs`: the checks the peer
 //! engines' tests share. Each test file uses a subset.
 #![allow(dead_code)]
 
 pub mod peers;
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs `augur ARGS...`.
@@ -15,6 +15,48 @@ pub fn augur(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run the augur binary")
+}
+
+/// Runs `augur --db DIR ARGS...`.
+pub fn augur_db(db: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_augur"));
+    cmd.arg("--db").arg(db).args(args);
+    cmd.output().expect("run the augur binary")
+}
+
+/// The command's stdout as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The command's stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts exit status 2, `error:` on stderr and nothing on stdout; returns stderr.
+pub fn fails_with_error(o: Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "stdout: {}\nstderr: {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    let err = stderr(&o);
+    assert!(err.contains("error:"), "stderr: {err}");
+    err
+}
+
+/// The files of `dir` whose names end with `suffix`, sorted.
+pub fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    v.sort();
+    v
 }
 
 /// Asserts success and returns stdout.
