@@ -283,22 +283,27 @@ fn an_active_wal_truncated_to_nothing_fails_the_open() {
     assert_eq!(db.get("a").unwrap().as_deref(), Some(&b"1"[..]));
 }
 
+/// Writes `n` small keys (`key0000`…) into a new database at `dir` without background
+/// threads and drops it: the writes stay in its WAL. Returns the options it used.
+fn wal_of_puts(dir: &Path, n: u32) -> Options {
+    let opts = Options {
+        background_threads: false,
+        ..Options::default()
+    };
+    let db = Db::open(dir, opts.clone()).unwrap();
+    for i in 0..n {
+        db.put(format!("key{i:04}"), format!("value-{i}")).unwrap();
+    }
+    opts
+}
+
 /// Case 3: a flipped bit in the length field of the first record of a WAL holding many
 /// records. The reader took the record for a torn tail and dropped the whole WAL.
 #[test]
 fn a_flipped_length_of_the_first_wal_record_fails_the_open() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    let opts = Options {
-        background_threads: false,
-        ..Options::default()
-    };
-    {
-        let db = Db::open(&dir, opts.clone()).unwrap();
-        for i in 0..500 {
-            db.put(format!("key{i:04}"), format!("value-{i}")).unwrap();
-        }
-    }
+    let opts = wal_of_puts(&dir, 500);
     let active = files(&dir, ".wal").pop().expect("a WAL");
     // Header (20 bytes), then the first record's crc (4) and length (4).
     for bit in [0, 5, 7] {
@@ -369,16 +374,7 @@ fn verify_checks_every_live_value_pointer() {
 fn a_damaged_record_in_the_middle_of_a_closed_wal_opens_when_the_loss_is_accepted() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    let opts = Options {
-        background_threads: false,
-        ..Options::default()
-    };
-    {
-        let db = Db::open(&dir, opts.clone()).unwrap();
-        for i in 0..200 {
-            db.put(format!("key{i:04}"), format!("value-{i}")).unwrap();
-        }
-    }
+    let opts = wal_of_puts(&dir, 200);
     let wal = files(&dir, ".wal").pop().expect("a WAL");
     let len = std::fs::metadata(&wal).unwrap().len();
     // A payload byte of a record in the middle (records are ~30 bytes): its checksum fails
