@@ -190,8 +190,12 @@ pub static COMMANDS: &[Spec] = &[
 pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
     static TABLE: OnceLock<HashMap<&'static str, &'static Spec>> = OnceLock::new();
     let table = TABLE.get_or_init(|| COMMANDS.iter().map(|s| (s.name, s)).collect());
-    let lower = std::str::from_utf8(name).ok()?.to_ascii_lowercase();
-    table.get(lower.as_str()).copied()
+    // Lower-cased on the stack: every command of every pipeline is looked up.
+    let mut buf = [0u8; 32];
+    let lower = buf.get_mut(..name.len())?;
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    table.get(std::str::from_utf8(lower).ok()?).copied()
 }
 
 /// Runs one command (`args[0]` is its name) with Redis's checks first.
@@ -227,17 +231,15 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[Vec<u8>]) {
 pub fn execute_batch(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
     let mut i = 0;
     while i < cmds.len() && !ctx.client.close {
-        let run = if ctx.client.authenticated {
-            cmds[i..]
-                .iter()
-                .take_while(|c| run_keys(c).is_some())
-                .count()
+        let run: Vec<Vec<&[u8]>> = if ctx.client.authenticated {
+            cmds[i..].iter().map_while(|c| run_keys(c)).collect()
         } else {
-            0
+            Vec::new()
         };
-        if run >= 2 {
-            execute_run(ctx, &cmds[i..i + run]);
-            i += run;
+        if run.len() >= 2 {
+            let n = run.len();
+            execute_run(ctx, &cmds[i..i + n], &run.concat());
+            i += n;
         } else {
             execute(ctx, &cmds[i]);
             i += 1;
@@ -245,15 +247,11 @@ pub fn execute_batch(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
     }
 }
 
-/// Runs `cmds` (each with [`run_keys`]) as one run: their keys locked once, their writes
+/// Runs `cmds` as one run: their `keys` (from [`run_keys`]) locked once, their writes
 /// committed together; if the commit fails, every command of the run gets its error.
-fn execute_run(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
-    let keys: Vec<&[u8]> = cmds
-        .iter()
-        .flat_map(|c| run_keys(c).unwrap_or_default())
-        .collect();
+fn execute_run(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>], keys: &[&[u8]]) {
     let server: &Server = ctx.server;
-    let _locks = server.lock_keys(&keys);
+    let _locks = server.lock_keys(keys);
     let replies_from = ctx.out.buf.len();
     ctx.pending = Some(Pending::default());
     for cmd in cmds {
