@@ -195,6 +195,13 @@ pub struct EngineArgs {
     /// Bloom filter bits per key; 0 disables filters (engine default 10).
     #[arg(long, global = true, value_name = "N", alias = "bloom_bits")]
     pub bloom_bits: Option<u32>,
+    /// Value compression: none, lz4, zstd or zstd:LEVEL (engine default none): SSTable value
+    /// chunks (one per data block) and value-log records.
+    #[arg(long, global = true, value_name = "CODEC", value_parser = parse_compression)]
+    pub compression: Option<augur::Compression>,
+    /// Width of an SSTable slot's key head in bytes (engine default: chosen per file).
+    #[arg(long, global = true, value_name = "N", alias = "slot_head_bytes")]
+    pub slot_head_bytes: Option<u32>,
     /// Target SSTable size in MiB (engine default 32).
     #[arg(long, global = true, value_name = "MB", alias = "target_file_mb")]
     pub target_file_mb: Option<u64>,
@@ -332,6 +339,11 @@ pub struct EngineArgs {
     pub no_create: bool,
 }
 
+/// `--compression`'s parser: the engine's own, so the flag and `Options` accept the same.
+fn parse_compression(s: &str) -> Result<augur::Compression, String> {
+    augur::Compression::parse(s).map_err(|e| e.to_string())
+}
+
 impl EngineArgs {
     /// The engine options these flags describe.
     pub fn options(&self) -> Options {
@@ -347,6 +359,12 @@ impl EngineArgs {
         }
         if let Some(b) = self.bloom_bits {
             o.bloom_bits_per_key = b;
+        }
+        if let Some(c) = self.compression {
+            o.compression = c;
+        }
+        if self.slot_head_bytes.is_some() {
+            o.slot_head_bytes = self.slot_head_bytes;
         }
         if let Some(mb) = self.target_file_mb {
             o.target_file_size_bytes = mb.saturating_mul(1 << 20);

@@ -5,7 +5,7 @@
 //! keeps these types crate-private, and these wrappers expose only what a target checks).
 
 use crate::error::Result;
-use crate::sst::fence::FenceIndex;
+use crate::sst::fence::{FenceIndex, SectionLens};
 use crate::sst::filter::{key_hash, Bloom, FilterBuilder};
 use crate::sst::Properties;
 use std::ops::Range;
@@ -65,19 +65,25 @@ pub fn build_filter<'a>(
 pub struct Fence(FenceIndex);
 
 impl Fence {
-    /// Decodes and validates the index section read from `offset` of `file`, against the
-    /// table's properties and value-section length, as `Table::open` does.
+    /// Decodes and validates the index section of a table of format `version` read from
+    /// `offset` of `file`, against the table's properties and data- and value-section
+    /// lengths, as `Table::open` does.
     ///
     /// # Errors
     /// `Corruption` naming `file` when the section is malformed or inconsistent.
     pub fn decode(
         bytes: &[u8],
         props: &Properties,
-        values_len: u64,
+        (version, data_len, values_len): (u32, u64, u64),
         file: &Path,
         offset: u64,
     ) -> Result<Fence> {
-        FenceIndex::decode(bytes, props, values_len, file, offset).map(Fence)
+        let lens = SectionLens {
+            version,
+            data_len,
+            values_len,
+        };
+        FenceIndex::decode(bytes, props, lens, file, offset).map(Fence)
     }
 
     /// Positions of the block holding the first entry `>= (user_key, trailer)` in internal
@@ -111,9 +117,10 @@ impl Fence {
         self.0.meta(block).map(|m| m.values_start..m.values_end)
     }
 
-    /// The section bytes this index decodes from (every length in its shortest varint).
-    pub fn encode(&self) -> Vec<u8> {
-        self.0.encode()
+    /// The section bytes this index decodes from, as format `version` (every length in its
+    /// shortest varint).
+    pub fn encode(&self, version: u32) -> Vec<u8> {
+        self.0.encode(version)
     }
 
     /// Heap bytes held by the index.

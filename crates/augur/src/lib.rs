@@ -38,6 +38,7 @@ internal_modules! {
     checksum;
     coding;
     compaction;
+    compression;
     filename;
     iter;
     key;
@@ -61,6 +62,7 @@ mod prefetch;
 pub mod stats;
 mod work_signal;
 
+pub use compression::Compression;
 pub use db::{
     Db, GcReport, IndexMemory, LevelStats, Snapshot, Stats, TryWrite, ValueLogSegmentStats,
     WriteBatch, WriteOptions,

@@ -2,6 +2,7 @@
 //!
 //! `Options::validate` rejects a bad value with `Error::InvalidArgument` naming the option.
 
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, ReadMode, StdFs};
 use crate::index::chooser::ModelBudget;
@@ -61,6 +62,12 @@ pub struct Options {
     pub bloom_bits_per_key: u32,
     /// Records per data block of an SSTable (the fence-pointer granularity). Default 64.
     pub block_records: usize,
+    /// How values are compressed: each SSTable data block's value chunk, and each value-log
+    /// record. Default `None` (see README "Compression").
+    pub compression: Compression,
+    /// Width of an SSTable slot's key head; `None` (default) lets each file choose the width
+    /// that stores its keys in the fewest bytes. For layout experiments.
+    pub slot_head_bytes: Option<u32>,
     /// How SSTables and sealed value-log segments are read. Default `Mmap`.
     pub read_mode: ReadMode,
     /// Size at which the active value-log segment is sealed and a new one started (sealed
@@ -166,6 +173,8 @@ impl std::fmt::Debug for Options {
             .field("num_levels", &self.num_levels)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("block_records", &self.block_records)
+            .field("compression", &self.compression)
+            .field("slot_head_bytes", &self.slot_head_bytes)
             .field("read_mode", &self.read_mode)
             .field("value_log_segment_bytes", &self.value_log_segment_bytes)
             .field("value_log_gc_ratio", &self.value_log_gc_ratio)
@@ -212,6 +221,8 @@ impl Default for Options {
             num_levels: 7,
             bloom_bits_per_key: 10,
             block_records: 64,
+            compression: Compression::None,
+            slot_head_bytes: None,
             read_mode: ReadMode::Mmap,
             value_log_segment_bytes: 64 << 20,
             value_log_gc_ratio: 0.5,
@@ -297,6 +308,12 @@ impl Options {
         self.flsm.validate()?;
         if self.bloom_bits_per_key > 64 {
             return Err(invalid("bloom_bits_per_key", "must be at most 64"));
+        }
+        if self
+            .slot_head_bytes
+            .is_some_and(|h| h as usize > crate::key::MAX_KEY_LEN)
+        {
+            return Err(invalid("slot_head_bytes", "must be at most 65535"));
         }
         if !(1..=65_536).contains(&self.block_records) {
             return Err(invalid("block_records", "must be between 1 and 65536"));
@@ -431,6 +448,8 @@ impl Options {
             bloom_bits_per_key: self.bloom_bits_per_key,
             model: self.build_model_config(level),
             model_budget: self.auto_index.then_some(self.model_memory_budget),
+            compression: self.compression,
+            head_bytes: self.slot_head_bytes,
         }
     }
 

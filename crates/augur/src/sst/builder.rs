@@ -1,13 +1,15 @@
-//! [`Builder`]: writes one SSTable from entries given in internal-key order (the last step of
-//! a memtable flush or of a compaction's merge).
+//! [`Builder`]: writes one SSTable (format 2) from entries given in internal-key order (the
+//! last step of a memtable flush or of a compaction's merge).
 //!
-//! The slot width `W` is the longest user key of the file and is only known once every entry
-//! has been added, so the builder buffers the file's entries in memory (keys, 20-byte
-//! references and inline values; about 40 bytes of overhead per entry) and writes the whole
-//! file in [`Builder::finish`]. A table is at most the target file size (tens of MiB), so the
-//! buffer is bounded by it; callers cut files with [`Builder::estimated_size_bytes`].
+//! The slot layout (head width, field widths, the stripped prefix) depends on every key of
+//! the file and is only known once every entry has been added, so the builder buffers the
+//! file's entries in memory (keys, references and inline values; about 40 bytes of overhead
+//! per entry) and writes the whole file in [`Builder::finish`]. A table is at most the target
+//! file size (tens of MiB), so the buffer is bounded by it; callers cut files with
+//! [`Builder::estimated_size_bytes`].
 
 use crate::checksum::crc;
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::index::chooser::{self, ModelBudget};
@@ -16,9 +18,10 @@ use crate::index::{self, IndexConfig};
 use crate::key::{compare, pack_trailer, InternalKey, SeqNo, ValueKind, MAX_KEY_LEN, MAX_SEQNO};
 use crate::sst::fence;
 use crate::sst::filter::FilterBuilder;
-use crate::sst::format::{Footer, InlineRef, Section, REF_BYTES, SLOT_OVERHEAD_BYTES};
+use crate::sst::format::{ChunkRef, Footer, Section, FORMAT_VERSION};
 use crate::sst::key_projections::KeyProjections;
 use crate::sst::properties::Properties;
+use crate::sst::slot::{self, SlotLayout, SlotParams, POINTER_REF_BYTES};
 use crate::stats::cpu_time::CpuStopwatch;
 use crate::vlog::ValuePointer;
 use std::cmp::Ordering;
@@ -39,6 +42,11 @@ pub struct BuilderOptions {
     /// `Some` when the model chooser picks the model per file within this budget
     /// (`Options::auto_index`); `model` then gives the error bound and tuning.
     pub model_budget: Option<ModelBudget>,
+    /// How each data block's value chunk is compressed.
+    pub compression: Compression,
+    /// Width of the slot's key head; `None` chooses per file the width that stores the keys
+    /// in the fewest bytes (`slot::choose_head`).
+    pub head_bytes: Option<u32>,
 }
 
 impl Default for BuilderOptions {
@@ -48,6 +56,8 @@ impl Default for BuilderOptions {
             bloom_bits_per_key: 10,
             model: None,
             model_budget: None,
+            compression: Compression::None,
+            head_bytes: None,
         }
     }
 }
@@ -87,13 +97,24 @@ impl ModelTime {
     }
 }
 
-/// One buffered entry: where its key is in the key arena, its trailer and slot reference.
+/// What a buffered entry holds besides its key.
+#[derive(Debug)]
+enum PendingValue {
+    /// An inline value: its range in the builder's value buffer.
+    Inline { start: u64, len: u32 },
+    /// The encoded value pointer.
+    Pointer([u8; POINTER_REF_BYTES]),
+    /// A tombstone.
+    Tombstone,
+}
+
+/// One buffered entry: where its key is in the key arena, its trailer and its value.
 #[derive(Debug)]
 struct Pending {
     key_start: usize,
     key_len: u16,
     trailer: u64,
-    reference: [u8; REF_BYTES],
+    value: PendingValue,
 }
 
 /// Writes one table to a file. Not thread-safe; one builder per output file.
@@ -110,6 +131,8 @@ pub struct Builder {
     /// The keys' projections for the model, taken as they are added (`None` without a model).
     projections: Option<KeyProjections>,
     max_key_len: usize,
+    /// Smallest and largest seqno added (the trailer field's range).
+    seqnos: Option<(SeqNo, SeqNo)>,
     deletes: u64,
     inline_values: u64,
     pointers: u64,
@@ -139,6 +162,7 @@ impl Builder {
             filter: FilterBuilder::new(opts.bloom_bits_per_key),
             projections: opts.model.map(|_| KeyProjections::default()),
             max_key_len: 0,
+            seqnos: None,
             deletes: 0,
             inline_values: 0,
             pointers: 0,
@@ -209,22 +233,20 @@ impl Builder {
                 Ordering::Less
             );
         }
-        let reference = match kind {
+        let pending_value = match kind {
             ValueKind::Value => {
                 let Ok(len) = u32::try_from(value.len()) else {
                     return invalid(format!("inline value of {} bytes", value.len()));
                 };
-                InlineRef {
-                    offset: self.values.len() as u64,
+                PendingValue::Inline {
+                    start: self.values.len() as u64,
                     len,
-                    crc: crc(value),
                 }
-                .encode()
             }
             ValueKind::Pointer => match ValuePointer::decode(value) {
                 Some(p) => {
                     self.pointer_value_bytes += u64::from(p.len);
-                    p.encode()
+                    PendingValue::Pointer(p.encode())
                 }
                 None => return invalid(format!("pointer value of {} bytes", value.len())),
             },
@@ -232,7 +254,7 @@ impl Builder {
                 if !value.is_empty() {
                     return invalid("a tombstone carries no value".to_string());
                 }
-                [0u8; REF_BYTES]
+                PendingValue::Tombstone
             }
         };
         match kind {
@@ -261,10 +283,14 @@ impl Builder {
             key_start: self.keys.len(),
             key_len: user_key.len() as u16,
             trailer,
-            reference,
+            value: pending_value,
         });
         self.keys.extend_from_slice(user_key);
         self.max_key_len = self.max_key_len.max(user_key.len());
+        self.seqnos = Some(match self.seqnos {
+            None => (seqno, seqno),
+            Some((lo, hi)) => (lo.min(seqno), hi.max(seqno)),
+        });
         Ok(())
     }
 
@@ -273,19 +299,99 @@ impl Builder {
         self.entries.len() as u64
     }
 
-    /// Size the file would have if finished now (exact for the data and value sections,
-    /// estimated for the index and properties); use it to cut files at the target size.
+    /// Size the file would have if finished now, uncompressed (close for the slots and value
+    /// section, estimated for the index and properties); use it to cut files at the target
+    /// size.
     pub fn estimated_size_bytes(&self) -> u64 {
         let n = self.entries.len() as u64;
-        let slot = (self.max_key_len + SLOT_OVERHEAD_BYTES) as u64;
+        let (Some(first), Some(last)) = (self.entries.first(), self.entries.last()) else {
+            return super::format::FOOTER_LEN as u64;
+        };
+        let prefix = common_prefix_len(self.key_of(first), self.key_of(last)) as u64;
+        let rest_bytes = (self.keys.len() as u64).saturating_sub(n * prefix);
+        let trailer = self
+            .seqnos
+            .map_or(1, |(lo, hi)| slot::width_of(((hi - lo) << 8) | 0xff));
+        let reference = match (self.pointers, self.inline_values) {
+            (0, 0) => 0,
+            (0, _) => 4,
+            _ => POINTER_REF_BYTES as u64,
+        };
         let blocks = n.div_ceil(self.opts.block_records.max(1) as u64);
-        n * slot
+        rest_bytes
+            + n * (1 + u64::from(trailer) + reference)
             + self.values.len() as u64
             + self.filter.estimated_bytes()
-            + blocks * (self.max_key_len as u64 + 26)
+            + blocks * (self.max_key_len as u64 + 40)
             + 2 * self.max_key_len as u64
-            + 128
+            + 160
             + super::format::FOOTER_LEN as u64
+    }
+
+    /// The slot layout that stores these entries in the fewest bytes (or with the head
+    /// width the options ask for): see `docs/format/sst.md` "Data section".
+    fn choose_slot_params(
+        &self,
+        entries: &[Pending],
+        prefix: usize,
+        block_records: u32,
+    ) -> SlotParams {
+        let rests: Vec<u32> = entries
+            .iter()
+            .map(|e| (usize::from(e.key_len) - prefix) as u32)
+            .collect();
+        let longest = rests.iter().copied().max().unwrap_or(0);
+        let shortest = rests.iter().copied().min().unwrap_or(0);
+        let head = match self.opts.head_bytes {
+            Some(h) => h.min(longest),
+            None => slot::choose_head(&rests),
+        };
+        let len_bytes = if shortest == longest {
+            0
+        } else if longest <= 255 {
+            1
+        } else {
+            2
+        };
+        let mut max_suffix_chunk = 0u64;
+        let mut max_value_chunk = 0u64;
+        for chunk in entries.chunks(block_records as usize) {
+            let overflow: u64 = chunk
+                .iter()
+                .map(|e| u64::from((u32::from(e.key_len) - prefix as u32).saturating_sub(head)))
+                .sum();
+            max_suffix_chunk = max_suffix_chunk.max(overflow);
+            let values = block_values(chunk);
+            max_value_chunk = max_value_chunk.max(values.end - values.start);
+        }
+        let suffix_bytes = match max_suffix_chunk {
+            0 => 0,
+            n if n <= u64::from(u16::MAX) => 2,
+            _ => 4,
+        };
+        let (lowest_seqno, _) = self.seqnos.unwrap_or((0, 0));
+        let trailer_base = lowest_seqno << 8;
+        let max_trailer = entries.iter().map(|e| e.trailer).max().unwrap_or(0);
+        let ref_bytes = if self.pointers > 0 {
+            POINTER_REF_BYTES as u8
+        } else if self.inline_values == 0 {
+            0
+        } else if max_value_chunk <= u64::from(u16::MAX) {
+            4
+        } else {
+            8
+        };
+        SlotParams {
+            prefix_len: prefix as u32,
+            head_bytes: head,
+            len_bytes,
+            fixed_rest_len: if len_bytes == 0 { longest } else { 0 },
+            suffix_bytes,
+            trailer_bytes: slot::width_of(max_trailer - trailer_base),
+            trailer_base,
+            ref_bytes,
+            v1_refs: false,
+        }
     }
 
     fn internal_key(&self, e: &Pending) -> InternalKey {
@@ -369,45 +475,69 @@ impl Builder {
             common_prefix,
         } = layout;
         let key_width = self.max_key_len;
-        let slot_bytes = key_width + SLOT_OVERHEAD_BYTES;
-        let mut footer = Footer::default();
+        let params = self.choose_slot_params(entries, common_prefix, block_records);
+        let layout = SlotLayout::new(params);
+        let prefix_len = common_prefix;
+        let mut footer = Footer {
+            version: FORMAT_VERSION,
+            ..Footer::default()
+        };
 
-        // Data section: blocks of fixed-width slots; checksums go to the fence index.
+        // Data section: blocks of fixed-width slots, each followed by its keys' overflows;
+        // value section: each block's value chunk, compressed when that pays; where both
+        // lie and their checksums go to the fence index.
         let mut index = Vec::new();
-        let mut block = Vec::with_capacity(slot_bytes * block_records as usize);
-        let mut values_start = 0u64;
+        let mut block = Vec::new();
+        let mut suffixes = Vec::new();
+        let mut stored_values = Vec::new();
+        let mut compressed = Vec::new();
+        let mut reference = Vec::with_capacity(POINTER_REF_BYTES);
+        let field = params.value_field_bytes();
+        let ref_bytes = usize::from(params.ref_bytes);
+        let head = params.head_bytes as usize;
+        let mut data_end = 0u64;
         for chunk in entries.chunks(block_records as usize) {
             block.clear();
-            let mut values_end = values_start;
+            suffixes.clear();
+            let values = block_values(chunk);
+            let raw_values = self
+                .values
+                .get(values.start as usize..values.end as usize)
+                .unwrap_or_default();
             for e in chunk {
-                let key = key_in(keys, e);
-                block.extend_from_slice(key);
-                block.resize(block.len() + key_width - key.len(), 0);
-                block.extend_from_slice(&e.key_len.to_le_bytes());
-                block.extend_from_slice(&e.trailer.to_le_bytes());
-                block.extend_from_slice(&e.reference);
-                if e.trailer as u8 == ValueKind::Value as u8 {
-                    if let Some(r) = InlineRef::decode(&e.reference) {
-                        values_end = r.end();
+                let rest = key_in(keys, e).get(prefix_len..).unwrap_or_default();
+                reference.clear();
+                match &e.value {
+                    PendingValue::Inline { start, len } => ChunkRef {
+                        offset: (start - values.start) as u32,
+                        len: *len,
                     }
+                    .encode(&mut reference, field, ref_bytes),
+                    PendingValue::Pointer(p) => reference.extend_from_slice(p),
+                    PendingValue::Tombstone => reference.resize(ref_bytes, 0),
                 }
+                layout.encode(&mut block, rest, suffixes.len(), e.trailer, &reference);
+                suffixes.extend_from_slice(rest.get(head..).unwrap_or_default());
             }
             let Some(block_last) = chunk.last() else {
                 continue;
             };
-            let value_chunk = self
-                .values
-                .get(values_start as usize..values_end as usize)
-                .unwrap_or_default();
-            fence::encode_record(
-                &mut index,
-                key_in(keys, block_last),
-                block_last.trailer,
-                crc(&block),
-                values_end,
-                crc(value_chunk),
-            );
-            values_start = values_end;
+            block.extend_from_slice(&suffixes);
+            let codec = self.opts.compression.compress(raw_values, &mut compressed);
+            let stored: &[u8] = if codec == 0 { raw_values } else { &compressed };
+            stored_values.extend_from_slice(stored);
+            data_end += block.len() as u64;
+            fence::Record {
+                last_user_key: key_in(keys, block_last),
+                last_trailer: block_last.trailer,
+                data_end,
+                block_crc: crc(&block),
+                values_end: stored_values.len() as u64,
+                values_crc: crc(stored),
+                codec,
+                raw_len: raw_values.len() as u32,
+            }
+            .encode(&mut index);
             self.file.append(&block)?;
         }
         footer.data = Section {
@@ -426,7 +556,7 @@ impl Builder {
             offset += s.len;
             file.append(bytes).map(|()| s)
         };
-        footer.values = write_section(&mut self.file, &self.values, false)?;
+        footer.values = write_section(&mut self.file, &stored_values, false)?;
         footer.filter = write_section(&mut self.file, &self.filter.finish(), true)?;
         footer.index = write_section(&mut self.file, &index, true)?;
         let waited = Instant::now();
@@ -459,6 +589,7 @@ impl Builder {
             pointer_value_bytes: self.pointer_value_bytes,
             smallest: smallest.clone(),
             largest: largest.clone(),
+            slot: params,
         };
         footer.properties = write_section(&mut self.file, &props.encode(), true)?;
         self.file.append(&footer.encode())?;
@@ -501,6 +632,22 @@ enum Trainer<'scope, 'env> {
 
 fn elapsed_ns(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The range of the builder's value buffer that the inline values of `chunk` (one block's
+/// entries) occupy: they were added in order, so they are contiguous.
+fn block_values(chunk: &[Pending]) -> std::ops::Range<u64> {
+    let mut inline = chunk.iter().filter_map(|e| match e.value {
+        PendingValue::Inline { start, len } => Some((start, start + u64::from(len))),
+        _ => None,
+    });
+    let Some((start, mut end)) = inline.next() else {
+        return 0..0;
+    };
+    for (_, e) in inline {
+        end = e;
+    }
+    start..end
 }
 
 /// The user key of `e` in the key arena `keys`.
@@ -560,6 +707,7 @@ mod tests {
             bloom_bits_per_key: 10,
             model: None,
             model_budget: None,
+            ..BuilderOptions::default()
         };
         Builder::new(Box::new(NullFile(0)), PathBuf::from("t.sst"), opts)
     }

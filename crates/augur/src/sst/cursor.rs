@@ -1,8 +1,10 @@
 //! [`TableCursor`]: a zero-copy cursor over the entries of one table, in one direction — the
 //! building block of level cursors, range scans and compaction inputs.
 //!
-//! Stepping to the next entry decodes one fixed-width slot and allocates nothing. Keys and
-//! inline values are borrowed: in a mapped file straight from the mapping (held as shared
+//! Stepping to the next entry decodes one fixed-width slot and allocates nothing. The key is
+//! assembled in a buffer the cursor reuses (the stripped prefix stays in it; the head and
+//! overflow are copied per entry). Inline values are borrowed: in a mapped file straight from
+//! the mapping (held as shared
 //! bytes, so no virtual call per access), each block checked once per table lifetime when
 //! the cursor enters it; through `pread` from two buffers the cursor reuses, into which each
 //! block it enters is read and checked. (Two earlier designs were measured slower: copying
@@ -15,15 +17,16 @@
 
 use crate::error::{Error, Result};
 use crate::key::{unpack_trailer, ValueKind};
-use crate::sst::format::{InlineRef, REF_BYTES};
 use crate::sst::reader::ScanBlock;
+use crate::sst::slot::POINTER_REF_BYTES;
 use crate::sst::Table;
 use std::sync::Arc;
 
 /// Where the current entry's value bytes are.
 #[derive(Debug, Clone, Copy)]
 enum ValueAt {
-    /// A range of the value bytes (inline value).
+    /// A range of the value bytes (inline value): file offsets when the chunk is read from
+    /// the mapping, offsets in the cursor's value buffer otherwise.
     Chunk(usize, usize),
     /// The slot's reference field (an encoded value pointer).
     Reference(usize),
@@ -53,9 +56,10 @@ pub struct TableCursor {
     held: Held,
     slots: Vec<u8>,
     values: Vec<u8>,
-    /// Offset of the current slot in the slot bytes (see [`Held`]).
-    slot_start: usize,
-    key_len: usize,
+    /// The current user key: the table's stripped prefix, then the slot's head and overflow.
+    key: Vec<u8>,
+    /// Whether inline values are read from the mapping (else from `values`).
+    values_mapped: bool,
     trailer: u64,
     kind: ValueKind,
     value_at: ValueAt,
@@ -75,6 +79,7 @@ impl std::fmt::Debug for TableCursor {
 impl TableCursor {
     /// An unpositioned cursor over `table`.
     pub fn new(table: Arc<Table>, forward: bool) -> Self {
+        let key = table.stripped_prefix().to_vec();
         TableCursor {
             table,
             forward,
@@ -84,8 +89,8 @@ impl TableCursor {
             held: Held::Buffered,
             slots: Vec::new(),
             values: Vec::new(),
-            slot_start: 0,
-            key_len: 0,
+            key,
+            values_mapped: false,
             trailer: 0,
             kind: ValueKind::Delete,
             value_at: ValueAt::Empty,
@@ -174,9 +179,7 @@ impl TableCursor {
     /// The current user key. REQUIRES: `valid()`.
     #[inline]
     pub fn key(&self) -> &[u8] {
-        self.slot_bytes_src()
-            .get(self.slot_start..self.slot_start + self.key_len)
-            .unwrap_or_default()
+        &self.key
     }
 
     /// The current trailer `(seqno << 8) | kind`. REQUIRES: `valid()`.
@@ -197,15 +200,16 @@ impl TableCursor {
     pub fn value(&self) -> &[u8] {
         match self.value_at {
             ValueAt::Chunk(start, end) => {
-                let values = match self.held {
-                    Held::Mapped => self.table.mapping().unwrap_or_default(),
-                    Held::Buffered => &self.values,
+                let values = if self.values_mapped {
+                    self.table.mapping().unwrap_or_default()
+                } else {
+                    &self.values
                 };
                 values.get(start..end).unwrap_or_default()
             }
             ValueAt::Reference(start) => self
                 .slot_bytes_src()
-                .get(start..start + REF_BYTES)
+                .get(start..start + POINTER_REF_BYTES)
                 .unwrap_or_default(),
             ValueAt::Empty => &[],
         }
@@ -230,14 +234,17 @@ impl TableCursor {
             self.block = ScanBlock::default();
             let loaded = if self.table.mapping().is_some() {
                 self.held = Held::Mapped;
-                self.table.check_scan_block(block_no)
+                self.table.check_scan_block(block_no, &mut self.values)
             } else {
                 self.held = Held::Buffered;
                 self.table
                     .scan_block(block_no, &mut self.slots, &mut self.values)
             };
             match loaded {
-                Ok(b) => self.block = b,
+                Ok(b) => {
+                    self.values_mapped = self.held == Held::Mapped && !b.values_compressed;
+                    self.block = b;
+                }
                 Err(e) => return Err(self.fail(e)),
             }
         }
@@ -253,56 +260,54 @@ impl TableCursor {
     fn decode_slot(&mut self) -> Result<()> {
         let table = &*self.table;
         let block = self.block;
-        let (w, slot_bytes) = (table.key_width(), table.slot_bytes());
-        let at = table.slot_offset(self.pos);
+        let layout = table.layout();
+        let size = layout.slot;
+        let in_block = (self.pos - block.first_pos) as usize * size;
+        let at = block.start + in_block as u64;
         let corrupt = |why: &str| Error::corruption(table.path(), at, why);
-        let start = match self.held {
-            Held::Mapped => usize::try_from(at).map_err(|_| corrupt("slot outside the file"))?,
-            Held::Buffered => (self.pos - block.first_pos) as usize * slot_bytes,
+        let (src, base) = match self.held {
+            Held::Mapped => (table.mapping().unwrap_or_default(), block.start as usize),
+            Held::Buffered => (&self.slots[..], 0),
         };
-        let src = match self.held {
-            Held::Mapped => table.mapping().unwrap_or_default(),
-            Held::Buffered => &self.slots,
-        };
-        let slot = src
-            .get(start..start + slot_bytes)
-            .ok_or_else(|| corrupt("slot outside its block"))?;
-        let (Some(len), Some(trailer)) = (
-            slot.get(w..w + 2).and_then(|b| b.first_chunk::<2>()),
-            slot.get(w + 2..w + 10).and_then(|b| b.first_chunk::<8>()),
-        ) else {
-            return Err(corrupt("short slot"));
-        };
-        let key_len = usize::from(u16::from_le_bytes(*len));
-        if key_len > w {
-            return Err(corrupt("key length exceeds the key width"));
-        }
-        let trailer = u64::from_le_bytes(*trailer);
-        let (_, kind) = unpack_trailer(trailer).ok_or_else(|| corrupt("unknown value kind"))?;
+        let start = base + in_block;
+        let raw = src
+            .get(start..start + size)
+            .and_then(|slot| layout.decode(slot))
+            .ok_or_else(|| corrupt("key length exceeds the key width"))?;
+        let suffixes = src
+            .get(base + block.slots_len..base + block.len)
+            .ok_or_else(|| corrupt("block outside the file"))?;
+        let overflow = layout
+            .overflow(&raw, suffixes)
+            .ok_or_else(|| corrupt("key suffix outside its block"))?;
+        let (_, kind) = unpack_trailer(raw.trailer).ok_or_else(|| corrupt("unknown value kind"))?;
         let value_at = match kind {
             ValueKind::Value => {
-                let r = slot
-                    .get(w + 10..)
-                    .and_then(InlineRef::decode)
-                    .ok_or_else(|| corrupt("malformed value reference"))?;
-                if r.offset < block.values_start || r.end() > block.values_end {
-                    return Err(corrupt("value reference outside its block's value chunk"));
-                }
-                let begin = match self.held {
-                    Held::Mapped => table.values_offset() + r.offset,
-                    Held::Buffered => r.offset - block.values_start,
+                let (offset, len) = table
+                    .inline_ref(raw.reference, block.values_start)
+                    .filter(|&(o, l)| o + l <= block.values_len)
+                    .ok_or_else(|| corrupt("value reference outside its block's value chunk"))?;
+                let begin = if self.values_mapped {
+                    (table.values_offset() + block.values_start) as usize + offset
+                } else {
+                    offset
                 };
-                let begin =
-                    usize::try_from(begin).map_err(|_| corrupt("value outside the file"))?;
-                ValueAt::Chunk(begin, begin + r.len as usize)
+                ValueAt::Chunk(begin, begin + len)
             }
-            ValueKind::Pointer => ValueAt::Reference(start + w + 10),
+            ValueKind::Pointer => {
+                if raw.reference.len() < POINTER_REF_BYTES {
+                    return Err(corrupt("value pointer in a narrow reference field"));
+                }
+                ValueAt::Reference(start + layout.ref_offset())
+            }
             ValueKind::Delete => ValueAt::Empty,
         };
+        let prefix = table.stripped_prefix().len();
+        self.key.truncate(prefix);
+        self.key.extend_from_slice(raw.head);
+        self.key.extend_from_slice(overflow);
         self.value_at = value_at;
-        self.slot_start = start;
-        self.key_len = key_len;
-        self.trailer = trailer;
+        self.trailer = raw.trailer;
         self.kind = kind;
         Ok(())
     }

@@ -1,17 +1,23 @@
-//! The fence-pointer index: for every data block, its last internal key and the checksums of
-//! its slots and of its chunk of the value section. This is the baseline index of the read
+//! The fence-pointer index: for every data block, its last internal key, where the block and
+//! its chunk of the value section lie, and their checksums. This is the baseline index of the read
 //! path (LevelDB's index block); learned indexes will later sit beside it behind one `Index`
 //! trait whose `search` returns a position window, which is why [`FenceIndex::search`]
 //! already answers in positions rather than blocks.
 //!
-//! Encoding, one record per block in block order:
+//! Encoding, one record per block in block order (format 1):
 //! `last_user_key (varint len + bytes) | last_trailer u64 | slots_crc u32 | values_end u64 |
-//! values_crc u32`. Block `b`'s value chunk is `[values_end(b-1), values_end(b))` of the value
-//! section (`values_end(-1) = 0`).
+//! values_crc u32`; format 2 adds where the block ends and how its value chunk is stored:
+//! `last_user_key | last_trailer u64 | data_end u64 | block_crc u32 | values_end u64 |
+//! values_crc u32 | codec u8 | raw_len u32`. Block `b`'s value chunk is
+//! `[values_end(b-1), values_end(b))` of the value section (`values_end(-1) = 0`); in format 2
+//! block `b` is `[data_end(b-1), data_end(b))` of the data section, its slots then its key
+//! suffixes (format 1: its slots at `position × slot size`).
 //!
 //! Invariants checked on decode: one record per block of the properties, last keys strictly
-//! increasing in internal order, `values_end` non-decreasing and ending at the value section's
-//! length, the last record's key equal to the table's largest key.
+//! increasing in internal order, `values_end` (and `data_end`) non-decreasing and ending at
+//! the section's length, every block long enough for its slots, a known codec (and an
+//! uncompressed chunk's raw length equal to its stored length), the last record's key equal
+//! to the table's largest key.
 
 use crate::coding::{put_bytes, put_u32, put_u64, Decoder};
 use crate::error::{Error, Result};
@@ -21,20 +27,56 @@ use std::cmp::Ordering;
 use std::ops::Range;
 use std::path::Path;
 
-/// Checksums and value-chunk bounds of one data block.
+/// Where one data block and its value chunk lie, and their checksums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct BlockMeta {
-    /// Masked CRC32C of the block's slot bytes.
+    /// Start of the block, relative to the data section.
+    pub(crate) data_start: u64,
+    /// End of the block (its slots, then its key suffixes), relative to the data section.
+    pub(crate) data_end: u64,
+    /// Masked CRC32C of the block's bytes (slots and suffixes).
     pub(crate) slots_crc: u32,
     /// Start of the block's values, relative to the value section.
     pub(crate) values_start: u64,
     /// End of the block's values, relative to the value section.
     pub(crate) values_end: u64,
-    /// Masked CRC32C of the block's value chunk.
+    /// Masked CRC32C of the block's value chunk, as stored.
     pub(crate) values_crc: u32,
+    /// How the value chunk is stored (`compression::Codec` byte; 0 = uncompressed).
+    pub(crate) codec: u8,
+    /// Length of the value chunk once decompressed.
+    pub(crate) raw_len: u32,
 }
 
-/// Appends one fence record to `buf` (builder side).
+/// One format-2 fence record (builder side).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Record<'k> {
+    pub(crate) last_user_key: &'k [u8],
+    pub(crate) last_trailer: u64,
+    pub(crate) data_end: u64,
+    pub(crate) block_crc: u32,
+    pub(crate) values_end: u64,
+    pub(crate) values_crc: u32,
+    pub(crate) codec: u8,
+    pub(crate) raw_len: u32,
+}
+
+impl Record<'_> {
+    /// Appends the record to `buf`.
+    pub(crate) fn encode(&self, buf: &mut Vec<u8>) {
+        put_bytes(buf, self.last_user_key);
+        put_u64(buf, self.last_trailer);
+        put_u64(buf, self.data_end);
+        put_u32(buf, self.block_crc);
+        put_u64(buf, self.values_end);
+        put_u32(buf, self.values_crc);
+        buf.push(self.codec);
+        put_u32(buf, self.raw_len);
+    }
+}
+
+/// Appends one format-1 fence record to `buf` (tests write format-1 tables).
+#[cfg(any(test, feature = "test-util"))]
 pub(crate) fn encode_record(
     buf: &mut Vec<u8>,
     last_user_key: &[u8],
@@ -50,6 +92,20 @@ pub(crate) fn encode_record(
     put_u32(buf, values_crc);
 }
 
+/// The largest value-chunk codec byte a reader knows (`compression::Codec`).
+pub(crate) const MAX_CODEC: u8 = 2;
+
+/// What the fence index is checked against besides the properties.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SectionLens {
+    /// The table's format version.
+    pub(crate) version: u32,
+    /// Length of the data section.
+    pub(crate) data_len: u64,
+    /// Length of the value section.
+    pub(crate) values_len: u64,
+}
+
 /// The decoded fence-pointer index of one table.
 #[derive(Debug)]
 pub(crate) struct FenceIndex {
@@ -63,15 +119,17 @@ pub(crate) struct FenceIndex {
 }
 
 impl FenceIndex {
-    /// Decodes and validates the index section read from `offset` of `file`.
+    /// Decodes and validates the index section read from `offset` of `file`, a table of
+    /// format `version` whose value section is `values_len` bytes and data section
+    /// `data_len` bytes.
     ///
     /// # Errors
     /// `Corruption` when the section is malformed or inconsistent with `props` or with the
-    /// value section length `values_len`.
+    /// section lengths.
     pub(crate) fn decode(
         bytes: &[u8],
         props: &Properties,
-        values_len: u64,
+        sections: SectionLens,
         file: &Path,
         offset: u64,
     ) -> Result<FenceIndex> {
@@ -87,16 +145,31 @@ impl FenceIndex {
             last_trailers: Vec::with_capacity(capacity),
             blocks: Vec::with_capacity(capacity),
         };
+        let slot_bytes = props.slot_bytes();
+        let v1 = sections.version == 1;
         let mut d = Decoder::new(bytes);
-        let mut values_start = 0u64;
+        let (mut values_start, mut data_start) = (0u64, 0u64);
         while !d.is_empty() {
             let at = d.position();
             let short = || corrupt(at, "record is truncated");
             let key = d.length_prefixed().ok_or_else(short)?;
             let trailer = d.u64().ok_or_else(short)?;
+            let positions = index.block_positions(index.blocks.len() as u64);
+            let slots_len = (positions.end - positions.start).saturating_mul(slot_bytes);
+            let data_end = if v1 {
+                data_start.saturating_add(slots_len)
+            } else {
+                d.u64().ok_or_else(short)?
+            };
             let slots_crc = d.u32().ok_or_else(short)?;
             let values_end = d.u64().ok_or_else(short)?;
             let values_crc = d.u32().ok_or_else(short)?;
+            let (codec, raw_len) = if v1 {
+                let len = values_end.saturating_sub(values_start);
+                (0, u32::try_from(len).map_err(|_| corrupt(at, "value chunk too long"))?)
+            } else {
+                (d.u8().ok_or_else(short)?, d.u32().ok_or_else(short)?)
+            };
             if key.len() > MAX_KEY_LEN || key.len() > props.key_width as usize {
                 return Err(corrupt(at, "last key longer than the key width"));
             }
@@ -105,25 +178,41 @@ impl FenceIndex {
                     return Err(corrupt(at, "last keys are not increasing"));
                 }
             }
-            if values_end < values_start || values_end > values_len {
+            if values_end < values_start || values_end > sections.values_len {
                 return Err(corrupt(at, "value chunk bounds out of order"));
+            }
+            if data_end < data_start.saturating_add(slots_len) || data_end > sections.data_len {
+                return Err(corrupt(at, "data block bounds out of order"));
+            }
+            if codec > MAX_CODEC
+                || (codec == 0 && u64::from(raw_len) != values_end - values_start)
+            {
+                return Err(corrupt(at, "bad value chunk codec or length"));
             }
             index.last_keys.extend_from_slice(key);
             index.key_ends.push(index.last_keys.len());
             index.last_trailers.push(trailer);
             index.blocks.push(BlockMeta {
+                data_start,
+                data_end,
                 slots_crc,
                 values_start,
                 values_end,
                 values_crc,
+                codec,
+                raw_len,
             });
             values_start = values_end;
+            data_start = data_end;
         }
         if index.blocks.len() as u64 != props.blocks {
             return Err(corrupt(0, "record count differs from the block count"));
         }
-        if values_start != values_len {
+        if values_start != sections.values_len {
             return Err(corrupt(0, "value chunks do not cover the value section"));
+        }
+        if data_start != sections.data_len {
+            return Err(corrupt(0, "data blocks do not cover the data section"));
         }
         let largest = &props.largest;
         if index.last_key(props.blocks) != Some((&largest.user_key[..], largest.trailer())) {
@@ -191,21 +280,35 @@ impl FenceIndex {
         self.blocks.get(usize::try_from(block).ok()?)
     }
 
-    /// The section this index decodes from, with every length in its shortest varint:
-    /// equal to the builder's bytes for a section it wrote.
+    /// The section this index decodes from (written as format `version`), with every length
+    /// in its shortest varint: equal to the builder's bytes for a section it wrote.
     #[cfg(any(test, feature = "test-util"))]
-    pub(crate) fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self, version: u32) -> Vec<u8> {
         let mut out = Vec::new();
         for (b, meta) in self.blocks.iter().enumerate() {
             if let Some((key, trailer)) = self.block_last_key(b as u64) {
-                encode_record(
-                    &mut out,
-                    key,
-                    trailer,
-                    meta.slots_crc,
-                    meta.values_end,
-                    meta.values_crc,
-                );
+                if version == 1 {
+                    encode_record(
+                        &mut out,
+                        key,
+                        trailer,
+                        meta.slots_crc,
+                        meta.values_end,
+                        meta.values_crc,
+                    );
+                } else {
+                    Record {
+                        last_user_key: key,
+                        last_trailer: trailer,
+                        data_end: meta.data_end,
+                        block_crc: meta.slots_crc,
+                        values_end: meta.values_end,
+                        values_crc: meta.values_crc,
+                        codec: meta.codec,
+                        raw_len: meta.raw_len,
+                    }
+                    .encode(&mut out);
+                }
             }
         }
         out
@@ -241,6 +344,16 @@ mod tests {
             pointer_value_bytes: 0,
             smallest: InternalKey::new(b"a".to_vec(), 1, ValueKind::Value),
             largest: InternalKey::new(largest.to_vec(), trailer_seq, ValueKind::Value),
+            slot: crate::sst::slot::SlotParams::v1(8),
+        }
+    }
+
+    /// Format-1 section lengths of a 7-entry table with `values_len` value bytes.
+    fn lens(values_len: u64) -> SectionLens {
+        SectionLens {
+            version: 1,
+            data_len: 7 * 38,
+            values_len,
         }
     }
 
@@ -257,7 +370,7 @@ mod tests {
     fn search_finds_covering_block() {
         let keys: [(&[u8], u64); 3] = [(b"b", 5), (b"d", 5), (b"f", 5)];
         let p = props(7, 3, b"f", 5);
-        let idx = FenceIndex::decode(&encoded(&keys), &p, 30, Path::new("x"), 0).unwrap();
+        let idx = FenceIndex::decode(&encoded(&keys), &p, lens(30), Path::new("x"), 0).unwrap();
         let t = |s| pack_trailer(s, ValueKind::Value);
         assert_eq!(idx.search(b"a", t(1)), 0..3);
         assert_eq!(idx.search(b"b", t(6)), 0..3);
@@ -276,13 +389,13 @@ mod tests {
         let keys: [(&[u8], u64); 3] = [(b"b", 5), (b"d", 5), (b"f", 5)];
         let p = props(7, 3, b"f", 5);
         let enc = encoded(&keys);
-        let idx = FenceIndex::decode(&enc, &p, 30, Path::new("x"), 0).unwrap();
-        assert_eq!(idx.encode(), enc);
+        let idx = FenceIndex::decode(&enc, &p, lens(30), Path::new("x"), 0).unwrap();
+        assert_eq!(idx.encode(1), enc);
         // An overlong varint length decodes too, and re-encodes in the shortest form.
         let mut long = vec![0x81, 0x00];
         long.extend_from_slice(&enc[1..]);
-        let idx = FenceIndex::decode(&long, &p, 30, Path::new("x"), 0).unwrap();
-        assert_eq!(idx.encode(), enc);
+        let idx = FenceIndex::decode(&long, &p, lens(30), Path::new("x"), 0).unwrap();
+        assert_eq!(idx.encode(1), enc);
     }
 
     #[test]
@@ -291,15 +404,15 @@ mod tests {
         let good: [(&[u8], u64); 3] = [(b"b", 5), (b"d", 5), (b"f", 5)];
         let p = props(7, 3, b"f", 5);
         // Value section length mismatch, wrong block count, unsorted, wrong largest, truncated.
-        assert!(FenceIndex::decode(&encoded(&good), &p, 31, x, 0).is_err());
-        assert!(FenceIndex::decode(&encoded(&good[..2]), &p, 20, x, 0).is_err());
+        assert!(FenceIndex::decode(&encoded(&good), &p, lens(31), x, 0).is_err());
+        assert!(FenceIndex::decode(&encoded(&good[..2]), &p, lens(20), x, 0).is_err());
         let bad: [(&[u8], u64); 3] = [(b"d", 5), (b"b", 5), (b"f", 5)];
-        assert!(FenceIndex::decode(&encoded(&bad), &p, 30, x, 0).is_err());
+        assert!(FenceIndex::decode(&encoded(&bad), &p, lens(30), x, 0).is_err());
         let p2 = props(7, 3, b"g", 5);
-        assert!(FenceIndex::decode(&encoded(&good), &p2, 30, x, 0).is_err());
+        assert!(FenceIndex::decode(&encoded(&good), &p2, lens(30), x, 0).is_err());
         let enc = encoded(&good);
         for cut in 0..enc.len() {
-            assert!(FenceIndex::decode(&enc[..cut], &p, 30, x, 0).is_err());
+            assert!(FenceIndex::decode(&enc[..cut], &p, lens(30), x, 0).is_err());
         }
     }
 }

@@ -15,17 +15,17 @@ use std::path::Path;
 /// Magic number at the end of every SSTable: the bytes `AUGURSST` read as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"AUGURSST");
 
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format version this build reads.
+pub const MIN_FORMAT_VERSION: u32 = 1;
 
 /// Checksum type recorded in the footer: masked CRC32C ([`crate::checksum::crc`]).
 pub const CHECKSUM_MASKED_CRC32C: u8 = 1;
 
-/// Bytes of the value reference at the end of every slot.
+/// Bytes of the value reference at the end of every format-1 slot.
 pub const REF_BYTES: usize = 20;
-
-/// Bytes of a slot besides the padded key: `key_len u16 | trailer u64 | ref [u8; 20]`.
-pub const SLOT_OVERHEAD_BYTES: usize = 2 + 8 + REF_BYTES;
 
 /// Bytes of one section record in the footer: `offset u64 | len u64 | crc u32`.
 const SECTION_RECORD_BYTES: usize = 20;
@@ -82,6 +82,8 @@ pub struct Footer {
     pub model: Section,
     /// Table properties.
     pub properties: Section,
+    /// The file's format version ([`MIN_FORMAT_VERSION`]`..=`[`FORMAT_VERSION`]).
+    pub version: u32,
 }
 
 impl Footer {
@@ -96,7 +98,7 @@ impl Footer {
         ]
     }
 
-    /// Encodes the footer (including its checksum, version and magic).
+    /// Encodes the footer (including its checksum, `version` and magic).
     pub fn encode(&self) -> [u8; FOOTER_LEN] {
         let mut out = [0u8; FOOTER_LEN];
         let mut body = Vec::with_capacity(FOOTER_LEN);
@@ -108,7 +110,7 @@ impl Footer {
         body.push(CHECKSUM_MASKED_CRC32C);
         body.extend_from_slice(&[0u8; 3]);
         let mut tail = [0u8; 12];
-        tail[..4].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        tail[..4].copy_from_slice(&self.version.to_le_bytes());
         tail[4..].copy_from_slice(&MAGIC.to_le_bytes());
         let footer_crc = crc_parts(&[&body, &tail]);
         body.extend_from_slice(&footer_crc.to_le_bytes());
@@ -137,7 +139,7 @@ impl Footer {
         }
         let version =
             get_u32(bytes, VERSION_AT).ok_or_else(|| corrupt(VERSION_AT, "short footer"))?;
-        if version != FORMAT_VERSION {
+        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(Error::UnsupportedVersion {
                 file: file.to_path_buf(),
                 version,
@@ -169,6 +171,7 @@ impl Footer {
             index,
             model,
             properties,
+            version,
         };
         let mut expected_offset = 0u64;
         for (i, s) in footer.sections().iter().enumerate() {
@@ -203,7 +206,8 @@ pub struct InlineRef {
 }
 
 impl InlineRef {
-    /// Encodes into the 20-byte slot reference.
+    /// Encodes into the 20-byte slot reference (format 1; tests write format-1 tables).
+    #[cfg(test)]
     pub fn encode(&self) -> [u8; REF_BYTES] {
         let mut b = [0u8; REF_BYTES];
         b[..8].copy_from_slice(&self.offset.to_le_bytes());
@@ -224,10 +228,44 @@ impl InlineRef {
             crc: get_u32(b, 12)?,
         })
     }
+}
 
-    /// End offset (relative to the value section), saturating.
-    pub fn end(&self) -> u64 {
-        self.offset.saturating_add(u64::from(self.len))
+/// The reference stored in a format-2 slot of kind `Value`: where the inline value lies in
+/// its block's value chunk (after decompression). Encoded as `offset | len`, each of
+/// `field` bytes (2 or 4) little-endian, then zeros up to the reference width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkRef {
+    /// Offset of the value in its block's value chunk.
+    pub offset: u32,
+    /// Length of the value.
+    pub len: u32,
+}
+
+impl ChunkRef {
+    /// Appends the encoding: `ref_bytes` bytes with fields of `field` bytes.
+    pub fn encode(&self, out: &mut Vec<u8>, field: usize, ref_bytes: usize) {
+        let start = out.len();
+        out.extend_from_slice(&self.offset.to_le_bytes()[..field]);
+        out.extend_from_slice(&self.len.to_le_bytes()[..field]);
+        out.resize(start + ref_bytes, 0);
+    }
+
+    /// Decodes a reference field with fields of `field` bytes; `None` when it is short or
+    /// its padding is not zero.
+    pub fn decode(b: &[u8], field: usize) -> Option<ChunkRef> {
+        let (fields, padding) = b.split_at_checked(2 * field)?;
+        if padding.iter().any(|&x| x != 0) {
+            return None;
+        }
+        let le = |bytes: &[u8]| {
+            let mut w = [0u8; 4];
+            w.get_mut(..bytes.len())?.copy_from_slice(bytes);
+            Some(u32::from_le_bytes(w))
+        };
+        Some(ChunkRef {
+            offset: le(fields.get(..field)?)?,
+            len: le(fields.get(field..)?)?,
+        })
     }
 }
 
@@ -249,6 +287,7 @@ mod tests {
             off += len;
         }
         [f.data, f.values, f.filter, f.index, f.model, f.properties] = secs;
+        f.version = FORMAT_VERSION;
         f
     }
 
@@ -285,5 +324,24 @@ mod tests {
         b[19] = 1;
         assert_eq!(InlineRef::decode(&b), None);
         assert_eq!(InlineRef::decode(&b[..19]), None);
+    }
+
+    #[test]
+    fn chunk_ref_roundtrip() {
+        for (field, width) in [(2, 4), (4, 8), (4, 20)] {
+            let r = ChunkRef {
+                offset: 513,
+                len: 77,
+            };
+            let mut b = Vec::new();
+            r.encode(&mut b, field, width);
+            assert_eq!(b.len(), width);
+            assert_eq!(ChunkRef::decode(&b, field), Some(r));
+            if width > 2 * field {
+                b[width - 1] = 1;
+                assert_eq!(ChunkRef::decode(&b, field), None);
+            }
+        }
+        assert_eq!(ChunkRef::decode(&[1, 2, 3], 2), None);
     }
 }

@@ -40,6 +40,7 @@ fn build(
         bloom_bits_per_key: 10,
         model,
         model_budget,
+        ..BuilderOptions::default()
     };
     let mut b = Builder::new(StdFs.create(&path).unwrap(), path.clone(), opts);
     for e in entries {

@@ -2,10 +2,12 @@
 //! format (docs/format/sst.md). Written once by [`Builder`] at flush or compaction, then read
 //! by [`Table`] on the read path and by [`TableCursor`] in scans and compactions.
 //!
-//! Every key occupies a fixed-width slot (`W` = the file's longest user key), so entry `i`
-//! sits at byte `i × slot size`: a learned model can predict a position and read a few slots
-//! directly (Bourbon §3). Small values sit in an inline value section; large ones are
-//! value-log pointers (WiscKey). Every byte of the file is covered by a checksum.
+//! Every key occupies a fixed-width slot (format 2: a key head of a width chosen per file,
+//! the rest of a long key in its block's suffix chunk; format 1: the key padded to the
+//! file's longest), so entry `i` sits at a computed offset: a learned model can predict a
+//! position and read a few slots directly (Bourbon §3). Small values sit in per-block value
+//! chunks, compressed when that pays; large ones are value-log pointers (WiscKey). Every byte
+//! of the file is covered by a checksum.
 
 mod builder;
 mod cursor;
@@ -17,12 +19,14 @@ mod key_projections;
 mod learned_tests;
 mod properties;
 mod reader;
+pub(crate) mod slot;
 #[cfg(test)]
 mod tests;
 
 pub use builder::{Builder, BuilderOptions, ModelTime, TableSummary};
 pub use cursor::TableCursor;
-pub use format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION, MAGIC, SLOT_OVERHEAD_BYTES};
+pub use format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION, MAGIC, MIN_FORMAT_VERSION};
+pub use slot::SlotParams;
 pub use properties::Properties;
 pub use reader::lookup_stats::{LookupCounts, PathCounts};
 pub use reader::{LearnReport, Table};

@@ -9,6 +9,7 @@
 use crate::coding::{put_bytes, put_u32, put_u64, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{unpack_trailer, InternalKey, MAX_KEY_LEN};
+use crate::sst::slot::SlotParams;
 use std::path::Path;
 
 /// Facts about one table, stored in its properties section.
@@ -42,15 +43,17 @@ pub struct Properties {
     pub smallest: InternalKey,
     /// The last internal key of the table.
     pub largest: InternalKey,
+    /// The layout of the key slots (format 1: [`SlotParams::v1`] of `key_width`).
+    pub slot: SlotParams,
 }
 
 impl Properties {
-    /// Bytes of one key slot: `W` plus the fixed overhead.
+    /// Bytes of one key slot.
     pub fn slot_bytes(&self) -> u64 {
-        u64::from(self.key_width) + super::format::SLOT_OVERHEAD_BYTES as u64
+        self.slot.slot_bytes()
     }
 
-    /// Encodes the section body.
+    /// Encodes the section body (format 1's when the slot layout is format 1's).
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(128 + self.smallest.user_key.len() * 2);
         put_u64(&mut b, self.entries);
@@ -69,14 +72,18 @@ impl Properties {
             put_bytes(&mut b, &k.user_key);
             put_u64(&mut b, k.trailer());
         }
+        if !self.slot.v1_refs {
+            self.slot.encode_v2(&mut b);
+        }
         b
     }
 
-    /// Decodes and validates the section body read from `offset` of `file`.
+    /// Decodes and validates the section body of a file of format `version` read from
+    /// `offset` of `file`.
     ///
     /// # Errors
     /// `Corruption` when the body is short, has trailing bytes or is inconsistent.
-    pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Properties> {
+    pub fn decode(bytes: &[u8], version: u32, file: &Path, offset: u64) -> Result<Properties> {
         let corrupt = |why: &str| Error::corruption(file, offset, format!("properties: {why}"));
         let mut d = Decoder::new(bytes);
         let short = || corrupt("section is truncated");
@@ -100,6 +107,11 @@ impl Properties {
                 unpack_trailer(trailer).ok_or_else(|| corrupt("bad key kind in key range"))?;
             keys.push(InternalKey::new(user_key, seqno, kind));
         }
+        let slot = if version == 1 {
+            SlotParams::v1(key_width)
+        } else {
+            SlotParams::decode_v2(&mut d).ok_or_else(short)?
+        };
         if !d.is_empty() {
             return Err(corrupt("trailing bytes"));
         }
@@ -120,6 +132,7 @@ impl Properties {
             pointer_value_bytes,
             smallest,
             largest,
+            slot,
         };
         props.validate().map_err(corrupt)?;
         Ok(props)
@@ -155,7 +168,11 @@ impl Properties {
         if self.smallest > self.largest {
             return Err("smallest key is after largest key");
         }
-        Ok(())
+        if !self.slot.v1_refs && self.slot.prefix_len != self.common_prefix_len {
+            return Err("stripped prefix differs from the common prefix");
+        }
+        self.slot
+            .validate(self.key_width, self.inline_values, self.pointers)
     }
 }
 
@@ -180,35 +197,62 @@ mod tests {
             pointer_value_bytes: 12345,
             smallest: InternalKey::new(b"a".to_vec(), 9, ValueKind::Value),
             largest: InternalKey::new(b"azzzz".to_vec(), 1, ValueKind::Delete),
+            slot: SlotParams::v1(5),
         }
+    }
+
+    fn sample_v2() -> Properties {
+        let mut p = sample();
+        p.slot = SlotParams {
+            prefix_len: 1,
+            head_bytes: 3,
+            len_bytes: 1,
+            fixed_rest_len: 0,
+            suffix_bytes: 2,
+            trailer_bytes: 3,
+            trailer_base: 5 << 8,
+            ref_bytes: 20,
+            v1_refs: false,
+        };
+        p
     }
 
     #[test]
     fn roundtrip() {
         let p = sample();
-        let got = Properties::decode(&p.encode(), Path::new("x"), 0).unwrap();
+        let got = Properties::decode(&p.encode(), 1, Path::new("x"), 0).unwrap();
         assert_eq!(got, p);
         assert_eq!(got.slot_bytes(), 35);
+        let p = sample_v2();
+        let got = Properties::decode(&p.encode(), 2, Path::new("x"), 0).unwrap();
+        assert_eq!(got, p);
+        assert_eq!(got.slot_bytes(), 3 + 1 + 2 + 3 + 20);
+        // The slot layout must fit the entries: pointers need a 20-byte reference.
+        let mut p = sample_v2();
+        p.slot.ref_bytes = 8;
+        assert!(Properties::decode(&p.encode(), 2, Path::new("x"), 0).is_err());
     }
 
     #[test]
     fn rejects_inconsistent_or_short() {
         let path = Path::new("x");
-        let enc = sample().encode();
-        for cut in 0..enc.len() {
-            assert!(Properties::decode(&enc[..cut], path, 0).is_err());
+        for (p, version) in [(sample(), 1), (sample_v2(), 2)] {
+            let enc = p.encode();
+            for cut in 0..enc.len() {
+                assert!(Properties::decode(&enc[..cut], version, path, 0).is_err());
+            }
+            let mut long = enc.clone();
+            long.push(0);
+            assert!(Properties::decode(&long, version, path, 0).is_err());
         }
-        let mut long = enc.clone();
-        long.push(0);
-        assert!(Properties::decode(&long, path, 0).is_err());
         let mut p = sample();
         p.blocks = 2;
-        assert!(Properties::decode(&p.encode(), path, 0).is_err());
+        assert!(Properties::decode(&p.encode(), 1, path, 0).is_err());
         let mut p = sample();
         p.deletes = 3;
-        assert!(Properties::decode(&p.encode(), path, 0).is_err());
+        assert!(Properties::decode(&p.encode(), 1, path, 0).is_err());
         let mut p = sample();
         p.key_width = 2;
-        assert!(Properties::decode(&p.encode(), path, 0).is_err());
+        assert!(Properties::decode(&p.encode(), 1, path, 0).is_err());
     }
 }

@@ -13,11 +13,12 @@ use crate::checksum::crc;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, RandomAccessFile, ReadMode};
 use crate::index::Index;
-use crate::key::{compare, unpack_trailer, InternalKey, SeqNo, ValueKind, MAX_SEQNO};
-use crate::sst::fence::FenceIndex;
+use crate::key::{unpack_trailer, InternalKey, SeqNo, ValueKind, MAX_SEQNO};
+use crate::sst::fence::{BlockMeta, FenceIndex, SectionLens};
 use crate::sst::filter::{key_hash, Bloom};
-use crate::sst::format::{Footer, InlineRef, Section, FOOTER_LEN, REF_BYTES};
+use crate::sst::format::{ChunkRef, Footer, InlineRef, Section, FOOTER_LEN};
 use crate::sst::properties::Properties;
+use crate::sst::slot::{Probe, RawSlot, SlotLayout};
 use crate::sst::Entry;
 use crate::stats::breakdown::{self, Step};
 use std::borrow::Cow;
@@ -64,21 +65,39 @@ impl VerifiedSet {
     }
 }
 
-/// The slot bytes of one data block, verified; either borrowed from the mapping (resolved
-/// through the table on each access) or read into an owned buffer.
+/// The bytes of one data block (its slots, then its key suffixes), verified; either borrowed
+/// from the mapping (resolved through the table on each access) or read into an owned
+/// buffer.
 #[derive(Debug)]
 pub(crate) struct LoadedBlock {
     block: u64,
     first_pos: u64,
+    /// File offset of the block.
+    start: u64,
+    /// Bytes of the block's slots (its key suffixes follow them).
+    slots_len: usize,
+    /// Bytes of the whole block.
+    len: usize,
     /// `None` when the bytes are read from the mapping.
     owned: Option<Vec<u8>>,
 }
 
-/// The fixed-width fields of one slot, borrowed from the block bytes.
+/// One slot's fields and its key's overflow, borrowed from the block bytes.
 struct Slot<'a> {
-    key: &'a [u8],
-    trailer: u64,
-    reference: &'a [u8],
+    raw: RawSlot<'a>,
+    overflow: &'a [u8],
+}
+
+impl Slot<'_> {
+    #[inline]
+    fn trailer(&self) -> u64 {
+        self.raw.trailer
+    }
+
+    #[inline]
+    fn reference(&self) -> &[u8] {
+        self.raw.reference
+    }
 }
 
 /// An open SSTable. Immutable, `Send + Sync`; share it as `Arc<Table>`.
@@ -91,8 +110,10 @@ pub struct Table {
     file_size: u64,
     footer: Footer,
     properties: Properties,
-    key_width: usize,
-    slot_bytes: usize,
+    /// The slot layout of the file.
+    layout: SlotLayout,
+    /// The prefix stripped from every key of the file (empty in format 1).
+    stripped: Vec<u8>,
     filter: Option<Bloom>,
     fence: FenceIndex,
     /// The learned index: from the model section (when present, readable and enabled) or
@@ -218,16 +239,28 @@ impl Table {
             Ok(bytes)
         };
         let props_bytes = checked(&footer.properties, "properties")?;
-        let properties = Properties::decode(&props_bytes, path, footer.properties.offset)?;
+        let properties = Properties::decode(
+            &props_bytes,
+            footer.version,
+            path,
+            footer.properties.offset,
+        )?;
         let slot_bytes = properties.slot_bytes();
-        if properties.entries.checked_mul(slot_bytes) != Some(footer.data.len) {
+        let data_len_ok = match footer.version {
+            1 => properties.entries.checked_mul(slot_bytes) == Some(footer.data.len),
+            _ => properties
+                .entries
+                .checked_mul(slot_bytes)
+                .is_some_and(|slots| slots <= footer.data.len),
+        };
+        if !data_len_ok {
             return Err(Error::corruption(
                 path,
                 footer.data.offset,
                 "data section length differs from entries × slot size",
             ));
         }
-        if properties.raw_value_bytes != footer.values.len {
+        if footer.version == 1 && properties.raw_value_bytes != footer.values.len {
             return Err(Error::corruption(
                 path,
                 footer.values.offset,
@@ -235,13 +268,12 @@ impl Table {
             ));
         }
         let index_bytes = checked(&footer.index, "fence index")?;
-        let fence = FenceIndex::decode(
-            &index_bytes,
-            &properties,
-            footer.values.len,
-            path,
-            footer.index.offset,
-        )?;
+        let lens = SectionLens {
+            version: footer.version,
+            data_len: footer.data.len,
+            values_len: footer.values.len,
+        };
+        let fence = FenceIndex::decode(&index_bytes, &properties, lens, path, footer.index.offset)?;
         let filter = if footer.filter.len == 0 {
             None
         } else {
@@ -263,6 +295,8 @@ impl Table {
             .to_vec();
         drop((props_bytes, index_bytes, footer_bytes));
         let blocks = properties.blocks;
+        let layout = SlotLayout::new(properties.slot);
+        let stripped = prefix.get(..layout.prefix_len()).unwrap_or_default().to_vec();
         Ok(Table {
             path: path.to_path_buf(),
             file_id,
@@ -270,8 +304,8 @@ impl Table {
             file,
             file_size,
             footer,
-            key_width: properties.key_width as usize,
-            slot_bytes: slot_bytes as usize,
+            layout,
+            stripped,
             properties,
             filter,
             fence,
@@ -398,14 +432,17 @@ impl Table {
 
     /// The entry of `user_key` past the filter: locate, then read the slot.
     fn find(&self, model: Locator<'_>, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
-        let pos = self.seek_position(model, user_key, seek_trailer(snapshot))?;
+        let probe = Probe::new(user_key, &self.stripped);
+        let pos = self.seek_position(model, user_key, &probe, seek_trailer(snapshot))?;
         if pos >= self.entries() {
             return Ok(None);
         }
         breakdown::timed(Step::Load, || {
             let block = self.load_block(self.fence.block_of(pos), false)?;
             let slot = self.slot(&block, pos)?;
-            if slot.key != user_key {
+            if probe.key_order(self.layout.head_bytes(), &slot.raw, slot.overflow)
+                != Ordering::Equal
+            {
                 return Ok(None);
             }
             self.entry_from_slot(&block, pos, &slot).map(Some)
@@ -442,7 +479,7 @@ impl Table {
     /// # Errors
     /// `Corruption` when the block read fails its checksum or is malformed.
     pub fn lower_bound(&self, user_key: &[u8], seqno: SeqNo) -> Result<u64> {
-        self.seek_position(self.locator(), user_key, seek_trailer(seqno))
+        self.lower_bound_trailer(user_key, seek_trailer(seqno))
     }
 
     /// Position of the first entry `>= (user_key, trailer)` in internal order (`entries()`
@@ -451,7 +488,8 @@ impl Table {
     /// # Errors
     /// `Corruption` when the block read fails its checksum or is malformed.
     pub(crate) fn lower_bound_trailer(&self, user_key: &[u8], trailer: u64) -> Result<u64> {
-        self.seek_position(self.locator(), user_key, trailer)
+        let probe = Probe::new(user_key, &self.stripped);
+        self.seek_position(self.locator(), user_key, &probe, trailer)
     }
 
     /// The data block holding position `pos`.
@@ -484,16 +522,30 @@ impl Table {
         self.model.get().map_or(0, |m| m.segments())
     }
 
-    /// The lower bound of `(user_key, trailer)`: through the model when the file has one,
-    /// else through the fence pointers and one block.
-    fn seek_position(&self, locator: Locator<'_>, user_key: &[u8], trailer: u64) -> Result<u64> {
+    /// The lower bound of `(user_key, trailer)` (`probe` is `user_key` against the stripped
+    /// prefix): through the model when the file has one, else through the fence pointers and
+    /// one block.
+    fn seek_position(
+        &self,
+        locator: Locator<'_>,
+        user_key: &[u8],
+        probe: &Probe<'_>,
+        trailer: u64,
+    ) -> Result<u64> {
+        match probe {
+            Probe::Below => return Ok(0),
+            Probe::Above => return Ok(self.entries()),
+            Probe::Rest(_) => {}
+        }
         match locator {
-            Locator::Model(model) => return self.model_lower_bound(model, user_key, trailer),
+            Locator::Model(model) => {
+                return self.model_lower_bound(model, user_key, probe, trailer)
+            }
             Locator::Window { lo, hi } => {
                 let n = self.entries();
                 self.prefetch_window(lo.min(n), hi.min(n));
                 return breakdown::timed(Step::Locate, || {
-                    self.locate_from_window(lo, hi, user_key, trailer)
+                    self.locate_from_window(lo, hi, probe, trailer)
                 });
             }
             Locator::Fence => {}
@@ -504,7 +556,7 @@ impl Table {
         }
         breakdown::timed(Step::Locate, || {
             let block = self.load_block(self.fence.block_of(window.start), false)?;
-            self.lower_bound_in(&block, window.end, user_key, trailer)
+            self.lower_bound_in(&block, window.end, probe, trailer)
         })
     }
 
@@ -558,30 +610,37 @@ impl Table {
         Ok(())
     }
 
-    /// Reads the slot bytes of `block`, verifying its checksum unless a mapped block was
-    /// verified before (or always, with `force`).
+    /// Where block `block` lies and its checksums.
+    fn meta_of(&self, block: u64) -> Result<&BlockMeta> {
+        self.fence.meta(block).ok_or_else(|| {
+            Error::corruption(&self.path, self.footer.index.offset, "block number out of range")
+        })
+    }
+
+    /// Reads the bytes of `block` (slots and key suffixes), verifying its checksum unless a
+    /// mapped block was verified before (or always, with `force`).
     fn load_block(&self, block: u64, force: bool) -> Result<LoadedBlock> {
         let positions = self.fence.block_positions(block);
-        let offset = self.footer.data.offset + positions.start * self.slot_bytes as u64;
-        let len = (positions.end - positions.start) * self.slot_bytes as u64;
-        let meta = self
-            .fence
-            .meta(block)
-            .ok_or_else(|| Error::corruption(&self.path, offset, "block number out of range"))?;
+        let meta = self.meta_of(block)?;
+        let offset = self.footer.data.offset + meta.data_start;
+        let len = meta.data_end - meta.data_start;
         let bytes = self.read(offset, len)?;
-        let slots_crc = meta.slots_crc;
         self.check_once(
             &self.verified_blocks,
             block,
             &bytes,
-            slots_crc,
+            meta.slots_crc,
             offset,
             "data block",
             force,
         )?;
+        let slots_len = (positions.end - positions.start) as usize * self.layout.slot;
         Ok(LoadedBlock {
             block,
             first_pos: positions.start,
+            start: offset,
+            slots_len,
+            len: len as usize,
             owned: match bytes {
                 Cow::Borrowed(_) => None,
                 Cow::Owned(v) => Some(v),
@@ -593,68 +652,68 @@ impl Table {
         if let Some(v) = &block.owned {
             return v;
         }
-        let positions = self.fence.block_positions(block.block);
-        let start = (self.footer.data.offset + positions.start * self.slot_bytes as u64) as usize;
-        let end = start + (positions.end - positions.start) as usize * self.slot_bytes;
+        let start = block.start as usize;
         self.mapped
             .as_deref()
-            .and_then(|all| all.get(start..end))
+            .and_then(|all| all.get(start..start + block.len))
             .unwrap_or_default()
     }
 
+    /// Byte offset of slot `pos` of `block` in the file (for error messages).
+    fn slot_file_offset(&self, block: &LoadedBlock, pos: u64) -> u64 {
+        block.start + pos.saturating_sub(block.first_pos) * self.layout.slot as u64
+    }
+
     /// Decodes the slot at position `pos` of `block`. The hot path: no allocation.
+    #[inline]
     fn slot<'a>(&'a self, block: &'a LoadedBlock, pos: u64) -> Result<Slot<'a>> {
         let bytes = self.block_bytes(block);
-        let slot_offset = self.footer.data.offset + pos * self.slot_bytes as u64;
-        let corrupt = |why: &str| Error::corruption(&self.path, slot_offset, why);
+        let size = self.layout.slot;
+        let corrupt = |why: &str| Error::corruption(&self.path, self.slot_file_offset(block, pos), why);
         let start = pos
             .checked_sub(block.first_pos)
             .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| i.checked_mul(self.slot_bytes))
+            .and_then(|i| i.checked_mul(size))
+            .filter(|&s| s + size <= block.slots_len)
             .ok_or_else(|| corrupt("slot outside its block"))?;
-        let slot = bytes
-            .get(start..start + self.slot_bytes)
-            .ok_or_else(|| corrupt("slot outside its block"))?;
-        let w = self.key_width;
-        let (padded_key, rest) = slot
-            .split_at_checked(w)
-            .ok_or_else(|| corrupt("short slot"))?;
-        let (len_bytes, rest) = rest
-            .split_at_checked(2)
-            .ok_or_else(|| corrupt("short slot"))?;
-        let (trailer_bytes, reference) = rest
-            .split_at_checked(8)
-            .ok_or_else(|| corrupt("short slot"))?;
-        let key_len = u16::from_le_bytes(len_bytes.try_into().map_err(|_| corrupt("short slot"))?);
-        let key = padded_key
-            .get(..usize::from(key_len))
+        let (slots, suffixes) = bytes
+            .split_at_checked(block.slots_len)
+            .ok_or_else(|| corrupt("short block"))?;
+        let raw = slots
+            .get(start..start + size)
+            .and_then(|slot| self.layout.decode(slot))
             .ok_or_else(|| corrupt("key length exceeds the key width"))?;
-        let trailer = u64::from_le_bytes(
-            trailer_bytes
-                .try_into()
-                .map_err(|_| corrupt("short slot"))?,
-        );
-        Ok(Slot {
-            key,
-            trailer,
-            reference,
-        })
+        let overflow = self
+            .layout
+            .overflow(&raw, suffixes)
+            .ok_or_else(|| corrupt("key suffix outside its block"))?;
+        Ok(Slot { raw, overflow })
     }
 
-    /// First position in `[block.first_pos, end)` whose key is `>= (user_key, trailer)`, or
+    /// The user key of `slot`.
+    fn key_of(&self, slot: &Slot<'_>) -> Vec<u8> {
+        let mut key = Vec::with_capacity(self.stripped.len() + slot.raw.rest_len);
+        key.extend_from_slice(&self.stripped);
+        key.extend_from_slice(slot.raw.head);
+        key.extend_from_slice(slot.overflow);
+        key
+    }
+
+    /// First position in `[block.first_pos, end)` whose key is `>= (probe, trailer)`, or
     /// `end`.
     fn lower_bound_in(
         &self,
         block: &LoadedBlock,
         end: u64,
-        user_key: &[u8],
+        probe: &Probe<'_>,
         trailer: u64,
     ) -> Result<u64> {
         let (mut lo, mut hi) = (block.first_pos, end);
+        let head = self.layout.head_bytes();
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let slot = self.slot(block, mid)?;
-            if compare(slot.key, slot.trailer, user_key, trailer) == Ordering::Less {
+            if probe.order(head, &slot.raw, slot.overflow, trailer) == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -665,66 +724,69 @@ impl Table {
 
     /// Materializes the entry of `slot` (at `pos` in `block`), reading its inline value.
     fn entry_from_slot(&self, block: &LoadedBlock, pos: u64, slot: &Slot<'_>) -> Result<Entry> {
-        let slot_offset = self.footer.data.offset + pos * self.slot_bytes as u64;
-        let (seqno, kind) = unpack_trailer(slot.trailer)
-            .ok_or_else(|| Error::corruption(&self.path, slot_offset, "unknown value kind"))?;
+        let corrupt = |why: &str| Error::corruption(&self.path, self.slot_file_offset(block, pos), why);
+        let (seqno, kind) =
+            unpack_trailer(slot.trailer()).ok_or_else(|| corrupt("unknown value kind"))?;
         let value = match kind {
             ValueKind::Value => {
-                let r = InlineRef::decode(slot.reference).ok_or_else(|| {
-                    Error::corruption(&self.path, slot_offset, "malformed value reference")
-                })?;
-                self.read_value(block.block, &r, slot_offset)?
+                let meta = self.meta_of(block.block)?;
+                let (offset, len) = self
+                    .inline_ref(slot.reference(), meta.values_start)
+                    .ok_or_else(|| corrupt("malformed value reference"))?;
+                let chunk = self.value_chunk(block.block, meta, false)?;
+                chunk
+                    .get(offset..offset + len)
+                    .ok_or_else(|| corrupt("value reference outside its block's value chunk"))?
+                    .to_vec()
             }
-            ValueKind::Pointer => slot.reference.to_vec(),
+            ValueKind::Pointer => slot.reference().to_vec(),
             ValueKind::Delete => Vec::new(),
         };
         Ok(Entry {
-            user_key: slot.key.to_vec(),
+            user_key: self.key_of(slot),
             seqno,
             kind,
             value,
         })
     }
 
-    /// Reads and checks an inline value of `block`.
-    fn read_value(&self, block: u64, r: &InlineRef, slot_offset: u64) -> Result<Vec<u8>> {
-        let meta = self
-            .fence
-            .meta(block)
-            .ok_or_else(|| Error::corruption(&self.path, slot_offset, "block out of range"))?;
-        if r.offset < meta.values_start || r.end() > meta.values_end {
-            return Err(Error::corruption(
-                &self.path,
-                slot_offset,
-                "value reference outside its block's value chunk",
-            ));
-        }
-        let values = self.footer.values.offset;
-        if self.mapped.is_some() {
-            let chunk_len = meta.values_end - meta.values_start;
-            let chunk = self.read(values + meta.values_start, chunk_len)?;
-            self.check_once(
-                &self.verified_value_chunks,
-                block,
-                &chunk,
-                meta.values_crc,
-                values + meta.values_start,
-                "value chunk of block",
-                false,
-            )?;
-            let start = (r.offset - meta.values_start) as usize;
-            let value = chunk.get(start..start + r.len as usize).unwrap_or_default();
-            return Ok(value.to_vec());
-        }
-        let bytes = self.read(values + r.offset, u64::from(r.len))?;
-        if crc(&bytes) != r.crc {
-            return Err(Error::corruption(
-                &self.path,
-                values + r.offset,
-                "inline value checksum mismatch",
-            ));
-        }
-        Ok(bytes.into_owned())
+    /// Where an inline value lies in its block's (decompressed) value chunk, given where that
+    /// chunk starts in the value section: `(offset, len)`; `None` for a malformed reference.
+    pub(crate) fn inline_ref(&self, reference: &[u8], values_start: u64) -> Option<(usize, usize)> {
+        let (offset, len) = if self.layout.params.v1_refs {
+            let r = InlineRef::decode(reference)?;
+            (r.offset.checked_sub(values_start)?, u64::from(r.len))
+        } else {
+            let r = ChunkRef::decode(reference, self.layout.params.value_field_bytes())?;
+            (u64::from(r.offset), u64::from(r.len))
+        };
+        Some((usize::try_from(offset).ok()?, usize::try_from(len).ok()?))
+    }
+
+    /// The value chunk of `block`, checked (once per table lifetime when mapped, unless
+    /// `force`) and decompressed.
+    ///
+    /// # Errors
+    /// `Corruption` naming the file and offset when the checksum fails or the chunk does not
+    /// decompress to its recorded length; `Io` when the read fails.
+    pub(crate) fn value_chunk(
+        &self,
+        block: u64,
+        meta: &BlockMeta,
+        force: bool,
+    ) -> Result<Cow<'_, [u8]>> {
+        let offset = self.footer.values.offset + meta.values_start;
+        let stored = self.read(offset, meta.values_end - meta.values_start)?;
+        self.check_once(
+            &self.verified_value_chunks,
+            block,
+            &stored,
+            meta.values_crc,
+            offset,
+            "value chunk of block",
+            force,
+        )?;
+        crate::compression::decompress(stored, meta.codec, meta.raw_len, &self.path, offset)
     }
 
     /// Reads and checks every checksum of the file and the consistency of every slot with

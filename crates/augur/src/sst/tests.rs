@@ -27,6 +27,7 @@ fn opts(block_records: usize, bloom_bits_per_key: u32) -> BuilderOptions {
         bloom_bits_per_key,
         model: None,
         model_budget: None,
+        ..BuilderOptions::default()
     }
 }
 

@@ -12,7 +12,8 @@ use super::{LoadedBlock, Table};
 use crate::error::{Error, Result};
 use crate::index::chooser::{self, ModelBudget};
 use crate::index::{self, projection, Index, IndexConfig};
-use crate::key::{compare, SeqNo};
+use crate::key::SeqNo;
+use crate::sst::slot::Probe;
 use crate::sst::properties::Properties;
 use crate::sst::Entry;
 use crate::stats::breakdown::{self, Step};
@@ -183,6 +184,7 @@ impl Table {
         &self,
         model: &dyn Index,
         user_key: &[u8],
+        probe: &Probe<'_>,
         trailer: u64,
     ) -> Result<u64> {
         let n = self.entries();
@@ -192,7 +194,7 @@ impl Table {
         let (lo, hi) = (window.lo.min(n), window.hi.min(n));
         self.prefetch_window(lo, hi);
         breakdown::timed(Step::Locate, || {
-            self.locate_from_window(lo, hi, user_key, trailer)
+            self.locate_from_window(lo, hi, probe, trailer)
         })
     }
 
@@ -201,10 +203,14 @@ impl Table {
     /// search and of the value load overlap instead of following one another.
     pub(super) fn prefetch_window(&self, lo: u64, hi: u64) {
         let Some(map) = self.mapping() else { return };
-        let slot = self.slot_bytes as u64;
-        let data = self.footer.data.offset;
-        let mut at = data + lo * slot;
-        let end = (data + hi * slot).min(at + PREFETCH_WINDOW_LINES * 64);
+        let Some(meta) = self.fence.meta(self.fence.block_of(lo)) else {
+            return;
+        };
+        let slot = self.layout.slot as u64;
+        let block_start = self.footer.data.offset + meta.data_start;
+        let first = self.fence.block_positions(self.fence.block_of(lo)).start;
+        let mut at = block_start + (lo - first) * slot;
+        let end = (at + (hi - lo) * slot).min(at + PREFETCH_WINDOW_LINES * 64);
         while at < end {
             if let Some(bytes) = map.get(at as usize..) {
                 crate::prefetch::prefetch_read(bytes);
@@ -213,7 +219,7 @@ impl Table {
         }
         let values = &self.footer.values;
         let n = self.entries();
-        if values.len > 0 && n > 0 {
+        if values.len > 0 && n > 0 && meta.codec == 0 {
             let mid = lo + (hi - lo) / 2;
             let guess =
                 values.offset + (u128::from(mid) * u128::from(values.len) / u128::from(n)) as u64;
@@ -259,10 +265,15 @@ impl Table {
 
     /// Calls `f` with every key of the file in slot order (verifying each block once).
     pub(crate) fn for_each_key(&self, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        let mut key = self.stripped.clone();
         for block_no in 0..self.fence.block_count() {
             let block = self.load_block(block_no, false)?;
             for pos in self.fence.block_positions(block_no) {
-                f(self.slot(&block, pos)?.key)?;
+                let slot = self.slot(&block, pos)?;
+                key.truncate(self.stripped.len());
+                key.extend_from_slice(slot.raw.head);
+                key.extend_from_slice(slot.overflow);
+                f(&key)?;
             }
         }
         Ok(())
@@ -273,12 +284,12 @@ impl Table {
         &self,
         lo: u64,
         hi: u64,
-        user_key: &[u8],
+        key: &Probe<'_>,
         trailer: u64,
     ) -> Result<u64> {
         let n = self.entries();
         let mut cache = None;
-        let pos = self.lower_bound_between(&mut cache, lo, hi, user_key, trailer)?;
+        let pos = self.lower_bound_between(&mut cache, lo, hi, key, trailer)?;
         if pos < hi || hi == n {
             return Ok(pos);
         }
@@ -287,13 +298,13 @@ impl Table {
         loop {
             let probe = lo.saturating_add(step - 1);
             if probe >= n {
-                return self.lower_bound_between(&mut cache, lo, n, user_key, trailer);
+                return self.lower_bound_between(&mut cache, lo, n, key, trailer);
             }
-            if self.cmp_at(&mut cache, probe, user_key, trailer)? == Ordering::Less {
+            if self.cmp_at(&mut cache, probe, key, trailer)? == Ordering::Less {
                 lo = probe + 1;
                 step = step.saturating_mul(2);
             } else {
-                return self.lower_bound_between(&mut cache, lo, probe + 1, user_key, trailer);
+                return self.lower_bound_between(&mut cache, lo, probe + 1, key, trailer);
             }
         }
     }
@@ -305,7 +316,7 @@ impl Table {
         cache: &mut Option<LoadedBlock>,
         mut lo: u64,
         mut hi: u64,
-        user_key: &[u8],
+        key: &Probe<'_>,
         trailer: u64,
     ) -> Result<u64> {
         // Narrow windows are scanned slot by slot outward from their middle — the model's
@@ -317,13 +328,13 @@ impl Table {
             }
             let mid = lo + (hi - lo) / 2;
             let mut p = mid;
-            if self.cmp_at(cache, mid, user_key, trailer)? == Ordering::Less {
+            if self.cmp_at(cache, mid, key, trailer)? == Ordering::Less {
                 p += 1;
-                while p < hi && self.cmp_at(cache, p, user_key, trailer)? == Ordering::Less {
+                while p < hi && self.cmp_at(cache, p, key, trailer)? == Ordering::Less {
                     p += 1;
                 }
             } else {
-                while p > lo && self.cmp_at(cache, p - 1, user_key, trailer)? != Ordering::Less {
+                while p > lo && self.cmp_at(cache, p - 1, key, trailer)? != Ordering::Less {
                     p -= 1;
                 }
             }
@@ -335,7 +346,7 @@ impl Table {
         // of every search stays in cache — as the fixed probes of fence-pointer windows do.
         while lo < hi {
             let mid = aligned_midpoint(lo, hi);
-            if self.cmp_at(cache, mid, user_key, trailer)? == Ordering::Less {
+            if self.cmp_at(cache, mid, key, trailer)? == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -350,7 +361,7 @@ impl Table {
         &self,
         cache: &mut Option<LoadedBlock>,
         pos: u64,
-        user_key: &[u8],
+        key: &Probe<'_>,
         trailer: u64,
     ) -> Result<Ordering> {
         let block_no = self.fence.block_of(pos);
@@ -359,7 +370,7 @@ impl Table {
             _ => self.load_block(block_no, false)?,
         };
         let slot = self.slot(&block, pos)?;
-        let ord = compare(slot.key, slot.trailer, user_key, trailer);
+        let ord = key.order(self.layout.head_bytes(), &slot.raw, slot.overflow, trailer);
         *cache = Some(block);
         Ok(ord)
     }

@@ -21,11 +21,18 @@ pub(crate) struct ScanBlock {
     pub(crate) first_pos: u64,
     /// One past the position of the block's last slot.
     pub(crate) end_pos: u64,
-    /// Offset of the value chunk within the value section (inline references are relative
-    /// to the section).
+    /// File offset of the block (its slots, then its key suffixes).
+    pub(crate) start: u64,
+    /// Bytes of the block's slots.
+    pub(crate) slots_len: usize,
+    /// Bytes of the whole block.
+    pub(crate) len: usize,
+    /// Start of the block's value chunk within the value section.
     pub(crate) values_start: u64,
-    /// End of the value chunk within the value section.
-    pub(crate) values_end: u64,
+    /// Bytes of the value chunk once decompressed.
+    pub(crate) values_len: usize,
+    /// True when the value chunk is compressed: a reader holds it decompressed in a buffer.
+    pub(crate) values_compressed: bool,
 }
 
 impl Table {
@@ -40,43 +47,17 @@ impl Table {
         ScanBlock {
             first_pos: positions.start,
             end_pos: positions.end,
+            start: self.footer.data.offset + meta.data_start,
+            slots_len: (positions.end - positions.start) as usize * self.layout.slot,
+            len: (meta.data_end - meta.data_start) as usize,
             values_start: meta.values_start,
-            values_end: meta.values_end,
+            values_len: meta.raw_len as usize,
+            values_compressed: meta.codec != 0,
         }
     }
 
-    /// Reads block `block`'s value chunk and checks it (once per table lifetime when
-    /// mapped); calls `keep` with the bytes.
-    fn checked_value_chunk(
-        &self,
-        block: u64,
-        meta: &BlockMeta,
-        keep: impl FnOnce(&[u8]),
-    ) -> Result<()> {
-        let chunk_offset = self.footer.values.offset + meta.values_start;
-        let chunk_len = meta.values_end - meta.values_start;
-        if chunk_len == 0 {
-            if self.mapped.is_some() {
-                self.verified_value_chunks.insert(block);
-            }
-            return Ok(());
-        }
-        let chunk = self.read(chunk_offset, chunk_len)?;
-        self.check_once(
-            &self.verified_value_chunks,
-            block,
-            &chunk,
-            meta.values_crc,
-            chunk_offset,
-            "value chunk of block",
-            false,
-        )?;
-        keep(&chunk);
-        Ok(())
-    }
-
-    /// Loads block `block` for a scan: copies its slots into `slots` and its value chunk into
-    /// `values` (both verified, see the module comment).
+    /// Loads block `block` for a scan: copies its bytes into `slots` and its value chunk,
+    /// decompressed, into `values` (both verified, see the module comment).
     ///
     /// # Errors
     /// `Corruption` naming the file and offset when a checksum fails or the block number is
@@ -97,59 +78,46 @@ impl Table {
             }
         }
         values.clear();
-        self.checked_value_chunk(block, &meta, |chunk| values.extend_from_slice(chunk))?;
+        if meta.values_end > meta.values_start {
+            let chunk = self.value_chunk(block, &meta, false)?;
+            values.extend_from_slice(&chunk);
+        }
         Ok(self.scan_block_info(block, &meta))
     }
 
-    /// Checks block `block` of a mapped table (slots and value chunk, once per table
-    /// lifetime) without copying it: the reader then reads it from [`Table::mapping`]. Once
-    /// both are verified this touches only the two "verified" bitsets, not the block's index
-    /// record (a cache miss on every seek otherwise); the returned value bounds are then the
-    /// whole value section, which the verified slots' references stay inside.
+    /// Checks block `block` of a mapped table (its bytes and value chunk, once per table
+    /// lifetime) without copying it: the reader then reads it from [`Table::mapping`]. A
+    /// compressed value chunk is decompressed into `values`.
     ///
     /// # Errors
     /// As [`Table::scan_block`].
-    pub(crate) fn check_scan_block(&self, block: u64) -> Result<ScanBlock> {
-        let positions = self.fence.block_positions(block);
-        if positions.is_empty() {
-            return Err(Error::corruption(
-                &self.path,
-                self.footer.index.offset,
-                "block out of range",
-            ));
-        }
+    pub(crate) fn check_scan_block(&self, block: u64, values: &mut Vec<u8>) -> Result<ScanBlock> {
+        let meta = self.block_meta(block)?;
         if !self.verified_blocks.contains(block) {
             self.load_block(block, false)?;
         }
-        if !self.verified_value_chunks.contains(block) {
-            let meta = self.block_meta(block)?;
-            self.checked_value_chunk(block, &meta, |_| {})?;
+        if meta.codec != 0 {
+            let chunk = self.value_chunk(block, &meta, false)?;
+            values.clear();
+            values.extend_from_slice(&chunk);
+        } else if !self.verified_value_chunks.contains(block) {
+            self.value_chunk(block, &meta, false)?;
         }
-        Ok(ScanBlock {
-            first_pos: positions.start,
-            end_pos: positions.end,
-            values_start: 0,
-            values_end: self.footer.values.len,
-        })
+        Ok(self.scan_block_info(block, &meta))
     }
 
-    /// Offset of the value section in the file (inline references are relative to it).
+    /// Offset of the value section in the file.
     pub(crate) fn values_offset(&self) -> u64 {
         self.footer.values.offset
     }
 
-    /// Width of the key field of a slot (`W`).
-    pub(crate) fn key_width(&self) -> usize {
-        self.key_width
+    /// The slot layout of the file.
+    pub(crate) fn layout(&self) -> &crate::sst::slot::SlotLayout {
+        &self.layout
     }
 
-    /// Bytes of one slot (`W + 30`).
-    pub(crate) fn slot_bytes(&self) -> usize {
-        self.slot_bytes
-    }
-
-    /// Byte offset of position `pos`'s slot in the file (for error messages).
-    pub(crate) fn slot_offset(&self, pos: u64) -> u64 {
-        self.footer.data.offset + pos * self.slot_bytes as u64
+    /// The prefix stripped from every key of the file (empty in format 1).
+    pub(crate) fn stripped_prefix(&self) -> &[u8] {
+        &self.stripped
     }
 }

@@ -1,6 +1,7 @@
 //! The full-file consistency walk behind [`Table::verify`].
 
 use super::*;
+use crate::key::compare;
 use crate::vlog::ValuePointer;
 
 /// Walks every slot in order, accumulating what must match the properties.
@@ -9,6 +10,7 @@ pub(super) struct Checker<'t> {
     previous: Option<(Vec<u8>, u64)>,
     counts: [u64; 3],
     raw_key_bytes: u64,
+    raw_value_bytes: u64,
 }
 
 impl<'t> Checker<'t> {
@@ -18,81 +20,91 @@ impl<'t> Checker<'t> {
             previous: None,
             counts: [0; 3],
             raw_key_bytes: 0,
+            raw_value_bytes: 0,
         }
     }
 
     pub(super) fn check_block(&mut self, block: &LoadedBlock) -> Result<()> {
         let t = self.table;
-        let meta = t.fence.meta(block.block).copied().ok_or_else(|| {
-            Error::corruption(&t.path, t.footer.index.offset, "missing fence record")
-        })?;
+        let meta = *t.meta_of(block.block)?;
+        let chunk = t.value_chunk(block.block, &meta, true)?;
+        self.raw_value_bytes += chunk.len() as u64;
         let chunk_offset = t.footer.values.offset + meta.values_start;
-        let chunk = t.read(chunk_offset, meta.values_end - meta.values_start)?;
-        if crc(&chunk) != meta.values_crc {
-            return Err(Error::corruption(
-                &t.path,
-                chunk_offset,
-                format!("value chunk of block {} checksum mismatch", block.block),
-            ));
-        }
-        let mut next_value = meta.values_start;
+        let suffixes = t.block_bytes(block).get(block.slots_len..).unwrap_or_default();
+        let (mut next_value, mut next_suffix) = (0usize, 0usize);
+        let head = t.layout.head_bytes();
         for pos in t.fence.block_positions(block.block) {
             let slot = t.slot(block, pos)?;
-            let at = t.footer.data.offset + pos * t.slot_bytes as u64;
+            let at = t.slot_file_offset(block, pos);
             let corrupt = |why: &str| Error::corruption(&t.path, at, why);
-            let padding = t.block_bytes(block).get(
-                (pos - block.first_pos) as usize * t.slot_bytes + slot.key.len()
-                    ..(pos - block.first_pos) as usize * t.slot_bytes + t.key_width,
-            );
-            if padding.is_none_or(|p| p.iter().any(|&b| b != 0)) {
+            let in_block = (pos - block.first_pos) as usize * t.layout.slot;
+            let slot_bytes = t
+                .block_bytes(block)
+                .get(in_block..in_block + t.layout.slot)
+                .unwrap_or_default();
+            if t.layout.head_padding(slot_bytes, &slot.raw).iter().any(|&b| b != 0) {
                 return Err(corrupt("non-zero key padding"));
             }
+            if t.layout.params.suffix_bytes > 0 {
+                if slot.raw.suffix_at != next_suffix {
+                    return Err(corrupt("key suffixes do not tile the block's suffix chunk"));
+                }
+                next_suffix += slot.raw.rest_len.saturating_sub(head);
+            }
+            let key = t.key_of(&slot);
+            let trailer = slot.trailer();
             if let Some((k, tr)) = &self.previous {
-                if compare(k, *tr, slot.key, slot.trailer) != Ordering::Less {
+                if compare(k, *tr, &key, trailer) != Ordering::Less {
                     return Err(corrupt("entries are not in increasing order"));
                 }
-            } else if (slot.key, slot.trailer)
-                != (&t.smallest().user_key[..], t.smallest().trailer())
-            {
+            } else if (&key[..], trailer) != (&t.smallest().user_key[..], t.smallest().trailer()) {
                 return Err(corrupt("first entry differs from the smallest key"));
             }
-            let (_, kind) =
-                unpack_trailer(slot.trailer).ok_or_else(|| corrupt("unknown value kind"))?;
+            let (_, kind) = unpack_trailer(trailer).ok_or_else(|| corrupt("unknown value kind"))?;
             match kind {
                 ValueKind::Value => {
-                    let r = InlineRef::decode(slot.reference)
+                    let (offset, len) = t
+                        .inline_ref(slot.reference(), meta.values_start)
                         .ok_or_else(|| corrupt("malformed value reference"))?;
-                    if r.offset != next_value {
-                        return Err(corrupt("inline values do not tile the value section"));
+                    if offset != next_value {
+                        return Err(corrupt("inline values do not tile the value chunk"));
                     }
-                    let start = (r.offset - meta.values_start) as usize;
                     let value = chunk
-                        .get(start..start + r.len as usize)
+                        .get(offset..offset + len)
                         .ok_or_else(|| corrupt("value outside its chunk"))?;
-                    if crc(value) != r.crc {
-                        return Err(corrupt("inline value checksum mismatch"));
+                    if let Some(r) = t.layout.params.v1_refs.then(|| InlineRef::decode(slot.reference())).flatten() {
+                        if crc(value) != r.crc {
+                            return Err(corrupt("inline value checksum mismatch"));
+                        }
                     }
-                    next_value = r.end();
+                    next_value += len;
                 }
                 ValueKind::Pointer => {
-                    ValuePointer::decode(slot.reference)
+                    ValuePointer::decode(slot.reference())
                         .ok_or_else(|| corrupt("malformed value pointer"))?;
                 }
                 ValueKind::Delete => {
-                    if slot.reference != [0u8; REF_BYTES] {
+                    if slot.reference().iter().any(|&b| b != 0) {
                         return Err(corrupt("tombstone with a non-zero reference"));
                     }
                 }
             }
             self.counts[kind as usize] += 1;
-            self.raw_key_bytes += slot.key.len() as u64;
-            self.previous = Some((slot.key.to_vec(), slot.trailer));
+            self.raw_key_bytes += key.len() as u64;
+            self.previous = Some((key, trailer));
         }
-        if next_value != meta.values_end {
+        if next_value != chunk.len() {
             return Err(Error::corruption(
                 &t.path,
                 chunk_offset,
                 "value chunk holds bytes no entry refers to",
+            ));
+        }
+        if next_suffix != suffixes.len() {
+            return Err(Error::corruption(
+                &t.path,
+                block.start,
+                "suffix chunk holds bytes no key refers to",
             ));
         }
         let last = self.previous.as_ref().map(|(k, tr)| (&k[..], *tr));
@@ -113,7 +125,10 @@ impl<'t> Checker<'t> {
         let t = self.table;
         let p = &t.properties;
         let counts = [p.deletes, p.inline_values, p.pointers];
-        if self.counts != counts || self.raw_key_bytes != p.raw_key_bytes {
+        if self.counts != counts
+            || self.raw_key_bytes != p.raw_key_bytes
+            || self.raw_value_bytes != p.raw_value_bytes
+        {
             return Err(Error::corruption(
                 &t.path,
                 t.footer.properties.offset,
