@@ -14,6 +14,9 @@
 //! instead of the oldest and newest, at `AUGUR_DAMAGE_SAMPLES` (default 200) more offsets
 //! drawn at random per file, besides the fixed ones.
 //!
+//! Each build round writes its tables with another codec (none, LZ4, zstd), so damage also
+//! lands in compressed value chunks.
+//!
 //! Learning (issue 3): the database is built under `at-build`, each build round with the next
 //! index type (PLR, fence, PGM), so SSTables carry several kinds of model; damage
 //! case `i` is then opened under [`Learning::nth`]`(i)`, so the cases walk through every
@@ -76,11 +79,20 @@ fn wal_value(prefix: &str, i: usize) -> Vec<u8> {
 /// inline puts of fresh keys. Returns the model.
 fn build(dir: &Path) -> Model {
     let mut model = Model::new();
-    let mut db = Db::open(dir, options(ReadMode::Mmap, &build_learning(0))).expect("open");
+    // Each round writes its tables with another codec: uncompressed, LZ4, zstd.
+    let build_options = |round: u32| Options {
+        compression: [
+            augur::Compression::None,
+            augur::Compression::Lz4,
+            augur::Compression::Zstd(1),
+        ][round as usize % 3],
+        ..options(ReadMode::Mmap, &build_learning(round))
+    };
+    let mut db = Db::open(dir, build_options(0)).expect("open");
     for round in 0..3 {
         if round > 0 {
             drop(db);
-            db = Db::open(dir, options(ReadMode::Mmap, &build_learning(round))).expect("open");
+            db = Db::open(dir, build_options(round)).expect("open");
         }
         for i in 0..400u32 {
             if (i + round) % 7 == 0 {
@@ -109,6 +121,13 @@ fn build(dir: &Path) -> Model {
     }
     let stats = db.stats();
     assert!(stats.levels[0].files > 0 && stats.levels.iter().skip(1).any(|l| l.files > 0));
+    let (raw, stored) = stats.levels.iter().fold((0, 0), |(r, s), l| {
+        (r + l.raw_value_bytes, s + l.stored_value_bytes)
+    });
+    assert!(
+        stored < raw,
+        "some value chunks are compressed: {stored} of {raw}"
+    );
     assert!(stats.value_log.len() >= 3, "{stats:?}");
     // A WAL closed by a memtable switch and never flushed (as a crash inside a flush
     // leaves it), then the active WAL, which the clean close records; both hold values

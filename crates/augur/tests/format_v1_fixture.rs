@@ -175,6 +175,86 @@ fn a_v1_database_opens_reads_and_compacts() {
     check(&db, &model, "reopened after the compaction");
 }
 
+/// The format version of every table in `dir`.
+fn table_versions(dir: &Path) -> Vec<u32> {
+    let mut versions = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "sst") {
+            let table =
+                augur::sst::Table::open(&augur::fs::StdFs, &path, 0, augur::ReadMode::Pread)
+                    .unwrap();
+            versions.push(table.footer().version);
+        }
+    }
+    versions
+}
+
+/// A database holding format-1 tables beside format-2 ones (written by this build, with
+/// compressed value chunks) reads, reopens and compacts into format 2 only.
+#[test]
+fn a_mixed_v1_v2_database_reopens_and_compacts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    copy_dir(&fixture_dir(), &dir);
+    let mut model = expected();
+    assert!(table_versions(&dir).iter().all(|&v| v == 1));
+    let opts = || Options {
+        compression: augur::Compression::Lz4,
+        ..options(IndexKind::Plr)
+    };
+    {
+        let db = Db::open(&dir, opts()).unwrap();
+        let mut rng = Rng(0xfeed_0002);
+        for _ in 0..900 {
+            let i = rng.below(2_000);
+            if rng.below(6) == 0 {
+                db.delete(key(i)).unwrap();
+                model.remove(&key(i));
+            } else {
+                // Compressible values, some inline and some in the value log.
+                let v = format!("v2:{i}:")
+                    .repeat(1 + rng.below(12) as usize)
+                    .into_bytes();
+                db.put(key(i), &v).unwrap();
+                model.insert(key(i), v);
+            }
+        }
+        db.flush().unwrap();
+        let stats = db.stats();
+        let (raw, stored) = stats.levels.iter().fold((0, 0), |(r, s), l| {
+            (r + l.raw_value_bytes, s + l.stored_value_bytes)
+        });
+        assert!(
+            stored < raw,
+            "compressible values are stored compressed: {stored} of {raw}"
+        );
+        db.close().unwrap();
+    }
+    let versions = table_versions(&dir);
+    assert!(
+        versions.contains(&1) && versions.contains(&2),
+        "{versions:?}"
+    );
+    {
+        let db = Db::open(&dir, opts()).unwrap();
+        check(&db, &model, "mixed, reopened");
+        db.verify().unwrap();
+        db.compact_range(None, None).unwrap();
+        check(&db, &model, "mixed, after a full compaction");
+        db.verify().unwrap();
+        db.close().unwrap();
+    }
+    let versions = table_versions(&dir);
+    assert!(versions.iter().all(|&v| v == 2), "{versions:?}");
+    let db = Db::open(&dir, Options::default()).unwrap();
+    check(
+        &db,
+        &model,
+        "compacted into format 2, reopened without compression",
+    );
+}
+
 /// Writes the fixture (see the module doc); ignored, and a no-op without the variable.
 #[test]
 #[ignore]

@@ -154,7 +154,8 @@ fn read_and_check(dir: &Path, opts: &Options) -> Result<Found> {
         opts.read_mode,
         opts.value_log_segment_bytes,
     )?
-    .with_fetch_threads(opts.scan_fetch_threads);
+    .with_fetch_threads(opts.scan_fetch_threads)
+    .with_compression(opts.compression);
     let version = versions.current();
     let mut replayed = replay_wals(
         fs.as_ref(),

@@ -158,6 +158,12 @@ pub struct LevelStats {
     pub bytes: u64,
     /// Total entries (all versions and tombstones).
     pub entries: u64,
+    /// Sum of the user-key lengths of its entries (what the keys take uncompressed, unpadded).
+    pub raw_key_bytes: u64,
+    /// Sum of the lengths of its inline values, uncompressed.
+    pub raw_value_bytes: u64,
+    /// Bytes its inline values take in the files (compressed chunks, or raw ones).
+    pub stored_value_bytes: u64,
     /// Files whose lookups go through a learned index.
     pub files_with_model: usize,
     /// Memory of the learned indexes of the level (bytes).
@@ -388,6 +394,9 @@ impl DbInner {
                     files: files.len(),
                     bytes: files.iter().map(|f| f.meta.file_size).sum(),
                     entries: files.iter().map(|f| f.meta.entries).sum(),
+                    raw_key_bytes: tables().map(|t| t.properties().raw_key_bytes).sum(),
+                    raw_value_bytes: tables().map(|t| t.properties().raw_value_bytes).sum(),
+                    stored_value_bytes: tables().map(|t| t.footer().values.len).sum(),
                     files_with_model: tables().filter(|t| t.has_model()).count(),
                     model_bytes: tables().map(|t| t.model_size_bytes() as u64).sum(),
                     models_by_kind: models_by_kind(tables()),

@@ -476,7 +476,7 @@ impl Builder {
         } = layout;
         let key_width = self.max_key_len;
         let params = self.choose_slot_params(entries, common_prefix, block_records);
-        let layout = SlotLayout::new(params);
+        let layout = SlotLayout::new(params, key_width as u32);
         let prefix_len = common_prefix;
         let mut footer = Footer {
             version: FORMAT_VERSION,
@@ -504,6 +504,12 @@ impl Builder {
                 .values
                 .get(values.start as usize..values.end as usize)
                 .unwrap_or_default();
+            if u32::try_from(raw_values.len()).is_err() {
+                return Err(Error::InvalidArgument(format!(
+                    "the inline values of one block of {} exceed 4 GiB",
+                    self.path.display()
+                )));
+            }
             for e in chunk {
                 let rest = key_in(keys, e).get(prefix_len..).unwrap_or_default();
                 reference.clear();

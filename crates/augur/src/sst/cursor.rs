@@ -273,7 +273,7 @@ impl TableCursor {
         let raw = src
             .get(start..start + size)
             .and_then(|slot| layout.decode(slot))
-            .ok_or_else(|| corrupt("key length exceeds the key width"))?;
+            .ok_or_else(|| corrupt("malformed slot (key length or trailer)"))?;
         let suffixes = src
             .get(base + block.slots_len..base + block.len)
             .ok_or_else(|| corrupt("block outside the file"))?;

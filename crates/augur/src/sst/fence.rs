@@ -258,6 +258,11 @@ impl FenceIndex {
         self.block_positions(lo)
     }
 
+    /// Sum of the raw (decompressed) lengths of the value chunks.
+    pub(crate) fn raw_value_bytes(&self) -> u64 {
+        self.blocks.iter().map(|b| u64::from(b.raw_len)).sum()
+    }
+
     /// Number of data blocks.
     pub(crate) fn block_count(&self) -> u64 {
         self.blocks.len() as u64

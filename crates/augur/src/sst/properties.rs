@@ -168,8 +168,15 @@ impl Properties {
         if self.smallest > self.largest {
             return Err("smallest key is after largest key");
         }
-        if !self.slot.v1_refs && self.slot.prefix_len != self.common_prefix_len {
-            return Err("stripped prefix differs from the common prefix");
+        if !self.slot.v1_refs {
+            let p = self.slot.prefix_len as usize;
+            if p != self.common_prefix_len as usize {
+                return Err("stripped prefix differs from the common prefix");
+            }
+            let (small, large) = (&self.smallest.user_key, &self.largest.user_key);
+            if small.len() < p || large.get(..p) != small.get(..p) {
+                return Err("key range does not share the stripped prefix");
+            }
         }
         self.slot
             .validate(self.key_width, self.inline_values, self.pointers)

@@ -6,8 +6,10 @@
 //! `read_exact_at` into a buffer. Checksums: the small sections are verified in
 //! [`Table::open`]; a data block (and, separately, its value chunk) is verified the first time
 //! it is read from a mapping and remembered in a per-table atomic bitset, so steady-state
-//! lookups compute no CRC. Buffered (pread) reads verify every block they read, and check
-//! each inline value against the per-value CRC in its slot instead of reading the whole chunk.
+//! lookups compute no CRC. Buffered (pread) reads verify every block and value chunk they
+//! read. A compressed value chunk is decompressed on every value read from it (no cache yet).
+//! Keys are compared slot head first (`slot.rs`), so the key-suffix chunk of a block is read
+//! only when two heads tie.
 
 use crate::checksum::crc;
 use crate::error::{Error, Result};
@@ -295,7 +297,14 @@ impl Table {
             .to_vec();
         drop((props_bytes, index_bytes, footer_bytes));
         let blocks = properties.blocks;
-        let layout = SlotLayout::new(properties.slot);
+        let layout = SlotLayout::new(properties.slot, properties.key_width);
+        if fence.raw_value_bytes() != properties.raw_value_bytes {
+            return Err(Error::corruption(
+                path,
+                footer.index.offset,
+                "value chunks' raw lengths differ from the properties",
+            ));
+        }
         let stripped = prefix.get(..layout.prefix_len()).unwrap_or_default().to_vec();
         Ok(Table {
             path: path.to_path_buf(),
@@ -682,7 +691,7 @@ impl Table {
         let raw = slots
             .get(start..start + size)
             .and_then(|slot| self.layout.decode(slot))
-            .ok_or_else(|| corrupt("key length exceeds the key width"))?;
+            .ok_or_else(|| corrupt("malformed slot (key length or trailer)"))?;
         let overflow = self
             .layout
             .overflow(&raw, suffixes)
@@ -739,7 +748,12 @@ impl Table {
                     .ok_or_else(|| corrupt("value reference outside its block's value chunk"))?
                     .to_vec()
             }
-            ValueKind::Pointer => slot.reference().to_vec(),
+            ValueKind::Pointer => {
+                if slot.reference().len() != crate::sst::slot::POINTER_REF_BYTES {
+                    return Err(corrupt("value pointer in a narrow reference field"));
+                }
+                slot.reference().to_vec()
+            }
             ValueKind::Delete => Vec::new(),
         };
         Ok(Entry {

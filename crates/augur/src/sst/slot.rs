@@ -12,7 +12,7 @@
 //! reads the suffix chunk only when two heads tie.
 
 use crate::coding::{put_u32, put_u64, Decoder};
-use crate::key::{compare_user_keys, MAX_KEY_LEN};
+use crate::key::compare_user_keys;
 use std::cmp::Ordering;
 
 /// Widest head the builder chooses on its own (wider heads only when asked for).
@@ -118,8 +118,7 @@ impl SlotParams {
         inline_values: u64,
         pointers: u64,
     ) -> std::result::Result<(), &'static str> {
-        let max_key = MAX_KEY_LEN as u32;
-        if self.prefix_len > key_width || self.head_bytes > max_key {
+        if self.prefix_len > key_width || self.head_bytes > key_width {
             return Err("slot head or prefix wider than the longest key");
         }
         if self.len_bytes > 2 || ![0, 2, 4].contains(&self.suffix_bytes) {
@@ -127,6 +126,9 @@ impl SlotParams {
         }
         if self.len_bytes == 0 && self.prefix_len + self.fixed_rest_len > key_width {
             return Err("fixed key length exceeds the key width");
+        }
+        if self.len_bytes != 0 && self.fixed_rest_len != 0 {
+            return Err("fixed key length with a key-length field");
         }
         if !(1..=8).contains(&self.trailer_bytes) || self.trailer_base & 0xff != 0 {
             return Err("bad trailer field");
@@ -153,6 +155,8 @@ pub(crate) struct SlotLayout {
     ref_at: usize,
     /// Bytes of one slot.
     pub(crate) slot: usize,
+    /// Longest key length after the prefix the file can hold (its longest key's).
+    max_rest: usize,
 }
 
 /// The fields of one slot, borrowed from its block.
@@ -185,8 +189,8 @@ fn put_le(out: &mut Vec<u8>, v: u64, width: usize) {
 }
 
 impl SlotLayout {
-    /// The layout of `params`.
-    pub(crate) fn new(params: SlotParams) -> SlotLayout {
+    /// The layout of `params` in a file whose longest key has `key_width` bytes.
+    pub(crate) fn new(params: SlotParams, key_width: u32) -> SlotLayout {
         let head = params.head_bytes as usize;
         let len_at = head;
         let suffix_at = len_at + usize::from(params.len_bytes);
@@ -201,6 +205,7 @@ impl SlotLayout {
             trailer_at,
             ref_at,
             slot,
+            max_rest: key_width.saturating_sub(params.prefix_len) as usize,
         }
     }
 
@@ -223,7 +228,8 @@ impl SlotLayout {
     }
 
     /// Decodes one slot (`slot.len()` must be the slot size); `None` when its length field
-    /// is impossible (longer than the head while nothing overflows).
+    /// is impossible (longer than the file's longest key, or than the head while nothing
+    /// overflows) or its trailer overflows.
     #[inline]
     pub(crate) fn decode<'a>(&self, slot: &'a [u8]) -> Option<RawSlot<'a>> {
         let p = &self.params;
@@ -231,7 +237,7 @@ impl SlotLayout {
             0 => p.fixed_rest_len as usize,
             w => read_le(slot.get(self.len_at..)?, usize::from(w)) as usize,
         };
-        if rest_len > self.head && p.suffix_bytes == 0 {
+        if rest_len > self.max_rest || (rest_len > self.head && p.suffix_bytes == 0) {
             return None;
         }
         let suffix_at = read_le(slot.get(self.suffix_at..)?, usize::from(p.suffix_bytes));
@@ -418,7 +424,7 @@ mod tests {
             ref_bytes: 0,
             v1_refs: false,
         };
-        let layout = SlotLayout::new(params);
+        let layout = SlotLayout::new(params, u32::MAX);
         let (mut slots, mut suffixes) = (Vec::new(), Vec::new());
         for (i, k) in keys.iter().enumerate() {
             let rest = &k[prefix..];

@@ -30,6 +30,7 @@ use super::segment::{
     ValueRequest, ValueSink, SEGMENT_HEADER_LEN,
 };
 use super::ValuePointer;
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, ReadMode};
 use parking_lot::{Mutex, RwLock};
@@ -110,6 +111,8 @@ pub struct ValueLog {
     fetch_threads: usize,
     /// Started by the first batch that uses it.
     fetch_pool: OnceLock<FetchPool>,
+    /// How appended values are compressed.
+    compression: Compression,
 }
 
 impl std::fmt::Debug for ValueLog {
@@ -135,6 +138,13 @@ impl ValueLog {
     /// Reads scan batches with `threads` extra threads (0: none), started on first use.
     pub fn with_fetch_threads(mut self, threads: usize) -> Self {
         self.fetch_threads = threads;
+        self
+    }
+
+    /// Compresses appended values with `compression` (each value on its own, when that
+    /// saves an eighth of it).
+    pub fn with_compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
         self
     }
 
@@ -227,6 +237,7 @@ impl ValueLog {
             unsynced_found: Mutex::new(found),
             fetch_threads: 0,
             fetch_pool: OnceLock::new(),
+            compression: Compression::None,
         })
     }
 
@@ -290,7 +301,7 @@ impl ValueLog {
         let mut guard = self.active.lock();
         let active = guard.as_mut().ok_or_else(no_active_segment)?;
         active.check()?;
-        let appended = active.writer.append(key, value);
+        let appended = active.writer.append(key, value, self.compression);
         let ptr = active.note(appended)?;
         if active.writer.len() >= self.segment_bytes {
             self.roll(active)?;

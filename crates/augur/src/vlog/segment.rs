@@ -7,8 +7,10 @@
 //!
 //! Format (specified in `docs/format/vlog.md`): a 24-byte header (magic, format version,
 //! segment id, masked CRC32C of the three), then entries
-//! `[crc u32][key_len u32][value_len u32][key][value]` with the CRC over lengths, key and value.
-//! A pointer's `offset` is the entry's first byte and its `len` the value length.
+//! `[crc u32][codec u8 << 24 | key_len u24][value_len u32][key][value]` with the CRC over
+//! lengths, key and stored value. A compressed value (format 2, codec ≠ 0) is stored as
+//! `raw_len u32 | compressed bytes` and returned decompressed. A pointer's `offset` is the
+//! entry's first byte and its `len` the stored value length (what the entry takes on disk).
 //!
 //! Invariants: a writer only appends; the header is synced at creation; each entry carries
 //! its key so GC can test liveness; a reader never trusts a length field before checking it
@@ -18,6 +20,7 @@
 use super::ValuePointer;
 use crate::checksum::crc_parts;
 use crate::coding::{get_u32, get_u64};
+use crate::compression::{self, Compression, CODEC_NONE};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, RandomAccessFile, ReadMode, WritableFile};
 use crate::key::MAX_KEY_LEN;
@@ -33,8 +36,14 @@ pub use batch::{ValueRequest, ValueSink};
 /// Magic bytes at the start of every value-log segment.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"AUGURVLG";
 
-/// Segment format version written by this build; readers refuse other versions.
-pub const SEGMENT_FORMAT_VERSION: u32 = 1;
+/// Segment format version written by this build (2: values may be compressed).
+pub const SEGMENT_FORMAT_VERSION: u32 = 2;
+
+/// The oldest segment format version this build reads.
+pub const MIN_SEGMENT_FORMAT_VERSION: u32 = 1;
+
+/// Bits of the key-length field below the codec byte.
+const KEY_LEN_BITS: u32 = 24;
 
 /// Segment header: magic (8) + version (4) + segment id (8) + masked CRC32C of those (4).
 pub const SEGMENT_HEADER_LEN: usize = 24;
@@ -76,6 +85,8 @@ pub struct SegmentWriter {
     file: Box<dyn WritableFile>,
     id: u64,
     path: PathBuf,
+    /// Reused for compressed values.
+    scratch: Vec<u8>,
 }
 
 impl std::fmt::Debug for SegmentWriter {
@@ -99,16 +110,27 @@ impl SegmentWriter {
         let mut file = fs.create(&path)?;
         file.append(&encode_header(id))?;
         file.sync()?;
-        Ok(SegmentWriter { file, id, path })
+        Ok(SegmentWriter {
+            file,
+            id,
+            path,
+            scratch: Vec::new(),
+        })
     }
 
-    /// Appends the entry `(key, value)` and returns the pointer to it. The bytes may stay
-    /// buffered until [`Self::flush`] (visible to readers) or [`Self::sync`] (durable).
+    /// Appends the entry `(key, value)`, the value compressed with `compression` when that
+    /// saves an eighth of it, and returns the pointer to it. The bytes may stay buffered until
+    /// [`Self::flush`] (visible to readers) or [`Self::sync`] (durable).
     ///
     /// # Errors
     /// `InvalidArgument` if the key is longer than [`MAX_KEY_LEN`] or the value longer than
     /// `u32::MAX`; `Io` on a write failure (the segment's tail is then unknown: seal it).
-    pub fn append(&mut self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
+    pub fn append(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        compression: Compression,
+    ) -> Result<ValuePointer> {
         if key.len() > MAX_KEY_LEN {
             return Err(Error::InvalidArgument(format!(
                 "key of {} bytes exceeds the {MAX_KEY_LEN}-byte limit",
@@ -121,21 +143,35 @@ impl SegmentWriter {
                 value.len()
             ))
         })?;
+        let mut compressed = std::mem::take(&mut self.scratch);
+        let codec = compression.compress(value, &mut compressed);
+        let stored_prefix = value_len.to_le_bytes();
+        let stored: [&[u8]; 2] = if codec == CODEC_NONE {
+            [&[], value]
+        } else {
+            [&stored_prefix, &compressed]
+        };
+        let stored_len = (stored[0].len() + stored[1].len()) as u32;
         let mut header = [0u8; ENTRY_HEADER_LEN];
-        header[4..8].copy_from_slice(&(key.len() as u32).to_le_bytes());
-        header[8..12].copy_from_slice(&value_len.to_le_bytes());
-        let crc = crc_parts(&[&header[4..], key, value]);
+        let key_field = key.len() as u32 | u32::from(codec) << KEY_LEN_BITS;
+        header[4..8].copy_from_slice(&key_field.to_le_bytes());
+        header[8..12].copy_from_slice(&stored_len.to_le_bytes());
+        let crc = crc_parts(&[&header[4..], key, stored[0], stored[1]]);
         header[..4].copy_from_slice(&crc.to_le_bytes());
 
         let ptr = ValuePointer {
             segment: self.id,
             offset: self.file.len(),
-            len: value_len,
+            len: stored_len,
         };
-        self.file.append(&header)?;
-        self.file.append(key)?;
-        self.file.append(value)?;
-        Ok(ptr)
+        let written = self
+            .file
+            .append(&header)
+            .and_then(|()| self.file.append(key))
+            .and_then(|()| self.file.append(stored[0]))
+            .and_then(|()| self.file.append(stored[1]));
+        self.scratch = compressed;
+        written.map(|()| ptr)
     }
 
     /// Hands buffered entries to the operating system, so readers see them.
@@ -178,9 +214,11 @@ impl SegmentWriter {
 /// The decoded entry at some offset of a segment, or why there is none.
 enum Parsed<'a> {
     /// A complete entry with a valid checksum; `next` is the following entry's offset.
+    /// `value` is the value as stored (see [`SegmentReader::decoded`]).
     Valid {
         key: Cow<'a, [u8]>,
         value: Cow<'a, [u8]>,
+        codec: u8,
         next: u64,
     },
     /// The file ends inside the entry (or its lengths point past the end).
@@ -191,6 +229,11 @@ enum Parsed<'a> {
     Bad { reason: String, next: u64 },
 }
 
+/// The codec byte and key length of an entry's key-length field.
+fn split_key_field(field: u32) -> (u8, u32) {
+    ((field >> KEY_LEN_BITS) as u8, field & ((1 << KEY_LEN_BITS) - 1))
+}
+
 /// Bytes of the whole entry `ptr` points at when it was stored under `key`, or `None` when
 /// it is too large to read without first checking its header against the file length.
 fn known_entry_len(ptr: &ValuePointer, key: &[u8]) -> Option<usize> {
@@ -199,10 +242,10 @@ fn known_entry_len(ptr: &ValuePointer, key: &[u8]) -> Option<usize> {
     (total <= MAX_BLIND_READ_BYTES && ptr.offset <= i64::MAX as u64).then_some(total)
 }
 
-/// The value inside `entry` (the whole entry's bytes: header, key, value) when its lengths
-/// match `key` and the pointer, it holds `key`, and its checksum is right; `None` otherwise
-/// (the caller then takes the checked slow path, which names the problem).
-fn value_of_entry<'a>(entry: &'a [u8], ptr: &ValuePointer, key: &[u8]) -> Option<&'a [u8]> {
+/// The codec and stored value inside `entry` (the whole entry's bytes: header, key, value)
+/// when its lengths match `key` and the pointer, it holds `key`, and its checksum is right;
+/// `None` otherwise (the caller then takes the checked slow path, which names the problem).
+fn value_of_entry<'a>(entry: &'a [u8], ptr: &ValuePointer, key: &[u8]) -> Option<(u8, &'a [u8])> {
     value_of_entry_with(entry, ptr, key, true)
 }
 
@@ -213,8 +256,10 @@ fn value_of_entry_with<'a>(
     ptr: &ValuePointer,
     key: &[u8],
     check_crc: bool,
-) -> Option<&'a [u8]> {
-    let (crc, key_len, value_len) = (get_u32(entry, 0)?, get_u32(entry, 4)?, get_u32(entry, 8)?);
+) -> Option<(u8, &'a [u8])> {
+    let (crc, key_field, value_len) =
+        (get_u32(entry, 0)?, get_u32(entry, 4)?, get_u32(entry, 8)?);
+    let (codec, key_len) = split_key_field(key_field);
     let body = entry.get(ENTRY_HEADER_LEN..)?;
     if key_len as usize != key.len() || value_len != ptr.len || !body.starts_with(key) {
         return None;
@@ -222,7 +267,7 @@ fn value_of_entry_with<'a>(
     let lens = entry.get(4..ENTRY_HEADER_LEN)?;
     let value = body.get(key.len()..)?;
     let crc_ok = || crc_parts(&[lens, key, value]) == crc;
-    (value.len() == ptr.len as usize && (!check_crc || crc_ok())).then_some(value)
+    (value.len() == ptr.len as usize && (!check_crc || crc_ok())).then_some((codec, value))
 }
 
 /// Reads entries of one segment. `Send + Sync`: readers are shared by all lookups.
@@ -234,6 +279,8 @@ pub struct SegmentReader {
     verified: std::sync::OnceLock<verified::VerifiedEntries>,
     id: u64,
     path: PathBuf,
+    /// The segment's format version (format 1 has no compressed values).
+    version: u32,
 }
 
 impl std::fmt::Debug for SegmentReader {
@@ -262,12 +309,14 @@ impl SegmentReader {
             file,
             id,
             path,
+            version: 0,
         };
-        reader.check_header()?;
-        Ok(reader)
+        let version = reader.check_header()?;
+        Ok(SegmentReader { version, ..reader })
     }
 
-    fn check_header(&self) -> Result<()> {
+    /// Checks the header and returns the segment's format version.
+    fn check_header(&self) -> Result<u32> {
         let corrupt = |reason: &str| Error::corruption(&self.path, 0, reason);
         let header = self
             .read_at(0, SEGMENT_HEADER_LEN)?
@@ -280,7 +329,7 @@ impl SegmentReader {
             return Err(corrupt("segment header checksum mismatch"));
         }
         let version = get_u32(&header, 8).unwrap_or_default();
-        if version != SEGMENT_FORMAT_VERSION {
+        if !(MIN_SEGMENT_FORMAT_VERSION..=SEGMENT_FORMAT_VERSION).contains(&version) {
             return Err(Error::UnsupportedVersion {
                 file: self.path.clone(),
                 version,
@@ -293,7 +342,27 @@ impl SegmentReader {
                 self.id
             )));
         }
-        Ok(())
+        Ok(version)
+    }
+
+    /// The value of an entry stored as `stored` with `codec` (at `offset`): decompressed when
+    /// compressed (`raw_len u32 | compressed bytes`).
+    ///
+    /// # Errors
+    /// `Corruption` naming this file and `offset` for a codec the segment's version does not
+    /// have, or a compressed value that does not decompress to its recorded length.
+    fn decoded<'a>(&self, codec: u8, stored: Cow<'a, [u8]>, offset: u64) -> Result<Cow<'a, [u8]>> {
+        if codec == CODEC_NONE {
+            return Ok(stored);
+        }
+        let corrupt = |why: &str| Error::corruption(&self.path, offset, why);
+        if self.version < 2 {
+            return Err(corrupt("compressed value in a format-1 segment"));
+        }
+        let raw_len = get_u32(&stored, 0).ok_or_else(|| corrupt("compressed value too short"))?;
+        let body = Cow::Borrowed(stored.get(4..).unwrap_or_default());
+        compression::decompress(body, codec, raw_len, &self.path, offset)
+            .map(|v| Cow::Owned(v.into_owned()))
     }
 
     /// The segment id.
@@ -344,7 +413,12 @@ impl SegmentReader {
         let Some(entry) = self.read_at(ptr.offset, total)? else {
             return Ok(None);
         };
-        Ok(value_of_entry(&entry, ptr, key).map(<[u8]>::to_vec))
+        match value_of_entry(&entry, ptr, key) {
+            Some((codec, stored)) => self
+                .decoded(codec, Cow::Borrowed(stored), ptr.offset)
+                .map(|v| Some(v.into_owned())),
+            None => Ok(None),
+        }
     }
 
     /// Decodes the entry at `offset` of a file of `file_len` bytes; the lengths are checked
@@ -363,16 +437,21 @@ impl SegmentReader {
         let Some(header) = self.read_at(offset, ENTRY_HEADER_LEN)? else {
             return Ok(Parsed::Incomplete);
         };
-        let (Some(crc), Some(key_len), Some(value_len)) = (
+        let (Some(crc), Some(key_field), Some(value_len)) = (
             get_u32(&header, 0),
             get_u32(&header, 4),
             get_u32(&header, 8),
         ) else {
             return Ok(Parsed::Incomplete);
         };
-        if crc == 0 && key_len == 0 && value_len == 0 {
+        if crc == 0 && key_field == 0 && value_len == 0 {
             return Ok(Parsed::Zero);
         }
+        let (codec, key_len) = if self.version >= 2 {
+            split_key_field(key_field)
+        } else {
+            (CODEC_NONE, key_field)
+        };
         let body_len = u64::from(key_len) + u64::from(value_len);
         let next = offset
             .saturating_add(ENTRY_HEADER_LEN as u64)
@@ -382,6 +461,10 @@ impl SegmentReader {
         }
         if key_len as usize > MAX_KEY_LEN {
             let reason = format!("key length {key_len} exceeds the {MAX_KEY_LEN}-byte limit");
+            return Ok(Parsed::Bad { reason, next });
+        }
+        if codec > compression::CODEC_ZSTD {
+            let reason = format!("unknown compression codec {codec}");
             return Ok(Parsed::Bad { reason, next });
         }
         if let Some(expected) = expected_value_len {
@@ -414,7 +497,12 @@ impl SegmentReader {
                 (Cow::Owned(b), Cow::Owned(v))
             }
         };
-        Ok(Parsed::Valid { key, value, next })
+        Ok(Parsed::Valid {
+            key,
+            value,
+            codec,
+            next,
+        })
     }
 
     /// Reads and verifies the entry `ptr` points at and returns its value. Checks that the
@@ -447,13 +535,15 @@ impl SegmentReader {
         // the OS, which rejects them with EINVAL rather than EOF.
         let file_len = self.file.len()?;
         match self.parse_entry(ptr.offset, file_len, Some(ptr.len))? {
-            Parsed::Valid { key, value, .. } => {
+            Parsed::Valid {
+                key, value, codec, ..
+            } => {
                 if expected_key.is_some_and(|k| k != &*key) {
                     return Err(corrupt(
                         "entry's key differs from the key the pointer was stored under".into(),
                     ));
                 }
-                Ok(value.into_owned())
+                Ok(self.decoded(codec, value, ptr.offset)?.into_owned())
             }
             Parsed::Incomplete => Err(corrupt(
                 "value pointer points past the end of the segment".into(),
@@ -516,13 +606,20 @@ impl EntryIter<'_> {
         let offset = self.offset;
         let corrupt = |reason: String| Error::corruption(&self.reader.path, offset, reason);
         match self.reader.parse_entry(offset, file_len, None)? {
-            Parsed::Valid { key, value, next } => {
+            Parsed::Valid {
+                key,
+                value,
+                codec,
+                next,
+            } => {
                 self.offset = next;
                 let ptr = ValuePointer {
                     segment: self.reader.id,
                     offset,
                     len: value.len() as u32,
                 };
+                // A checksummed value that does not decompress is damage, not a torn tail.
+                let value = self.reader.decoded(codec, value, offset)?;
                 Ok(Some((ptr, key.into_owned(), value.into_owned())))
             }
             Parsed::Incomplete => Ok(None),

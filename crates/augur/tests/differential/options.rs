@@ -73,6 +73,19 @@ pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize
     // The model chooser's settings come from a stream of their own, so adding them left
     // every other drawn setting (and the seeds' coverage) as it was.
     let mut auto_rng = StdRng::seed_from_u64(seed ^ 0xA070_1DE5);
+    // So do the SSTable layout's: the compression cycles with the seed ((seed + seed / 7)
+    // mod 3: neighbouring seeds take different codecs, and a run of 7 seeds pairs index types
+    // with codecs differently from the next), and some runs force a slot head width (0:
+    // every key byte in the block's suffix chunk).
+    let mut layout_rng = StdRng::seed_from_u64(seed ^ 0x5107_C0DE);
+    let compression = [
+        augur::Compression::None,
+        augur::Compression::Lz4,
+        augur::Compression::Zstd(1),
+    ][((seed + seed / IndexKind::ALL.len() as u64) % 3) as usize];
+    let slot_head_bytes = layout_rng
+        .gen_bool(0.3)
+        .then(|| [0, 1, 3, 8, 9, 16][layout_rng.gen_range(0..6)]);
     let (threshold, max_value) = match cfg.values {
         Values::Inline => (usize::MAX, rng.gen_range(40..120)),
         Values::Separated => (0, rng.gen_range(40..120)),
@@ -104,6 +117,8 @@ pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize
         lazy_learning_reads: rng.gen_range(1..4),
         scan_fetch_threads: rng.gen_range(0..3),
         compaction: Some(cfg.style),
+        compression,
+        slot_head_bytes,
         ..Options::default()
     };
     if cfg.style == CompactionStyle::Flsm {

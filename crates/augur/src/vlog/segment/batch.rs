@@ -12,8 +12,10 @@
 
 use super::verified::VerifiedEntries;
 use super::{known_entry_len, value_of_entry, value_of_entry_with, SegmentReader};
+use crate::compression::CODEC_NONE;
 use crate::error::Result;
 use crate::vlog::ValuePointer;
+use std::borrow::Cow;
 
 /// Gap (bytes) between two entries below which one read covers both.
 const COALESCE_GAP_BYTES: u64 = 16 * 1024;
@@ -70,7 +72,11 @@ impl SegmentReader {
                     }
                 });
                 match value {
-                    Some(v) => sink(r.slot, v, Some(mapping)),
+                    Some((CODEC_NONE, v)) => sink(r.slot, v, Some(mapping)),
+                    Some((codec, v)) => {
+                        let v = self.decoded(codec, Cow::Borrowed(v), r.ptr.offset)?;
+                        sink(r.slot, &v, None);
+                    }
                     None => sink(r.slot, &self.read(&r.ptr, Some(r.key))?, None),
                 }
             }
@@ -103,7 +109,10 @@ impl SegmentReader {
                     })
                     .flatten();
                 match entry.and_then(|e| value_of_entry(e, &r.ptr, r.key)) {
-                    Some(v) => sink(r.slot, v, None),
+                    Some((codec, v)) => {
+                        let v = self.decoded(codec, Cow::Borrowed(v), r.ptr.offset)?;
+                        sink(r.slot, &v, None);
+                    }
                     None => sink(r.slot, &self.read(&r.ptr, Some(r.key))?, None),
                 }
             }
