@@ -1,7 +1,9 @@
 //! Value compression: the codecs a database may store values with ([`Compression`], the
-//! `--compression` option) and the decoder every reader of a compressed chunk goes through
-//! ([`decompress`]). SSTables compress each data block's value chunk (docs/format/sst.md);
-//! the value log compresses per record (docs/format/vlog.md).
+//! `--compression` option) and the decoders every reader of compressed bytes goes through.
+//! The value log compresses each value on its own ([`decompress`]; docs/format/vlog.md).
+//! SSTables compress each data block's value chunk as a sequence of **frames** of whole
+//! values ([`compress_frames`], [`FramedChunk`]; docs/format/sst.md), so a point lookup
+//! decompresses only the frame of its value, and a scan the whole chunk.
 //!
 //! Invariants: a chunk is stored compressed only when that saves at least an eighth of its
 //! bytes (otherwise it is stored raw, codec 0), so a reader never pays for a useless
@@ -69,29 +71,42 @@ impl Compression {
         }
     }
 
-    /// Compresses `raw` into `out` (cleared first) and returns the codec byte to record:
-    /// [`CODEC_NONE`] (and `out` left empty) when compression is off, fails, or saves less
-    /// than an eighth of the bytes — the caller then stores `raw` itself.
-    pub fn compress(&self, raw: &[u8], out: &mut Vec<u8>) -> u8 {
+    /// Compresses `raw` into `out` (cleared first) whatever it saves; returns the codec byte,
+    /// or [`CODEC_NONE`] (with `out` empty) when compression is off or fails.
+    fn compress_always(&self, raw: &[u8], out: &mut Vec<u8>) -> u8 {
         out.clear();
-        if raw.is_empty() {
-            return CODEC_NONE;
-        }
         match self {
             Compression::None => return CODEC_NONE,
             Compression::Lz4 => {
                 out.resize(lz4_flex::block::get_maximum_output_size(raw.len()), 0);
                 match lz4_flex::block::compress_into(raw, out) {
                     Ok(n) => out.truncate(n),
-                    Err(_) => out.clear(),
+                    Err(_) => {
+                        out.clear();
+                        return CODEC_NONE;
+                    }
                 }
             }
             Compression::Zstd(level) => match zstd::bulk::compress(raw, *level) {
                 Ok(bytes) => *out = bytes,
-                Err(_) => out.clear(),
+                Err(_) => {
+                    out.clear();
+                    return CODEC_NONE;
+                }
             },
         }
-        if out.is_empty() || out.len() > raw.len() - raw.len() / 8 {
+        self.codec()
+    }
+
+    /// Compresses `raw` into `out` (cleared first) and returns the codec byte to record:
+    /// [`CODEC_NONE`] (and `out` left empty) when compression is off, fails, or saves less
+    /// than an eighth of the bytes — the caller then stores `raw` itself.
+    pub fn compress(&self, raw: &[u8], out: &mut Vec<u8>) -> u8 {
+        if raw.is_empty() || self.compress_always(raw, out) == CODEC_NONE {
+            out.clear();
+            return CODEC_NONE;
+        }
+        if out.len() > raw.len() - raw.len() / 8 {
             out.clear();
             return CODEC_NONE;
         }
@@ -149,6 +164,193 @@ pub fn decompress<'a>(
     }
 }
 
+/// Raw bytes a frame of an SSTable value chunk covers before the next frame starts (a value
+/// never spans frames: a longer value is a frame of its own). Small enough that a point
+/// lookup's decompression costs a fraction of the lookup, large enough to compress.
+pub const FRAME_BYTES: usize = 1024;
+
+/// Bytes of one frame record of a framed chunk's table: `raw_end u32 | stored_end u32`.
+const FRAME_RECORD_BYTES: usize = 8;
+
+/// Compresses `raw` (a block's value chunk, whose values end at `value_ends`, increasing) as
+/// frames of whole values of about [`FRAME_BYTES`] each, into `out`: `frames u16`, then per
+/// frame `raw_end u32 | stored_end u32` (stored ends relative to the first frame's byte),
+/// then the frames, each compressed on its own with `compression`. Returns the codec byte,
+/// or [`CODEC_NONE`] (and `out` empty) when compression is off or the framed chunk would not
+/// save an eighth of `raw`: the caller then stores `raw` itself.
+pub fn compress_frames(
+    compression: Compression,
+    raw: &[u8],
+    value_ends: &[usize],
+    out: &mut Vec<u8>,
+) -> u8 {
+    out.clear();
+    if compression == Compression::None || raw.is_empty() {
+        return CODEC_NONE;
+    }
+    let mut frame_ends = Vec::new();
+    let mut start = 0;
+    for &end in value_ends {
+        if end.saturating_sub(start) >= FRAME_BYTES {
+            frame_ends.push(end);
+            start = end;
+        }
+    }
+    if start < raw.len() {
+        frame_ends.push(raw.len());
+    }
+    if frame_ends.len() > usize::from(u16::MAX) || u32::try_from(raw.len()).is_err() {
+        return CODEC_NONE;
+    }
+    let table_len = 2 + frame_ends.len() * FRAME_RECORD_BYTES;
+    out.resize(table_len, 0);
+    out[..2].copy_from_slice(&(frame_ends.len() as u16).to_le_bytes());
+    let mut frame = Vec::new();
+    let mut raw_start = 0;
+    for (i, &raw_end) in frame_ends.iter().enumerate() {
+        let piece = &raw[raw_start..raw_end];
+        let codec = compression.compress_always(piece, &mut frame);
+        if codec == CODEC_NONE {
+            out.clear();
+            return CODEC_NONE;
+        }
+        out.extend_from_slice(&frame);
+        let stored_end = (out.len() - table_len) as u32;
+        let at = 2 + i * FRAME_RECORD_BYTES;
+        out[at..at + 4].copy_from_slice(&(raw_end as u32).to_le_bytes());
+        out[at + 4..at + 8].copy_from_slice(&stored_end.to_le_bytes());
+        raw_start = raw_end;
+    }
+    if out.len() > raw.len() - raw.len() / 8 {
+        out.clear();
+        return CODEC_NONE;
+    }
+    compression.codec()
+}
+
+/// A framed value chunk (see [`compress_frames`]) whose table was checked: which frame holds
+/// a raw offset, and the decompression of one frame or of all.
+#[derive(Debug)]
+pub struct FramedChunk<'a> {
+    codec: u8,
+    /// `(raw_end, stored_end)` of every frame.
+    table: Vec<(u32, u32)>,
+    /// The frames' stored bytes, back to back.
+    frames: &'a [u8],
+}
+
+impl<'a> FramedChunk<'a> {
+    /// Parses the frame table of `stored`, a chunk of `raw_len` raw bytes stored with
+    /// `codec` (not [`CODEC_NONE`]).
+    ///
+    /// # Errors
+    /// `Corruption` naming `file` and `offset` when the table is short or its ends do not
+    /// increase to `raw_len` and to the stored length.
+    pub fn parse(
+        stored: &'a [u8],
+        codec: u8,
+        raw_len: u32,
+        file: &Path,
+        offset: u64,
+    ) -> Result<FramedChunk<'a>> {
+        let corrupt = |why: &str| Error::corruption(file, offset, why);
+        if codec != CODEC_LZ4 && codec != CODEC_ZSTD {
+            return Err(corrupt(&format!("unknown compression codec {codec}")));
+        }
+        let count = stored
+            .first_chunk::<2>()
+            .map(|b| usize::from(u16::from_le_bytes(*b)))
+            .ok_or_else(|| corrupt("compressed chunk shorter than its frame table"))?;
+        let table_len = 2 + count * FRAME_RECORD_BYTES;
+        let (table_bytes, frames) = stored
+            .split_at_checked(table_len)
+            .ok_or_else(|| corrupt("compressed chunk shorter than its frame table"))?;
+        let mut table = Vec::with_capacity(count);
+        let (mut raw_prev, mut stored_prev) = (0u32, 0u32);
+        for record in table_bytes[2..].chunks_exact(FRAME_RECORD_BYTES) {
+            let raw_end = u32::from_le_bytes([record[0], record[1], record[2], record[3]]);
+            let stored_end = u32::from_le_bytes([record[4], record[5], record[6], record[7]]);
+            if raw_end <= raw_prev || stored_end <= stored_prev {
+                return Err(corrupt("frame table ends do not increase"));
+            }
+            table.push((raw_end, stored_end));
+            (raw_prev, stored_prev) = (raw_end, stored_end);
+        }
+        if raw_prev != raw_len || stored_prev as usize != frames.len() {
+            return Err(corrupt("frame table does not cover the chunk"));
+        }
+        Ok(FramedChunk {
+            codec,
+            table,
+            frames,
+        })
+    }
+
+    /// The frame holding raw offset `at`: its index and raw start.
+    fn frame_of(&self, at: u64) -> Option<(usize, u64)> {
+        let i = self.table.partition_point(|&(raw_end, _)| u64::from(raw_end) <= at);
+        let start = match i {
+            0 => 0,
+            _ => u64::from(self.table.get(i - 1)?.0),
+        };
+        (i < self.table.len()).then_some((i, start))
+    }
+
+    /// Decompresses frame `i` into `out` (appended).
+    fn decompress_frame(&self, i: usize, out: &mut Vec<u8>, file: &Path, offset: u64) -> Result<()> {
+        let corrupt = || Error::corruption(file, offset, "compressed frame does not decompress");
+        let (raw_start, stored_start) = match i {
+            0 => (0, 0),
+            _ => self.table.get(i - 1).copied().ok_or_else(corrupt)?,
+        };
+        let (raw_end, stored_end) = self.table.get(i).copied().ok_or_else(corrupt)?;
+        let frame = self
+            .frames
+            .get(stored_start as usize..stored_end as usize)
+            .ok_or_else(corrupt)?;
+        let raw = decompress(
+            Cow::Borrowed(frame),
+            self.codec,
+            raw_end - raw_start,
+            file,
+            offset,
+        )?;
+        out.extend_from_slice(&raw);
+        Ok(())
+    }
+
+    /// The raw bytes `[at, at + len)` of the chunk, decompressing only the frame that holds
+    /// them.
+    ///
+    /// # Errors
+    /// `Corruption` naming `file` and `offset` when the range is not inside one frame or the
+    /// frame does not decompress to its recorded length.
+    pub fn read(&self, at: u64, len: u64, file: &Path, offset: u64) -> Result<Vec<u8>> {
+        let corrupt = || Error::corruption(file, offset, "value outside its chunk's frames");
+        if len == 0 && at <= self.table.last().map_or(0, |&(raw_end, _)| u64::from(raw_end)) {
+            return Ok(Vec::new());
+        }
+        let (i, start) = self.frame_of(at).ok_or_else(corrupt)?;
+        let mut frame = Vec::new();
+        self.decompress_frame(i, &mut frame, file, offset)?;
+        let from = usize::try_from(at - start).map_err(|_| corrupt())?;
+        let to = from.checked_add(usize::try_from(len).map_err(|_| corrupt())?);
+        let bytes = to.and_then(|to| frame.get(from..to)).ok_or_else(corrupt)?;
+        Ok(bytes.to_vec())
+    }
+
+    /// Every raw byte of the chunk, appended to `out`.
+    ///
+    /// # Errors
+    /// As [`FramedChunk::read`].
+    pub fn read_all(&self, out: &mut Vec<u8>, file: &Path, offset: u64) -> Result<()> {
+        for i in 0..self.table.len() {
+            self.decompress_frame(i, out, file, offset)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,6 +402,51 @@ mod tests {
         let p = Path::new("t");
         assert!(decompress(Cow::Borrowed(&[1, 2][..]), 9, 2, p, 0).is_err());
         assert!(decompress(Cow::Borrowed(&[1, 2][..]), CODEC_NONE, 3, p, 0).is_err());
+    }
+
+    /// Framed chunks: every value reads back from its own frame, the whole chunk reads back,
+    /// and a damaged table or frame is corruption, never a panic.
+    #[test]
+    fn framed_chunks_round_trip_and_check_their_table() {
+        let p = Path::new("t.sst");
+        for sizes in [vec![10usize; 300], vec![3000, 5, 5, 2000], vec![700; 9], vec![1]] {
+            let mut raw = Vec::new();
+            let mut ends = Vec::new();
+            for (i, n) in sizes.iter().enumerate() {
+                raw.extend(compressible(*n).iter().map(|b| b ^ (i % 3) as u8));
+                ends.push(raw.len());
+            }
+            for c in [Compression::Lz4, Compression::Zstd(1)] {
+                let mut out = Vec::new();
+                let codec = compress_frames(c, &raw, &ends, &mut out);
+                if raw.len() < 8 {
+                    assert_eq!(codec, CODEC_NONE);
+                    continue;
+                }
+                assert_eq!(codec, c.codec(), "{c} {sizes:?}");
+                let chunk = FramedChunk::parse(&out, codec, raw.len() as u32, p, 9).unwrap();
+                let mut start = 0;
+                for &end in &ends {
+                    let got = chunk.read(start as u64, (end - start) as u64, p, 9).unwrap();
+                    assert_eq!(got, &raw[start..end]);
+                    start = end;
+                }
+                let mut all = Vec::new();
+                chunk.read_all(&mut all, p, 9).unwrap();
+                assert_eq!(all, raw);
+                assert!(FramedChunk::parse(&out, codec, raw.len() as u32 + 1, p, 9).is_err());
+                for i in 0..out.len().min(64) {
+                    let mut bad = out.clone();
+                    bad[i] ^= 0x41;
+                    if let Ok(chunk) = FramedChunk::parse(&bad, codec, raw.len() as u32, p, 9) {
+                        let mut all = Vec::new();
+                        if chunk.read_all(&mut all, p, 9).is_ok() {
+                            assert_eq!(all.len(), raw.len());
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

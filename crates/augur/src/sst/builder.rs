@@ -9,7 +9,7 @@
 //! [`Builder::estimated_size_bytes`].
 
 use crate::checksum::crc;
-use crate::compression::Compression;
+use crate::compression::{compress_frames, Compression};
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::index::chooser::{self, ModelBudget};
@@ -491,6 +491,7 @@ impl Builder {
         let mut suffixes = Vec::new();
         let mut stored_values = Vec::new();
         let mut compressed = Vec::new();
+        let mut value_ends = Vec::new();
         let mut reference = Vec::with_capacity(POINTER_REF_BYTES);
         let field = params.value_field_bytes();
         let ref_bytes = usize::from(params.ref_bytes);
@@ -529,7 +530,19 @@ impl Builder {
                 continue;
             };
             block.extend_from_slice(&suffixes);
-            let codec = self.opts.compression.compress(raw_values, &mut compressed);
+            value_ends.clear();
+            value_ends.extend(chunk.iter().filter_map(|e| match e.value {
+                PendingValue::Inline { start, len } => {
+                    Some((start + u64::from(len) - values.start) as usize)
+                }
+                _ => None,
+            }));
+            let codec = compress_frames(
+                self.opts.compression,
+                raw_values,
+                &value_ends,
+                &mut compressed,
+            );
             let stored: &[u8] = if codec == 0 { raw_values } else { &compressed };
             stored_values.extend_from_slice(stored);
             data_end += block.len() as u64;

@@ -184,6 +184,10 @@ impl FenceIndex {
             if data_end < data_start.saturating_add(slots_len) || data_end > sections.data_len {
                 return Err(corrupt(at, "data block bounds out of order"));
             }
+            // Without key suffixes a block is its slots alone (readers compute its offset).
+            if props.slot.suffix_bytes == 0 && data_end != data_start.saturating_add(slots_len) {
+                return Err(corrupt(at, "data block longer than its slots"));
+            }
             if codec > MAX_CODEC
                 || (codec == 0 && u64::from(raw_len) != values_end - values_start)
             {

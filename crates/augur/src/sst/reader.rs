@@ -12,6 +12,7 @@
 //! only when two heads tie.
 
 use crate::checksum::crc;
+use crate::compression::{decompress, FramedChunk, CODEC_NONE};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, RandomAccessFile, ReadMode};
 use crate::index::Index;
@@ -630,20 +631,33 @@ impl Table {
     /// mapped block was verified before (or always, with `force`).
     fn load_block(&self, block: u64, force: bool) -> Result<LoadedBlock> {
         let positions = self.fence.block_positions(block);
-        let meta = self.meta_of(block)?;
-        let offset = self.footer.data.offset + meta.data_start;
-        let len = meta.data_end - meta.data_start;
-        let bytes = self.read(offset, len)?;
-        self.check_once(
-            &self.verified_blocks,
-            block,
-            &bytes,
-            meta.slots_crc,
-            offset,
-            "data block",
-            force,
-        )?;
         let slots_len = (positions.end - positions.start) as usize * self.layout.slot;
+        let verified = !force && self.mapped.is_some() && self.verified_blocks.contains(block);
+        // A verified block of a file without key suffixes lies at a computed offset: no
+        // index record is touched (a cache miss per lookup otherwise).
+        let (offset, len) = match self.block_span_without_suffixes(block) {
+            Some(span) if verified => span,
+            _ => {
+                let meta = self.meta_of(block)?;
+                (
+                    self.footer.data.offset + meta.data_start,
+                    meta.data_end - meta.data_start,
+                )
+            }
+        };
+        let bytes = self.read(offset, len)?;
+        if !verified {
+            let meta = self.meta_of(block)?;
+            self.check_once(
+                &self.verified_blocks,
+                block,
+                &bytes,
+                meta.slots_crc,
+                offset,
+                "data block",
+                force,
+            )?;
+        }
         Ok(LoadedBlock {
             block,
             first_pos: positions.start,
@@ -655,6 +669,22 @@ impl Table {
                 Cow::Owned(v) => Some(v),
             },
         })
+    }
+
+    /// Where block `block` lies (file offset, length) when the file stores no key suffixes:
+    /// then every block is its slots alone, at `first position × slot size`. `None` when
+    /// blocks carry suffix chunks (their starts are in the index records).
+    #[inline]
+    pub(crate) fn block_span_without_suffixes(&self, block: u64) -> Option<(u64, u64)> {
+        if self.layout.params.suffix_bytes != 0 {
+            return None;
+        }
+        let positions = self.fence.block_positions(block);
+        let slot = self.layout.slot as u64;
+        Some((
+            self.footer.data.offset + positions.start * slot,
+            (positions.end - positions.start) * slot,
+        ))
     }
 
     fn block_bytes<'a>(&'a self, block: &'a LoadedBlock) -> &'a [u8] {
@@ -742,11 +772,8 @@ impl Table {
                 let (offset, len) = self
                     .inline_ref(slot.reference(), meta.values_start)
                     .ok_or_else(|| corrupt("malformed value reference"))?;
-                let chunk = self.value_chunk(block.block, meta, false)?;
-                chunk
-                    .get(offset..offset + len)
+                self.value_in_chunk(block.block, meta, offset, len)?
                     .ok_or_else(|| corrupt("value reference outside its block's value chunk"))?
-                    .to_vec()
             }
             ValueKind::Pointer => {
                 if slot.reference().len() != crate::sst::slot::POINTER_REF_BYTES {
@@ -800,7 +827,49 @@ impl Table {
             "value chunk of block",
             force,
         )?;
-        crate::compression::decompress(stored, meta.codec, meta.raw_len, &self.path, offset)
+        if meta.codec == CODEC_NONE {
+            return decompress(stored, CODEC_NONE, meta.raw_len, &self.path, offset);
+        }
+        let chunk = FramedChunk::parse(&stored, meta.codec, meta.raw_len, &self.path, offset)?;
+        let mut raw = Vec::with_capacity(meta.raw_len as usize);
+        chunk.read_all(&mut raw, &self.path, offset)?;
+        Ok(Cow::Owned(raw))
+    }
+
+    /// The raw bytes `[at, at + len)` of `block`'s value chunk (one value), checked as
+    /// [`Table::value_chunk`] checks the chunk, decompressing only the frame that holds them;
+    /// `None` when they lie outside the chunk.
+    ///
+    /// # Errors
+    /// As [`Table::value_chunk`].
+    fn value_in_chunk(
+        &self,
+        block: u64,
+        meta: &BlockMeta,
+        at: usize,
+        len: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        let offset = self.footer.values.offset + meta.values_start;
+        let stored = self.read(offset, meta.values_end - meta.values_start)?;
+        self.check_once(
+            &self.verified_value_chunks,
+            block,
+            &stored,
+            meta.values_crc,
+            offset,
+            "value chunk of block",
+            false,
+        )?;
+        if at.checked_add(len).is_none_or(|end| end > meta.raw_len as usize) {
+            return Ok(None);
+        }
+        if meta.codec == CODEC_NONE {
+            return Ok(stored.get(at..at + len).map(<[u8]>::to_vec));
+        }
+        let chunk = FramedChunk::parse(&stored, meta.codec, meta.raw_len, &self.path, offset)?;
+        chunk
+            .read(at as u64, len as u64, &self.path, offset)
+            .map(Some)
     }
 
     /// Reads and checks every checksum of the file and the consistency of every slot with

@@ -203,12 +203,16 @@ impl Table {
     /// search and of the value load overlap instead of following one another.
     pub(super) fn prefetch_window(&self, lo: u64, hi: u64) {
         let Some(map) = self.mapping() else { return };
-        let Some(meta) = self.fence.meta(self.fence.block_of(lo)) else {
-            return;
+        let block = self.fence.block_of(lo);
+        let block_start = match self.block_span_without_suffixes(block) {
+            Some((start, _)) => start,
+            None => match self.fence.meta(block) {
+                Some(meta) => self.footer.data.offset + meta.data_start,
+                None => return,
+            },
         };
         let slot = self.layout.slot as u64;
-        let block_start = self.footer.data.offset + meta.data_start;
-        let first = self.fence.block_positions(self.fence.block_of(lo)).start;
+        let first = self.fence.block_positions(block).start;
         let mut at = block_start + (lo - first) * slot;
         let end = (at + (hi - lo) * slot).min(at + PREFETCH_WINDOW_LINES * 64);
         while at < end {
@@ -219,7 +223,7 @@ impl Table {
         }
         let values = &self.footer.values;
         let n = self.entries();
-        if values.len > 0 && n > 0 && meta.codec == 0 {
+        if values.len > 0 && n > 0 {
             let mid = lo + (hi - lo) / 2;
             let guess =
                 values.offset + (u128::from(mid) * u128::from(values.len) / u128::from(n)) as u64;
