@@ -45,7 +45,7 @@ TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(version_edit log_reader value_pointer sst_open vlog_segment sst_filter sst_fence
            index_fence index_plr index_pgm index_rs index_rmi index_fiting index_plex
-           cli_codec resp)
+           cli_codec resp value_chunk sst_slots)
 fi
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
@@ -88,7 +88,8 @@ PY
 done
 # Filter and fence targets (fuzz/fuzz_targets/sst_{filter,fence}.rs): whole tables (mode 1),
 # the sections cut out by the footer (mode 0: the filter section; the fence framing
-# `props_len u16 | properties | values_len u64 | index`), and builder inputs (modes 2, 3).
+# `props_len u16 | properties | values_len u64 | data_len u64 | index`, format 2 tables as
+# the seed database writes them), and builder inputs (modes 2, 3).
 python3 - "$seed_db" <<'PY'
 import glob, os, struct, sys
 FOOTER_LEN = 6 * 20 + 20  # six `offset u64 | len u64 | crc u32` records, then 20 bytes
@@ -104,7 +105,8 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.sst")):
     if sec[2][1]:
         open(f"fuzz/corpus/sst_filter/filter-{name}", "wb").write(b"\x00" + cut(2))
     props = cut(5)
-    framed = struct.pack("<H", len(props)) + props + struct.pack("<Q", sec[1][1]) + cut(3)
+    framed = (struct.pack("<H", len(props)) + props + struct.pack("<Q", sec[1][1])
+              + struct.pack("<Q", sec[0][1]) + cut(3))
     open(f"fuzz/corpus/sst_fence/framed-{name}", "wb").write(b"\x00" + framed)
 keys = b"".join(bytes([len(k)]) + k for k in (b"key%d" % i for i in range(60)))
 open("fuzz/corpus/sst_filter/build", "wb").write(b"\x02\x0a" + keys)

@@ -1,15 +1,22 @@
 //! `augur bench`: a db_bench-style, single-threaded benchmark of the engine (the README's
 //! main job). Flags use db_bench's names (`--benchmarks`, `--num`, `--reads`, `--key_size`,
 //! `--value_size`, `--use_existing_db`, `--histogram`, `--bloom_bits`,
-//! `--compression_type=none`, `--write_buffer_size`, `--seed`, `--sync`) so the same
-//! command line can drive RocksDB's `db_bench`. Keys and values: see `keys.rs`; the
+//! `--compression_type`, `--write_buffer_size`, `--seed`, `--sync`) so the same command line
+//! can drive RocksDB's `db_bench`. Keys and values: see `keys.rs`; the
 //! benchmarks: see `workloads.rs`; output: see `report.rs`.
 //!
 //! Unless `--value-separation-threshold` or `--use_existing_db` is given, every benchmark
 //! list runs twice: once with values inline (no separation) and once with every value
 //! separated into the value log (threshold 0, the Bourbon preset).
 //!
-//! Key sources (`--keys`, `--keys-text`, `--distribution`, `--load-order`): see `sources.rs`.
+//! Key sources (`--keys`, `--keys-text`, `--distribution` — u64 distributions and synthetic
+//! string keys, `--distribution=strings` — `--load-order`): see `sources.rs`.
+//!
+//! Compression: `--compression_type=none|snappy|lz4|zstd` (db_bench's flag and names) sets the
+//! codec of every engine of the run: Augur's `Options::compression` (unless the engine flag
+//! `--compression` is given, which wins), RocksDB's on every level, LevelDB's, fjall's. An
+//! engine without the codec is refused with the ones it has (`EngineKind::codecs`), never
+//! given another. Each record's `config.compression` says what its engine used.
 //!
 //! `--engine=rocksdb|leveldb|fjall` runs the same benchmarks on a peer (each behind the cargo
 //! feature of its name; see `engine/mod.rs`), once. `--compare` runs Augur's baseline and
@@ -28,9 +35,10 @@ pub mod ycsb;
 use crate::error::io_err;
 pub use crate::error::BenchError;
 use clap::{ArgAction, Args, ValueEnum};
-use engine::EngineKind;
+use engine::{Codec, EngineKind};
 use serde_json::{json, Value};
 use sources::{Distribution, KeySet, LoadOrder};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use workloads::{Params, Runner, NAMES};
@@ -102,12 +110,15 @@ waitforlearning: waits until Augur's background learner has nothing pending.\n\
 train: builds --index over the projected keys (no database) and reports ns/key, segments and \
 bytes/key.\n\
 Key sources: --keys=FILE (SOSD u64: 8 bytes big-endian + '0' padding to --key_size >= 8), \
---keys-text=FILE (one key per line, as-is), --distribution=NAME (synthetic u64, by --seed). With \
-a source, --num defaults to all keys of a file (a smaller --num keeps evenly spaced keys), fills \
-write each key once (fillseq ascending, fillrandom shuffled; --load-order overrides), reads draw \
-source keys, and readmissing reads a source key plus one byte ('0', or 0x00 for text keys).\n\
+--keys-text=FILE (one key per line, as-is), --distribution=NAME (synthetic u64, by --seed), \
+--distribution=strings (synthetic printable string keys, not db_bench's: a shared prefix of \
+--string-prefix-len bytes, then random bytes, total length uniform in [--string-min-len, \
+--string-max-len], by --seed). With a source, --num defaults to all keys of a file (a smaller \
+--num keeps evenly spaced keys), fills write each key once (fillseq ascending, fillrandom \
+shuffled; --load-order overrides), reads draw source keys, and readmissing reads a source key plus \
+one byte ('0', or 0x00 for text keys; string keys are text keys).\n\
 Keys are db_bench's: the key number as 8 big-endian bytes, padded with ASCII '0' to --key_size. \
-Values are random bytes (no compression).\n\
+Values are random bytes (compressible with --compression_ratio).\n\
 fillrandom/overwrite/readrandom draw key numbers uniformly from [0, num) with repeats, as db_bench.\n\
 Write amplification of a fill = bytes written to WAL, value log and SSTables during the fill / \
 user bytes, right after its last write (pending flushes and compactions not included).\n\
@@ -132,9 +143,28 @@ pub struct BenchArgs {
         conflicts_with = "distribution"
     )]
     pub keys_text: Option<PathBuf>,
-    /// Synthetic u64 keys of this distribution (--num of them, deterministic by --seed).
+    /// Synthetic keys of this distribution (--num of them, deterministic by --seed): u64
+    /// keys, or `strings`: printable string keys with a shared prefix (see --string-*-len).
     #[arg(long, value_enum)]
     pub distribution: Option<Distribution>,
+    /// --distribution=strings: shortest key in bytes.
+    #[arg(long = "string-min-len", alias = "string_min_len", value_name = "BYTES",
+          default_value_t = sources::StringShape::DEFAULT.min_len)]
+    pub string_min_len: usize,
+    /// --distribution=strings: longest key in bytes.
+    #[arg(long = "string-max-len", alias = "string_max_len", value_name = "BYTES",
+          default_value_t = sources::StringShape::DEFAULT.max_len)]
+    pub string_max_len: usize,
+    /// --distribution=strings: bytes of the prefix every key shares (a key shorter than the
+    /// prefix plus 8 bytes keeps 8 random bytes and shares only the prefix's start).
+    #[arg(long = "string-prefix-len", alias = "string_prefix_len", value_name = "BYTES",
+          default_value_t = sources::StringShape::DEFAULT.prefix_len)]
+    pub string_prefix_len: usize,
+    /// Write the keys of the text key source (--keys-text or --distribution=strings) to
+    /// FILE, one per line in sorted order, and run no benchmark: the same keys can then be
+    /// given to another build with --keys-text=FILE.
+    #[arg(long = "dump-keys", alias = "dump_keys", value_name = "FILE")]
+    pub dump_keys: Option<PathBuf>,
     /// Order in which fills write the keys of a source (default: fillseq sequential,
     /// fillrandom random), and in which ycsb-load inserts its records (default sequential:
     /// record order, as YCSB).
@@ -218,13 +248,19 @@ pub struct BenchArgs {
         value_name = "BYTES"
     )]
     pub write_buffer_size: Option<usize>,
-    /// Accepted for db_bench compatibility; only `none` (Augur does not compress).
+    /// Compression of every engine in the run (db_bench's flag): none, snappy, lz4 or zstd
+    /// (zstd at the engine's default level, 3 for Augur and RocksDB). Augur: the engine flag
+    /// --compression CODEC wins over this one when given. An engine without the codec is
+    /// refused: Augur has none, lz4, zstd; RocksDB all four; LevelDB none, snappy; fjall
+    /// none, lz4.
     #[arg(
         long = "compression_type",
         alias = "compression-type",
-        default_value = "none"
+        value_enum,
+        value_name = "CODEC",
+        default_value_t = Codec::None
     )]
-    pub compression_type: String,
+    pub compression_type: Codec,
     /// YCSB: request distribution of every ycsb-a..f workload (default: the workload's own).
     #[arg(
         long = "request-distribution",
@@ -397,6 +433,9 @@ pub fn run(
 ) -> Result<(), BenchError> {
     let names = benchmark_names(a)?;
     let keys = checked_keys(a, db)?;
+    if let Some(file) = &a.dump_keys {
+        return dump_keys(&keys, file);
+    }
     let p = params(a, keys);
     let source = source_name(a);
     let mut base_opts = engine.options.clone();
@@ -404,12 +443,16 @@ pub fn run(
         base_opts.memtable_size_bytes = b;
     }
     base_opts.validate()?;
-    let configs = run_configs(a, engine, &base_opts)?;
+    let mut configs = run_configs(a, engine, &base_opts)?;
+    let explicit = engine.options.compression != augur::Compression::None
+        || compression_flag_given(std::env::args_os());
+    apply_compression(&mut configs, a.compression_type, explicit)?;
     let (_temp, base) = base_dir(db)?;
     // JSON goes to stdout with the top-level --json or a bare `bench --json`; the text
     // report is printed otherwise (also beside a JSON file).
     let json_to_stdout = json_stdout || matches!(&a.json, Some(None));
     let plan = Plan {
+        string_shape: (a.distribution == Some(Distribution::Strings)).then(|| string_shape(a)),
         record: p.histogram || a.json.is_some() || json_stdout,
         names,
         p,
@@ -464,8 +507,8 @@ fn benchmark_names(a: &BenchArgs) -> Result<Vec<String>, BenchError> {
 ///
 /// # Errors
 /// `--num=0`, `--key_size=0`, an engine not compiled in, a key source that fails to load or
-/// holds no key, a compression other than `none`, `--use_existing_db` without `--db`; in
-/// that order, the first one found.
+/// holds no key, `--use_existing_db` without `--db`; in that order, the first one found.
+/// (Codecs are checked per engine by `apply_compression`.)
 fn checked_keys(a: &BenchArgs, db: Option<&Path>) -> Result<KeySet, BenchError> {
     if a.num == Some(0) {
         return Err(BenchError::failed("--num must be at least 1"));
@@ -482,16 +525,67 @@ fn checked_keys(a: &BenchArgs, db: Option<&Path>) -> Result<KeySet, BenchError> 
     if keys.is_empty() {
         return Err(BenchError::failed("the key source holds no key"));
     }
-    if a.compression_type != "none" {
-        return Err(BenchError::failed(format!(
-            "--compression_type={} is not supported: Augur does not compress (use none)",
-            a.compression_type
-        )));
-    }
     if a.use_existing_db && db.is_none() {
         return Err(BenchError::failed("--use_existing_db needs --db DIR"));
     }
     Ok(keys)
+}
+
+/// Whether the engine flag `--compression` (not `--compression_type` or
+/// `--compression_ratio`) is among the command-line arguments `args` (the program name
+/// first; nothing after `--` counts). `EngineSettings` carries the resulting `Options` only,
+/// where `--compression none` looks like no flag at all.
+fn compression_flag_given(args: impl IntoIterator<Item = OsString>) -> bool {
+    args.into_iter().skip(1).take_while(|a| a != "--").any(|a| {
+        let a = a.to_string_lossy();
+        a == "--compression" || a.starts_with("--compression=")
+    })
+}
+
+/// Sets the codec of every configuration from `--compression_type` (`codec`): Augur's
+/// `Options::compression` — unless `explicit` (the engine flag `--compression` was given:
+/// it wins and Augur keeps its options) — and the peers' (`Params::codec`, checked here).
+///
+/// # Errors
+/// An engine of the run without the codec (`EngineKind::check_codec`).
+fn apply_compression(
+    configs: &mut [RunConfig],
+    codec: Codec,
+    explicit: bool,
+) -> Result<(), BenchError> {
+    for c in configs.iter_mut() {
+        if c.engine != EngineKind::Augur {
+            c.engine.check_codec(codec)?;
+        } else if !explicit {
+            EngineKind::Augur.check_codec(codec)?;
+            c.options.compression = codec.to_augur().unwrap_or_default();
+        }
+    }
+    Ok(())
+}
+
+/// Writes the keys of a text key set to `file`, one per line (`--dump-keys`).
+///
+/// # Errors
+/// A key set that is not text (db_bench numbers or u64 keys), or a key holding a newline
+/// (it would not read back as one line); a failed write.
+fn dump_keys(keys: &KeySet, file: &Path) -> Result<(), BenchError> {
+    let KeySet::Text(list) = keys else {
+        return Err(BenchError::failed(
+            "--dump-keys writes text keys only (--keys-text or --distribution=strings)",
+        ));
+    };
+    let mut out = Vec::with_capacity(list.iter().map(|k| k.len() + 1).sum());
+    for k in list {
+        if k.contains(&b'\n') {
+            return Err(BenchError::failed(
+                "--dump-keys: a key holds a newline and cannot be written one per line",
+            ));
+        }
+        out.extend_from_slice(k);
+        out.push(b'\n');
+    }
+    std::fs::write(file, out).map_err(io_err(format!("writing {}", file.display())))
 }
 
 /// Parses `--compression_ratio`: a number in (0, 1].
@@ -516,6 +610,7 @@ fn params(a: &BenchArgs, keys: KeySet) -> Params {
         key_size: a.key_size,
         value_size: a.value_size,
         compression_ratio: a.compression_ratio,
+        codec: a.compression_type,
         sync: a.sync,
         seed: a.seed,
         histogram: a.histogram,
@@ -562,6 +657,8 @@ struct Plan {
     p: Params,
     /// The key source as the records name it (`source_name`).
     source: String,
+    /// The shape of `--distribution=strings` keys (the records' `config.string_shape`).
+    string_shape: Option<sources::StringShape>,
     /// Print the text report (off when the JSON goes to stdout).
     print_text: bool,
     /// Keep what the records and histograms need.
@@ -586,6 +683,11 @@ impl Plan {
         };
         let mut config = config_json(&label, p, &opts, &self.source);
         config["engine"] = json!(kind.name());
+        config["compression"] = json!(compression_name(kind, &opts, p.codec));
+        if let Some(s) = &self.string_shape {
+            config["string_shape"] = json!({"min_len": s.min_len, "max_len": s.max_len,
+                                            "prefix_len": s.prefix_len});
+        }
         if self.print_text {
             print_header(kind, &label, p, &opts, &dir, &self.source);
         }
@@ -631,7 +733,8 @@ fn write_records(a: &BenchArgs, records: Vec<Value>, to_stdout: bool) -> Result<
 
 /// The keys of the run (see `sources.rs`).
 fn key_set(a: &BenchArgs) -> Result<KeySet, BenchError> {
-    let u64_keys = a.keys.is_some() || a.distribution.is_some();
+    let strings = a.distribution == Some(Distribution::Strings);
+    let u64_keys = a.keys.is_some() || (a.distribution.is_some() && !strings);
     if u64_keys && a.key_size < 8 {
         return Err(BenchError::failed(format!(
             "--key_size={} is too small for u64 keys (at least 8)",
@@ -639,7 +742,7 @@ fn key_set(a: &BenchArgs) -> Result<KeySet, BenchError> {
         )));
     }
     let ycsb_load = a.benchmarks.iter().any(|b| b.trim() == "ycsb-load");
-    if a.load_order.is_some() && !u64_keys && a.keys_text.is_none() && !ycsb_load {
+    if a.load_order.is_some() && !u64_keys && !strings && a.keys_text.is_none() && !ycsb_load {
         return Err(BenchError::failed(
             "--load-order needs a key source (--keys, --keys-text or --distribution) or ycsb-load",
         ));
@@ -648,11 +751,26 @@ fn key_set(a: &BenchArgs) -> Result<KeySet, BenchError> {
         KeySet::U64(sources::cap(sources::load_sosd(f)?, a.num))
     } else if let Some(f) = &a.keys_text {
         KeySet::Text(sources::cap(sources::load_text(f)?, a.num))
+    } else if strings {
+        KeySet::Text(sources::strings(
+            &string_shape(a),
+            a.num.unwrap_or(DEFAULT_NUM),
+            a.seed,
+        )?)
     } else if let Some(d) = a.distribution {
         KeySet::U64(sources::generate(d, a.num.unwrap_or(DEFAULT_NUM), a.seed))
     } else {
         KeySet::Numbers(a.num.unwrap_or(DEFAULT_NUM))
     })
+}
+
+/// The shape of `--distribution=strings` keys from the flags.
+fn string_shape(a: &BenchArgs) -> sources::StringShape {
+    sources::StringShape {
+        min_len: a.string_min_len,
+        max_len: a.string_max_len,
+        prefix_len: a.string_prefix_len,
+    }
 }
 
 /// How the key source is named in reports.
@@ -669,6 +787,16 @@ fn source_name(a: &BenchArgs) -> String {
         )
     } else {
         "db_bench".to_string()
+    }
+}
+
+/// The codec `kind` runs with, as the record's `config.compression` shows it: Augur's
+/// `Options::compression` (`none`, `lz4`, `zstd:LEVEL`), a peer's `--compression_type`.
+fn compression_name(kind: EngineKind, o: &augur::Options, codec: Codec) -> String {
+    if kind == EngineKind::Augur {
+        o.compression.to_string()
+    } else {
+        codec.name().to_string()
     }
 }
 
@@ -693,6 +821,7 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
         "key_size": p.key_size,
         "value_size": p.value_size,
         "compression_ratio": p.compression_ratio,
+        "slot_head_bytes": o.slot_head_bytes,
         "value_separation_threshold": threshold_json(o.value_separation_threshold),
         "read_mode": format!("{:?}", o.read_mode).to_lowercase(),
         "memtable_size_bytes": o.memtable_size_bytes,
@@ -758,9 +887,10 @@ fn print_header(
         0 => "separated (every value in the value log)".to_string(),
         t => format!("separated from {t} bytes"),
     };
+    let compression = compression_name(kind, o, p.codec);
     if kind != EngineKind::Augur {
         println!(
-            "Engine:     {} (bloom {} bits/key, no compression, write buffer = memtable)",
+            "Engine:     {} (bloom {} bits/key, {compression} compression, write buffer = memtable)",
             kind.name(),
             o.bloom_bits_per_key
         );
@@ -782,6 +912,9 @@ fn print_header(
     println!("Keys:       {}", p.keys.describe(p.key_size));
     println!("Key source: {source}");
     println!("Values:     {} bytes each, {values}", p.value_size);
+    if kind == EngineKind::Augur {
+        println!("Compression: {compression}");
+    }
     println!("Entries:    {}", p.num);
     println!("Reads:      {}", p.reads);
     if kind == EngineKind::Augur {
@@ -793,4 +926,180 @@ fn print_header(
     println!("Memtable:   {} bytes", o.memtable_size_bytes);
     println!("DB:         {}", dir.display());
     println!("------------------------------------------------");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// `augur bench`'s arguments alone, as the CLI flattens them.
+    #[derive(Parser, Debug)]
+    struct Cli {
+        #[command(flatten)]
+        bench: BenchArgs,
+    }
+
+    fn args(flags: &[&str]) -> Result<BenchArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("bench").chain(flags.iter().copied())).map(|c| c.bench)
+    }
+
+    fn config(kind: EngineKind) -> RunConfig {
+        RunConfig {
+            label: kind.name().to_string(),
+            engine: kind,
+            options: augur::Options::default(),
+        }
+    }
+
+    #[test]
+    fn compression_type_takes_db_bench_names_and_defaults_to_none() {
+        assert_eq!(args(&[]).unwrap().compression_type, Codec::None);
+        for (flag, codec) in [
+            ("--compression_type=none", Codec::None),
+            ("--compression_type=snappy", Codec::Snappy),
+            ("--compression_type=lz4", Codec::Lz4),
+            ("--compression-type=zstd", Codec::Zstd),
+        ] {
+            assert_eq!(args(&[flag]).unwrap().compression_type, codec, "{flag}");
+            assert_eq!(codec.name(), flag.rsplit('=').next().unwrap());
+        }
+        for bad in ["zlib", "zstd:3", "LZ4", ""] {
+            assert!(
+                args(&[&format!("--compression_type={bad}")]).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_engine_flag_compression_is_told_from_the_bench_flags() {
+        let given = |a: &[&str]| {
+            compression_flag_given(
+                std::iter::once("augur")
+                    .chain(a.iter().copied())
+                    .map(OsString::from),
+            )
+        };
+        assert!(given(&["--compression", "lz4", "bench"]));
+        assert!(given(&["bench", "--compression=none"]));
+        assert!(!given(&[
+            "bench",
+            "--compression_type=lz4",
+            "--compression_ratio=0.5"
+        ]));
+        assert!(!given(&[
+            "bench",
+            "--compression-type",
+            "lz4",
+            "--compression-ratio",
+            "0.5"
+        ]));
+        assert!(!given(&["bench", "--", "--compression=lz4"]));
+        // The program name is not an argument.
+        assert!(!compression_flag_given(
+            ["--compression"].map(OsString::from)
+        ));
+    }
+
+    #[test]
+    fn compression_type_sets_augur_unless_the_engine_flag_wins() {
+        let mut c = [config(EngineKind::Augur)];
+        apply_compression(&mut c, Codec::Lz4, false).unwrap();
+        assert_eq!(c[0].options.compression, augur::Compression::Lz4);
+        apply_compression(&mut c, Codec::Zstd, false).unwrap();
+        assert_eq!(c[0].options.compression, augur::Compression::Zstd(3));
+        assert_eq!(
+            compression_name(EngineKind::Augur, &c[0].options, Codec::Zstd),
+            "zstd:3"
+        );
+        apply_compression(&mut c, Codec::None, false).unwrap();
+        assert_eq!(c[0].options.compression, augur::Compression::None);
+        // --compression given: Augur keeps its own codec, even for one it would refuse here.
+        c[0].options.compression = augur::Compression::Zstd(7);
+        apply_compression(&mut c, Codec::Lz4, true).unwrap();
+        apply_compression(&mut c, Codec::Snappy, true).unwrap();
+        assert_eq!(c[0].options.compression, augur::Compression::Zstd(7));
+        // Otherwise a codec Augur does not have is refused, naming the ones it has.
+        let e = apply_compression(&mut [config(EngineKind::Augur)], Codec::Snappy, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("augur has no snappy compression (it supports none, lz4, zstd)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn peers_without_the_codec_are_refused_not_substituted() {
+        let refused = |kind: EngineKind, codec: Codec| {
+            apply_compression(&mut [config(kind)], codec, false)
+                .err()
+                .map(|e| e.to_string())
+        };
+        for codec in [Codec::None, Codec::Snappy, Codec::Lz4, Codec::Zstd] {
+            assert_eq!(refused(EngineKind::Rocksdb, codec), None, "{codec:?}");
+        }
+        assert_eq!(refused(EngineKind::Leveldb, Codec::Snappy), None);
+        assert_eq!(refused(EngineKind::Fjall, Codec::Lz4), None);
+        let e = refused(EngineKind::Leveldb, Codec::Lz4).unwrap();
+        assert!(
+            e.contains("leveldb has no lz4 compression (it supports none, snappy)"),
+            "{e}"
+        );
+        let e = refused(EngineKind::Leveldb, Codec::Zstd).unwrap();
+        assert!(e.contains("leveldb has no zstd"), "{e}");
+        let e = refused(EngineKind::Fjall, Codec::Zstd).unwrap();
+        assert!(
+            e.contains("fjall has no zstd compression (it supports none, lz4)"),
+            "{e}"
+        );
+        assert!(refused(EngineKind::Fjall, Codec::Snappy).is_some());
+        // One refusal fails the whole run, whatever the other configurations.
+        let mut mixed = [config(EngineKind::Augur), config(EngineKind::Leveldb)];
+        assert!(apply_compression(&mut mixed, Codec::Lz4, false).is_err());
+        // Peers keep Augur's options; their codec travels in `Params::codec`.
+        assert_eq!(
+            compression_name(EngineKind::Rocksdb, &augur::Options::default(), Codec::Lz4),
+            "lz4"
+        );
+    }
+
+    #[test]
+    fn strings_is_a_text_key_source_with_the_flags_shape() {
+        let a = args(&[
+            "--distribution=strings",
+            "--num=500",
+            "--string-min-len=20",
+            "--string-max-len=30",
+            "--string-prefix-len=10",
+        ])
+        .unwrap();
+        let KeySet::Text(k) = key_set(&a).unwrap() else {
+            panic!("not text keys");
+        };
+        assert_eq!(k.len(), 500);
+        assert!(k
+            .iter()
+            .all(|x| (20..=30).contains(&x.len()) && x[..10] == k[0][..10]));
+        assert_eq!(source_name(&a), "distribution:strings");
+        let d = args(&["--distribution=strings"]).unwrap();
+        assert_eq!(string_shape(&d), sources::StringShape::DEFAULT);
+        // --key_size does not apply to string keys (no u64 minimum), --load-order does.
+        let a = args(&[
+            "--distribution=strings",
+            "--num=50",
+            "--key_size=4",
+            "--load-order=sequential",
+        ])
+        .unwrap();
+        assert_eq!(key_set(&a).unwrap().len(), 50);
+        // --dump-keys writes them one per line, and --keys-text reads the same set back.
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("keys.txt");
+        let keys = key_set(&a).unwrap();
+        dump_keys(&keys, &file).unwrap();
+        assert_eq!(KeySet::Text(sources::load_text(&file).unwrap()), keys);
+        assert!(dump_keys(&KeySet::Numbers(3), &file).is_err());
+    }
 }

@@ -22,6 +22,9 @@ pub struct Outcome {
     /// Benchmark-specific results (e.g. `train`'s segments), appended to the line and the
     /// JSON record.
     pub extra: Vec<(&'static str, Value)>,
+    /// Results for the JSON record only (too many or too long for the line, e.g. Augur's
+    /// bytes on disk per level).
+    pub record_only: Vec<(&'static str, Value)>,
     /// The engine's statistics after the benchmark (`stats_view::stats_json`; Augur only).
     pub stats: Option<Value>,
 }
@@ -38,6 +41,7 @@ impl Outcome {
             write_amplification: None,
             latency_ns: None,
             extra: Vec::new(),
+            record_only: Vec::new(),
             stats: None,
         }
     }
@@ -134,7 +138,7 @@ impl Outcome {
             "stats": self.stats,
         });
         if let Some(map) = record.as_object_mut() {
-            for (k, v) in &self.extra {
+            for (k, v) in self.extra.iter().chain(&self.record_only) {
                 map.insert((*k).to_string(), v.clone());
             }
         }
@@ -227,6 +231,7 @@ mod tests {
             write_amplification: None,
             latency_ns: None,
             extra: Vec::new(),
+            record_only: vec![("levels_disk", json!([{"level": 1}]))],
             stats: None,
         };
         let l = o.line();
@@ -237,8 +242,10 @@ mod tests {
             "{l}"
         );
         assert!(l.ends_with("2.0 MB/s (600 of 1000 found)"), "{l}");
+        assert!(!l.contains("levels_disk"), "{l}");
         let j = o.to_json("augur", &json!({}));
         assert_eq!(j["ops_per_sec"], 2000.0);
+        assert_eq!(j["levels_disk"][0]["level"], 1);
         assert!(j["p50_us"].is_null());
         let mut t = Outcome::new("train", 10, 1.0);
         t.extra = vec![("segments", json!(3)), ("train_ns_per_key", json!(12.5))];

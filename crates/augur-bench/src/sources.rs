@@ -18,6 +18,18 @@
 //!   - `lognormal`: `exp(2 z) * 1e9` for z ~ N(0, 1) (SOSD's lognormal(0, 2) scaling);
 //!   - `uniform-dense`: `num` distinct integers drawn uniformly from `[0, 2 num)`;
 //!   - `uniform-sparse`: `num` distinct integers drawn uniformly from the whole u64 range.
+//! - **`--distribution=strings`**: `--num` synthetic string keys, used as they are (like text
+//!   keys; db_bench has no such source, so the name is the harness's own). Deterministic for a
+//!   given `--seed`, with the shape of `--string-min-len`, `--string-max-len` and
+//!   `--string-prefix-len` (defaults 16, 128, 24; [`StringShape`]): the length `L` of each key
+//!   is drawn uniformly from `[min, max]`; the key is the first bytes of a prefix shared by
+//!   every key (`prefix-len` printable bytes drawn from the seed: letters and digits), then
+//!   random printable bytes (`'!'..='~'`, no space) up to `L`. A key always keeps at least 8
+//!   random bytes (or all of them, when `L < 8`): a key shorter than `prefix-len + 8` takes
+//!   only the first `L - 8` bytes of the prefix — with the defaults, keys of 32 bytes or more
+//!   carry the whole 24-byte prefix, keys of 16 to 31 bytes its first 8 to 23 bytes. That
+//!   keeps short keys distinct (94^8 tails per length) and puts them, in key order, before or
+//!   after the block of full-prefix keys.
 //!
 //! Every source is sorted and deduplicated (random draws are topped up until there are exactly
 //! `num` distinct keys). With a file source, `--num` (when given and smaller than the file)
@@ -36,7 +48,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 
-/// Synthetic key distributions (`--distribution`).
+/// Synthetic key distributions (`--distribution`): u64 keys, and `strings`.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Distribution {
     /// Consecutive keys with a constant stride.
@@ -53,6 +65,111 @@ pub enum Distribution {
     UniformDense,
     /// Uniform over the whole u64 range.
     UniformSparse,
+    /// Printable string keys of random length with a shared prefix (not db_bench's; see
+    /// `--string-min-len`, `--string-max-len`, `--string-prefix-len`).
+    Strings,
+}
+
+/// The shape of `--distribution=strings` keys (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StringShape {
+    /// Shortest key, bytes.
+    pub min_len: usize,
+    /// Longest key, bytes.
+    pub max_len: usize,
+    /// Bytes of the prefix every key long enough shares.
+    pub prefix_len: usize,
+}
+
+impl StringShape {
+    /// The defaults of the flags: 16 to 128 bytes, a 24-byte shared prefix.
+    pub const DEFAULT: StringShape = StringShape {
+        min_len: 16,
+        max_len: 128,
+        prefix_len: 24,
+    };
+
+    /// The random bytes a key keeps at least (all of them when shorter).
+    pub const MIN_RANDOM: usize = 8;
+
+    /// Bytes of the shared prefix a key of `len` bytes starts with.
+    pub fn prefix_of(&self, len: usize) -> usize {
+        self.prefix_len.min(len.saturating_sub(Self::MIN_RANDOM))
+    }
+
+    /// How many distinct keys this shape can make (saturating).
+    fn capacity(&self) -> u128 {
+        (self.min_len..=self.max_len)
+            .map(|len| {
+                let random = len - self.prefix_of(len);
+                u32::try_from(random)
+                    .ok()
+                    .and_then(|r| (PRINTABLE.len() as u128).checked_pow(r))
+                    .unwrap_or(u128::MAX)
+            })
+            .fold(0u128, u128::saturating_add)
+    }
+}
+
+/// The bytes of the random part of string keys: printable ASCII without the space.
+const PRINTABLE: std::ops::RangeInclusive<u8> = b'!'..=b'~';
+/// The bytes of the shared prefix of string keys.
+const PREFIX_BYTES: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+/// `num` sorted distinct string keys of `shape`, deterministic for `seed` (module docs).
+///
+/// # Errors
+/// `min_len` of 0 or above `max_len`, or a shape that cannot make twice `num` distinct keys
+/// (so that duplicates stay rare and the lengths uniform).
+pub fn strings(shape: &StringShape, num: u64, seed: u64) -> Result<Vec<Vec<u8>>, BenchError> {
+    if shape.min_len == 0 || shape.min_len > shape.max_len {
+        return Err(BenchError::failed(format!(
+            "--string-min-len={} and --string-max-len={}: need 1 <= min <= max",
+            shape.min_len, shape.max_len
+        )));
+    }
+    if shape.capacity() < u128::from(num).saturating_mul(2) {
+        return Err(BenchError::failed(format!(
+            "--distribution=strings: lengths {}..={} with a {}-byte prefix make too few \
+             distinct keys for --num={num}",
+            shape.min_len, shape.max_len, shape.prefix_len
+        )));
+    }
+    let n = usize::try_from(num).map_err(|_| BenchError::failed("--num too large"))?;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let prefix: Vec<u8> = (0..shape.prefix_len)
+        .map(|_| PREFIX_BYTES[rng.gen_range(0..PREFIX_BYTES.len())])
+        .collect();
+    let draw = |rng: &mut StdRng| {
+        let len = rng.gen_range(shape.min_len..=shape.max_len);
+        let shared = shape.prefix_of(len);
+        let mut key = Vec::with_capacity(len);
+        key.extend_from_slice(&prefix[..shared]);
+        key.extend((shared..len).map(|_| rng.gen_range(PRINTABLE)));
+        key
+    };
+    let mut keys: Vec<Vec<u8>> = (0..n).map(|_| draw(&mut rng)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    // At most half the possible keys are asked for, so each round at least halves what is
+    // missing (in expectation); bound the rounds anyway.
+    for _ in 0..256 {
+        if keys.len() >= n {
+            break;
+        }
+        let missing = n - keys.len();
+        keys.extend((0..missing).map(|_| draw(&mut rng)));
+        keys.sort_unstable();
+        keys.dedup();
+    }
+    if keys.len() < n {
+        return Err(BenchError::failed(format!(
+            "--distribution=strings: only {} distinct keys of {num} after 256 rounds",
+            keys.len()
+        )));
+    }
+    keys.truncate(n);
+    Ok(keys)
 }
 
 /// Order in which fills write the keys of a source (`--load-order`).
@@ -178,7 +295,8 @@ pub fn cap<T: Clone>(keys: Vec<T>, num: Option<u64>) -> Vec<T> {
     }
 }
 
-/// `num` sorted distinct keys of `dist`, deterministic for `seed`.
+/// `num` sorted distinct u64 keys of `dist`, deterministic for `seed`; none for
+/// `Distribution::Strings`, whose keys are not u64 (see [`strings`]).
 pub fn generate(dist: Distribution, num: u64, seed: u64) -> Vec<u64> {
     let mut rng = StdRng::seed_from_u64(seed);
     let n = usize::try_from(num).unwrap_or(usize::MAX);
@@ -198,6 +316,8 @@ pub fn generate(dist: Distribution, num: u64, seed: u64) -> Vec<u64> {
         }
         Distribution::UniformDense => select(&mut rng, num, num.saturating_mul(2)),
         Distribution::UniformSparse => distinct(&mut rng, n, |r| r.gen()),
+        // String keys are not u64 keys: `strings` makes them (lib.rs's `key_set` calls it).
+        Distribution::Strings => Vec::new(),
     }
 }
 
@@ -268,7 +388,10 @@ mod tests {
 
     #[test]
     fn every_distribution_is_sorted_unique_exact_and_seeded() {
-        for d in Distribution::value_variants() {
+        for d in Distribution::value_variants()
+            .iter()
+            .filter(|d| **d != Distribution::Strings)
+        {
             let k = generate(*d, 20_000, 7);
             assert_eq!(k.len(), 20_000, "{d:?}");
             assert!(sorted_unique(&k), "{d:?}");
@@ -277,6 +400,89 @@ mod tests {
             assert_eq!(generate(*d, 1, 3).len(), 1);
             assert!(generate(*d, 0, 3).is_empty());
         }
+    }
+
+    fn sorted_distinct<T: Ord>(k: &[T]) -> bool {
+        k.windows(2).all(|w| w[0] < w[1])
+    }
+
+    #[test]
+    fn string_keys_have_their_lengths_prefix_and_alphabet() {
+        let shape = StringShape::DEFAULT;
+        let k = strings(&shape, 50_000, 9).unwrap();
+        assert_eq!(k.len(), 50_000);
+        assert!(sorted_distinct(&k));
+        assert!(k.iter().all(|k| (16..=128).contains(&k.len())));
+        // Every length is drawn: the shortest and the longest occur, and about as many keys
+        // are shorter than the midpoint as longer.
+        assert!(k.iter().any(|k| k.len() == 16) && k.iter().any(|k| k.len() == 128));
+        let short = k.iter().filter(|k| k.len() < 72).count() as f64 / k.len() as f64;
+        assert!((0.47..0.53).contains(&short), "{short}");
+        assert!(k.iter().all(|k| k.iter().all(|b| PRINTABLE.contains(b))));
+        // The prefix: the keys of 32 bytes or more share their first 24 bytes; shorter ones
+        // share its first len - 8 bytes (at least 8 random bytes each).
+        let long: Vec<&Vec<u8>> = k.iter().filter(|k| k.len() >= 32).collect();
+        let prefix = &long[0][..24];
+        assert!(prefix.iter().all(|b| PREFIX_BYTES.contains(b)));
+        assert!(long.iter().all(|k| &k[..24] == prefix));
+        assert!(k
+            .iter()
+            .all(|key| key.len() >= 32 || key[..key.len() - 8] == prefix[..key.len() - 8]));
+        // The full-prefix keys are one contiguous block in key order.
+        let first = k.iter().position(|x| x.len() >= 32).unwrap();
+        let last = k.iter().rposition(|x| x.len() >= 32).unwrap();
+        assert!(k[first..=last].iter().all(|x| x.starts_with(prefix)));
+        // Each key as a text key: no line breaks.
+        assert!(k.iter().all(|k| !k.contains(&b'\n') && !k.contains(&b'\r')));
+    }
+
+    #[test]
+    fn string_keys_are_seeded_and_shaped_by_the_flags() {
+        let shape = StringShape {
+            min_len: 12,
+            max_len: 14,
+            prefix_len: 4,
+        };
+        let k = strings(&shape, 3000, 1).unwrap();
+        assert_eq!(k, strings(&shape, 3000, 1).unwrap(), "not deterministic");
+        assert_ne!(k, strings(&shape, 3000, 2).unwrap(), "ignores the seed");
+        assert!(sorted_distinct(&k));
+        assert!(k
+            .iter()
+            .all(|x| (12..=14).contains(&x.len()) && x[..4] == k[0][..4]));
+        // A key shorter than 8 random bytes is all random.
+        let tiny = StringShape {
+            min_len: 5,
+            max_len: 5,
+            prefix_len: 3,
+        };
+        let k = strings(&tiny, 1000, 1).unwrap();
+        assert!(k.iter().all(|x| x.len() == 5));
+        assert_ne!(k[0][..3], k[999][..3]);
+        // As a key set, a missing key is the key plus 0x00 (text keys).
+        let set = KeySet::Text(strings(&StringShape::DEFAULT, 10, 4).unwrap());
+        let (mut key, mut missing) = (Vec::new(), Vec::new());
+        set.key(3, 16, &mut key);
+        set.missing(3, 16, &mut missing);
+        assert_eq!(missing, [key.as_slice(), &[0]].concat());
+        // Refused: empty or inverted lengths, and too few possible keys.
+        for (min, max, prefix, num) in
+            [(0, 4, 0, 10), (9, 8, 0, 10), (1, 1, 0, 48), (2, 2, 4, 5000)]
+        {
+            let bad = StringShape {
+                min_len: min,
+                max_len: max,
+                prefix_len: prefix,
+            };
+            assert!(strings(&bad, num, 1).is_err(), "{bad:?} {num}");
+        }
+        // Exactly half the possible keys is allowed (94 one-byte keys: 47).
+        let one = StringShape {
+            min_len: 1,
+            max_len: 1,
+            prefix_len: 0,
+        };
+        assert_eq!(strings(&one, 47, 1).unwrap().len(), 47);
     }
 
     #[test]

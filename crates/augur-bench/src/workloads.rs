@@ -117,6 +117,10 @@ const WRITES: &[&str] = &[
     "ycsb-load",
 ];
 
+/// The benchmarks after which the files change without a write of their own; their records
+/// carry the space use too (as the writes' do).
+const SETTLES: &[&str] = &["flush", "compact", "waitforcompaction"];
+
 /// Parameters shared by all benchmarks of a run.
 #[derive(Debug, Clone)]
 pub struct Params {
@@ -128,6 +132,8 @@ pub struct Params {
     pub value_size: usize,
     /// Values compressible to about this fraction (`--compression_ratio`); `None`: random.
     pub compression_ratio: Option<f64>,
+    /// The peers' codec (`--compression_type`; Augur's is in its `Options`).
+    pub codec: engine::Codec,
     pub sync: bool,
     pub seed: u64,
     pub histogram: bool,
@@ -202,6 +208,7 @@ impl Runner {
             let settings = engine::OpenSettings {
                 sync: self.p.sync,
                 cache_bytes: self.p.cache_bytes,
+                codec: self.p.codec,
             };
             self.db = Some(engine::open(self.kind, &self.dir, &o, settings)?);
         }
@@ -297,7 +304,7 @@ impl Runner {
                 ));
             }
         }
-        if WRITES.contains(&name) {
+        if WRITES.contains(&name) || SETTLES.contains(&name) {
             self.space_amplification(&mut outcome)?;
         }
         if let Some(db) = self.db.as_deref() {

@@ -43,6 +43,9 @@ pub fn stats_json(s: &augur::Stats) -> Value {
         .iter()
         .map(|l| {
             json!({"level": l.level, "files": l.files, "bytes": l.bytes, "entries": l.entries,
+                   "raw_key_bytes": l.raw_key_bytes, "raw_value_bytes": l.raw_value_bytes,
+                   "stored_value_bytes": l.stored_value_bytes,
+                   "value_compression_ratio": value_compression_ratio(l),
                    "files_with_model": l.files_with_model, "model_bytes": l.model_bytes,
                    "model_segments": l.model_segments, "index_bytes": l.index_bytes,
                    "positive_lookups": l.positive_lookups,
@@ -74,11 +77,16 @@ pub fn stats_json(s: &augur::Stats) -> Value {
                    "garbage_ratio": ratio(g.garbage_bytes, g.bytes), "active": g.active})
         })
         .collect();
+    let totals = level_totals(s);
     json!({
         "compaction_style": s.compaction_style.name(),
         "levels": levels,
         "files": s.levels.iter().map(|l| l.files).sum::<usize>(),
         "table_bytes": s.levels.iter().map(|l| l.bytes).sum::<u64>(),
+        "raw_key_bytes": totals.raw_key_bytes,
+        "raw_value_bytes": totals.raw_value_bytes,
+        "stored_value_bytes": totals.stored_value_bytes,
+        "value_compression_ratio": value_compression_ratio(&totals),
         "value_log": segments,
         "value_log_bytes": s.value_log_bytes,
         "value_log_garbage_bytes": s.value_log.iter().map(|g| g.garbage_bytes).sum::<u64>(),
@@ -204,6 +212,27 @@ pub fn learning_during(
     ]
 }
 
+/// The raw and stored sizes of every level added up (the other fields are left at zero).
+pub fn level_totals(s: &augur::Stats) -> augur::LevelStats {
+    let mut t = augur::LevelStats::default();
+    for l in &s.levels {
+        t.files += l.files;
+        t.bytes += l.bytes;
+        t.entries += l.entries;
+        t.raw_key_bytes += l.raw_key_bytes;
+        t.raw_value_bytes += l.raw_value_bytes;
+        t.stored_value_bytes += l.stored_value_bytes;
+    }
+    t
+}
+
+/// Compression ratio of a level's inline values: bytes as stored / raw bytes (1.0 when
+/// stored raw, below 1 when compression saved space); `None` for a level without inline
+/// value bytes.
+pub fn value_compression_ratio(l: &augur::LevelStats) -> Option<f64> {
+    (l.raw_value_bytes > 0).then(|| l.stored_value_bytes as f64 / l.raw_value_bytes as f64)
+}
+
 /// Model memory per index type as a JSON array.
 fn memory_json(m: &[augur::IndexMemory]) -> Value {
     m.iter()
@@ -247,7 +276,7 @@ pub fn breakdown_text(b: &augur::stats::breakdown::LookupBreakdown) -> String {
 /// learning table always (`augur stats --all`). `--json` output is always complete.
 pub fn stats_text(s: &augur::Stats, all: bool) -> String {
     let mut out = if all || s.levels.iter().any(|l| l.files > 0) {
-        format!("{}\n", levels_table(s, all))
+        format!("{}\n{}", levels_table(s, all), totals_text(s))
     } else {
         "no tables yet (every entry is in the memtable and the WAL)\n".to_string()
     };
@@ -271,8 +300,10 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
     out
 }
 
-/// Per level (those holding files, or every one with `all`): files, bytes, entries, and the
-/// memory of the learned models and of the fences and filters.
+/// Per level (those holding files, or every one with `all`): files, bytes, entries, the raw
+/// key and value bytes of the entries, the bytes the inline values take as stored and their
+/// compression ratio (stored / raw), and the memory of the learned models and of the fences
+/// and filters.
 fn levels_table(s: &augur::Stats, all: bool) -> Table {
     let mut levels = Table::new();
     levels.set_header(vec![
@@ -280,6 +311,10 @@ fn levels_table(s: &augur::Stats, all: bool) -> Table {
         "files",
         "bytes",
         "entries",
+        "raw key bytes",
+        "raw value bytes",
+        "stored value bytes",
+        "value ratio",
         "learned files",
         "model bytes",
         "segments",
@@ -291,6 +326,10 @@ fn levels_table(s: &augur::Stats, all: bool) -> Table {
             l.files.to_string(),
             l.bytes.to_string(),
             l.entries.to_string(),
+            l.raw_key_bytes.to_string(),
+            l.raw_value_bytes.to_string(),
+            l.stored_value_bytes.to_string(),
+            value_compression_ratio(l).map_or("-".to_string(), |r| format!("{r:.3}")),
             l.files_with_model.to_string(),
             l.model_bytes.to_string(),
             l.model_segments.to_string(),
@@ -298,6 +337,21 @@ fn levels_table(s: &augur::Stats, all: bool) -> Table {
         ]);
     }
     levels
+}
+
+/// One line under the levels table: the levels' bytes, raw key and value bytes, the stored
+/// bytes of the inline values and their compression ratio, all levels together.
+fn totals_text(s: &augur::Stats) -> String {
+    let t = level_totals(s);
+    format!(
+        "all levels: {} table bytes, {} raw key bytes, {} raw value bytes, {} stored value \
+         bytes, value ratio {}\n",
+        t.bytes,
+        t.raw_key_bytes,
+        t.raw_value_bytes,
+        t.stored_value_bytes,
+        value_compression_ratio(&t).map_or("-".to_string(), |r| format!("{r:.3}"))
+    )
 }
 
 /// Per value-log segment: its size, its garbage and whether it is the one being appended to.
@@ -495,5 +549,61 @@ mod tests {
         );
         let json = stats_json(&db.stats());
         assert_eq!(json["levels"].as_array().map(Vec::len), Some(7), "{json}");
+    }
+
+    /// The raw key and value bytes of each level, the stored bytes of its inline values and
+    /// their ratio, in the JSON (per level and in total) and in the text table.
+    #[test]
+    fn raw_and_stored_bytes_and_the_value_ratio_are_shown() {
+        for (compression, compressed) in [
+            (augur::Compression::None, false),
+            (augur::Compression::Lz4, true),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let db = augur::Db::open(
+                tmp.path(),
+                augur::Options {
+                    background_threads: false,
+                    compression,
+                    ..augur::Options::default()
+                },
+            )
+            .unwrap();
+            for i in 0..1000u32 {
+                db.put(format!("key{i:05}").as_bytes(), [b'v'; 100])
+                    .unwrap();
+            }
+            db.flush().unwrap();
+            let j = stats_json(&db.stats());
+            let l0 = &j["levels"][0];
+            assert_eq!(l0["raw_key_bytes"], 8000, "{l0}");
+            assert_eq!(l0["raw_value_bytes"], 100_000, "{l0}");
+            assert_eq!(j["raw_key_bytes"], 8000, "{j}");
+            assert_eq!(j["raw_value_bytes"], 100_000, "{j}");
+            assert_eq!(j["stored_value_bytes"], l0["stored_value_bytes"], "{j}");
+            let ratio = l0["value_compression_ratio"].as_f64().unwrap();
+            assert_eq!(j["value_compression_ratio"].as_f64(), Some(ratio));
+            if compressed {
+                assert!(ratio < 0.2, "{compression}: {ratio}");
+            } else {
+                assert!((0.99..1.1).contains(&ratio), "{compression}: {ratio}");
+            }
+            // Levels without files have no ratio.
+            assert!(j["levels"][1]["value_compression_ratio"].is_null(), "{j}");
+            let text = stats_text(&db.stats(), false);
+            for column in [
+                "raw key bytes",
+                "raw value bytes",
+                "stored value bytes",
+                "value ratio",
+            ] {
+                assert!(text.contains(column), "{column} missing: {text}");
+            }
+            assert!(text.contains(&format!("value ratio {ratio:.3}")), "{text}");
+            assert!(
+                text.contains("8000 raw key bytes, 100000 raw value bytes"),
+                "{text}"
+            );
+        }
     }
 }

@@ -34,7 +34,9 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(20_000);
-    println!("| value bytes | codec | grouping | stored / raw | compress ns/value | point read ns |");
+    println!(
+        "| value bytes | codec | grouping | stored / raw | compress ns/value | point read ns |"
+    );
     println!("|---|---|---|---|---|---|");
     for value_len in [100usize, 1024] {
         let data = db_bench_values(0.5, count * value_len + (1 << 20), 301);

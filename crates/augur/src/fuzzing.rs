@@ -1,13 +1,16 @@
 //! Entry points for the fuzz targets of `fuzz/` (issue 13) into decoders that the public API
-//! only runs inside [`crate::sst::Table::open`]: the SSTable filter section
-//! (`sst/filter.rs`) and fence-pointer index section (`sst/fence.rs`), each on its own, and
-//! their builders. Built only with the `test-util` feature; not part of the API (the engine
-//! keeps these types crate-private, and these wrappers expose only what a target checks).
+//! only runs inside [`crate::sst::Table::open`] and the table's read path: the SSTable filter
+//! section (`sst/filter.rs`) and fence-pointer index section (`sst/fence.rs`), each on its
+//! own, and their builders; the format-2 key slot codec (`sst/slot.rs`). Built only with the
+//! `test-util` feature; not part of the API (the engine keeps these types crate-private, and
+//! these wrappers expose only what a target checks).
 
 use crate::error::Result;
 use crate::sst::fence::{FenceIndex, SectionLens};
 use crate::sst::filter::{key_hash, Bloom, FilterBuilder};
-use crate::sst::Properties;
+use crate::sst::slot::{self, Probe, SlotLayout};
+use crate::sst::{Properties, SlotParams};
+use std::cmp::Ordering;
 use std::ops::Range;
 use std::path::Path;
 
@@ -117,6 +120,17 @@ impl Fence {
         self.0.meta(block).map(|m| m.values_start..m.values_end)
     }
 
+    /// The data-section bytes `[start, end)` of `block` (its slots, then its key suffixes).
+    pub fn data_block(&self, block: u64) -> Option<Range<u64>> {
+        self.0.meta(block).map(|m| m.data_start..m.data_end)
+    }
+
+    /// How the value chunk of `block` is stored: its codec byte and its raw (decompressed)
+    /// length.
+    pub fn value_codec(&self, block: u64) -> Option<(u8, u32)> {
+        self.0.meta(block).map(|m| (m.codec, m.raw_len))
+    }
+
     /// The section bytes this index decodes from, as format `version` (every length in its
     /// shortest varint).
     pub fn encode(&self, version: u32) -> Vec<u8> {
@@ -127,4 +141,93 @@ impl Fence {
     pub fn size_bytes(&self) -> usize {
         self.0.size_bytes()
     }
+}
+
+/// A format-2 slot layout ([`SlotParams`] with its field offsets): how the table builder
+/// encodes one key slot and how the read path decodes and compares it (`sst/slot.rs`).
+#[derive(Debug, Clone, Copy)]
+pub struct Slots(SlotLayout);
+
+/// The fields of one decoded slot and its key's overflow, borrowed from the block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodedSlot<'a> {
+    /// The real bytes of the head (the key's first `min(rest_len, head width)` bytes after
+    /// the stripped prefix).
+    pub head: &'a [u8],
+    /// The key's bytes past the head, from the block's suffix chunk.
+    pub overflow: &'a [u8],
+    /// Length of the key after the stripped prefix.
+    pub rest_len: usize,
+    /// The full trailer `(seqno << 8) | kind`.
+    pub trailer: u64,
+    /// The reference field.
+    pub reference: &'a [u8],
+    /// The head field's padding (past the real head), which a valid slot holds as zeros.
+    pub padding: &'a [u8],
+}
+
+impl Slots {
+    /// The layout of `params` in a file whose longest key has `key_width` bytes.
+    pub fn new(params: SlotParams, key_width: u32) -> Slots {
+        Slots(SlotLayout::new(params, key_width))
+    }
+
+    /// Bytes of one slot.
+    pub fn slot_bytes(&self) -> usize {
+        self.0.slot
+    }
+
+    /// Appends the slot of a key whose bytes after the prefix are `rest`, its overflow at
+    /// `suffix_at` of the block's suffix chunk, as the builder does. REQUIRES (the builder's
+    /// choice of the layout guarantees them): `rest` fits the length field, `suffix_at` the
+    /// suffix field, `trailer - trailer_base` the trailer field, and `reference` is
+    /// `ref_bytes` long.
+    pub fn encode(
+        &self,
+        out: &mut Vec<u8>,
+        rest: &[u8],
+        suffix_at: usize,
+        trailer: u64,
+        reference: &[u8],
+    ) {
+        self.0.encode(out, rest, suffix_at, trailer, reference);
+    }
+
+    /// Decodes the slot `slot` (one slot's bytes) of a block whose suffix chunk is
+    /// `suffixes`, as the read path does; `None` where the read path reports corruption (an
+    /// impossible length field, an overflow outside the chunk).
+    pub fn decode<'a>(&self, slot: &'a [u8], suffixes: &'a [u8]) -> Option<DecodedSlot<'a>> {
+        let raw = self.0.decode(slot)?;
+        let overflow = self.0.overflow(&raw, suffixes)?;
+        Some(DecodedSlot {
+            head: raw.head,
+            overflow,
+            rest_len: raw.rest_len,
+            trailer: raw.trailer,
+            reference: raw.reference,
+            padding: self.0.head_padding(slot, &raw),
+        })
+    }
+
+    /// Order of the key held by `slot` (of a block whose suffix chunk is `suffixes`) relative
+    /// to `user_key`, in a file whose stripped prefix is `prefix`, as a lookup compares them
+    /// (`Probe`: keys without the prefix are below or above every slot; otherwise head bytes
+    /// first, then the overflow); `None` when the slot does not decode.
+    pub fn key_order(
+        &self,
+        user_key: &[u8],
+        prefix: &[u8],
+        slot: &[u8],
+        suffixes: &[u8],
+    ) -> Option<Ordering> {
+        let raw = self.0.decode(slot)?;
+        let overflow = self.0.overflow(&raw, suffixes)?;
+        Some(Probe::new(user_key, prefix).key_order(self.0.head_bytes(), &raw, overflow))
+    }
+}
+
+/// The head width the builder chooses on its own for keys of these lengths after the
+/// stripped prefix.
+pub fn choose_head(rest_lens: &[u32]) -> u32 {
+    slot::choose_head(rest_lens)
 }

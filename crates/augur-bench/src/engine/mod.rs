@@ -5,7 +5,8 @@
 //! (`fjall.rs`, feature `fjall`). Every engine runs the identical key and value streams.
 //!
 //! Peers are opened with settings comparable to Augur's `Options` (`open`): the same bloom
-//! bits per key, write buffer = Augur's memtable size, no compression, a block cache of
+//! bits per key, write buffer = Augur's memtable size, the codec of `--compression_type`
+//! (`Codec`; none by default, each engine refusing a codec it does not have), a block cache of
 //! `--cache_size` bytes, the WAL on and synced as asked, and — where the peer has key-value
 //! separation (RocksDB's BlobDB) — values of at least `value_separation_threshold` bytes in
 //! blob files. Augur-only measurements (statistics, learning) go through
@@ -25,6 +26,45 @@ use crate::error::BenchError;
 use ::augur::{Db, Options, Stats, WriteOptions};
 use clap::ValueEnum;
 use std::path::Path;
+
+/// A compression codec of `--compression_type` (db_bench's flag and value names). Augur
+/// compresses the values of each data block (and value-log records); the peers compress
+/// whole blocks. Which engine has which codec: [`EngineKind::codecs`].
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Codec {
+    /// No compression.
+    #[default]
+    None,
+    /// Snappy (RocksDB, LevelDB).
+    Snappy,
+    /// LZ4 (Augur, RocksDB, fjall).
+    Lz4,
+    /// zstd at the engine's default level (Augur and RocksDB: 3).
+    Zstd,
+}
+
+impl Codec {
+    /// The name `--compression_type` takes and the reports show.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::None => "none",
+            Codec::Snappy => "snappy",
+            Codec::Lz4 => "lz4",
+            Codec::Zstd => "zstd",
+        }
+    }
+
+    /// Augur's setting for this codec (`None` for a codec Augur does not have).
+    pub fn to_augur(self) -> Option<::augur::Compression> {
+        match self {
+            Codec::None => Some(::augur::Compression::None),
+            Codec::Snappy => None,
+            Codec::Lz4 => Some(::augur::Compression::Lz4),
+            // The engine's default level (what `--compression zstd` gives).
+            Codec::Zstd => ::augur::Compression::parse("zstd").ok(),
+        }
+    }
+}
 
 /// Which engine the harness drives.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,6 +116,35 @@ impl EngineKind {
             self,
             EngineKind::Augur | EngineKind::Rocksdb | EngineKind::Fjall
         )
+    }
+
+    /// The codecs this engine can compress with (`--compression_type`): Augur none, lz4 and
+    /// zstd; RocksDB (Debian's librocksdb links all four) none, snappy, lz4 and zstd;
+    /// LevelDB 1.23's C API none and snappy (`leveldb/c.h`); fjall 2 none and lz4 (its
+    /// `lz4` feature; its other codec, miniz, is not one of db_bench's names).
+    pub fn codecs(self) -> &'static [Codec] {
+        match self {
+            EngineKind::Augur => &[Codec::None, Codec::Lz4, Codec::Zstd],
+            EngineKind::Rocksdb => &[Codec::None, Codec::Snappy, Codec::Lz4, Codec::Zstd],
+            EngineKind::Leveldb => &[Codec::None, Codec::Snappy],
+            EngineKind::Fjall => &[Codec::None, Codec::Lz4],
+        }
+    }
+
+    /// Refuses a codec this engine does not have, naming the ones it has (never substitutes
+    /// another).
+    pub fn check_codec(self, codec: Codec) -> Result<(), BenchError> {
+        if self.codecs().contains(&codec) {
+            return Ok(());
+        }
+        let has: Vec<&str> = self.codecs().iter().map(|c| c.name()).collect();
+        Err(BenchError::failed(format!(
+            "--compression_type={}: {} has no {} compression (it supports {})",
+            codec.name(),
+            self.name(),
+            codec.name(),
+            has.join(", ")
+        )))
     }
 
     /// Fails with a clear message when this engine was not compiled in.
@@ -208,6 +277,9 @@ pub struct OpenSettings {
     pub sync: bool,
     /// Block cache of the peers, bytes (Augur reads through the page cache).
     pub cache_bytes: usize,
+    /// The peers' codec (Augur's is `Options::compression`); checked against
+    /// [`EngineKind::codecs`] before a run starts.
+    pub codec: Codec,
 }
 
 /// Opens the database in `dir` with `kind`; peers get settings comparable to `opts` (see the
@@ -235,6 +307,31 @@ pub fn open(
         EngineKind::Fjall => Ok(Box::new(fjall::FjallEngine::open(dir, opts, settings)?)),
         #[allow(unreachable_patterns)]
         _ => unreachable!("check_available refused an engine that was not built"),
+    }
+}
+
+/// Whether the file at `path` (relative to the database directory) holds `kind`'s data: its
+/// SSTables and its value-log or blob files — not its WAL or journal, manifest, info logs or
+/// markers. Their bytes are the settled size of the tree (`table_bytes` of the records).
+pub fn is_table_file(kind: EngineKind, path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    match kind {
+        // NNNNNN.sst and NNNNNN.vlog.
+        EngineKind::Augur => {
+            ::augur::is_database_file(&name) && (name.ends_with(".sst") || name.ends_with(".vlog"))
+        }
+        EngineKind::Rocksdb => name.ends_with(".sst") || name.ends_with(".blob"),
+        EngineKind::Leveldb => name.ends_with(".ldb") || name.ends_with(".sst"),
+        // partitions/<name>/segments/<id> and, with key-value separation,
+        // partitions/<name>/blobs/segments/<id>.
+        EngineKind::Fjall => {
+            let parts: Vec<_> = path.components().map(|c| c.as_os_str()).collect();
+            parts.first().is_some_and(|p| *p == "partitions")
+                && parts.iter().any(|p| *p == "segments")
+        }
     }
 }
 

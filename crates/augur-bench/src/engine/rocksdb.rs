@@ -1,13 +1,24 @@
 //! RocksDB as a peer, through the `rocksdb` crate linked against the system librocksdb
 //! (cargo feature `rocksdb`): settings comparable to Augur's (bloom filter of the same bits per
-//! key, no compression, write buffer = Augur's memtable size, WAL on, sync as asked).
+//! key, the codec of `--compression_type` on every level — none by default; zstd at RocksDB's
+//! default level, 3 — write buffer = Augur's memtable size, WAL on, sync as asked).
 
 use super::cursor::{self, RawCursor};
-use super::{BenchEngine, OpenSettings};
+use super::{BenchEngine, Codec, OpenSettings};
 use crate::error::BenchError;
 use ::augur::Options;
 use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, DBRawIterator, WriteOptions, DB};
 use std::path::Path;
+
+/// RocksDB's compression type for `codec`.
+fn compression_type(codec: Codec) -> DBCompressionType {
+    match codec {
+        Codec::None => DBCompressionType::None,
+        Codec::Snappy => DBCompressionType::Snappy,
+        Codec::Lz4 => DBCompressionType::Lz4,
+        Codec::Zstd => DBCompressionType::Zstd,
+    }
+}
 
 fn err(e: rocksdb::Error) -> BenchError {
     BenchError::failed(format!("rocksdb: {e}"))
@@ -72,7 +83,12 @@ impl RocksEngine {
         table.set_block_cache(&Cache::new_lru_cache(settings.cache_bytes));
         let mut o = rocksdb::Options::default();
         o.create_if_missing(opts.create_if_missing);
-        o.set_compression_type(DBCompressionType::None);
+        // Every level: `compression` is the default of the levels and the bottommost level
+        // is set to the same (RocksDB would otherwise keep it apart if configured). The level
+        // of zstd stays RocksDB's default (CompressionOptions::level unset: the library's 3).
+        let compression = compression_type(settings.codec);
+        o.set_compression_type(compression);
+        o.set_bottommost_compression_type(compression);
         o.set_write_buffer_size(opts.memtable_size_bytes);
         o.set_block_based_table_factory(&table);
         if opts.value_separation_threshold != usize::MAX {

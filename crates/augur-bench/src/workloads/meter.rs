@@ -73,6 +73,7 @@ impl Meter {
             write_amplification: None,
             latency_ns: hist,
             extra: Vec::new(),
+            record_only: Vec::new(),
             stats: None,
         }
     }

@@ -285,7 +285,10 @@ impl TableCursor {
             ValueKind::Value => {
                 let (offset, len) = table
                     .inline_ref(raw.reference, block.values_start)
-                    .filter(|&(o, l)| o + l <= block.values_len)
+                    .filter(|&(o, l)| {
+                        let end = o + l;
+                        end <= block.values_len && (self.values_mapped || end <= self.values.len())
+                    })
                     .ok_or_else(|| corrupt("value reference outside its block's value chunk"))?;
                 let begin = if self.values_mapped {
                     (table.values_offset() + block.values_start) as usize + offset

@@ -188,8 +188,10 @@ impl FenceIndex {
             if props.slot.suffix_bytes == 0 && data_end != data_start.saturating_add(slots_len) {
                 return Err(corrupt(at, "data block longer than its slots"));
             }
+            let stored_len = values_end - values_start;
             if codec > MAX_CODEC
-                || (codec == 0 && u64::from(raw_len) != values_end - values_start)
+                || (codec == 0 && u64::from(raw_len) != stored_len)
+                || (codec != 0 && (stored_len == 0 || raw_len == 0))
             {
                 return Err(corrupt(at, "bad value chunk codec or length"));
             }

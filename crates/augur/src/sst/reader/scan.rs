@@ -78,7 +78,7 @@ impl Table {
             }
         }
         values.clear();
-        if meta.values_end > meta.values_start {
+        if meta.raw_len > 0 {
             let chunk = self.value_chunk(block, &meta, false)?;
             values.extend_from_slice(&chunk);
         }
