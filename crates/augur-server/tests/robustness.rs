@@ -241,15 +241,16 @@ fn malformed_resp_is_refused_and_the_server_stays_bounded() {
     ];
     for (what, bytes) in &cases {
         let mut c = s.raw();
-        c.send(bytes);
+        let sent_all = c.send_until_closed(bytes);
         let mut replies = Vec::new();
         while let Some(r) = c.reply() {
             replies.push(String::from_utf8_lossy(&r).into_owned());
         }
         let last = replies.last().map(String::as_str).unwrap_or("");
-        // Every case ends in an error reply and a closed connection.
+        // Every case ends in an error reply and a closed connection (the reply may be lost
+        // to the TCP reset when the server closed before the client finished writing).
         assert!(
-            last.starts_with("-ERR Protocol error"),
+            last.starts_with("-ERR Protocol error") || (!sent_all && replies.is_empty()),
             "{what}: replies {replies:?}"
         );
         assert_eq!(

@@ -149,6 +149,19 @@ impl Raw {
         self.stream.write_all(bytes).expect("write");
     }
 
+    /// Sends `bytes` to a server that may close the connection before it read them all (it
+    /// refuses a request at its first bad byte). Returns false when the close cut the write
+    /// short (a broken pipe or reset): the kernel may then also have discarded the replies
+    /// sent before the close (a close with unread input is a TCP reset).
+    pub fn send_until_closed(&mut self, bytes: &[u8]) -> bool {
+        use std::io::ErrorKind::{BrokenPipe, ConnectionReset};
+        match self.stream.write_all(bytes) {
+            Ok(()) => true,
+            Err(e) if matches!(e.kind(), BrokenPipe | ConnectionReset) => false,
+            Err(e) => panic!("write: {e}"),
+        }
+    }
+
     /// The next complete reply, or `None` once the server closed the connection.
     pub fn reply(&mut self) -> Option<Vec<u8>> {
         loop {

@@ -272,6 +272,7 @@ impl TableCursor {
         let start = base + in_block;
         let raw = src
             .get(start..start + size)
+            .and_then(|_| src.get(start..))
             .and_then(|slot| layout.decode(slot))
             .ok_or_else(|| corrupt("malformed slot (key length or trailer)"))?;
         let suffixes = src

@@ -719,7 +719,7 @@ impl Table {
             .split_at_checked(block.slots_len)
             .ok_or_else(|| corrupt("short block"))?;
         let raw = slots
-            .get(start..start + size)
+            .get(start..)
             .and_then(|slot| self.layout.decode(slot))
             .ok_or_else(|| corrupt("malformed slot (key length or trailer)"))?;
         let overflow = self

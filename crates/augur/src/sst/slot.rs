@@ -174,13 +174,24 @@ pub(crate) struct RawSlot<'a> {
     pub(crate) reference: &'a [u8],
 }
 
-/// Reads a little-endian integer of `width` (0..=8) bytes.
-#[inline]
+/// Reads a little-endian integer of `width` (0..=8) bytes: one unaligned 8-byte load and a
+/// mask when 8 bytes are there (a variable-length copy is a `memcpy` call, which cost a
+/// fifth of a lookup), else byte by byte.
+#[inline(always)]
 fn read_le(bytes: &[u8], width: usize) -> u64 {
-    let mut b = [0u8; 8];
-    let n = width.min(8).min(bytes.len());
-    b[..n].copy_from_slice(&bytes[..n]);
-    u64::from_le_bytes(b)
+    if let Some(word) = bytes.first_chunk::<8>() {
+        let v = u64::from_le_bytes(*word);
+        return if width >= 8 {
+            v
+        } else {
+            v & ((1u64 << (width * 8)) - 1)
+        };
+    }
+    bytes
+        .iter()
+        .take(width.min(8))
+        .enumerate()
+        .fold(0, |v, (i, &b)| v | u64::from(b) << (8 * i))
 }
 
 /// Appends the low `width` bytes of `v`, little-endian.
@@ -227,9 +238,10 @@ impl SlotLayout {
         self.params.prefix_len as usize
     }
 
-    /// Decodes one slot (`slot.len()` must be the slot size); `None` when its length field
-    /// is impossible (longer than the file's longest key, or than the head while nothing
-    /// overflows) or its trailer overflows.
+    /// Decodes the slot at the start of `slot` (the slot's bytes, possibly followed by more
+    /// bytes of its block, which lets fields be read with whole-word loads); `None` when it
+    /// is short, its length field is impossible (longer than the file's longest key, or than
+    /// the head while nothing overflows) or its trailer overflows.
     #[inline]
     pub(crate) fn decode<'a>(&self, slot: &'a [u8]) -> Option<RawSlot<'a>> {
         let p = &self.params;

@@ -204,22 +204,40 @@ impl Table {
     pub(super) fn prefetch_window(&self, lo: u64, hi: u64) {
         let Some(map) = self.mapping() else { return };
         let block = self.fence.block_of(lo);
-        let block_start = match self.block_span_without_suffixes(block) {
-            Some((start, _)) => start,
-            None => match self.fence.meta(block) {
-                Some(meta) => self.footer.data.offset + meta.data_start,
-                None => return,
-            },
-        };
+        let positions = self.fence.block_positions(block);
         let slot = self.layout.slot as u64;
-        let first = self.fence.block_positions(block).start;
-        let mut at = block_start + (lo - first) * slot;
-        let end = (at + (hi - lo) * slot).min(at + PREFETCH_WINDOW_LINES * 64);
-        while at < end {
-            if let Some(bytes) = map.get(at as usize..) {
-                crate::prefetch::prefetch_read(bytes);
+        let prefetch_lines = |from: u64, to: u64| {
+            let mut at = from;
+            while at < to.min(from + PREFETCH_WINDOW_LINES * 64) {
+                if let Some(bytes) = map.get(at as usize..) {
+                    crate::prefetch::prefetch_read(bytes);
+                }
+                at += 64;
             }
-            at += 64;
+        };
+        match self.block_span_without_suffixes(block) {
+            Some((start, _)) => {
+                let at = start + (lo - positions.start) * slot;
+                prefetch_lines(at, at + (hi - lo) * slot);
+            }
+            None => {
+                let Some(meta) = self.fence.meta(block) else {
+                    return;
+                };
+                let start = self.footer.data.offset + meta.data_start;
+                let at = start + (lo - positions.start) * slot;
+                prefetch_lines(at, at + (hi - lo) * slot);
+                // The window's key overflows tile a stretch of the block's suffix chunk;
+                // estimated from the block's mean overflow, they load beside the slots
+                // instead of after them (a tie on a head, and the final equality check,
+                // read them).
+                let slots_end = start + (positions.end - positions.start) * slot;
+                let suffixes = (self.footer.data.offset + meta.data_end).saturating_sub(slots_end);
+                let count = (positions.end - positions.start).max(1);
+                let from = slots_end + (lo - positions.start) * suffixes / count;
+                let to = slots_end + (hi.min(positions.end) - positions.start) * suffixes / count;
+                prefetch_lines(from.saturating_sub(64), to + 64);
+            }
         }
         let values = &self.footer.values;
         let n = self.entries();
