@@ -378,15 +378,23 @@ pub(crate) fn width_of(v: u64) -> u8 {
     (8 - (v.leading_zeros() / 8) as u8).max(1)
 }
 
-/// The head width that minimizes slot plus overflow bytes for keys of the given lengths
-/// after the prefix (`rest_lens`), among `[min(8, longest), min(longest, MAX_AUTO_HEAD)]`:
-/// every head byte costs one byte per key, every key longer than the head stores its excess
-/// in the suffix chunk, and any overflow at all adds a suffix-offset field to every slot.
+/// Bytes the chosen head may cost beyond the smallest layout, as a fraction (1/20 = 5%) of
+/// that layout's key bytes: a wider head lets more lookups compare and confirm keys without
+/// reading their overflow from the suffix chunk (a dependent cache miss). On keys of 16–128
+/// bytes the cheapest head (8 bytes) made lookups ~30% slower than a 24–48-byte one that
+/// cost under 3% more bytes (docs/benchmarks/format-v2.md).
+const HEAD_SLACK_DIVISOR: u64 = 20;
+
+/// The head width for keys of the given lengths after the prefix (`rest_lens`): the widest
+/// among `[min(8, longest), min(longest, MAX_AUTO_HEAD)]` whose slot-plus-overflow bytes are
+/// within [`HEAD_SLACK_DIVISOR`] of the smallest. Every head byte costs one byte per key,
+/// every key longer than the head stores its excess in the suffix chunk, and any overflow at
+/// all adds a suffix-offset field to every slot.
 pub(crate) fn choose_head(rest_lens: &[u32]) -> u32 {
     let longest = rest_lens.iter().copied().max().unwrap_or(0) as usize;
     let hi = longest.min(MAX_AUTO_HEAD_BYTES);
     let lo = longest.min(8);
-    // count[h] = keys longer than h, for h in 0..=hi.
+    // longer[h] = keys longer than h, for h in 0..=hi.
     let mut longer = vec![0u64; hi + 2];
     let mut excess_at_lo = 0u64;
     for &r in rest_lens {
@@ -394,7 +402,6 @@ pub(crate) fn choose_head(rest_lens: &[u32]) -> u32 {
         longer[r.min(hi + 1)] += 1;
         excess_at_lo += r.saturating_sub(lo) as u64;
     }
-    // Turn the histogram into "keys longer than h".
     let mut above = 0u64;
     for slot in longer.iter_mut().rev() {
         let here = *slot;
@@ -402,18 +409,20 @@ pub(crate) fn choose_head(rest_lens: &[u32]) -> u32 {
         above += here;
     }
     let n = rest_lens.len() as u64;
-    let (mut best, mut best_cost) = (lo, u64::MAX);
+    let mut costs = Vec::with_capacity(hi + 1 - lo);
     let mut excess = excess_at_lo;
     for (h, &overflowing) in longer.iter().enumerate().take(hi + 1).skip(lo) {
         let suffix_field = if overflowing > 0 { 2 } else { 0 };
-        let cost = n * (h as u64 + suffix_field) + excess;
-        // Ties go to the wider head: fewer lookups read the suffix chunk.
-        if cost <= best_cost {
-            (best, best_cost) = (h, cost);
-        }
+        costs.push((h, n * (h as u64 + suffix_field) + excess));
         excess -= overflowing;
     }
-    best as u32
+    let cheapest = costs.iter().map(|&(_, c)| c).min().unwrap_or(0);
+    let allowed = cheapest + cheapest / HEAD_SLACK_DIVISOR;
+    costs
+        .iter()
+        .rev()
+        .find(|&&(_, c)| c <= allowed)
+        .map_or(lo, |&(h, _)| h) as u32
 }
 
 #[cfg(test)]
@@ -532,6 +541,11 @@ mod tests {
         assert_eq!(choose_head(&lens), 10);
         // Longer than the automatic cap: the head stops at the cap.
         assert_eq!(choose_head(&[200; 10]), MAX_AUTO_HEAD_BYTES as u32);
+        // Lengths spread evenly over 8..=104: the cheapest head is 8 bytes, and the widest
+        // within 5% of it is chosen.
+        let spread: Vec<u32> = (0..9700).map(|i| 8 + i % 97).collect();
+        let h = choose_head(&spread);
+        assert!((24..=48).contains(&h), "{h}");
     }
 
     #[test]
