@@ -167,7 +167,7 @@ pub fn decompress<'a>(
 /// Raw bytes a frame of an SSTable value chunk covers before the next frame starts (a value
 /// never spans frames: a longer value is a frame of its own). Small enough that a point
 /// lookup's decompression costs a fraction of the lookup, large enough to compress.
-pub const FRAME_BYTES: usize = 1024;
+pub const FRAME_BYTES: usize = 512;
 
 /// Bytes of one frame record of a framed chunk's table: `raw_end u32 | stored_end u32`.
 const FRAME_RECORD_BYTES: usize = 8;
@@ -229,14 +229,32 @@ pub fn compress_frames(
 }
 
 /// A framed value chunk (see [`compress_frames`]) whose table was checked: which frame holds
-/// a raw offset, and the decompression of one frame or of all.
+/// a raw offset, and the decompression of one frame or of all. Borrows the stored bytes; a
+/// point lookup parses and reads it without allocating beyond the value it returns.
 #[derive(Debug)]
 pub struct FramedChunk<'a> {
     codec: u8,
-    /// `(raw_end, stored_end)` of every frame.
-    table: Vec<(u32, u32)>,
+    /// The frame records, `raw_end u32 | stored_end u32` each.
+    table: &'a [u8],
     /// The frames' stored bytes, back to back.
     frames: &'a [u8],
+}
+
+thread_local! {
+    /// The frame a point lookup decompresses into, reused by the thread's next lookup.
+    static FRAME: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `(raw_end, stored_end)` of record `i` of a frame table (`(0, 0)` before the first).
+fn record(table: &[u8], i: usize) -> (u32, u32) {
+    let at = i * FRAME_RECORD_BYTES;
+    match table.get(at..at + FRAME_RECORD_BYTES) {
+        Some(r) => (
+            u32::from_le_bytes([r[0], r[1], r[2], r[3]]),
+            u32::from_le_bytes([r[4], r[5], r[6], r[7]]),
+        ),
+        None => (0, 0),
+    }
 }
 
 impl<'a> FramedChunk<'a> {
@@ -261,19 +279,16 @@ impl<'a> FramedChunk<'a> {
             .first_chunk::<2>()
             .map(|b| usize::from(u16::from_le_bytes(*b)))
             .ok_or_else(|| corrupt("compressed chunk shorter than its frame table"))?;
-        let table_len = 2 + count * FRAME_RECORD_BYTES;
-        let (table_bytes, frames) = stored
-            .split_at_checked(table_len)
+        let (table, frames) = stored
+            .get(2..)
+            .and_then(|rest| rest.split_at_checked(count * FRAME_RECORD_BYTES))
             .ok_or_else(|| corrupt("compressed chunk shorter than its frame table"))?;
-        let mut table = Vec::with_capacity(count);
         let (mut raw_prev, mut stored_prev) = (0u32, 0u32);
-        for record in table_bytes[2..].chunks_exact(FRAME_RECORD_BYTES) {
-            let raw_end = u32::from_le_bytes([record[0], record[1], record[2], record[3]]);
-            let stored_end = u32::from_le_bytes([record[4], record[5], record[6], record[7]]);
+        for i in 0..count {
+            let (raw_end, stored_end) = record(table, i);
             if raw_end <= raw_prev || stored_end <= stored_prev {
                 return Err(corrupt("frame table ends do not increase"));
             }
-            table.push((raw_end, stored_end));
             (raw_prev, stored_prev) = (raw_end, stored_end);
         }
         if raw_prev != raw_len || stored_prev as usize != frames.len() {
@@ -286,57 +301,78 @@ impl<'a> FramedChunk<'a> {
         })
     }
 
-    /// The frame holding raw offset `at`: its index and raw start.
-    fn frame_of(&self, at: u64) -> Option<(usize, u64)> {
-        let i = self.table.partition_point(|&(raw_end, _)| u64::from(raw_end) <= at);
-        let start = match i {
-            0 => 0,
-            _ => u64::from(self.table.get(i - 1)?.0),
-        };
-        (i < self.table.len()).then_some((i, start))
+    fn frames(&self) -> usize {
+        self.table.len() / FRAME_RECORD_BYTES
     }
 
-    /// Decompresses frame `i` into `out` (appended).
+    /// The frame holding raw offset `at`: its index and raw start.
+    fn frame_of(&self, at: u64) -> Option<(usize, u64)> {
+        let (mut lo, mut hi) = (0, self.frames());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if u64::from(record(self.table, mid).0) <= at {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let start = match lo {
+            0 => 0,
+            _ => u64::from(record(self.table, lo - 1).0),
+        };
+        (lo < self.frames()).then_some((lo, start))
+    }
+
+    /// Decompresses frame `i` into `out` (replacing its contents).
     fn decompress_frame(&self, i: usize, out: &mut Vec<u8>, file: &Path, offset: u64) -> Result<()> {
-        let corrupt = || Error::corruption(file, offset, "compressed frame does not decompress");
+        let corrupt = |why: &str| Error::corruption(file, offset, why);
         let (raw_start, stored_start) = match i {
             0 => (0, 0),
-            _ => self.table.get(i - 1).copied().ok_or_else(corrupt)?,
+            _ => record(self.table, i - 1),
         };
-        let (raw_end, stored_end) = self.table.get(i).copied().ok_or_else(corrupt)?;
+        let (raw_end, stored_end) = record(self.table, i);
         let frame = self
             .frames
             .get(stored_start as usize..stored_end as usize)
-            .ok_or_else(corrupt)?;
-        let raw = decompress(
-            Cow::Borrowed(frame),
-            self.codec,
-            raw_end - raw_start,
-            file,
-            offset,
-        )?;
-        out.extend_from_slice(&raw);
+            .ok_or_else(|| corrupt("compressed frame outside its chunk"))?;
+        let raw_len = (raw_end - raw_start) as usize;
+        out.clear();
+        out.resize(raw_len, 0);
+        let written = match self.codec {
+            CODEC_LZ4 => lz4_flex::block::decompress_into(frame, out).ok(),
+            _ => zstd::bulk::decompress_to_buffer(frame, out.as_mut_slice()).ok(),
+        };
+        if written != Some(raw_len) {
+            return Err(corrupt("compressed frame does not decompress to its recorded length"));
+        }
         Ok(())
     }
 
     /// The raw bytes `[at, at + len)` of the chunk, decompressing only the frame that holds
-    /// them.
+    /// them (into a buffer the thread reuses).
     ///
     /// # Errors
     /// `Corruption` naming `file` and `offset` when the range is not inside one frame or the
     /// frame does not decompress to its recorded length.
     pub fn read(&self, at: u64, len: u64, file: &Path, offset: u64) -> Result<Vec<u8>> {
         let corrupt = || Error::corruption(file, offset, "value outside its chunk's frames");
-        if len == 0 && at <= self.table.last().map_or(0, |&(raw_end, _)| u64::from(raw_end)) {
+        let raw_len = match self.frames() {
+            0 => 0,
+            n => u64::from(record(self.table, n - 1).0),
+        };
+        if len == 0 && at <= raw_len {
             return Ok(Vec::new());
         }
         let (i, start) = self.frame_of(at).ok_or_else(corrupt)?;
-        let mut frame = Vec::new();
-        self.decompress_frame(i, &mut frame, file, offset)?;
         let from = usize::try_from(at - start).map_err(|_| corrupt())?;
-        let to = from.checked_add(usize::try_from(len).map_err(|_| corrupt())?);
-        let bytes = to.and_then(|to| frame.get(from..to)).ok_or_else(corrupt)?;
-        Ok(bytes.to_vec())
+        let to = from
+            .checked_add(usize::try_from(len).map_err(|_| corrupt())?)
+            .ok_or_else(corrupt)?;
+        FRAME.with(|frame| {
+            let mut frame = frame.borrow_mut();
+            self.decompress_frame(i, &mut frame, file, offset)?;
+            frame.get(from..to).map(<[u8]>::to_vec).ok_or_else(corrupt)
+        })
     }
 
     /// Every raw byte of the chunk, appended to `out`.
@@ -344,8 +380,10 @@ impl<'a> FramedChunk<'a> {
     /// # Errors
     /// As [`FramedChunk::read`].
     pub fn read_all(&self, out: &mut Vec<u8>, file: &Path, offset: u64) -> Result<()> {
-        for i in 0..self.table.len() {
-            self.decompress_frame(i, out, file, offset)?;
+        let mut frame = Vec::new();
+        for i in 0..self.frames() {
+            self.decompress_frame(i, &mut frame, file, offset)?;
+            out.extend_from_slice(&frame);
         }
         Ok(())
     }
