@@ -804,6 +804,28 @@ impl Table {
         Some((usize::try_from(offset).ok()?, usize::try_from(len).ok()?))
     }
 
+    /// The stored bytes of `block`'s value chunk and their file offset, checked (once per
+    /// table lifetime when mapped, unless `force`).
+    fn stored_value_chunk(
+        &self,
+        block: u64,
+        meta: &BlockMeta,
+        force: bool,
+    ) -> Result<(Cow<'_, [u8]>, u64)> {
+        let offset = self.footer.values.offset + meta.values_start;
+        let stored = self.read(offset, meta.values_end - meta.values_start)?;
+        self.check_once(
+            &self.verified_value_chunks,
+            block,
+            &stored,
+            meta.values_crc,
+            offset,
+            "value chunk of block",
+            force,
+        )?;
+        Ok((stored, offset))
+    }
+
     /// The value chunk of `block`, checked (once per table lifetime when mapped, unless
     /// `force`) and decompressed.
     ///
@@ -816,17 +838,7 @@ impl Table {
         meta: &BlockMeta,
         force: bool,
     ) -> Result<Cow<'_, [u8]>> {
-        let offset = self.footer.values.offset + meta.values_start;
-        let stored = self.read(offset, meta.values_end - meta.values_start)?;
-        self.check_once(
-            &self.verified_value_chunks,
-            block,
-            &stored,
-            meta.values_crc,
-            offset,
-            "value chunk of block",
-            force,
-        )?;
+        let (stored, offset) = self.stored_value_chunk(block, meta, force)?;
         if meta.codec == CODEC_NONE {
             return decompress(stored, CODEC_NONE, meta.raw_len, &self.path, offset);
         }
@@ -849,17 +861,7 @@ impl Table {
         at: usize,
         len: usize,
     ) -> Result<Option<Vec<u8>>> {
-        let offset = self.footer.values.offset + meta.values_start;
-        let stored = self.read(offset, meta.values_end - meta.values_start)?;
-        self.check_once(
-            &self.verified_value_chunks,
-            block,
-            &stored,
-            meta.values_crc,
-            offset,
-            "value chunk of block",
-            false,
-        )?;
+        let (stored, offset) = self.stored_value_chunk(block, meta, false)?;
         if at.checked_add(len).is_none_or(|end| end > meta.raw_len as usize) {
             return Ok(None);
         }
