@@ -70,6 +70,8 @@ def open(
     memtable_mb: int = 64,
     read_mode: str = "mmap",
     bloom_bits: int = 10,
+    compression: str = "none",
+    slot_head_bytes: Optional[int] = None,
     target_file_mb: int = 32,
     index: str = "plr",
     compaction: Optional[str] = None,
@@ -106,7 +108,9 @@ def open(
     ``learning`` one of never, at-build, always, cost-benefit, lazy, offline;
     ``compaction`` leveled or flsm (``None``, the default: the style the database was
     created with, leveled for a new one; a conflicting style raises); ``read_mode`` mmap
-    or pread; ``rmi_root`` linear or cubic. A bad value raises
+    or pread; ``rmi_root`` linear or cubic; ``compression`` none, lz4, zstd or
+    zstd:LEVEL (values compressed as written; files of any setting stay readable);
+    ``slot_head_bytes`` the SSTable slot's key-head width (``None``: chosen per file). A bad value raises
     :class:`InvalidArgumentError` (a ``ValueError``) naming the option.
     ``create=False`` refuses to create a missing database. ``read_only=True`` opens for
     reading only: the open writes nothing and takes no lock, so it works beside a process

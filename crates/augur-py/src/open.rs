@@ -42,6 +42,8 @@ use std::path::PathBuf;
     memtable_mb = 64,
     read_mode = "mmap",
     bloom_bits = 10,
+    compression = "none",
+    slot_head_bytes = None,
     target_file_mb = 32,
     index = "plr",
     compaction = None,
@@ -81,6 +83,8 @@ pub(crate) fn open(
     memtable_mb: i64,
     read_mode: &str,
     bloom_bits: i64,
+    compression: &str,
+    slot_head_bytes: Option<i64>,
     target_file_mb: i64,
     index: &str,
     compaction: Option<&str>,
@@ -116,6 +120,13 @@ pub(crate) fn open(
         memtable_mb: Some(unsigned("memtable_mb", memtable_mb)?),
         read_mode: Some(choice::<ReadModeArg>("read_mode", read_mode)?),
         bloom_bits: Some(unsigned("bloom_bits", bloom_bits)?),
+        compression: Some(
+            augur::Compression::parse(compression)
+                .map_err(|e| errors::invalid_argument(format!("compression: {e}")))?,
+        ),
+        slot_head_bytes: slot_head_bytes
+            .map(|h| unsigned("slot_head_bytes", h))
+            .transpose()?,
         target_file_mb: Some(unsigned("target_file_mb", target_file_mb)?),
         index: Some(choice::<IndexArg>("index", index)?),
         compaction: compaction
@@ -189,6 +200,11 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
                 name(variant(|v: &ReadModeArg| v.to_engine() == o.read_mode)).into_py_any(py)?
             }
             "bloom_bits" => o.bloom_bits_per_key.into_py_any(py)?,
+            "compression" => o.compression.to_string().into_py_any(py)?,
+            "slot_head_bytes" => match o.slot_head_bytes {
+                None => py.None(),
+                Some(h) => h.into_py_any(py)?,
+            },
             "target_file_mb" => (o.target_file_size_bytes / MIB).into_py_any(py)?,
             "index" => {
                 let kind = if o.auto_index {

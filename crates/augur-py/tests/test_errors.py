@@ -307,3 +307,15 @@ def test_corruption_error(path):
     with pytest.raises(augur.CorruptionError):
         with augur.open(path) as db:
             db.get(b"000001")
+
+
+def test_compression_keyword_writes_readable_files_and_refuses_bad_codecs(path):
+    with pytest.raises(augur.InvalidArgumentError, match="compression"):
+        augur.open(path, compression="snappy")
+    with augur.open(path, compression="zstd:3", slot_head_bytes=4) as db:
+        for i in range(2000):
+            db.put(b"key%06d" % i, b"value %d " % i * 8)
+        db.flush()
+    with augur.open(path) as db:
+        assert db[b"key001234"] == b"value 1234 " * 8
+        assert len(list(db.items())) == 2000
