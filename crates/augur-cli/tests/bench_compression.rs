@@ -12,20 +12,7 @@ use std::path::Path;
 /// Runs `augur [GLOBAL...] --db DIR bench --json FILE ARGS...` with values inline and returns
 /// the records.
 fn bench(dir: &Path, global: &[&str], args: &[&str]) -> Vec<Value> {
-    let json = dir.with_extension("json");
-    let mut all: Vec<&str> = global.to_vec();
-    all.extend([
-        "--db",
-        dir.to_str().unwrap(),
-        "bench",
-        "--value-separation-threshold=1000000",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    all.extend_from_slice(args);
-    ok(augur(&all));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    v.as_array().unwrap().clone()
+    common::bench_json_with(dir, global, "--value-separation-threshold=1000000", args)
 }
 
 const FILL: &[&str] = &[

@@ -79,15 +79,22 @@ pub fn fails(o: Output) -> String {
 
 /// Runs a bench in `dir` (values separated) writing JSON to a file and returns the records.
 pub fn bench_json(dir: &Path, args: &[&str]) -> Vec<Value> {
+    bench_json_with(dir, &[], "--value-separation-threshold=0", args)
+}
+
+/// Runs `augur [GLOBAL...] --db DIR bench SEPARATION --json FILE ARGS...` and returns the
+/// records (`separation`: the `--value-separation-threshold=N` flag).
+pub fn bench_json_with(dir: &Path, global: &[&str], separation: &str, args: &[&str]) -> Vec<Value> {
     let json = dir.with_extension("json");
-    let mut all = vec![
+    let mut all: Vec<&str> = global.to_vec();
+    all.extend([
         "--db",
         dir.to_str().unwrap(),
         "bench",
-        "--value-separation-threshold=0",
+        separation,
         "--json",
         json.to_str().unwrap(),
-    ];
+    ]);
     all.extend_from_slice(args);
     ok(augur(&all));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

@@ -12,14 +12,13 @@
 //! only when two heads tie.
 
 use crate::checksum::crc;
-use crate::compression::{decompress, FramedChunk, CODEC_NONE};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, RandomAccessFile, ReadMode};
 use crate::index::Index;
 use crate::key::{unpack_trailer, InternalKey, SeqNo, ValueKind, MAX_SEQNO};
 use crate::sst::fence::{BlockMeta, FenceIndex, SectionLens};
 use crate::sst::filter::{key_hash, Bloom};
-use crate::sst::format::{ChunkRef, Footer, InlineRef, Section, FOOTER_LEN};
+use crate::sst::format::{Footer, InlineRef, Section, FOOTER_LEN};
 use crate::sst::properties::Properties;
 use crate::sst::slot::{Probe, RawSlot, SlotLayout};
 use crate::sst::Entry;
@@ -33,6 +32,7 @@ use std::time::Instant;
 
 mod learned;
 mod scan;
+mod values;
 mod verify;
 
 pub(crate) use learned::Locator;
@@ -789,118 +789,6 @@ impl Table {
             kind,
             value,
         })
-    }
-
-    /// Where an inline value lies in its block's (decompressed) value chunk, given where that
-    /// chunk starts in the value section: `(offset, len)`; `None` for a malformed reference.
-    pub(crate) fn inline_ref(&self, reference: &[u8], values_start: u64) -> Option<(usize, usize)> {
-        let (offset, len) = if self.layout.params.v1_refs {
-            let r = InlineRef::decode(reference)?;
-            (r.offset.checked_sub(values_start)?, u64::from(r.len))
-        } else {
-            let r = ChunkRef::decode(reference, self.layout.params.value_field_bytes())?;
-            (u64::from(r.offset), u64::from(r.len))
-        };
-        Some((usize::try_from(offset).ok()?, usize::try_from(len).ok()?))
-    }
-
-    /// The stored bytes of `block`'s value chunk and their file offset, checked (once per
-    /// table lifetime when mapped, unless `force`).
-    fn stored_value_chunk(
-        &self,
-        block: u64,
-        meta: &BlockMeta,
-        force: bool,
-    ) -> Result<(Cow<'_, [u8]>, u64)> {
-        let offset = self.footer.values.offset + meta.values_start;
-        let stored = self.read(offset, meta.values_end - meta.values_start)?;
-        self.check_once(
-            &self.verified_value_chunks,
-            block,
-            &stored,
-            meta.values_crc,
-            offset,
-            "value chunk of block",
-            force,
-        )?;
-        Ok((stored, offset))
-    }
-
-    /// The value chunk of `block`, checked (once per table lifetime when mapped, unless
-    /// `force`) and decompressed.
-    ///
-    /// # Errors
-    /// `Corruption` naming the file and offset when the checksum fails or the chunk does not
-    /// decompress to its recorded length; `Io` when the read fails.
-    pub(crate) fn value_chunk(
-        &self,
-        block: u64,
-        meta: &BlockMeta,
-        force: bool,
-    ) -> Result<Cow<'_, [u8]>> {
-        let (stored, offset) = self.stored_value_chunk(block, meta, force)?;
-        if meta.codec == CODEC_NONE {
-            return decompress(stored, CODEC_NONE, meta.raw_len, &self.path, offset);
-        }
-        let chunk = FramedChunk::parse(&stored, meta.codec, meta.raw_len, &self.path, offset)?;
-        let mut raw = Vec::with_capacity(meta.raw_len as usize);
-        chunk.read_all(&mut raw, &self.path, offset)?;
-        Ok(Cow::Owned(raw))
-    }
-
-    /// The raw bytes `[at, at + len)` of `block`'s value chunk (one value), checked as
-    /// [`Table::value_chunk`] checks the chunk, decompressing only the frame that holds them;
-    /// `None` when they lie outside the chunk.
-    ///
-    /// # Errors
-    /// As [`Table::value_chunk`].
-    fn value_in_chunk(
-        &self,
-        block: u64,
-        meta: &BlockMeta,
-        at: usize,
-        len: usize,
-    ) -> Result<Option<Vec<u8>>> {
-        let (stored, offset) = self.stored_value_chunk(block, meta, false)?;
-        if at.checked_add(len).is_none_or(|end| end > meta.raw_len as usize) {
-            return Ok(None);
-        }
-        if meta.codec == CODEC_NONE {
-            return Ok(stored.get(at..at + len).map(<[u8]>::to_vec));
-        }
-        let chunk = FramedChunk::parse(&stored, meta.codec, meta.raw_len, &self.path, offset)?;
-        chunk
-            .read(at as u64, len as u64, &self.path, offset)
-            .map(Some)
-    }
-
-    /// Reads and checks every checksum of the file and the consistency of every slot with
-    /// the index and properties (used by `augur verify`). Ignores what was verified before.
-    ///
-    /// # Errors
-    /// The first `Corruption` found.
-    pub fn verify(&self) -> Result<()> {
-        for (s, name) in [
-            (&self.footer.filter, "filter"),
-            (&self.footer.index, "fence index"),
-            (&self.footer.model, "model"),
-            (&self.footer.properties, "properties"),
-        ] {
-            let bytes = self.read(s.offset, s.len)?;
-            if crc(&bytes) != s.crc {
-                return Err(Error::corruption(
-                    &self.path,
-                    s.offset,
-                    format!("{name} section checksum mismatch"),
-                ));
-            }
-        }
-        let mut checker = verify::Checker::new(self);
-        for block_no in 0..self.fence.block_count() {
-            let block = self.load_block(block_no, true)?;
-            checker.check_block(&block)?;
-        }
-        checker.finish()
     }
 }
 

@@ -138,3 +138,35 @@ impl<'t> Checker<'t> {
         Ok(())
     }
 }
+
+impl Table {
+    /// Reads and checks every checksum of the file and the consistency of every slot with
+    /// the index and properties (used by `augur verify`). Ignores what was verified before.
+    ///
+    /// # Errors
+    /// The first `Corruption` found.
+    pub fn verify(&self) -> Result<()> {
+        for (s, name) in [
+            (&self.footer.filter, "filter"),
+            (&self.footer.index, "fence index"),
+            (&self.footer.model, "model"),
+            (&self.footer.properties, "properties"),
+        ] {
+            let bytes = self.read(s.offset, s.len)?;
+            if crc(&bytes) != s.crc {
+                return Err(Error::corruption(
+                    &self.path,
+                    s.offset,
+                    format!("{name} section checksum mismatch"),
+                ));
+            }
+        }
+        let mut checker = verify::Checker::new(self);
+        for block_no in 0..self.fence.block_count() {
+            let block = self.load_block(block_no, true)?;
+            checker.check_block(&block)?;
+        }
+        checker.finish()
+    }
+
+}
