@@ -22,7 +22,7 @@ SRC = ROOT / "crates" / "augur" / "src"
 
 # From the bottom. A module imports only from its own layer or below.
 LAYERS = [
-    ["error", "coding", "checksum", "compression", "key", "filename", "fs", "prefetch", "stats", "work_signal"],
+    ["error", "coding", "checksum", "compression", "key", "filename", "fs", "cache", "prefetch", "stats", "work_signal"],
     ["index"],
     ["wal", "vlog", "memtable", "sst"],
     ["version"],

@@ -17,6 +17,8 @@ pub enum ReadModeArg {
     Mmap,
     /// Positional reads into buffers.
     Pread,
+    /// `O_DIRECT` reads through the database's own bounded page cache (`--cache-mb`).
+    Direct,
 }
 
 impl ReadModeArg {
@@ -25,6 +27,7 @@ impl ReadModeArg {
         match self {
             ReadModeArg::Mmap => ReadMode::Mmap,
             ReadModeArg::Pread => ReadMode::Pread,
+            ReadModeArg::Direct => ReadMode::Direct,
         }
     }
 }
@@ -189,9 +192,18 @@ pub struct EngineArgs {
     /// Memtable size in MiB (engine default 64).
     #[arg(long, global = true, value_name = "MB", alias = "memtable_mb")]
     pub memtable_mb: Option<usize>,
-    /// How files are read: mmap or pread (engine default mmap).
+    /// How files are read: mmap, pread or direct (O_DIRECT through the database's page
+    /// cache; engine default mmap).
     #[arg(long, global = true, value_enum, alias = "read_mode")]
     pub read_mode: Option<ReadModeArg>,
+    /// Page cache of `--read-mode direct`, in MiB (engine default 64): data and value-log
+    /// pages; filters, fence indexes and models are pinned beside it.
+    #[arg(long, global = true, value_name = "MB", alias = "cache_mb")]
+    pub cache_mb: Option<u64>,
+    /// Most table files open at once (engine default: all); tables past it are opened on
+    /// demand (LevelDB's and RocksDB's max_open_files).
+    #[arg(long, global = true, value_name = "N", alias = "max_open_files")]
+    pub max_open_files: Option<usize>,
     /// Bloom filter bits per key; 0 disables filters (engine default 10).
     #[arg(long, global = true, value_name = "N", alias = "bloom_bits")]
     pub bloom_bits: Option<u32>,
@@ -356,6 +368,12 @@ impl EngineArgs {
         }
         if let Some(m) = self.read_mode {
             o.read_mode = m.to_engine();
+        }
+        if let Some(mb) = self.cache_mb {
+            o.cache_bytes = mb.saturating_mul(1 << 20);
+        }
+        if self.max_open_files.is_some() {
+            o.max_open_files = self.max_open_files;
         }
         if let Some(b) = self.bloom_bits {
             o.bloom_bits_per_key = b;

@@ -35,6 +35,7 @@ macro_rules! internal_modules {
 }
 
 internal_modules! {
+    cache;
     checksum;
     coding;
     compaction;
@@ -62,6 +63,7 @@ mod prefetch;
 pub mod stats;
 mod work_signal;
 
+pub use cache::{CacheStats, OpenFilesStats, ReadStats};
 pub use compression::Compression;
 pub use db::{
     Db, GcReport, IndexMemory, LevelStats, Snapshot, Stats, TryWrite, ValueLogSegmentStats,

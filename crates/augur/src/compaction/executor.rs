@@ -152,7 +152,9 @@ pub(crate) fn execute(
     }
     let mut layout = ctx.strategy.layout(c, version, ctx.opts);
     let mut merge = Merge::new(c, version, ctx, layout.as_mut());
-    merge.run()?;
+    // A compaction reads each input page once: it uses cached pages but adds none, so it
+    // does not push the readers' hot set out of the page cache (direct mode).
+    crate::cache::without_cache_fill(|| merge.run())?;
     let Merge {
         outputs,
         garbage,
@@ -319,7 +321,9 @@ impl<'a, 'l> Merge<'a, 'l> {
     fn start_output(&mut self, user_key: &[u8]) -> Result<()> {
         let outputs_after = self.outputs.len() as u64 + 1;
         let removed = self.input_ids.len() as u64;
-        if outputs_after > removed {
+        // With `max_open_files` tables hold descriptors and mappings only within the bound,
+        // so the kernel's limits do not cap the number of live tables.
+        if outputs_after > removed && self.ctx.opts.max_open_files.is_none() {
             let (fs, mode) = (self.ctx.fs, self.ctx.opts.read_mode);
             let limit = self
                 .table_limit

@@ -58,14 +58,14 @@ impl TableLimit {
                 .read_all(Path::new("/proc/sys/vm/max_map_count"))
                 .ok()
                 .and_then(|b| parse_max_map_count(&b)),
-            ReadMode::Pread => fs
+            ReadMode::Pread | ReadMode::Direct => fs
                 .read_all(Path::new("/proc/self/limits"))
                 .ok()
                 .and_then(|b| parse_open_files_soft_limit(&b)),
         };
         let default = match mode {
             ReadMode::Mmap => DEFAULT_MAX_MAP_COUNT,
-            ReadMode::Pread => DEFAULT_OPEN_FILES,
+            ReadMode::Pread | ReadMode::Direct => DEFAULT_OPEN_FILES,
         };
         Self::from_kernel_limit(read.unwrap_or(default), mode, read.is_some())
     }
@@ -97,7 +97,7 @@ impl TableLimit {
                 "memory mapping",
                 "or read with `read_mode` pread (one open file per table instead)",
             ),
-            ReadMode::Pread => (
+            ReadMode::Pread | ReadMode::Direct => (
                 "the soft open-files limit (RLIMIT_NOFILE, `ulimit -n`)",
                 "open file",
                 "or read with `read_mode` mmap (one mapping per table instead)",
@@ -113,7 +113,8 @@ impl TableLimit {
              {} allowed ({source}, less a quarter kept for value-log segments, WALs and the \
              rest of the process; under `read_mode` {} each table holds one {unit}). Raise \
              `target_file_size_bytes` (now {} bytes) so that fewer, larger files are \
-             written, raise {limit}, {other}",
+             written, set `max_open_files` (tables beyond it are opened on demand), raise \
+             {limit}, {other}",
             self.max_live_tables,
             mode_name(self.mode),
             opts.target_file_size_bytes,
@@ -135,12 +136,12 @@ impl TableLimit {
         let (limit, cure) = match self.mode {
             ReadMode::Mmap => (
                 "vm.max_map_count",
-                "raise vm.max_map_count (sysctl), or open with `read_mode` pread and enough open \
-                 files (`ulimit -n`)",
+                "set `max_open_files`, raise vm.max_map_count (sysctl), or open with `read_mode` \
+                 pread and enough open files (`ulimit -n`)",
             ),
-            ReadMode::Pread => (
+            ReadMode::Pread | ReadMode::Direct => (
                 "the soft open-files limit (RLIMIT_NOFILE)",
-                "raise `ulimit -n`, or open with `read_mode` mmap",
+                "raise `ulimit -n`, set `max_open_files`, or open with `read_mode` mmap",
             ),
         };
         Err(Error::InvalidArgument(format!(
@@ -150,7 +151,7 @@ impl TableLimit {
             self.kernel_limit,
             match self.mode {
                 ReadMode::Mmap => "memory mapping",
-                ReadMode::Pread => "open file",
+                ReadMode::Pread | ReadMode::Direct => "open file",
             },
             mode_name(self.mode),
         )))
@@ -158,10 +159,7 @@ impl TableLimit {
 }
 
 fn mode_name(mode: ReadMode) -> &'static str {
-    match mode {
-        ReadMode::Mmap => "mmap",
-        ReadMode::Pread => "pread",
-    }
+    mode.name()
 }
 
 /// The value of `/proc/sys/vm/max_map_count`: one decimal number.

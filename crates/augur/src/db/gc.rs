@@ -56,6 +56,11 @@ impl DbInner {
     /// `wait = false` it returns an empty report when another GC run is in progress (the
     /// automatic runs; inline mode may even re-enter from GC's own relocation writes).
     pub fn run_value_log_gc(&self, min_ratio: f64, wait: bool) -> Result<GcReport> {
+        // GC reads the segment once: the page cache (direct mode) keeps the readers' pages.
+        crate::cache::without_cache_fill(|| self.run_gc(min_ratio, wait))
+    }
+
+    fn run_gc(&self, min_ratio: f64, wait: bool) -> Result<GcReport> {
         self.check_writable()?;
         let _gc = if wait {
             self.gc_lock.lock()

@@ -17,6 +17,7 @@ use super::flush::write_table_from_memtable;
 use super::obsolete::{check_unreferenced_tables, remove_obsolete_files};
 use super::replay::{replay_wals, Replayed};
 use super::{DbInner, MemState, SnapshotList};
+use crate::cache::FileReads;
 use crate::compaction::TableLimit;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
@@ -139,23 +140,23 @@ struct Found {
 fn read_and_check(dir: &Path, opts: &Options) -> Result<Found> {
     let fs = opts.fs.clone();
     let table_limit = TableLimit::read(fs.as_ref(), opts.read_mode);
+    let reads = FileReads::new(opts.read_mode, opts.cache_bytes, opts.max_open_files);
     let (versions, recovered) = VersionSet::recover(
         fs.clone(),
         dir,
-        opts.read_mode,
+        reads.clone(),
         opts.learning.uses_models(),
         opts.num_levels,
         opts.compaction,
-        &|tables| table_limit.check_open(tables),
+        &|tables| match reads.bounded() {
+            true => Ok(()),
+            false => table_limit.check_open(tables),
+        },
     )?;
-    let vlog = ValueLog::open_existing(
-        fs.clone(),
-        dir,
-        opts.read_mode,
-        opts.value_log_segment_bytes,
-    )?
-    .with_fetch_threads(opts.scan_fetch_threads)
-    .with_compression(opts.compression);
+    let vlog =
+        ValueLog::open_existing(fs.clone(), dir, reads.clone(), opts.value_log_segment_bytes)?
+            .with_fetch_threads(opts.scan_fetch_threads)
+            .with_compression(opts.compression);
     let version = versions.current();
     let mut replayed = replay_wals(
         fs.as_ref(),

@@ -205,6 +205,9 @@ pub struct LevelStats {
     pub learning_ns: u64,
     /// Bytes of the level model, when one is in use (`Options::level_models`).
     pub level_model_bytes: u64,
+    /// Bytes pinned in memory for the level's tables, outside any cache: filters, fence
+    /// indexes, file models, key bounds and properties, and the level model.
+    pub pinned_bytes: u64,
     /// Segments of the level model (0 without one).
     pub level_model_segments: u64,
     /// FLSM: guards of the level (0 under leveled).
@@ -317,6 +320,9 @@ pub struct Stats {
     pub training_ns_per_key: f64,
     /// Files waiting for `T_wait`, queued for learning, or being learned.
     pub learning_pending: usize,
+    /// The page cache (direct mode) and the open-file bound (`max_open_files`): occupancy,
+    /// hits, misses, device reads.
+    pub reads: crate::cache::ReadStats,
 }
 
 impl Stats {
@@ -328,6 +334,11 @@ impl Stats {
             add_memory(&mut acc, *m);
         }
         acc
+    }
+
+    /// Bytes pinned in memory for all tables (see [`LevelStats::pinned_bytes`]).
+    pub fn pinned_bytes(&self) -> u64 {
+        self.levels.iter().map(|l| l.pinned_bytes).sum()
     }
 
     /// Bytes of all learned indexes in memory: file models plus level models.
@@ -418,6 +429,8 @@ impl DbInner {
                     files_died_before_learning: history.died_before_learning,
                     learning_ns: history.learn_ns,
                     level_model_bytes: level_model.map_or(0, |m| m.size_bytes() as u64),
+                    pinned_bytes: tables().map(|t| t.pinned_bytes() as u64).sum::<u64>()
+                        + level_model.map_or(0, |m| m.size_bytes() as u64),
                     level_model_segments: level_model.map_or(0, |m| m.segments()),
                     guards: version.guards.get(level).map_or(0, |g| g.len()),
                     nonempty_guards: slots(level).filter(|s| s.files > 0).count(),
@@ -477,6 +490,7 @@ impl DbInner {
             compaction_training_ns: get(&c.compaction_train_ns),
             training_ns_per_key: book.train_ns_per_key().unwrap_or(0.0),
             learning_pending: self.learner.pending(),
+            reads: self.versions.reads().stats(),
             levels,
         }
     }

@@ -8,6 +8,7 @@
 //! file's creation, rename or removal is durable only after [`FileSystem::sync_dir`] on its
 //! parent directory.
 
+mod direct;
 #[cfg(any(test, feature = "test-util"))]
 pub mod fault;
 #[cfg(any(test, feature = "test-util"))]
@@ -16,6 +17,7 @@ mod fault_plan;
 pub mod mem;
 mod std_fs;
 
+pub use direct::DIRECT_ALIGN;
 #[cfg(any(test, feature = "test-util"))]
 pub use fault::FaultFs;
 #[cfg(any(test, feature = "test-util"))]
@@ -36,6 +38,22 @@ pub enum ReadMode {
     Mmap,
     /// Read with positional `pread` calls into buffers.
     Pread,
+    /// Read with `O_DIRECT` (past the kernel's page cache) into aligned buffers; what stays
+    /// in memory is the database's own bounded cache (`Options::cache_bytes`). Files still
+    /// being appended to are read with `Pread`. A file system that refuses `O_DIRECT`
+    /// (tmpfs) fails the open with `InvalidArgument`. In-memory file systems read as `Pread`.
+    Direct,
+}
+
+impl ReadMode {
+    /// The mode's name as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadMode::Mmap => "mmap",
+            ReadMode::Pread => "pread",
+            ReadMode::Direct => "direct",
+        }
+    }
 }
 
 /// A file opened for appending. Not shared between threads; callers serialize.

@@ -150,13 +150,15 @@ impl FileSystem for StdFs {
     }
 
     fn open(&self, path: &Path, mode: ReadMode) -> Result<Arc<dyn RandomAccessFile>> {
-        let file = File::open(path).map_err(ctx("opening", path))?;
+        let open = || File::open(path).map_err(ctx("opening", path));
         match mode {
+            ReadMode::Direct => Ok(Arc::new(super::direct::DirectFile::open(path)?)),
             ReadMode::Pread => Ok(Arc::new(PreadFile {
                 path: path.to_path_buf(),
-                file,
+                file: open()?,
             })),
             ReadMode::Mmap => {
+                let file = open()?;
                 let len = file.metadata().map_err(ctx("stat of", path))?.len();
                 // An empty file cannot be mapped; it reads as an empty slice.
                 let map = if len == 0 {
@@ -255,7 +257,7 @@ mod tests {
         w.append(b"hello").unwrap();
         w.sync().unwrap();
         assert_eq!(w.len(), 5);
-        for mode in [ReadMode::Mmap, ReadMode::Pread] {
+        for mode in [ReadMode::Mmap, ReadMode::Pread, ReadMode::Direct] {
             let r = fs.open(&p, mode).unwrap();
             let mut buf = [0u8; 3];
             r.read_exact_at(1, &mut buf).unwrap();

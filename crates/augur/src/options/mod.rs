@@ -70,6 +70,18 @@ pub struct Options {
     pub slot_head_bytes: Option<u32>,
     /// How SSTables and sealed value-log segments are read. Default `Mmap`.
     pub read_mode: ReadMode,
+    /// Bytes of the page cache under [`ReadMode::Direct`] (`--cache-mb`): data blocks, value
+    /// chunks and value-log pages read with `O_DIRECT` stay there, and nowhere else. Filter,
+    /// fence and model sections are pinned beside it (`Stats::pinned_bytes`). Ignored by the
+    /// other read modes, which use the kernel's page cache. 0 caches nothing. Default 64 MiB.
+    pub cache_bytes: u64,
+    /// Most table files held open at once (`--max-open-files`, as LevelDB and RocksDB name
+    /// it): under `pread` and `direct` an LRU of descriptors, files past it opened again on
+    /// demand; under `mmap` at most this many tables are mapped, later ones are read with
+    /// `pread` through the LRU. Their filter, fence and model sections stay in memory. `None`
+    /// (the default) keeps every live table open, so the kernel's limits on mappings and
+    /// descriptors bound the number of live tables.
+    pub max_open_files: Option<usize>,
     /// Size at which the active value-log segment is sealed and a new one started (sealed
     /// segments are read through `read_mode`; GC rewrites one segment at a time). Default
     /// 64 MiB.
@@ -176,6 +188,8 @@ impl std::fmt::Debug for Options {
             .field("compression", &self.compression)
             .field("slot_head_bytes", &self.slot_head_bytes)
             .field("read_mode", &self.read_mode)
+            .field("cache_bytes", &self.cache_bytes)
+            .field("max_open_files", &self.max_open_files)
             .field("value_log_segment_bytes", &self.value_log_segment_bytes)
             .field("value_log_gc_ratio", &self.value_log_gc_ratio)
             .field("background_threads", &self.background_threads)
@@ -224,6 +238,8 @@ impl Default for Options {
             compression: Compression::None,
             slot_head_bytes: None,
             read_mode: ReadMode::Mmap,
+            cache_bytes: 64 << 20,
+            max_open_files: None,
             value_log_segment_bytes: 64 << 20,
             value_log_gc_ratio: 0.5,
             fs: Arc::new(StdFs),
@@ -268,6 +284,9 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         if self.memtable_size_bytes < 4096 {
             return Err(invalid("memtable_size_bytes", "must be at least 4096"));
+        }
+        if self.max_open_files == Some(0) {
+            return Err(invalid("max_open_files", "must be at least 1"));
         }
         if self.scan_readahead == 0 || self.scan_readahead > 1 << 16 {
             return Err(invalid("scan_readahead", "must be between 1 and 65536"));

@@ -11,6 +11,7 @@
 //! Keys are compared slot head first (`slot.rs`), so the key-suffix chunk of a block is read
 //! only when two heads tie.
 
+use crate::cache::FileReads;
 use crate::checksum::crc;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, RandomAccessFile, ReadMode};
@@ -70,19 +71,29 @@ impl VerifiedSet {
 
 /// The bytes of one data block (its slots, then its key suffixes), verified; either borrowed
 /// from the mapping (resolved through the table on each access) or read into an owned
-/// buffer.
+/// buffer. Through the page cache it may hold a run of the block's slots only
+/// ([`Table::load_slots`]), followed by the block's key suffixes.
 #[derive(Debug)]
 pub(crate) struct LoadedBlock {
     block: u64,
+    /// Position of the first slot held.
     first_pos: u64,
-    /// File offset of the block.
+    /// File offset of the first slot held.
     start: u64,
-    /// Bytes of the block's slots (its key suffixes follow them).
+    /// Bytes of the slots held (the block's key suffixes follow them).
     slots_len: usize,
     /// Bytes of the whole block.
     len: usize,
     /// `None` when the bytes are read from the mapping.
     owned: Option<Vec<u8>>,
+}
+
+impl LoadedBlock {
+    /// True when the slot at `pos` is among those held (`slot` bytes per slot).
+    #[inline]
+    fn holds(&self, pos: u64, slot: usize) -> bool {
+        pos >= self.first_pos && ((pos - self.first_pos) as usize) < self.slots_len / slot.max(1)
+    }
 }
 
 /// One slot's fields and its key's overflow, borrowed from the block bytes.
@@ -110,6 +121,10 @@ pub struct Table {
     file: Arc<dyn RandomAccessFile>,
     /// The file's mapping, when it is mapped: read without a virtual call.
     mapped: Option<bytes::Bytes>,
+    /// True when reads come through the page cache (direct mode): as with a mapping, a
+    /// block or value chunk is checked the first time it is read and trusted after, and
+    /// lookups then read only the slots and the value they need, not whole blocks.
+    cached: bool,
     file_size: u64,
     footer: Footer,
     properties: Properties,
@@ -218,7 +233,36 @@ impl Table {
         mode: ReadMode,
         use_model: bool,
     ) -> Result<Table> {
-        let file = fs.open(path, mode)?;
+        let reads = FileReads::plain(mode);
+        let file = reads.open_unbounded(fs, path)?;
+        Self::from_file(file, path, file_id, reads.cached(), use_model)
+    }
+
+    /// [`Table::open_with`] through `reads`: its mode, its page cache (direct mode) and its
+    /// bound on open files.
+    ///
+    /// # Errors
+    /// As [`Table::open_with`].
+    pub(crate) fn open_in(
+        fs: &Arc<dyn FileSystem>,
+        path: &Path,
+        file_id: u64,
+        reads: &FileReads,
+        use_model: bool,
+    ) -> Result<Table> {
+        let file = reads.open(fs, path)?;
+        Self::from_file(file, path, file_id, reads.cached(), use_model)
+    }
+
+    /// Opens the table in `file` (at `path`); `cached` when reads come through the page
+    /// cache (a block checked once is trusted after, and lookups read only what they need).
+    fn from_file(
+        file: Arc<dyn RandomAccessFile>,
+        path: &Path,
+        file_id: u64,
+        cached: bool,
+        use_model: bool,
+    ) -> Result<Table> {
         let file_size = file.len()?;
         if file_size < FOOTER_LEN as u64 {
             return Err(Error::corruption(
@@ -311,6 +355,7 @@ impl Table {
             path: path.to_path_buf(),
             file_id,
             mapped: file.mapped(),
+            cached,
             file,
             file_size,
             footer,
@@ -372,6 +417,18 @@ impl Table {
     /// Heap bytes held by the table's index structures (fence index and filter).
     pub fn index_size_bytes(&self) -> usize {
         self.fence.size_bytes() + self.filter.as_ref().map_or(0, Bloom::size_bytes)
+    }
+
+    /// Bytes this open table keeps in memory whatever the cache holds: filter, fence index,
+    /// model, properties (key bounds) and the stripped prefix.
+    pub fn pinned_bytes(&self) -> usize {
+        self.index_size_bytes()
+            + self.model_size_bytes()
+            + self.properties.smallest.user_key.len()
+            + self.properties.largest.user_key.len()
+            + self.prefix.len()
+            + self.stripped.len()
+            + std::mem::size_of::<Table>()
     }
 
     /// Bloom check: false only when `user_key` is certainly absent; true when there is no
@@ -448,7 +505,7 @@ impl Table {
             return Ok(None);
         }
         breakdown::timed(Step::Load, || {
-            let block = self.load_block(self.fence.block_of(pos), false)?;
+            let block = self.load_slots(self.fence.block_of(pos), pos, pos + 1)?;
             let slot = self.slot(&block, pos)?;
             if probe.key_order(self.layout.head_bytes(), &slot.raw, slot.overflow)
                 != Ordering::Equal
@@ -604,7 +661,7 @@ impl Table {
         what: &str,
         force: bool,
     ) -> Result<()> {
-        let mapped = self.mapped.is_some();
+        let mapped = self.checks_once();
         if force || !mapped || !verified.contains(block) {
             if crc(bytes) != expected {
                 return Err(Error::corruption(
@@ -627,12 +684,56 @@ impl Table {
         })
     }
 
+    /// True when a block or value chunk checked once is trusted after: read from a mapping
+    /// or through the page cache (the pread path checks every read).
+    #[inline]
+    fn checks_once(&self) -> bool {
+        self.mapped.is_some() || self.cached
+    }
+
+    /// The slots `[from, to)` of `block` (REQUIRES: within the block) and the block's key
+    /// suffixes. Through the page cache, once the block was checked, only those slots are
+    /// read (the pages they cover); otherwise the whole block ([`Table::load_block`]).
+    pub(crate) fn load_slots(&self, block: u64, from: u64, to: u64) -> Result<LoadedBlock> {
+        if !(self.cached && self.verified_blocks.contains(block)) {
+            return self.load_block(block, false);
+        }
+        let positions = self.fence.block_positions(block);
+        let (from, to) = (from.max(positions.start), to.min(positions.end).max(from));
+        let slot = self.layout.slot as u64;
+        let (start, end) = match self.block_span_without_suffixes(block) {
+            Some((start, len)) => (start, start + len),
+            None => {
+                let meta = self.meta_of(block)?;
+                (
+                    self.footer.data.offset + meta.data_start,
+                    self.footer.data.offset + meta.data_end,
+                )
+            }
+        };
+        let slots_at = start + (from - positions.start) * slot;
+        let slots_len = (to - from) * slot;
+        let mut bytes = self.read(slots_at, slots_len)?.into_owned();
+        let suffixes_at = start + (positions.end - positions.start) * slot;
+        if end > suffixes_at {
+            bytes.extend_from_slice(&self.read(suffixes_at, end - suffixes_at)?);
+        }
+        Ok(LoadedBlock {
+            block,
+            first_pos: from,
+            start: slots_at,
+            slots_len: slots_len as usize,
+            len: bytes.len(),
+            owned: Some(bytes),
+        })
+    }
+
     /// Reads the bytes of `block` (slots and key suffixes), verifying its checksum unless a
-    /// mapped block was verified before (or always, with `force`).
+    /// mapped (or cached) block was verified before (or always, with `force`).
     fn load_block(&self, block: u64, force: bool) -> Result<LoadedBlock> {
         let positions = self.fence.block_positions(block);
         let slots_len = (positions.end - positions.start) as usize * self.layout.slot;
-        let verified = !force && self.mapped.is_some() && self.verified_blocks.contains(block);
+        let verified = !force && self.checks_once() && self.verified_blocks.contains(block);
         // A verified block of a file without key suffixes lies at a computed offset: no
         // index record is touched (a cache miss per lookup otherwise).
         let (offset, len) = match self.block_span_without_suffixes(block) {

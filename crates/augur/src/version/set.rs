@@ -16,7 +16,8 @@ use super::table_file::TableFile;
 use super::version::Version;
 use crate::error::{Error, Result};
 use crate::filename;
-use crate::fs::{FileSystem, ReadMode};
+use crate::cache::FileReads;
+use crate::fs::FileSystem;
 use crate::sst::Table;
 use crate::wal::{read_log, LogKind, LogWriter};
 use parking_lot::Mutex;
@@ -63,7 +64,8 @@ pub trait VersionListener: Send + Sync {
 pub struct VersionSet {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
-    read_mode: ReadMode,
+    /// How table files are opened (mode, page cache, open-file bound).
+    reads: FileReads,
     /// Whether tables are opened with their learned index in use.
     use_models: bool,
     current: Mutex<Arc<Version>>,
@@ -198,6 +200,11 @@ fn sort_level(level: usize, files: &mut [Arc<TableFile>]) {
 }
 
 impl VersionSet {
+    /// How table files are opened (mode, page cache, open-file bound); its counters.
+    pub(crate) fn reads(&self) -> &FileReads {
+        &self.reads
+    }
+
     /// Creates the manifest and CURRENT of a new, empty database in `dir` with the given
     /// compaction style.
     pub fn create(fs: &dyn FileSystem, dir: &Path, style: CompactionStyle) -> Result<()> {
@@ -231,7 +238,7 @@ impl VersionSet {
     pub fn recover(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
-        read_mode: ReadMode,
+        reads: FileReads,
         use_models: bool,
         num_levels: usize,
         style: Option<CompactionStyle>,
@@ -264,7 +271,7 @@ impl VersionSet {
         check_table_count(replay.files.iter().map(|l| l.len() as u64).sum())?;
         for (level, metas) in replay.files.iter().enumerate() {
             for meta in metas.values() {
-                let file = open_table(&fs, dir, &manifest, meta, read_mode, use_models)?;
+                let file = open_table(&fs, dir, &manifest, meta, &reads, use_models)?;
                 version.levels[level].push(Arc::new(file));
             }
             sort_level(level, &mut version.levels[level]);
@@ -287,7 +294,7 @@ impl VersionSet {
         let set = VersionSet {
             dir: dir.to_path_buf(),
             fs,
-            read_mode,
+            reads,
             use_models,
             current: Mutex::new(Arc::new(version)),
             manifest: Mutex::new(ManifestState {
@@ -377,11 +384,11 @@ impl VersionSet {
                 .flatten();
             let table = match existing {
                 Some(t) => t,
-                None => Arc::new(Table::open_with(
-                    self.fs.as_ref(),
+                None => Arc::new(Table::open_in(
+                    &self.fs,
                     &path,
                     meta.file_id,
-                    self.read_mode,
+                    &self.reads,
                     self.use_models,
                 )?),
             };
@@ -532,7 +539,7 @@ fn open_table(
     dir: &Path,
     manifest: &Path,
     meta: &FileMeta,
-    read_mode: ReadMode,
+    reads: &FileReads,
     use_models: bool,
 ) -> Result<TableFile> {
     let path = filename::table_path(dir, meta.file_id);
@@ -543,7 +550,7 @@ fn open_table(
             format!("references table {} which does not exist", path.display()),
         ));
     }
-    let table = Table::open_with(fs.as_ref(), &path, meta.file_id, read_mode, use_models)?;
+    let table = Table::open_in(fs, &path, meta.file_id, reads, use_models)?;
     Ok(TableFile::new(
         meta.clone(),
         Arc::new(table),

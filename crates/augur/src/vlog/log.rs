@@ -11,7 +11,8 @@
 //!   read with `ReadMode::Pread` because it grows, and every appended byte is visible to
 //!   reads after [`ValueLog::flush`]. Before it (a read-only database, or a database open
 //!   still checking its files) nothing is written.
-//! - Sealed segments are immutable; they are read with the configured mode. Those sealed
+//! - Sealed segments are immutable; they are read with the configured mode (and, under
+//!   `direct`, through the database's page cache). Those sealed
 //!   by this process are synced. Those found at open may end in bytes the last process only
 //!   handed to the OS (a clean close does not sync, a crash leaves its cache behind): the
 //!   first [`ValueLog::sync`] syncs them, so that nothing made durable after it (the table
@@ -32,6 +33,7 @@ use super::segment::{
 use super::ValuePointer;
 use crate::compression::Compression;
 use crate::error::{Error, Result};
+use crate::cache::FileReads;
 use crate::fs::{FileSystem, ReadMode};
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
@@ -92,7 +94,7 @@ impl Active {
 pub struct ValueLog {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
-    read_mode: ReadMode,
+    reads: FileReads,
     segment_bytes: u64,
     /// The active segment's writer (`None` until [`Self::start_active`]; always in a
     /// read-only database). Lock order: `active`, then `segments`.
@@ -119,7 +121,7 @@ impl std::fmt::Debug for ValueLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ValueLog")
             .field("dir", &self.dir)
-            .field("read_mode", &self.read_mode)
+            .field("read_mode", &self.reads.mode())
             .field("segment_bytes", &self.segment_bytes)
             .finish_non_exhaustive()
     }
@@ -156,11 +158,11 @@ impl ValueLog {
     pub fn open(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
-        read_mode: ReadMode,
+        reads: impl Into<FileReads>,
         segment_bytes: u64,
     ) -> Result<ValueLog> {
         fs.create_dir_all(dir)?;
-        let log = Self::open_existing(fs, dir, read_mode, segment_bytes)?;
+        let log = Self::open_existing(fs, dir, reads, segment_bytes)?;
         log.start_active(1)?;
         Ok(log)
     }
@@ -181,9 +183,10 @@ impl ValueLog {
     pub fn open_existing(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
-        read_mode: ReadMode,
+        reads: impl Into<FileReads>,
         segment_bytes: u64,
     ) -> Result<ValueLog> {
+        let reads = reads.into();
         if segment_bytes == 0 {
             return Err(Error::InvalidArgument(
                 "value-log segment size must be at least 1 byte".into(),
@@ -216,7 +219,7 @@ impl ValueLog {
                 stub = Some(id);
                 continue;
             }
-            let reader = SegmentReader::open(fs.as_ref(), dir, id, read_mode)?;
+            let reader = SegmentReader::open(fs.as_ref(), dir, id, reads.clone())?;
             let slot = Slot {
                 reader: Arc::new(reader),
                 sealed_size: Some(size),
@@ -228,7 +231,7 @@ impl ValueLog {
         Ok(ValueLog {
             fs,
             dir: dir.to_path_buf(),
-            read_mode,
+            reads,
             segment_bytes,
             active: Mutex::new(None),
             stub: Mutex::new(stub),
@@ -316,7 +319,7 @@ impl ValueLog {
         active.note(synced)?;
         let sealed_id = active.writer.id();
         let sealed_size = active.writer.len();
-        let sealed = SegmentReader::open(self.fs.as_ref(), &self.dir, sealed_id, self.read_mode)?;
+        let sealed = SegmentReader::open(self.fs.as_ref(), &self.dir, sealed_id, self.reads.clone())?;
         let next_id = sealed_id
             .checked_add(1)
             .ok_or_else(|| Error::InvalidArgument("value-log segment ids are exhausted".into()))?;

@@ -3,7 +3,7 @@
 use super::*;
 use crate::fs::StdFs;
 
-const MODES: [ReadMode; 2] = [ReadMode::Mmap, ReadMode::Pread];
+const MODES: [ReadMode; 3] = [ReadMode::Mmap, ReadMode::Pread, ReadMode::Direct];
 
 fn fs() -> Arc<dyn FileSystem> {
     Arc::new(StdFs)

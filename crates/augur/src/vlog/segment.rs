@@ -22,7 +22,8 @@ use crate::checksum::crc_parts;
 use crate::coding::{get_u32, get_u64};
 use crate::compression::{self, Compression, CODEC_NONE};
 use crate::error::{Error, Result};
-use crate::fs::{FileSystem, RandomAccessFile, ReadMode, WritableFile};
+use crate::cache::FileReads;
+use crate::fs::{FileSystem, RandomAccessFile, WritableFile};
 use crate::key::MAX_KEY_LEN;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -293,16 +294,21 @@ impl std::fmt::Debug for SegmentReader {
 }
 
 impl SegmentReader {
-    /// Opens segment `id` in `dir` and checks its header. Use [`ReadMode::Pread`] for a
+    /// Opens segment `id` in `dir` and checks its header. Use `ReadMode::Pread` for a
     /// segment that is still being appended to.
     ///
     /// # Errors
     /// `Io` if the file cannot be opened; `Corruption` (offset 0) for a short or damaged
     /// header or one naming another segment id; `UnsupportedVersion` for another format
     /// version.
-    pub fn open(fs: &dyn FileSystem, dir: &Path, id: u64, mode: ReadMode) -> Result<Self> {
+    pub fn open(
+        fs: &dyn FileSystem,
+        dir: &Path,
+        id: u64,
+        reads: impl Into<FileReads>,
+    ) -> Result<Self> {
         let path = dir.join(segment_file_name(id));
-        let file = fs.open(&path, mode)?;
+        let file = reads.into().open_unbounded(fs, &path)?;
         let reader = SegmentReader {
             mapped: file.mapped(),
             verified: std::sync::OnceLock::new(),

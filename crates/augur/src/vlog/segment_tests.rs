@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::compression::Compression;
-use crate::fs::StdFs;
+use crate::fs::{ReadMode, StdFs};
 
 fn entry(i: usize) -> (Vec<u8>, Vec<u8>) {
     let key = format!("key-{i:05}").into_bytes();
@@ -38,7 +38,7 @@ fn collect(r: &SegmentReader) -> Result<Vec<SegmentEntry>> {
     r.entries().collect()
 }
 
-const MODES: [ReadMode; 2] = [ReadMode::Mmap, ReadMode::Pread];
+const MODES: [ReadMode; 3] = [ReadMode::Mmap, ReadMode::Pread, ReadMode::Direct];
 
 #[test]
 fn file_names() {

@@ -322,7 +322,7 @@ impl Table {
             if probe >= n {
                 return self.lower_bound_between(&mut cache, lo, n, key, trailer);
             }
-            if self.cmp_at(&mut cache, probe, key, trailer)? == Ordering::Less {
+            if self.cmp_at(&mut cache, probe, probe..probe + 1, key, trailer)? == Ordering::Less {
                 lo = probe + 1;
                 step = step.saturating_mul(2);
             } else {
@@ -350,13 +350,14 @@ impl Table {
             }
             let mid = lo + (hi - lo) / 2;
             let mut p = mid;
-            if self.cmp_at(cache, mid, key, trailer)? == Ordering::Less {
+            if self.cmp_at(cache, mid, lo..hi, key, trailer)? == Ordering::Less {
                 p += 1;
-                while p < hi && self.cmp_at(cache, p, key, trailer)? == Ordering::Less {
+                while p < hi && self.cmp_at(cache, p, lo..hi, key, trailer)? == Ordering::Less {
                     p += 1;
                 }
             } else {
-                while p > lo && self.cmp_at(cache, p - 1, key, trailer)? != Ordering::Less {
+                while p > lo && self.cmp_at(cache, p - 1, lo..hi, key, trailer)? != Ordering::Less
+                {
                     p -= 1;
                 }
             }
@@ -366,9 +367,10 @@ impl Table {
         // range (the multiple of the largest power of two in it). Windows of different
         // lookups overlap but rarely share a midpoint; aligned probes are shared, so the top
         // of every search stays in cache — as the fixed probes of fence-pointer windows do.
+        let window = lo..hi;
         while lo < hi {
             let mid = aligned_midpoint(lo, hi);
-            if self.cmp_at(cache, mid, key, trailer)? == Ordering::Less {
+            if self.cmp_at(cache, mid, window.clone(), key, trailer)? == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -377,19 +379,22 @@ impl Table {
         Ok(lo)
     }
 
-    /// Compares the entry at `pos` with `(user_key, trailer)`, loading (and verifying, the
-    /// first time) its block unless `cache` holds it.
+    /// Compares the entry at `pos` (inside `window`, the positions being searched) with
+    /// `(user_key, trailer)`, loading (and verifying, the first time) its block unless
+    /// `cache` holds the slot; through the page cache only the window's slots in that block
+    /// are read.
     fn cmp_at(
         &self,
         cache: &mut Option<LoadedBlock>,
         pos: u64,
+        window: std::ops::Range<u64>,
         key: &Probe<'_>,
         trailer: u64,
     ) -> Result<Ordering> {
         let block_no = self.fence.block_of(pos);
         let block = match cache.take() {
-            Some(b) if b.block == block_no => b,
-            _ => self.load_block(block_no, false)?,
+            Some(b) if b.block == block_no && b.holds(pos, self.layout.slot) => b,
+            _ => self.load_slots(block_no, window.start.min(pos), window.end.max(pos + 1))?,
         };
         let slot = self.slot(&block, pos)?;
         let ord = key.order(self.layout.head_bytes(), &slot.raw, slot.overflow, trailer);

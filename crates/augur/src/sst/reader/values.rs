@@ -1,6 +1,7 @@
 //! Inline values of a table: where a slot's reference points in its block's value chunk,
 //! and the chunk read, checked and decompressed — whole for scans and `verify`, one frame for
-//! a point lookup (`compression::FramedChunk`).
+//! a point lookup (`compression::FramedChunk`); through the page cache, a plain chunk checked
+//! before is read one value at a time.
 
 use super::Table;
 use crate::compression::{decompress, FramedChunk, CODEC_NONE};
@@ -80,10 +81,16 @@ impl Table {
         at: usize,
         len: usize,
     ) -> Result<Option<Vec<u8>>> {
-        let (stored, offset) = self.stored_value_chunk(block, meta, false)?;
         if at.checked_add(len).is_none_or(|end| end > meta.raw_len as usize) {
             return Ok(None);
         }
+        // Through the page cache, a plain chunk checked before is read value by value (the
+        // pages the value covers), not whole.
+        if self.cached && meta.codec == CODEC_NONE && self.verified_value_chunks.contains(block) {
+            let offset = self.footer.values.offset + meta.values_start + at as u64;
+            return Ok(Some(self.read(offset, len as u64)?.into_owned()));
+        }
+        let (stored, offset) = self.stored_value_chunk(block, meta, false)?;
         if meta.codec == CODEC_NONE {
             return Ok(stored.get(at..at + len).map(<[u8]>::to_vec));
         }
