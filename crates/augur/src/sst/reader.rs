@@ -43,6 +43,10 @@ pub mod lookup_stats;
 pub use learned::LearnReport;
 use lookup_stats::LookupStats;
 
+/// Bytes read from the end of an unmapped file when it is opened: the footer and the
+/// sections before it in one read.
+const OPEN_TAIL_BYTES: u64 = 64 << 10;
+
 /// A set of block numbers, settable from many threads at once (one bit per block).
 #[derive(Debug)]
 struct VerifiedSet(Vec<AtomicU64>);
@@ -271,11 +275,29 @@ impl Table {
                 "file is shorter than an SSTable footer",
             ));
         }
+        // Without a mapping, the file's tail — the footer and, in all but large files, the
+        // sections after the data — is read with one read instead of one per section.
+        let tail_len = file_size.min(OPEN_TAIL_BYTES);
+        let tail_at = file_size - tail_len;
+        let tail = match file.as_slice() {
+            Some(_) => None,
+            None => Some(read_bytes(&*file, path, tail_at, tail_len)?.into_owned()),
+        };
+        let read_meta = |offset: u64, len: u64| -> Result<Cow<'_, [u8]>> {
+            let in_tail = tail.as_deref().and_then(|t| {
+                let start = usize::try_from(offset.checked_sub(tail_at)?).ok()?;
+                t.get(start..start.checked_add(usize::try_from(len).ok()?)?)
+            });
+            match in_tail {
+                Some(bytes) => Ok(Cow::Borrowed(bytes)),
+                None => read_bytes(&*file, path, offset, len),
+            }
+        };
         let footer_offset = file_size - FOOTER_LEN as u64;
-        let footer_bytes = read_bytes(&*file, path, footer_offset, FOOTER_LEN as u64)?;
+        let footer_bytes = read_meta(footer_offset, FOOTER_LEN as u64)?;
         let footer = Footer::decode(&footer_bytes, path, footer_offset)?;
         let checked = |s: &Section, name: &str| -> Result<Cow<'_, [u8]>> {
-            let bytes = read_bytes(&*file, path, s.offset, s.len)?;
+            let bytes = read_meta(s.offset, s.len)?;
             if crc(&bytes) != s.crc {
                 return Err(Error::corruption(
                     path,
