@@ -69,6 +69,8 @@ def open(
     value_separation_threshold: int = 1024,
     memtable_mb: int = 64,
     read_mode: str = "mmap",
+    cache_mb: int = 64,
+    max_open_files: Optional[int] = None,
     bloom_bits: int = 10,
     compression: str = "none",
     slot_head_bytes: Optional[int] = None,
@@ -107,8 +109,9 @@ def open(
     bytes per key such as "0.5");
     ``learning`` one of never, at-build, always, cost-benefit, lazy, offline;
     ``compaction`` leveled or flsm (``None``, the default: the style the database was
-    created with, leveled for a new one; a conflicting style raises); ``read_mode`` mmap
-    or pread; ``rmi_root`` linear or cubic; ``compression`` none, lz4, zstd or
+    created with, leveled for a new one; a conflicting style raises); ``read_mode`` mmap,
+    pread or direct (O_DIRECT through a page cache of ``cache_mb`` MiB);
+    ``max_open_files`` bounds the table files held open (``None``: all); ``rmi_root`` linear or cubic; ``compression`` none, lz4, zstd or
     zstd:LEVEL (values compressed as written; files of any setting stay readable);
     ``slot_head_bytes`` the SSTable slot's key-head width (``None``: chosen per file). A bad value raises
     :class:`InvalidArgumentError` (a ``ValueError``) naming the option.

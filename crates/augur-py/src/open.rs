@@ -41,6 +41,8 @@ use std::path::PathBuf;
     value_separation_threshold = 1024,
     memtable_mb = 64,
     read_mode = "mmap",
+    cache_mb = 64,
+    max_open_files = None,
     bloom_bits = 10,
     compression = "none",
     slot_head_bytes = None,
@@ -82,6 +84,8 @@ pub(crate) fn open(
     value_separation_threshold: i64,
     memtable_mb: i64,
     read_mode: &str,
+    cache_mb: i64,
+    max_open_files: Option<i64>,
     bloom_bits: i64,
     compression: &str,
     slot_head_bytes: Option<i64>,
@@ -119,6 +123,10 @@ pub(crate) fn open(
         )?),
         memtable_mb: Some(unsigned("memtable_mb", memtable_mb)?),
         read_mode: Some(choice::<ReadModeArg>("read_mode", read_mode)?),
+        cache_mb: Some(unsigned("cache_mb", cache_mb)?),
+        max_open_files: max_open_files
+            .map(|n| unsigned("max_open_files", n))
+            .transpose()?,
         bloom_bits: Some(unsigned("bloom_bits", bloom_bits)?),
         compression: Some(
             augur::Compression::parse(compression)
@@ -199,6 +207,11 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
             "read_mode" => {
                 name(variant(|v: &ReadModeArg| v.to_engine() == o.read_mode)).into_py_any(py)?
             }
+            "cache_mb" => (o.cache_bytes / MIB).into_py_any(py)?,
+            "max_open_files" => match o.max_open_files {
+                None => py.None(),
+                Some(n) => n.into_py_any(py)?,
+            },
             "bloom_bits" => o.bloom_bits_per_key.into_py_any(py)?,
             "compression" => o.compression.to_string().into_py_any(py)?,
             "slot_head_bytes" => match o.slot_head_bytes {
