@@ -192,7 +192,16 @@ fn a_database_of_100k_tables_opens_reads_and_compacts_with_max_open_files() {
     let before = open_descriptors();
     for mode in [ReadMode::Mmap, ReadMode::Pread, ReadMode::Direct] {
         let db = Db::open(&dir, options(mode, Some(BOUND))).unwrap();
-        assert_eq!(db.stats().levels[LEVEL].files, TABLES as usize, "{mode:?}");
+        let stats = db.stats();
+        assert_eq!(stats.levels[LEVEL].files, TABLES as usize, "{mode:?}");
+        // Every table's filter, fence index and bounds stay in memory (no reload on reopen):
+        // what that costs per table, small enough for millions of tables.
+        let pinned_per_table = stats.pinned_bytes() / TABLES;
+        eprintln!("{mode:?}: pinned {} bytes per table", pinned_per_table);
+        assert!(
+            pinned_per_table < 2048,
+            "{mode:?}: {pinned_per_table} bytes per table"
+        );
         check_reads(&db);
         let files = db.stats().reads.open_files.expect("bounded");
         assert!(files.open as usize <= BOUND, "{mode:?}: {files:?}");
