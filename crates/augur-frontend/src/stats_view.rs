@@ -3,7 +3,9 @@
 //! and `stats_text` (the tables of `augur stats` and of the `stats` benchmark). Shared by the
 //! front ends and the harness so all show the same figures under the same names.
 //! `learning_during` turns two snapshots into what the engine learned between them (the
-//! per-phase figures of the lazy-learning study).
+//! per-phase figures of the lazy-learning study). Memory outside the data: the bytes each
+//! level pins (filters, fences, models; `pinned_bytes`), and under `--read-mode direct` /
+//! `--max-open-files` the page cache's and the open-file bound's counters (`reads`).
 
 use comfy_table::Table;
 use serde_json::{json, Value};
@@ -62,6 +64,7 @@ pub fn stats_json(s: &augur::Stats) -> Value {
                    "learning_ns": l.learning_ns,
                    "models_by_kind": memory_json(&l.models_by_kind),
                    "level_model_bytes": l.level_model_bytes,
+                   "pinned_bytes": l.pinned_bytes,
                    "level_model_segments": l.level_model_segments,
                    "guards": l.guards, "nonempty_guards": l.nonempty_guards,
                    "mean_sstables_per_guard": l.mean_sstables_per_guard(),
@@ -127,6 +130,8 @@ pub fn stats_json(s: &augur::Stats) -> Value {
             "training_ns_per_key": s.training_ns_per_key,
             "pending": s.learning_pending,
         },
+        "pinned_bytes": s.pinned_bytes(),
+        "reads": reads_json(&s.reads),
         "write_amplification": s.write_amplification(),
         "live_snapshots": s.live_snapshots,
         "last_seqno": s.last_seqno,
@@ -233,6 +238,47 @@ pub fn value_compression_ratio(l: &augur::LevelStats) -> Option<f64> {
     (l.raw_value_bytes > 0).then(|| l.stored_value_bytes as f64 / l.raw_value_bytes as f64)
 }
 
+/// The page cache (direct mode) and the open-file bound (`max_open_files`) as JSON; each is
+/// `null` when the database runs without it, so the object's shape never changes.
+pub fn reads_json(r: &augur::ReadStats) -> Value {
+    let cache = r.cache.map(|c| {
+        json!({"capacity_bytes": c.capacity_bytes, "used_bytes": c.used_bytes, "pages": c.pages,
+               "hits": c.hits, "misses": c.misses, "hit_ratio": c.hit_ratio(),
+               "device_reads": c.device_reads, "device_bytes": c.device_bytes})
+    });
+    let open_files = r
+        .open_files
+        .map(|o| json!({"limit": o.limit, "open": o.open, "mapped": o.mapped, "opens": o.opens}));
+    json!({"cache": cache, "open_files": open_files})
+}
+
+/// The page cache and the open-file bound as text lines (nothing for a database without
+/// either).
+fn reads_text(r: &augur::ReadStats) -> String {
+    let mut out = String::new();
+    if let Some(c) = r.cache {
+        out.push_str(&format!(
+            "page cache (direct reads): {} B capacity, {} B used ({} pages); {} hits, {} \
+             misses (hit ratio {:.1}%); {} device reads, {} device bytes\n",
+            c.capacity_bytes,
+            c.used_bytes,
+            c.pages,
+            c.hits,
+            c.misses,
+            100.0 * c.hit_ratio(),
+            c.device_reads,
+            c.device_bytes
+        ));
+    }
+    if let Some(o) = r.open_files {
+        out.push_str(&format!(
+            "open files: limit {}, {} open, {} mapped, {} opens\n",
+            o.limit, o.open, o.mapped, o.opens
+        ));
+    }
+    out
+}
+
 /// Model memory per index type as a JSON array.
 fn memory_json(m: &[augur::IndexMemory]) -> Value {
     m.iter()
@@ -292,6 +338,7 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
     if !s.value_log.is_empty() {
         out.push_str(&format!("{}\n", value_log_table(s)));
     }
+    out.push_str(&reads_text(&s.reads));
     out.push_str(&counters_text(s));
     out.push_str(&learning_summary_text(s));
     if s.lookup_breakdown.samples > 0 {
@@ -302,8 +349,8 @@ pub fn stats_text(s: &augur::Stats, all: bool) -> String {
 
 /// Per level (those holding files, or every one with `all`): files, bytes, entries, the raw
 /// key and value bytes of the entries, the bytes the inline values take as stored and their
-/// compression ratio (stored / raw), and the memory of the learned models and of the fences
-/// and filters.
+/// compression ratio (stored / raw), the memory of the learned models and of the fences
+/// and filters, and all the bytes the level's tables pin in memory outside any cache.
 fn levels_table(s: &augur::Stats, all: bool) -> Table {
     let mut levels = Table::new();
     levels.set_header(vec![
@@ -319,6 +366,7 @@ fn levels_table(s: &augur::Stats, all: bool) -> Table {
         "model bytes",
         "segments",
         "fence+filter bytes",
+        "pinned bytes",
     ]);
     for l in s.levels.iter().filter(|l| all || l.files > 0) {
         levels.add_row(vec![
@@ -334,23 +382,26 @@ fn levels_table(s: &augur::Stats, all: bool) -> Table {
             l.model_bytes.to_string(),
             l.model_segments.to_string(),
             l.index_bytes.to_string(),
+            l.pinned_bytes.to_string(),
         ]);
     }
     levels
 }
 
 /// One line under the levels table: the levels' bytes, raw key and value bytes, the stored
-/// bytes of the inline values and their compression ratio, all levels together.
+/// bytes of the inline values and their compression ratio, and the bytes pinned in memory,
+/// all levels together.
 fn totals_text(s: &augur::Stats) -> String {
     let t = level_totals(s);
     format!(
         "all levels: {} table bytes, {} raw key bytes, {} raw value bytes, {} stored value \
-         bytes, value ratio {}\n",
+         bytes, value ratio {}, {} pinned bytes\n",
         t.bytes,
         t.raw_key_bytes,
         t.raw_value_bytes,
         t.stored_value_bytes,
-        value_compression_ratio(&t).map_or("-".to_string(), |r| format!("{r:.3}"))
+        value_compression_ratio(&t).map_or("-".to_string(), |r| format!("{r:.3}")),
+        s.pinned_bytes()
     )
 }
 
@@ -549,6 +600,76 @@ mod tests {
         );
         let json = stats_json(&db.stats());
         assert_eq!(json["levels"].as_array().map(Vec::len), Some(7), "{json}");
+    }
+
+    /// Pinned bytes per level and in total, and (direct reads, bounded open files) the page
+    /// cache's and the open-file bound's counters, in the JSON and the text; without them the
+    /// `reads` object keeps its shape with `null`s. On `/var/tmp` when it exists: `O_DIRECT`
+    /// needs a disk file system, and `/tmp` may be tmpfs.
+    #[test]
+    fn cache_open_files_and_pinned_bytes_are_shown() {
+        let tmp = match std::path::Path::new("/var/tmp").is_dir() {
+            true => tempfile::tempdir_in("/var/tmp").unwrap(),
+            false => tempfile::tempdir().unwrap(),
+        };
+        let db = augur::Db::open(
+            tmp.path(),
+            augur::Options {
+                background_threads: false,
+                read_mode: augur::ReadMode::Direct,
+                cache_bytes: 1 << 20,
+                max_open_files: Some(4),
+                ..augur::Options::default()
+            },
+        )
+        .unwrap();
+        for i in 0..2000u32 {
+            db.put(format!("key{i:05}").as_bytes(), [b'v'; 100])
+                .unwrap();
+        }
+        db.flush().unwrap();
+        for i in (0..2000u32).step_by(7) {
+            assert!(db.get(format!("key{i:05}").as_bytes()).unwrap().is_some());
+        }
+        let s = db.stats();
+        let j = stats_json(&s);
+        let cache = &j["reads"]["cache"];
+        assert_eq!(cache["capacity_bytes"], 1 << 20, "{j}");
+        assert!(cache["misses"].as_u64().unwrap() > 0, "{cache}");
+        assert!(cache["hits"].as_u64().unwrap() > 0, "{cache}");
+        assert!(cache["device_reads"].as_u64().unwrap() > 0, "{cache}");
+        assert!(cache["device_bytes"].as_u64().unwrap() > 0, "{cache}");
+        assert!(cache["used_bytes"].as_u64().unwrap() > 0, "{cache}");
+        let ratio = cache["hit_ratio"].as_f64().unwrap();
+        assert!(ratio > 0.0 && ratio < 1.0, "{cache}");
+        assert_eq!(j["reads"]["open_files"]["limit"], 4, "{j}");
+        let pinned = j["pinned_bytes"].as_u64().unwrap();
+        assert!(pinned > 0, "{j}");
+        assert_eq!(j["levels"][0]["pinned_bytes"].as_u64(), Some(pinned), "{j}");
+        let text = stats_text(&s, false);
+        for part in [
+            "page cache (direct reads): 1048576 B capacity",
+            "hit ratio",
+            "device reads",
+            "open files: limit 4",
+            "pinned bytes",
+            &format!("{pinned} pinned bytes"),
+        ] {
+            assert!(text.contains(part), "{part} missing: {text}");
+        }
+        // Default options: no cache, no bound, the same shape.
+        let plain = tempfile::tempdir().unwrap();
+        let s = open(plain.path()).stats();
+        let j = stats_json(&s);
+        assert!(
+            j["reads"]["cache"].is_null() && j["reads"]["open_files"].is_null(),
+            "{j}"
+        );
+        let text = stats_text(&s, false);
+        assert!(
+            !text.contains("page cache") && !text.contains("open files"),
+            "{text}"
+        );
     }
 
     /// The raw key and value bytes of each level, the stored bytes of its inline values and
