@@ -12,6 +12,10 @@
 //! Key sources (`--keys`, `--keys-text`, `--distribution` — u64 distributions and synthetic
 //! string keys, `--distribution=strings` — `--load-order`): see `sources.rs`.
 //!
+//! Memory: `--cache_size`, `--use_direct_reads` and `--statistics` (db_bench's flags) give every
+//! engine the same cache and read path, and the records report cache, pinned memory and RSS:
+//! see `memory.rs`. `--read_distribution` picks the keys of the lookups (`workloads/reads.rs`).
+//!
 //! Compression: `--compression_type=none|snappy|lz4|zstd` (db_bench's flag and names) sets the
 //! codec of every engine of the run: Augur's `Options::compression` (unless the engine flag
 //! `--compression` is given, which wins), RocksDB's on every level, LevelDB's, fjall's. An
@@ -24,7 +28,9 @@
 
 pub mod engine;
 pub mod error;
+mod header;
 mod keys;
+pub mod memory;
 mod process;
 mod report;
 pub mod sosd;
@@ -234,10 +240,9 @@ pub struct BenchArgs {
         default_value_t = 65536
     )]
     pub scan_range_keys: u64,
-    /// Block cache of the peers in bytes (db_bench's flag; Augur reads through the page
-    /// cache and ignores it).
-    #[arg(long = "cache_size", alias = "cache-size", default_value_t = 8 << 20)]
-    pub cache_size: usize,
+    /// --use_direct_reads, --cache_size, --statistics (see memory.rs).
+    #[command(flatten)]
+    pub memory: memory::MemoryArgs,
     /// Random seed; benchmark i of a run uses seed + i.
     #[arg(long, default_value_t = 301)]
     pub seed: u64,
@@ -279,23 +284,21 @@ pub struct BenchArgs {
         default_value_t = ycsb::KeyOrder::Hashed
     )]
     pub insert_order: ycsb::KeyOrder,
-    /// YCSB hotspot distributions: fraction of the records in the hot set, in (0, 1]
-    /// (default 0.2 for hotspot, 0.01 for hotspot-zipfian and ycsb-b-hot).
-    #[arg(
-        long = "hotspot-data-fraction",
-        alias = "hotspot_data_fraction",
-        alias = "hotspotdatafraction",
-        value_parser = parse_data_fraction
-    )]
+    /// Key chooser of readrandom, readmissing and seekrandom over the keys in sorted order
+    /// (default: uniform, db_bench's): a --request-distribution value; hotspot sends
+    /// --hotspot-ops-fraction of the lookups to the first --hotspot-data-fraction of the keys.
+    #[arg(long = "read_distribution", alias = "read-distribution", value_enum)]
+    pub read_distribution: Option<ycsb::RequestDist>,
+    /// Hotspot distributions (YCSB's and --read_distribution's): fraction of the records in
+    /// the hot set, in (0, 1] (default 0.2 for hotspot, 0.01 for hotspot-zipfian, ycsb-b-hot).
+    #[arg(long = "hotspot-data-fraction", alias = "hotspot_data_fraction",
+          alias = "hotspotdatafraction", value_parser = parse_data_fraction)]
     pub hotspot_data_fraction: Option<f64>,
-    /// YCSB hotspot distributions: fraction of the operations on the hot set, in [0, 1]
+    /// Hotspot distributions: fraction of the operations on the hot set, in [0, 1]
     /// (default 0.8 for hotspot, 0.9 for hotspot-zipfian and ycsb-b-hot).
-    #[arg(
-        long = "hotspot-ops-fraction",
-        alias = "hotspot_ops_fraction",
-        alias = "hotspotopnfraction",
-        value_parser = parse_ops_fraction
-    )]
+    #[arg(long = "hotspot-ops-fraction", alias = "hotspot_ops_fraction",
+          alias = "hotspot_opn_fraction", alias = "hotspotopnfraction",
+          value_parser = parse_ops_fraction)]
     pub hotspot_ops_fraction: Option<f64>,
     /// YCSB workload E: scans read uniformly 1..=N entries.
     #[arg(long = "scan-length", alias = "scan_length", default_value_t = 100,
@@ -320,6 +323,10 @@ pub struct EngineSettings {
     /// `--value-separation-threshold` when given explicitly; without it a run covers values
     /// inline and separated.
     pub value_separation_threshold: Option<usize>,
+    /// `--read-mode` and `--cache-mb` (in bytes) when given explicitly: checked against
+    /// `--use_direct_reads` and `--cache_size` (`memory::resolve`).
+    pub read_mode: Option<augur::ReadMode>,
+    pub cache_bytes: Option<u64>,
 }
 
 /// One database configuration of a run: a label (the subdirectory and the JSON
@@ -436,14 +443,21 @@ pub fn run(
     if let Some(file) = &a.dump_keys {
         return dump_keys(&keys, file);
     }
-    let p = params(a, keys);
     let source = source_name(a);
     let mut base_opts = engine.options.clone();
     if let Some(b) = a.write_buffer_size {
         base_opts.memtable_size_bytes = b;
     }
+    let memory = memory::resolve(
+        &a.memory,
+        engine.read_mode,
+        engine.cache_bytes,
+        &mut base_opts,
+    )?;
     base_opts.validate()?;
+    let p = params(a, keys, &memory);
     let mut configs = run_configs(a, engine, &base_opts)?;
+    memory::check_engines(configs.iter().map(|c| c.engine), &memory)?;
     let explicit = engine.options.compression != augur::Compression::None
         || compression_flag_given(std::env::args_os());
     apply_compression(&mut configs, a.compression_type, explicit)?;
@@ -461,7 +475,9 @@ pub fn run(
     };
     let mut records: Vec<Value> = Vec::new();
     if plan.print_text && configs.len() > 1 {
-        print_plan(a, engine, &configs, &base);
+        let labels: Vec<&str> = configs.iter().map(|c| c.label.as_str()).collect();
+        let both = !a.compare && engine.value_separation_threshold.is_none();
+        header::print_plan(&labels, &base, both);
     }
     for config in configs.iter().cloned() {
         records.extend(plan.run_config(config, &base)?);
@@ -601,7 +617,7 @@ fn compression_ratio(text: &str) -> Result<f64, String> {
 }
 
 /// The workloads' parameters from the flags, over `keys` (`--num` is their count).
-fn params(a: &BenchArgs, keys: KeySet) -> Params {
+fn params(a: &BenchArgs, keys: KeySet, m: &memory::MemorySettings) -> Params {
     let num = keys.len();
     Params {
         num,
@@ -615,7 +631,10 @@ fn params(a: &BenchArgs, keys: KeySet) -> Params {
         seed: a.seed,
         histogram: a.histogram,
         use_existing_db: a.use_existing_db,
-        cache_bytes: a.cache_size,
+        cache_bytes: m.cache_bytes,
+        direct_reads: m.direct_reads,
+        statistics: m.statistics,
+        read_distribution: a.read_distribution,
         seek_nexts: a.seek_nexts,
         parallel_scan: workloads::ParallelScanParams {
             threads: usize::try_from(a.scan_threads).unwrap_or(2),
@@ -684,12 +703,14 @@ impl Plan {
         let mut config = config_json(&label, p, &opts, &self.source);
         config["engine"] = json!(kind.name());
         config["compression"] = json!(compression_name(kind, &opts, p.codec));
+        config["use_direct_reads"] = json!(memory::reads_direct(kind, &opts, p.direct_reads));
         if let Some(s) = &self.string_shape {
             config["string_shape"] = json!({"min_len": s.min_len, "max_len": s.max_len,
                                             "prefix_len": s.prefix_len});
         }
         if self.print_text {
-            print_header(kind, &label, p, &opts, &dir, &self.source);
+            let compression = compression_name(kind, &opts, p.codec);
+            header::print_header(kind, &label, p, &opts, &dir, &self.source, &compression);
         }
         // Each configuration's records report its own peak RSS.
         process::reset_peak_rss();
@@ -844,6 +865,8 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
         "scan_partitions": p.parallel_scan.partitions,
         "scan_range_keys": p.parallel_scan.range_keys,
         "cache_bytes": p.cache_bytes,
+        "statistics": p.statistics,
+        "read_distribution": p.read_distribution.map(ycsb::RequestDist::name),
         "threads": p.threads,
         "version": env!("CARGO_PKG_VERSION"),
     })
@@ -851,81 +874,6 @@ fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Val
 
 fn parse_split(s: &str) -> Result<augur::Split, String> {
     augur::Split::from_name(s).ok_or_else(|| format!("unknown split `{s}` (keyspace or balanced)"))
-}
-
-/// Says which configurations a run covers and the database directory of each, before the
-/// first one starts (a run of several puts each in its own subdirectory of `--db`).
-fn print_plan(a: &BenchArgs, engine: &EngineSettings, configs: &[RunConfig], base: &Path) {
-    println!(
-        "Running {} configurations, each in its own database under {}:",
-        configs.len(),
-        base.display()
-    );
-    for c in configs {
-        println!("  {:<16} {}", c.label, base.join(&c.label).display());
-    }
-    if !a.compare && engine.value_separation_threshold.is_none() {
-        println!(
-            "(no --value-separation-threshold: Augur runs with values inline and with every \
-             value separated; pass --value-separation-threshold N to run one configuration \
-             in --db itself)"
-        );
-    }
-    println!();
-}
-
-fn print_header(
-    kind: EngineKind,
-    label: &str,
-    p: &Params,
-    o: &augur::Options,
-    dir: &Path,
-    source: &str,
-) {
-    let values = match o.value_separation_threshold {
-        usize::MAX => "inline (no value separation)".to_string(),
-        0 => "separated (every value in the value log)".to_string(),
-        t => format!("separated from {t} bytes"),
-    };
-    let compression = compression_name(kind, o, p.codec);
-    if kind != EngineKind::Augur {
-        println!(
-            "Engine:     {} (bloom {} bits/key, {compression} compression, write buffer = memtable)",
-            kind.name(),
-            o.bloom_bits_per_key
-        );
-    }
-    println!(
-        "{:<12}version {}{}",
-        if kind == EngineKind::Augur {
-            "Augur:"
-        } else {
-            "Harness:"
-        },
-        env!("CARGO_PKG_VERSION"),
-        if label.is_empty() {
-            String::new()
-        } else {
-            format!(" [{label}]")
-        }
-    );
-    println!("Keys:       {}", p.keys.describe(p.key_size));
-    println!("Key source: {source}");
-    println!("Values:     {} bytes each, {values}", p.value_size);
-    if kind == EngineKind::Augur {
-        println!("Compression: {compression}");
-    }
-    println!("Entries:    {}", p.num);
-    println!("Reads:      {}", p.reads);
-    if kind == EngineKind::Augur {
-        println!(
-            "Read mode:  {}",
-            format!("{:?}", o.read_mode).to_lowercase()
-        );
-    }
-    println!("Memtable:   {} bytes", o.memtable_size_bytes);
-    println!("DB:         {}", dir.display());
-    println!("------------------------------------------------");
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //!   db_bench, so about 63% of the numbers end up present) into a fresh database.
 //! - `overwrite`: like fillrandom, on the existing database.
 //! - `readrandom`: `reads` gets of random key numbers in `[0, num)`; reports how many were found.
+//!   `--read_distribution` picks the key indexes of `readrandom`, `readmissing` and
+//!   `seekrandom` with one of YCSB's choosers instead (`Params::read_chooser`).
 //! - `readmissing`: `reads` gets of keys one byte longer (an extra `'0'`), so never found.
 //!   Both read benchmarks materialize their keys 1024 at a time outside the timed region
 //!   (`KeyBatch`): on a large key set fetching a random key is a cache miss, harness work
@@ -63,9 +65,10 @@ pub use scans::ParallelScanParams;
 
 use super::engine::{self, BenchEngine, EngineKind};
 use super::keys::ValueGen;
+use super::memory::{self, PeakRss};
 use super::report::Outcome;
 use super::sources::{KeySet, LoadOrder};
-use super::ycsb::{self, YcsbParams};
+use super::ycsb::{self, RequestDist, YcsbParams};
 use crate::error::{io_err, BenchError};
 use augur::Options;
 use rand::rngs::StdRng;
@@ -138,8 +141,16 @@ pub struct Params {
     pub seed: u64,
     pub histogram: bool,
     pub use_existing_db: bool,
-    /// Block cache of the peers in bytes (db_bench's `--cache_size`).
+    /// The cache of every engine in bytes (`--cache_size`, see `memory.rs`; Augur's is also
+    /// in its `Options`).
     pub cache_bytes: usize,
+    /// Peers read with direct I/O (`--use_direct_reads`; Augur's read mode is in its
+    /// `Options`).
+    pub direct_reads: bool,
+    /// RocksDB keeps its statistics (`--statistics`).
+    pub statistics: bool,
+    /// The key chooser of the lookups (`--read_distribution`; `None`: uniform).
+    pub read_distribution: Option<RequestDist>,
     /// Entries read after each seek of `seekrandom` (db_bench's `--seek_nexts`).
     pub seek_nexts: usize,
     /// `scanparallel`'s threads, splitter, partitions and range size.
@@ -173,6 +184,8 @@ pub struct Runner {
     ycsb: ycsb::State,
     /// `/proc/self/io` written bytes where the last benchmark's count stopped.
     io_mark: Option<u64>,
+    /// Peak RSS per benchmark and so far.
+    rss: PeakRss,
 }
 
 impl Runner {
@@ -198,6 +211,7 @@ impl Runner {
             quiet,
             ycsb: ycsb::State::default(),
             io_mark: None,
+            rss: PeakRss::default(),
         }
     }
 
@@ -209,6 +223,8 @@ impl Runner {
                 sync: self.p.sync,
                 cache_bytes: self.p.cache_bytes,
                 codec: self.p.codec,
+                direct_reads: self.p.direct_reads,
+                statistics: self.p.statistics,
             };
             self.db = Some(engine::open(self.kind, &self.dir, &o, settings)?);
         }
@@ -284,7 +300,14 @@ impl Runner {
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
+        // The engine's memory counters where the benchmark starts (none when it opens the
+        // database: its counters start at zero), and the window of its peak RSS.
+        let memory_before = self.db.as_deref().and_then(|d| d.memory());
+        let rss_reset = self.rss.begin();
         let outcome = self.measure(name, &mut rng);
+        let peak_rss = self.rss.end(rss_reset);
+        // Taken before the bookkeeping below (the space scan reads every entry).
+        let memory_after = self.db.as_deref().and_then(|d| d.memory());
         if let Some(bar) = progress {
             bar.finish_and_clear();
         }
@@ -310,15 +333,32 @@ impl Runner {
         if let Some(db) = self.db.as_deref() {
             outcome.stats = db.stats().map(|s| crate::stats_view::stats_json(&s));
         }
-        // Process CPU time over the benchmark (all threads: background work counts too) and
-        // peak RSS so far; absent where /proc is not available.
+        let mut budget = None;
+        if let Some(after) = memory_after {
+            memory::cache_fields(&mut outcome, memory_before.as_ref(), &after);
+            if self.kind == EngineKind::Augur {
+                let pinned = after.pinned_bytes.unwrap_or(0);
+                budget = Some(memory::Budget::new(&self.opts, pinned));
+            }
+        }
+        // Process CPU time over the benchmark (all threads: background work counts too), peak
+        // RSS so far and during the benchmark (with Augur's budget, `memory.rs`); absent where
+        // /proc is not available.
         if let (Some(before), Some(after)) = (cpu_before, super::process::cpu_seconds()) {
             outcome.extra.push(("cpu_s", json!(after - before)));
         }
-        if let Some(bytes) = super::process::peak_rss_bytes() {
+        if let Some(bytes) = self.rss.so_far() {
             outcome
                 .extra
-                .push(("peak_rss_mb", json!(bytes as f64 / (1 << 20) as f64)));
+                .push(("peak_rss_mb", json!(memory::mb(bytes))));
+        }
+        if let Some(bytes) = peak_rss {
+            outcome
+                .extra
+                .push(("benchmark_peak_rss_mb", json!(memory::mb(bytes))));
+        }
+        if let Some(b) = budget {
+            b.push_fields(&mut outcome, peak_rss);
         }
         Ok(Some(outcome))
     }

@@ -177,6 +177,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         let settings = augur_bench::EngineSettings {
             options: cli.engine.options(),
             value_separation_threshold: cli.engine.value_separation_threshold,
+            read_mode: cli.engine.read_mode.map(|m| m.to_engine()),
+            cache_bytes: cli.engine.cache_mb.map(|mb| mb.saturating_mul(1 << 20)),
         };
         return Ok(augur_bench::run(
             args,

@@ -1,12 +1,16 @@
 //! End-to-end tests of `augur bench --engine=fjall`: without the cargo feature `fjall` the peer
 //! is refused with an error naming the feature; with it, fjall runs the db_bench reads, flush,
 //! compact, deletes and YCSB A–F on the same key streams as Augur and finds exactly what Augur
-//! finds, and a fresh fill never deletes a directory holding foreign files.
+//! finds, and a fresh fill never deletes a directory holding foreign files; `--use_direct_reads`
+//! is refused (fjall 2 has none), hotspot reads find what Augur's find.
 
 mod common;
 
 #[cfg(feature = "fjall")]
-use common::peers::{field, fresh_fill_refuses_foreign_file};
+use common::peers::{
+    field, fresh_fill_refuses_foreign_file, hotspot_reads_find_what_augur_finds,
+    refuses_direct_reads,
+};
 #[cfg(feature = "fjall")]
 use common::{bench_json_on, peer_and_augur, record};
 #[cfg(feature = "fjall")]
@@ -165,4 +169,18 @@ fn fjall_fresh_fill_replaces_its_own_files_and_refuses_foreign_ones() {
     for own in ["version", "journals", "partitions"] {
         assert!(dir.join(own).exists(), "{own} was deleted");
     }
+}
+
+#[cfg(feature = "fjall")]
+#[test]
+fn fjall_refuses_direct_reads_and_takes_the_cache_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    refuses_direct_reads(&tmp.path().join("fjall"), "fjall");
+}
+
+#[cfg(feature = "fjall")]
+#[test]
+fn fjall_hotspot_reads_find_what_augurs_find() {
+    let tmp = tempfile::tempdir().unwrap();
+    hotspot_reads_find_what_augur_finds(tmp.path(), "fjall");
 }

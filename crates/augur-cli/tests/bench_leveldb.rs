@@ -1,13 +1,15 @@
 //! End-to-end tests of `augur bench --engine=leveldb`: without the cargo feature `leveldb`
 //! the peer is refused with a clear error; with it, fills, reads, scans, deletes, flush,
 //! compaction and YCSB run on LevelDB and find exactly what Augur finds on the same key
-//! stream, and a fresh fill refuses a directory holding a file that is not LevelDB's.
+//! stream, and a fresh fill refuses a directory holding a file that is not LevelDB's;
+//! `--use_direct_reads` is refused (LevelDB has none), hotspot reads find what Augur's find.
 
 mod common;
 
 #[cfg(feature = "leveldb")]
 use common::peers::{
-    field, fillseq_reads_find_what_was_written, fresh_fill_refuses_foreign_file, nth,
+    field, fillseq_reads_find_what_was_written, fresh_fill_refuses_foreign_file,
+    hotspot_reads_find_what_augur_finds, nth, refuses_direct_reads,
 };
 #[cfg(feature = "leveldb")]
 use common::{bench_json_on, peer_and_augur, record};
@@ -217,4 +219,18 @@ fn leveldb_fresh_fill_replaces_an_earlier_leveldb_database() {
         &["--num=50", "--benchmarks=fillseq,readseq"],
     );
     assert_eq!(record(&again, "readseq")["ops"], 50);
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_refuses_direct_reads_and_takes_the_cache_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    refuses_direct_reads(&tmp.path().join("level"), "leveldb");
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_hotspot_reads_find_what_augurs_find() {
+    let tmp = tempfile::tempdir().unwrap();
+    hotspot_reads_find_what_augur_finds(tmp.path(), "leveldb");
 }

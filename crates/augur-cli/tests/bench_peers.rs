@@ -1,14 +1,18 @@
 //! End-to-end tests of `augur bench --engine`: without the cargo feature `rocksdb` the peer
 //! is refused with a clear error; with it, a tiny fill + reads on RocksDB find what the fill
-//! wrote, and on the same key stream RocksDB and Augur find the same number of keys.
+//! wrote, and on the same key stream RocksDB and Augur find the same number of keys;
+//! `--use_direct_reads`, `--cache_size` and `--statistics` reach RocksDB and its records carry
+//! its block cache figures, and hotspot reads find what Augur's find.
 
 mod common;
 
 use common::augur;
 #[cfg(feature = "rocksdb")]
-use common::peers::{field, fillseq_reads_find_what_was_written};
+use common::peers::{
+    field, fillseq_reads_find_what_was_written, hotspot_reads_find_what_augur_finds,
+};
 #[cfg(feature = "rocksdb")]
-use common::{bench_json_on, record};
+use common::{bench_json_on, bench_json_with, record};
 use serde_json::Value;
 
 #[test]
@@ -210,4 +214,63 @@ fn rocksdb_separates_values_with_blobdb() {
     ] {
         assert!(labels.contains(&l), "{l} missing in {labels:?}");
     }
+}
+
+/// Direct reads through a block cache of `--cache_size` bytes, with index and filter blocks
+/// held by the table readers (`pinned_bytes`); block cache hits and misses only with
+/// `--statistics`. On `/var/tmp` when it exists: `O_DIRECT` needs a disk file system.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn rocksdb_reads_direct_through_a_block_cache_of_cache_size() {
+    let tmp = if std::path::Path::new("/var/tmp").is_dir() {
+        tempfile::tempdir_in("/var/tmp").unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    let run = |dir: &str, statistics: &str| {
+        bench_json_with(
+            &tmp.path().join(dir),
+            &[],
+            "--value-separation-threshold=1024",
+            &[
+                "--engine=rocksdb",
+                "--use_direct_reads=1",
+                "--cache_size=1048576",
+                statistics,
+                "--num=20000",
+                "--benchmarks=fillrandom,flush,readrandom",
+            ],
+        )
+    };
+    let r = run("stats", "--statistics=1");
+    let read = record(&r, "readrandom");
+    assert_eq!(read["config"]["use_direct_reads"], true, "{read}");
+    assert_eq!(read["config"]["cache_bytes"], 1 << 20, "{read}");
+    assert_eq!(read["config"]["statistics"], true, "{read}");
+    assert_eq!(read["cache_capacity_bytes"], 1 << 20, "{read}");
+    for f in ["cache_used_bytes", "cache_misses", "pinned_bytes"] {
+        assert!(field(&r, "readrandom", f) > 0, "{f}: {read}");
+    }
+    assert!(
+        read["cache_hits"].is_u64() && read["cache_hit_ratio"].is_f64(),
+        "{read}"
+    );
+    // RocksDB counts no device reads; the budget is Augur's alone.
+    assert!(read["device_reads"].is_null(), "{read}");
+    assert!(read.get("memory_budget").is_none(), "{read}");
+    assert!(read["benchmark_peak_rss_mb"].is_number(), "{read}");
+    let r = run("nostats", "--statistics=0");
+    let read = record(&r, "readrandom");
+    assert!(
+        read["cache_hits"].is_null() && read["cache_misses"].is_null(),
+        "{read}"
+    );
+    assert!(field(&r, "readrandom", "cache_used_bytes") > 0, "{read}");
+}
+
+#[cfg(feature = "rocksdb")]
+#[test]
+fn rocksdb_hotspot_reads_find_what_augurs_find() {
+    let tmp = tempfile::tempdir().unwrap();
+    hotspot_reads_find_what_augur_finds(tmp.path(), "rocksdb");
 }

@@ -2,6 +2,7 @@
 
 use super::BenchEngine;
 use crate::error::BenchError;
+use crate::memory::MemoryReport;
 use ::augur::{Db, Scan, ScanOptions, Stats, WriteBatch, WriteOptions};
 
 /// Augur through its public API.
@@ -65,6 +66,10 @@ impl BenchEngine for AugurEngine {
 
     fn stats(&self) -> Option<Stats> {
         Some(self.db.stats())
+    }
+
+    fn memory(&self) -> Option<MemoryReport> {
+        Some(MemoryReport::of_augur(&self.db.stats()))
     }
 
     fn augur(&self) -> Option<&Db> {

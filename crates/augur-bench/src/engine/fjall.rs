@@ -6,7 +6,10 @@
 //!   the bits to levels 2 and below only; it gives L0 and L1 segments filters sized for a fixed
 //!   false-positive rate (0.001% and 0.05%, its "Monkey" policy) whatever the setting. fjall
 //!   accepts at most 20 bits per key; more is refused.
-//! - **Cache**: one cache of `cache_bytes` shared by blocks and blob-file values.
+//! - **Cache**: one cache of `cache_bytes` shared by blocks and blob-file values (fjall 2
+//!   does not expose its use, so records carry no cache figures for fjall).
+//! - **Direct reads**: fjall 2 reads through the kernel's page cache only;
+//!   `--use_direct_reads` is refused.
 //! - **Memtable**: `memtable_size_bytes` (fjall stores it as a `u32`; larger is refused). The
 //!   keyspace's cap on all memtables is the memory Augur lets them take before stalling
 //!   writes: the active memtable plus `max_immutable_memtables` sealed ones.
@@ -73,6 +76,10 @@ impl FjallEngine {
                 "fjall: no database in {} (and it may not be created)",
                 dir.display()
             )));
+        }
+        if settings.direct_reads {
+            // Checked before the run too (`memory::check_engines`).
+            super::EngineKind::Fjall.check_direct_reads()?;
         }
         let memtable = u32::try_from(opts.memtable_size_bytes).map_err(|_| {
             BenchError::failed(format!(
@@ -263,7 +270,23 @@ mod tests {
             sync: false,
             cache_bytes: 1 << 20,
             codec: Codec::None,
+            direct_reads: false,
+            statistics: false,
         }
+    }
+
+    #[test]
+    fn direct_reads_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let direct = OpenSettings {
+            direct_reads: true,
+            ..settings()
+        };
+        let e = FjallEngine::open(tmp.path(), &Options::default(), direct)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("fjall has no direct reads"), "{e}");
     }
 
     fn open(dir: &Path, threshold: usize) -> FjallEngine {

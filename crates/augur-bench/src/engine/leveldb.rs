@@ -11,7 +11,10 @@
 //! 16-byte keys and 64-byte values make a few hundred of LevelDB's 2 MiB tables, so every table
 //! stays open in the table cache, as RocksDB (unlimited by default) and Augur keep theirs.
 //! Other options keep LevelDB's defaults (4 KiB blocks, 2 MiB tables, no read checksums).
-//! LevelDB has no key-value separation: values always stay in the tree.
+//! LevelDB has no key-value separation: values always stay in the tree, and no direct reads:
+//! `--use_direct_reads` is refused. Index and filter blocks stay outside the block cache, in
+//! the table cache's open tables (as RocksDB's and Augur's pinned sections); the C API tells
+//! nothing of the cache's use, so records carry no cache figures for LevelDB.
 
 // Every unsafe block must say why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -397,6 +400,10 @@ impl LevelEngine {
                 dir.display()
             ))
         })?;
+        if settings.direct_reads {
+            // Checked before the run too (`memory::check_engines`).
+            super::EngineKind::Leveldb.check_direct_reads()?;
+        }
         let compression = match settings.codec {
             Codec::None => ffi::NO_COMPRESSION,
             Codec::Snappy => ffi::SNAPPY_COMPRESSION,

@@ -7,10 +7,13 @@
 //! Peers are opened with settings comparable to Augur's `Options` (`open`): the same bloom
 //! bits per key, write buffer = Augur's memtable size, the codec of `--compression_type`
 //! (`Codec`; none by default, each engine refusing a codec it does not have), a block cache of
-//! `--cache_size` bytes, the WAL on and synced as asked, and — where the peer has key-value
-//! separation (RocksDB's BlobDB) — values of at least `value_separation_threshold` bytes in
-//! blob files. Augur-only measurements (statistics, learning) go through
-//! `BenchEngine::stats` and `BenchEngine::augur`, which peers answer with `None`.
+//! `--cache_size` bytes, direct reads when `--use_direct_reads` asks (Augur and RocksDB; the
+//! others are refused, `EngineKind::check_direct_reads`), the WAL on and synced as asked,
+//! and — where the peer has key-value separation (RocksDB's BlobDB) — values of at least
+//! `value_separation_threshold` bytes in blob files. Augur-only measurements (statistics,
+//! learning) go through `BenchEngine::stats` and `BenchEngine::augur`, which peers answer
+//! with `None`; the cache and pinned memory of Augur and RocksDB through
+//! `BenchEngine::memory` (`memory.rs` reports them).
 
 mod augur;
 #[cfg(any(feature = "rocksdb", feature = "leveldb"))]
@@ -23,6 +26,7 @@ mod leveldb;
 mod rocksdb;
 
 use crate::error::BenchError;
+use crate::memory::MemoryReport;
 use ::augur::{Db, Options, Stats, WriteOptions};
 use clap::ValueEnum;
 use std::path::Path;
@@ -147,6 +151,31 @@ impl EngineKind {
         )))
     }
 
+    /// Whether this engine can read its tables with direct I/O, past the kernel's page cache
+    /// (`--use_direct_reads`): Augur (`--read-mode direct`, through its own page cache) and
+    /// RocksDB (`use_direct_reads`). LevelDB 1.23 has no such option; neither has fjall 2.
+    pub fn has_direct_reads(self) -> bool {
+        matches!(self, EngineKind::Augur | EngineKind::Rocksdb)
+    }
+
+    /// Refuses `--use_direct_reads` for an engine without direct reads, naming the engines
+    /// with them (reads are never silently buffered instead).
+    pub fn check_direct_reads(self) -> Result<(), BenchError> {
+        if self.has_direct_reads() {
+            return Ok(());
+        }
+        let has: Vec<&str> = Self::ALL
+            .iter()
+            .filter(|k| k.has_direct_reads())
+            .map(|k| k.name())
+            .collect();
+        Err(BenchError::failed(format!(
+            "--use_direct_reads=1: {} has no direct reads (engines with them: {})",
+            self.name(),
+            has.join(", ")
+        )))
+    }
+
     /// Fails with a clear message when this engine was not compiled in.
     pub fn check_available(self) -> Result<(), BenchError> {
         if self.is_built() {
@@ -198,6 +227,11 @@ pub trait BenchEngine: Sync {
     fn wait_for_compactions(&self) -> Result<(), BenchError>;
     /// Augur's statistics (`None`, the default, for peers).
     fn stats(&self) -> Option<Stats> {
+        None
+    }
+    /// The engine's cache and pinned memory now (`None`, the default, for an engine that
+    /// reports neither: LevelDB and fjall expose no cache usage).
+    fn memory(&self) -> Option<MemoryReport> {
         None
     }
     /// The Augur handle, for Augur-only benchmarks (`None`, the default, for peers).
@@ -275,8 +309,14 @@ pub(crate) fn wait_until_stable<T: PartialEq>(
 pub struct OpenSettings {
     /// Sync every write.
     pub sync: bool,
-    /// Block cache of the peers, bytes (Augur reads through the page cache).
+    /// Block cache of the peers, bytes (`--cache_size`; Augur's is `Options::cache_bytes`).
     pub cache_bytes: usize,
+    /// Peers read their tables with direct I/O (`--use_direct_reads`; Augur's read mode is
+    /// in its `Options`); checked against [`EngineKind::has_direct_reads`] before a run.
+    pub direct_reads: bool,
+    /// RocksDB keeps its statistics (`--statistics`), so its block cache hits and misses
+    /// are reported; the other engines ignore it.
+    pub statistics: bool,
     /// The peers' codec (Augur's is `Options::compression`); checked against
     /// [`EngineKind::codecs`] before a run starts.
     pub codec: Codec,

@@ -2,10 +2,21 @@
 //! (cargo feature `rocksdb`): settings comparable to Augur's (bloom filter of the same bits per
 //! key, the codec of `--compression_type` on every level — none by default; zstd at RocksDB's
 //! default level, 3 — write buffer = Augur's memtable size, WAL on, sync as asked).
+//!
+//! Memory (`memory.rs`): an LRU block cache of `--cache_size` bytes. Index and filter blocks
+//! stay outside it, held by the table readers of the open tables
+//! (`cache_index_and_filter_blocks` off, RocksDB's default, set explicitly): the counterpart
+//! of Augur's pinned filters, fences and models, reported as `pinned_bytes`
+//! (`rocksdb.estimate-table-readers-mem`). `--use_direct_reads` sets `use_direct_reads`, which
+//! covers user reads and compaction inputs; flush and compaction *writes* stay buffered
+//! (`use_direct_io_for_flush_and_compaction` off), as Augur's are in direct mode. Block cache
+//! hits and misses come from RocksDB's statistics, kept only with `--statistics` (they cost
+//! RocksDB time on every operation); RocksDB counts no device reads or bytes there.
 
 use super::cursor::{self, RawCursor};
 use super::{BenchEngine, Codec, OpenSettings};
 use crate::error::BenchError;
+use crate::memory::{CacheCounters, MemoryReport};
 use ::augur::Options;
 use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, DBRawIterator, WriteOptions, DB};
 use std::path::Path;
@@ -61,10 +72,29 @@ impl RawCursor for DBRawIterator<'_> {
     }
 }
 
+/// The value of ticker `name` in the text of RocksDB's statistics (`Options::get_statistics`,
+/// lines such as `rocksdb.block.cache.hit COUNT : 12`).
+fn ticker(statistics: &str, name: &str) -> Option<u64> {
+    statistics.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        if words.next() != Some(name) || words.next() != Some("COUNT") {
+            return None;
+        }
+        words.nth(1)?.parse().ok()
+    })
+}
+
 /// An open RocksDB database.
 pub(super) struct RocksEngine {
+    // Declared first: dropped (closed) before the options and the cache it uses.
     db: DB,
     wo: WriteOptions,
+    /// The options it was opened with: they hold its statistics with `--statistics`.
+    options: rocksdb::Options,
+    /// Its block cache, whose use is reported.
+    cache: Cache,
+    cache_bytes: usize,
+    statistics: bool,
 }
 
 impl RocksEngine {
@@ -80,8 +110,16 @@ impl RocksEngine {
         if opts.bloom_bits_per_key > 0 {
             table.set_bloom_filter(f64::from(opts.bloom_bits_per_key), false);
         }
-        table.set_block_cache(&Cache::new_lru_cache(settings.cache_bytes));
+        // Index and filter blocks in the table readers, outside the block cache (module
+        // comment).
+        table.set_cache_index_and_filter_blocks(false);
+        let cache = Cache::new_lru_cache(settings.cache_bytes);
+        table.set_block_cache(&cache);
         let mut o = rocksdb::Options::default();
+        o.set_use_direct_reads(settings.direct_reads);
+        if settings.statistics {
+            o.enable_statistics();
+        }
         o.create_if_missing(opts.create_if_missing);
         // Every level: `compression` is the default of the levels and the bottommost level
         // is set to the same (RocksDB would otherwise keep it apart if configured). The level
@@ -99,7 +137,14 @@ impl RocksEngine {
         let db = DB::open(&o, dir).map_err(err)?;
         let mut wo = WriteOptions::default();
         wo.set_sync(settings.sync);
-        Ok(RocksEngine { db, wo })
+        Ok(RocksEngine {
+            db,
+            wo,
+            options: o,
+            cache,
+            cache_bytes: settings.cache_bytes,
+            statistics: settings.statistics,
+        })
     }
 }
 
@@ -139,6 +184,31 @@ impl BenchEngine for RocksEngine {
         Ok(())
     }
 
+    /// The block cache's use, its hits and misses (with `--statistics`), and the index and
+    /// filter blocks the table readers hold.
+    fn memory(&self) -> Option<MemoryReport> {
+        let stats = self
+            .statistics
+            .then(|| self.options.get_statistics())
+            .flatten()
+            .unwrap_or_default();
+        Some(MemoryReport {
+            cache: Some(CacheCounters {
+                capacity_bytes: self.cache_bytes as u64,
+                used_bytes: self.cache.get_usage() as u64,
+                hits: ticker(&stats, "rocksdb.block.cache.hit"),
+                misses: ticker(&stats, "rocksdb.block.cache.miss"),
+                device_reads: None,
+                device_bytes: None,
+            }),
+            pinned_bytes: self
+                .db
+                .property_int_value("rocksdb.estimate-table-readers-mem")
+                .ok()
+                .flatten(),
+        })
+    }
+
     /// Polls RocksDB's own counters of pending and running flushes and compactions until
     /// all are zero.
     fn wait_for_compactions(&self) -> Result<(), BenchError> {
@@ -164,5 +234,21 @@ impl BenchEngine for RocksEngine {
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tickers_are_read_from_the_statistics_text() {
+        let text = "rocksdb.block.cache.miss COUNT : 12\nrocksdb.block.cache.hit COUNT : 345\n\
+                    rocksdb.block.cache.hit.extra COUNT : 9\n\
+                    rocksdb.db.get.micros P50 : 1.0 P95 : 2.0 COUNT : 7 SUM : 9\n";
+        assert_eq!(ticker(text, "rocksdb.block.cache.hit"), Some(345));
+        assert_eq!(ticker(text, "rocksdb.block.cache.miss"), Some(12));
+        assert_eq!(ticker(text, "rocksdb.db.get.micros"), None);
+        assert_eq!(ticker("", "rocksdb.block.cache.hit"), None);
     }
 }

@@ -1,16 +1,18 @@
 //! The benchmarks that read: random point lookups of present or missing keys (`readrandom`,
 //! `readmissing`, spread over `--threads` threads), the mixed `readrandomwriterandom`,
 //! `seekrandom` (a seek and `--seek_nexts` entries) and the full scans `readseq` /
-//! `readreverse`.
+//! `readreverse`. The lookups of `readrandom`, `readmissing` and `seekrandom` pick their keys
+//! with `Params::read_chooser` (`--read_distribution`; uniform by default, db_bench's draw).
 
 use super::amplification::amplification;
 use super::threads::in_threads;
 use super::{Meter, Params, Runner};
 use crate::error::BenchError;
 use crate::report::Outcome;
+use crate::ycsb::{Chooser, RequestDist, YcsbParams};
 use rand::rngs::StdRng;
 use rand::Rng;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// The keys of the next lookups, materialized together outside the timed region: fetching a
@@ -44,6 +46,38 @@ impl KeyBatch {
     }
 }
 
+impl Params {
+    /// The chooser of the key indexes of `readrandom`, `readmissing` and `seekrandom`
+    /// ([`read_chooser`] of `--read_distribution`).
+    pub(crate) fn read_chooser(&self) -> Chooser {
+        read_chooser(self.read_distribution, self.num, &self.ycsb)
+    }
+
+    /// The record fields naming `--read_distribution` and its hot set (none without it).
+    pub(crate) fn read_distribution_fields(&self) -> Vec<(&'static str, Value)> {
+        let Some(dist) = self.read_distribution else {
+            return Vec::new();
+        };
+        let mut out = vec![("read_distribution", json!(dist.name()))];
+        if let Some(h) = self.ycsb.hot_set(dist) {
+            out.push(("hotspot_data_fraction", json!(h.data)));
+            out.push(("hotspot_ops_fraction", json!(h.ops)));
+        }
+        out
+    }
+}
+
+/// The chooser of lookup keys: `dist` (YCSB's choosers, `--request-distribution`'s values)
+/// over the key indexes `0..num`, which are the positions in sorted key order for every key
+/// source (`KeySet::key`), with the hot set of `ycsb`'s `--hotspot-*-fraction` flags. So the
+/// hot set of `hotspot` (YCSB's `HotspotIntegerGenerator`), the first `--hotspot-data-fraction`
+/// of the indexes, is one consecutive range of keys: the smallest keys. `None` is uniform,
+/// which draws exactly db_bench's `[0, num)` stream from the same generator.
+pub(super) fn read_chooser(dist: Option<RequestDist>, num: u64, ycsb: &YcsbParams) -> Chooser {
+    let dist = dist.unwrap_or(RequestDist::Uniform);
+    Chooser::with_hot_set(dist, num, 0, ycsb.hot_set(dist))
+}
+
 impl Runner {
     /// `reads` gets of random keys of the set, or of missing keys next to them.
     pub(super) fn read_random(
@@ -61,8 +95,11 @@ impl Runner {
         let record = self.record;
         let threads = self.p.threads.max(1);
         let keys = Arc::clone(&self.p.keys);
+        let chooser = self.p.read_chooser();
+        let distribution = self.p.read_distribution_fields();
         let (db, _) = self.parts()?;
         let lookups = |rng: &mut StdRng| {
+            let mut chooser = chooser.clone();
             let mut meter = Meter::new(record);
             let mut key = Vec::with_capacity(key_size + 1);
             let mut batch = KeyBatch::default();
@@ -72,7 +109,7 @@ impl Runner {
                 meter.exclude(|| {
                     batch.clear();
                     for _ in 0..count {
-                        let n = rng.gen_range(0..num);
+                        let n = chooser.next(num, rng);
                         if missing {
                             keys.missing(n, key_size, &mut key);
                         } else {
@@ -102,6 +139,7 @@ impl Runner {
         if threads > 1 {
             out.extra.push(("threads", json!(threads)));
         }
+        out.extra.extend(distribution);
         Ok(out)
     }
 
@@ -193,12 +231,14 @@ impl Runner {
         } = self.p;
         let record = self.record;
         let keys = Arc::clone(&self.p.keys);
+        let mut chooser = self.p.read_chooser();
+        let distribution = self.p.read_distribution_fields();
         let (db, _) = self.parts()?;
         let mut key = Vec::with_capacity(key_size);
         let (mut found, mut entries, mut bytes) = (0u64, 0u64, 0u64);
         let mut meter = Meter::new(record);
         for _ in 0..reads {
-            keys.key(rng.gen_range(0..num), key_size, &mut key);
+            keys.key(chooser.next(num, rng), key_size, &mut key);
             let (n, b) = db.scan_from(&key, 1 + seek_nexts)?;
             found += u64::from(n > 0);
             entries += n;
@@ -209,6 +249,7 @@ impl Runner {
         out.found = Some((found, reads));
         out.extra.push(("seek_nexts", json!(seek_nexts)));
         out.extra.push(("entries_read", json!(entries)));
+        out.extra.extend(distribution);
         Ok(out)
     }
 
@@ -225,5 +266,71 @@ impl Runner {
             meter.op_done();
         })?;
         Ok(meter.finish(name, ops, bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::KeySet;
+    use crate::ycsb::KeyOrder;
+    use rand::SeedableRng;
+
+    /// `--hotspot-data-fraction` and `--hotspot-ops-fraction` as given (`None`: not given).
+    fn flags(data: Option<f64>, ops: Option<f64>) -> YcsbParams {
+        YcsbParams {
+            distribution: None,
+            scan_length: 100,
+            insert_order: KeyOrder::Hashed,
+            shuffled_load: false,
+            hot_data_fraction: data,
+            hot_ops_fraction: ops,
+        }
+    }
+
+    fn draws(dist: Option<RequestDist>, ycsb: &YcsbParams, num: u64, seed: u64) -> Vec<u64> {
+        let mut c = read_chooser(dist, num, ycsb);
+        let mut rng = StdRng::seed_from_u64(seed);
+        (0..100_000).map(|_| c.next(num, &mut rng)).collect()
+    }
+
+    /// Bourbon Table 3's skew: 80% of the lookups on 25% of the keys, the hot keys one
+    /// consecutive range in key order (the smallest), deterministic by seed.
+    #[test]
+    fn hotspot_sends_80_percent_of_lookups_to_the_first_quarter_of_the_keys() {
+        let num = 40_000;
+        let bourbon = flags(Some(0.25), Some(0.8));
+        let d = draws(Some(RequestDist::Hotspot), &bourbon, num, 7);
+        let hot = d.iter().filter(|&&i| i < num / 4).count() as f64 / d.len() as f64;
+        assert!((hot - 0.8).abs() < 0.01, "{hot}");
+        // Uniform within each part: the hot quarter's halves get about 40% each.
+        let first_eighth = d.iter().filter(|&&i| i < num / 8).count() as f64 / d.len() as f64;
+        assert!((first_eighth - 0.4).abs() < 0.01, "{first_eighth}");
+        assert!(d.iter().all(|&i| i < num));
+        // The hot indexes are the smallest keys: every hot key sorts before every cold one.
+        let keys = KeySet::Numbers(num);
+        let (mut last_hot, mut first_cold) = (Vec::new(), Vec::new());
+        keys.key(num / 4 - 1, 16, &mut last_hot);
+        keys.key(num / 4, 16, &mut first_cold);
+        let mut k0 = Vec::new();
+        keys.key(0, 16, &mut k0);
+        assert!(k0 < last_hot && last_hot < first_cold);
+        // The same seed draws the same keys, another seed others.
+        assert_eq!(d, draws(Some(RequestDist::Hotspot), &bourbon, num, 7));
+        assert_ne!(d, draws(Some(RequestDist::Hotspot), &bourbon, num, 8));
+        // Without the fraction flags, YCSB's defaults: 80% on 20%.
+        let d = draws(Some(RequestDist::Hotspot), &flags(None, None), num, 7);
+        let hot = d.iter().filter(|&&i| i < num / 5).count() as f64 / d.len() as f64;
+        assert!((hot - 0.8).abs() < 0.01, "{hot}");
+    }
+
+    /// No `--read_distribution`: db_bench's uniform draw, the very stream of
+    /// `gen_range(0..num)`, so results without the flag are unchanged.
+    #[test]
+    fn the_default_is_db_bench_uniform_stream() {
+        let num = 1000;
+        let mut rng = StdRng::seed_from_u64(3);
+        let plain: Vec<u64> = (0..100_000).map(|_| rng.gen_range(0..num)).collect();
+        assert_eq!(draws(None, &flags(Some(0.25), Some(0.8)), num, 3), plain);
     }
 }

@@ -2,9 +2,10 @@
 //! `bench_leveldb.rs`, `bench_fjall.rs`), which each run only with the cargo feature of their
 //! peer (except the refusal without it): a build without the feature refuses the peer
 //! clearly, a fill and reads on the peer find what the fill wrote, a fresh fill refuses a
-//! directory holding a foreign file, and reading fields of the JSON records.
+//! directory holding a foreign file, a peer without direct reads refuses them, hotspot reads
+//! find what Augur's find, and reading fields of the JSON records.
 
-use super::{augur, bench_json_on, record};
+use super::{augur, bench_json_on, fails_with_error, peer_and_augur, record};
 use serde_json::Value;
 use std::path::Path;
 
@@ -67,6 +68,68 @@ pub fn fresh_fill_refuses_foreign_file(dir: &Path, engine: &str) {
         "stderr: {err}"
     );
     assert_eq!(std::fs::read(&foreign).unwrap(), b"keep me");
+}
+
+/// On `engine`, a peer without direct reads: `--use_direct_reads=1` fails before anything is
+/// created in `dir`, naming the engines that have them (never reading buffered instead), and
+/// `--use_direct_reads=0 --cache_size` runs, the records' config saying so.
+pub fn refuses_direct_reads(dir: &Path, engine: &str) {
+    let engine_flag = format!("--engine={engine}");
+    let o = augur(&[
+        "--db",
+        dir.to_str().unwrap(),
+        "bench",
+        &engine_flag,
+        "--use_direct_reads=1",
+        "--num=10",
+    ]);
+    let e = fails_with_error(o);
+    assert!(
+        e.contains(&format!(
+            "{engine} has no direct reads (engines with them: augur, rocksdb)"
+        )),
+        "{e}"
+    );
+    assert!(!dir.exists(), "refused before anything was created");
+    let r = bench_json_on(
+        dir,
+        engine,
+        &[
+            "--use_direct_reads=0",
+            "--cache_size=1048576",
+            "--num=100",
+            "--benchmarks=fillseq,readrandom",
+        ],
+    );
+    let config = &record(&r, "readrandom")["config"];
+    assert_eq!(config["use_direct_reads"], false, "{config}");
+    assert_eq!(config["cache_bytes"], 1 << 20, "{config}");
+}
+
+/// `--read_distribution=hotspot` (80% of the lookups on the first 25% of the keys) draws the
+/// same keys on `engine` as on Augur: readrandom and seekrandom find exactly as many, in
+/// directories under `root`.
+pub fn hotspot_reads_find_what_augur_finds(root: &Path, engine: &str) {
+    let (peer, ours) = peer_and_augur(
+        root,
+        engine,
+        &[
+            "--num=2000",
+            "--reads=3000",
+            "--benchmarks=fillrandom,readrandom,seekrandom",
+            "--read_distribution=hotspot",
+            "--hotspot_data_fraction=0.25",
+            "--hotspot_opn_fraction=0.8",
+        ],
+    );
+    for name in ["readrandom", "seekrandom"] {
+        assert_eq!(
+            field(&peer, name, "found"),
+            field(&ours, name, "found"),
+            "{name}"
+        );
+        assert_eq!(record(&peer, name)["read_distribution"], "hotspot");
+    }
 }
 
 /// The unsigned `field` of the (first) record of benchmark `name`.
