@@ -21,11 +21,18 @@
 //! index type (PLR, fence, PGM), so SSTables carry several kinds of model; damage
 //! case `i` is then opened under [`Learning::nth`]`(i)`, so the cases walk through every
 //! learning policy × index type (`offline` learns the damaged database with `learn_all`).
+//!
+//! Read modes (issue 27): each damaged SSTable and value-log segment is opened under two of
+//! the three read modes — `mmap`, `pread` and `direct` (`O_DIRECT` through the page cache,
+//! whose budget case `i` takes from [`Reads::nth`]`(i)`: 0, 16 KiB, 1 MiB or 64 MiB) — the
+//! pair turning with the damage, so each mode meets two damages in three and the sweep
+//! opens as many copies as with two modes. The other file types, read by the open before
+//! any table, open each case under that case's mode. The full sweep uses every mode.
 
 mod common;
 
 use augur::{Db, Error, LearningPolicy, Options, ReadMode, WriteBatch, WriteOptions};
-use common::{Learning, INDEX_KINDS};
+use common::{Learning, Reads, INDEX_KINDS, READ_MODES};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -35,8 +42,10 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 /// Keys written only to the newest WAL, in this order (and as many to the WAL before it).
 const WAL_KEYS: usize = 40;
 
+/// The suite's options under learning configuration `l`, read with `read_mode` (through a
+/// page cache of `l.reads.cache_bytes` when that is `Direct`).
 fn options(read_mode: ReadMode, l: &Learning) -> Options {
-    l.apply(Options {
+    let o = l.apply(Options {
         background_threads: false,
         memtable_size_bytes: 8 << 10,
         target_file_size_bytes: 8 << 10,
@@ -45,9 +54,9 @@ fn options(read_mode: ReadMode, l: &Learning) -> Options {
         value_log_segment_bytes: 16 << 10,
         value_log_gc_ratio: 1.0,
         block_records: 16,
-        read_mode,
         ..Options::default()
-    })
+    });
+    Options { read_mode, ..o }
 }
 
 /// The learning options of build round `round`: models built with the files, the index
@@ -288,9 +297,18 @@ fn check_damaged(
     }
 }
 
+/// The read modes each damaged copy is opened with.
+#[derive(Debug, Clone, Copy)]
+enum Modes {
+    /// Two of [`READ_MODES`], turning with the damage (all of them in the full sweep).
+    Two,
+    /// The case's own ([`Reads::nth`], cycling through all of them over the cases).
+    OfCase,
+}
+
 /// Damages every file of `kind` (matched by `select` on the name) in a copy of `pristine`
-/// in each way of [`damages`], then checks the outcome.
-fn run_file_type(select: impl Fn(&str) -> bool, modes: &[ReadMode], min_files: usize) {
+/// in each way of [`damages`], then checks the outcome under each mode of `modes`.
+fn run_file_type(select: impl Fn(&str) -> bool, modes: Modes, min_files: usize) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let pristine = tmp.path().join("pristine");
     let model = build(&pristine);
@@ -312,8 +330,13 @@ fn run_file_type(select: impl Fn(&str) -> bool, modes: &[ReadMode], min_files: u
     let mut cases = 0;
     for name in &chosen {
         let len = std::fs::metadata(pristine.join(name)).expect("meta").len();
-        for d in damages(len, name) {
-            for &mode in modes {
+        for (j, d) in damages(len, name).into_iter().enumerate() {
+            let modes = match modes {
+                Modes::Two if full_sweep() => READ_MODES.to_vec(),
+                Modes::Two => vec![READ_MODES[j % 3], READ_MODES[(j + 1) % 3]],
+                Modes::OfCase => vec![Reads::nth(cases).mode],
+            };
+            for mode in modes {
                 let learning = Learning::nth(cases);
                 let ctx = format!("{name} ({len} bytes) {d:?} {mode:?} {learning:?}");
                 copy_dir(&pristine, &work);
@@ -331,46 +354,40 @@ fn run_file_type(select: impl Fn(&str) -> bool, modes: &[ReadMode], min_files: u
     }
     assert!(cases >= 20, "only {cases} cases");
     // The pristine copy itself is intact (the checks above can fail).
-    check_damaged(
-        &pristine,
-        &PathBuf::new(),
-        &model,
-        ReadMode::Mmap,
-        &build_learning(0),
-        "pristine",
-    );
+    for mode in READ_MODES {
+        check_damaged(
+            &pristine,
+            &PathBuf::new(),
+            &model,
+            mode,
+            &build_learning(0),
+            &format!("pristine {mode:?}"),
+        );
+    }
 }
 
 #[test]
 fn damaged_wal() {
     // The WAL a memtable switch closed and the one the close recorded.
-    run_file_type(|n| n.ends_with(".wal"), &[ReadMode::Mmap], 2);
+    run_file_type(|n| n.ends_with(".wal"), Modes::OfCase, 2);
 }
 
 #[test]
 fn damaged_sstable() {
-    run_file_type(
-        |n| n.ends_with(".sst"),
-        &[ReadMode::Mmap, ReadMode::Pread],
-        2,
-    );
+    run_file_type(|n| n.ends_with(".sst"), Modes::Two, 2);
 }
 
 #[test]
 fn damaged_manifest() {
-    run_file_type(|n| n.starts_with("MANIFEST-"), &[ReadMode::Mmap], 1);
+    run_file_type(|n| n.starts_with("MANIFEST-"), Modes::OfCase, 1);
 }
 
 #[test]
 fn damaged_current() {
-    run_file_type(|n| n == "CURRENT", &[ReadMode::Mmap], 1);
+    run_file_type(|n| n == "CURRENT", Modes::OfCase, 1);
 }
 
 #[test]
 fn damaged_value_log_segment() {
-    run_file_type(
-        |n| n.ends_with(".vlog"),
-        &[ReadMode::Mmap, ReadMode::Pread],
-        3,
-    );
+    run_file_type(|n| n.ends_with(".vlog"), Modes::Two, 3);
 }

@@ -26,6 +26,11 @@
 //! models persisted by `at-build` files keep serving lookups, `never` ignores them, and the
 //! contract is the same under all of them. The workload also reads (lazy learning) and, under
 //! `offline`, calls `Db::learn_all`.
+//!
+//! Read modes (issue 27): [`Learning::nth`]`(i)` also picks case `i`'s read mode
+//! ([`common::Reads::nth`]), so a third of the cases of every policy and index type write or
+//! recover under `direct`: tables and sealed value-log segments read through the page cache
+//! (`FaultFs` has no `O_DIRECT`; the cache logic is the same), with budgets from 0 to 64 MiB.
 
 mod common;
 #[path = "crash_faultfs/workload.rs"]

@@ -18,6 +18,11 @@
 //! kill often lands while a background learner trains), reads every 4th write back (lazy
 //! learning) and, under `offline`, calls `Db::learn_all` now and then. The parent checks the
 //! state under a different policy, [`Learning::reopen_of`]`(r)`.
+//!
+//! Read modes (issue 27): the child of round `r` and the parent's reopen read under the
+//! modes of those cases ([`common::Reads::nth`]): `mmap`, `pread` or `direct` (`O_DIRECT`,
+//! through the page cache, with budgets from 0 to 64 MiB), so a database written under one
+//! mode is recovered under another.
 
 mod common;
 
@@ -280,6 +285,7 @@ fn kill_rounds(test_name: &str, flsm: bool) {
         }
         db.verify()
             .unwrap_or_else(|e| panic!("round {round}: verify failed: {e}"));
+        common::check_reads(&db, &reopen, &format!("round {round}"));
         {
             let _fork = FORK_GUARD.lock().unwrap_or_else(|e| e.into_inner());
             drop(db);

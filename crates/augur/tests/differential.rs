@@ -11,6 +11,13 @@
 //! are tiny so that flushes, compactions and GC run many times; the end of a run asserts
 //! through `Db::stats()` that they did.
 //!
+//! Read modes (issue 27): each reopen moves a run to the next read mode (`options::read_setup`:
+//! `mmap` and `direct` in memory; `mmap`, `pread` and `direct` on disk), so every run, and so
+//! every index type, is read through the page cache of `ReadMode::Direct` for part of its
+//! life — with budgets of 0, 16 KiB, 256 KiB, 1 MiB or 64 MiB and sometimes a
+//! `max_open_files` of a few tables — and reads files written under another mode. At each
+//! reopen the cache is checked to hold no more than its budget.
+//!
 //! A mismatch panics with the seed, the op index and the last operations. Longer local runs:
 //! `AUGUR_DIFF_SEEDS=1..200` (or `1,5,9`) and `AUGUR_DIFF_OPS=1000000` override the seeds
 //! and the operation count of every configuration.

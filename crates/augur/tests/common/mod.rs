@@ -9,12 +9,19 @@
 //! `T_wait` of 0–2 ms so that background learners really train during the workload, level
 //! models, the lazy read count) come from a generator seeded by `n`, so they do not move in
 //! lockstep with the policy.
+//!
+//! Read modes (issue 27): case `n` also reads its files under [`Reads::nth`]`(n)` — `mmap`,
+//! `pread` or `direct` (through the database's page cache, with a budget of 0, 16 KiB,
+//! 1 MiB or the default 64 MiB, so pages are evicted while the case runs). The mode is
+//! `(n + n / 6) mod 3`, so it does not follow the policy: every index type and every policy
+//! meets every mode within 42 consecutive cases. Under `MemFs` and `FaultFs`, `mmap` and
+//! `pread` read alike and `direct` reads through the page cache.
 
 // Each test binary that includes this module uses a subset of it.
 #![allow(dead_code)]
 
 use augur::learning::ALL_POLICIES;
-use augur::{Db, IndexKind, LearningPolicy, Options};
+use augur::{Db, IndexKind, LearningPolicy, Options, ReadMode};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -29,7 +36,7 @@ pub const INDEX_KINDS: [IndexKind; 7] = [
     IndexKind::Plex,
 ];
 
-/// The learning options of one test case.
+/// The learning options of one test case, and how it reads its files.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Learning {
     pub policy: LearningPolicy,
@@ -38,6 +45,46 @@ pub struct Learning {
     pub wait_ms: u64,
     pub level_models: bool,
     pub lazy_reads: u64,
+    pub reads: Reads,
+}
+
+/// How a test case reads its files: the read mode and the page cache's budget (used by
+/// `direct` only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reads {
+    pub mode: ReadMode,
+    pub cache_bytes: u64,
+}
+
+/// Every read mode.
+pub const READ_MODES: [ReadMode; 3] = [ReadMode::Mmap, ReadMode::Pread, ReadMode::Direct];
+
+impl Reads {
+    /// The reads of case `n` (see the module doc).
+    pub fn nth(n: u64) -> Reads {
+        let mut rng = StdRng::seed_from_u64(n ^ 0x0d17_ec7c);
+        Reads {
+            mode: READ_MODES[((n + n / 6) % 3) as usize],
+            cache_bytes: [0, 16 << 10, 1 << 20, 64 << 20][rng.gen_range(0..4)],
+        }
+    }
+
+    /// The reads of `o`.
+    pub fn of(o: &Options) -> Reads {
+        Reads {
+            mode: o.read_mode,
+            cache_bytes: o.cache_bytes,
+        }
+    }
+
+    /// `base` with these reads.
+    pub fn apply(&self, base: Options) -> Options {
+        Options {
+            read_mode: self.mode,
+            cache_bytes: self.cache_bytes,
+            ..base
+        }
+    }
 }
 
 impl Learning {
@@ -51,6 +98,7 @@ impl Learning {
             wait_ms: rng.gen_range(0..3),
             level_models: rng.gen_bool(0.4),
             lazy_reads: rng.gen_range(1..4),
+            reads: Reads::nth(n),
         }
     }
 
@@ -63,6 +111,7 @@ impl Learning {
             wait_ms: o.learning_wait_ms,
             level_models: o.level_models,
             lazy_reads: o.lazy_learning_reads,
+            reads: Reads::of(o),
         }
     }
 
@@ -72,9 +121,9 @@ impl Learning {
         Learning::nth(5 * n + 7)
     }
 
-    /// `base` with these learning options.
+    /// `base` with these learning options and reads.
     pub fn apply(&self, base: Options) -> Options {
-        Options {
+        self.reads.apply(Options {
             learning: self.policy,
             index: self.index,
             error_bound: self.error_bound,
@@ -82,7 +131,7 @@ impl Learning {
             level_models: self.level_models,
             lazy_learning_reads: self.lazy_reads,
             ..base
-        }
+        })
     }
 
     /// What every open under this configuration does first: under `offline`, learn the
@@ -95,6 +144,23 @@ impl Learning {
             db.learn_all()?;
         }
         Ok(())
+    }
+}
+
+/// What `db`, opened under `l`, says of its reads: a page cache exactly under `direct`, with
+/// `l`'s budget and within it.
+pub fn check_reads(db: &Db, l: &Learning, ctx: &str) {
+    let cache = db.stats().reads.cache;
+    match (l.reads.mode, cache) {
+        (ReadMode::Direct, Some(c)) => assert!(
+            c.capacity_bytes == l.reads.cache_bytes && c.used_bytes <= c.capacity_bytes,
+            "{ctx}: page cache {c:?} under {:?}",
+            l.reads
+        ),
+        (mode, c) => assert!(
+            mode != ReadMode::Direct && c.is_none(),
+            "{ctx}: {mode:?} reads with page cache {c:?}"
+        ),
     }
 }
 

@@ -288,8 +288,11 @@ pub fn matching_prefix(db: &Db, writes: &[Write], lo: usize, hi: usize, ctx: &st
     );
 }
 
-/// Under `never`, no file serves lookups through a model, even one persisted at build time.
+/// Under `never`, no file serves lookups through a model, even one persisted at build time;
+/// and the database reads through a page cache exactly under `direct`, within its budget
+/// ([`super::common::check_reads`]).
 pub fn check_model_use(db: &Db, l: &Learning, ctx: &str) {
+    super::common::check_reads(db, l, ctx);
     if l.policy == LearningPolicy::Never {
         let s = db.stats();
         let with_model: usize = s.levels.iter().map(|l| l.files_with_model).sum();

@@ -1,10 +1,11 @@
 //! The configurations of the differential suite and the random options of each run: where
 //! values live, which file system, background threads and compaction style (`Config`, one per
-//! test); the engine options a seed draws under them (`draw_options`); and the environment
-//! overrides of the seeds and the operation count.
+//! test); the engine options a seed draws under them (`draw_options`); how each open of a run
+//! reads its files (`read_setup`); and the environment overrides of the seeds and the
+//! operation count.
 
 use augur::index::chooser::ModelBudget;
-use augur::{CompactionStyle, FlsmOptions, IndexKind, LearningPolicy, Options};
+use augur::{CompactionStyle, FlsmOptions, IndexKind, LearningPolicy, Options, ReadMode};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -67,6 +68,35 @@ pub fn op_count() -> usize {
         .unwrap_or(DEFAULT_OPS)
 }
 
+/// The read modes a run cycles through: under `MemFs` the mode only decides whether reads go
+/// through the page cache (`Direct`) or not (`Mmap` and `Pread` read the same way there).
+fn read_modes(storage: Storage) -> &'static [ReadMode] {
+    match storage {
+        Storage::Mem => &[ReadMode::Mmap, ReadMode::Direct],
+        Storage::Disk => &[ReadMode::Mmap, ReadMode::Pread, ReadMode::Direct],
+    }
+}
+
+/// How open number `open` (0 for the first, then one more per reopen) of run `seed` reads
+/// its files: the read mode, the page cache's budget and the bound on open files.
+///
+/// The mode cycles with the open (starting at the seed), so every run, whatever index type
+/// its seed picks, spends part of its life under `ReadMode::Direct` and part under the other
+/// modes, and reads files another mode wrote; the suite's run time stays that of one run per
+/// seed. The budget and the bound come from a stream of their own (the other drawn options
+/// and the operations are those of the seed as before): the cache is often tiny (0 caches
+/// nothing; 16 KiB is three pages, evicted all the time) or 1 MiB, so eviction happens
+/// while iterators, snapshots and compactions hold pages. `max_open_files` is sometimes a
+/// handful of tables, so tables are opened again on demand under every mode.
+pub fn read_setup(seed: u64, storage: Storage, open: u64) -> (ReadMode, u64, Option<usize>) {
+    let modes = read_modes(storage);
+    let mode = modes[((seed + open) % modes.len() as u64) as usize];
+    let mut rng = StdRng::seed_from_u64(seed ^ 0xCAC4_E000 ^ open.wrapping_mul(0x9E37_79B9));
+    let cache_bytes = [0, 16 << 10, 256 << 10, 1 << 20, 64 << 20][rng.gen_range(0..5)];
+    let max_open_files = rng.gen_bool(0.25).then(|| rng.gen_range(1..=6));
+    (mode, cache_bytes, max_open_files)
+}
+
 /// The options of run `seed` under `cfg`, drawn from `rng` (the model chooser's settings from
 /// a stream of their own), and the largest value the run writes.
 pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize) {
@@ -121,6 +151,7 @@ pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize
         slot_head_bytes,
         ..Options::default()
     };
+    (opts.read_mode, opts.cache_bytes, opts.max_open_files) = read_setup(seed, cfg.storage, 0);
     if cfg.style == CompactionStyle::Flsm {
         // Guards every few dozen keys, few levels (so the last level's rewrites and the
         // in-place rule run), crowded guards and seek-triggered compactions.

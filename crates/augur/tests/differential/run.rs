@@ -4,7 +4,7 @@
 //! types), the iterator check every read goes through, and the final checks of a run.
 
 use super::model::{make_keys, random_key_byte, show, show_pair, Model, Pair};
-use super::options::{draw_options, random_learning, Config, Storage, Values};
+use super::options::{draw_options, random_learning, read_setup, Config, Storage, Values};
 use augur::fs::MemFs;
 use augur::{Db, DbIterator, IndexKind, LearningPolicy, Options, ReadMode, Snapshot, Stats};
 use rand::rngs::StdRng;
@@ -43,6 +43,9 @@ struct Totals {
     gc_runs: u64,
     gc_relocated: u64,
     reopens: u64,
+    /// Opens under `ReadMode::Direct`, and page lookups (hits and misses) of their caches.
+    direct_opens: u64,
+    cache_lookups: u64,
 }
 
 impl Totals {
@@ -51,6 +54,10 @@ impl Totals {
         self.compactions += s.compactions;
         self.gc_runs += s.gc_runs;
         self.gc_relocated += s.gc_entries_relocated;
+        if let Some(c) = s.reads.cache {
+            self.direct_opens += 1;
+            self.cache_lookups += c.hits + c.misses;
+        }
     }
 }
 
@@ -224,16 +231,17 @@ impl Run {
         self.snaps.clear();
         self.iters.clear();
         let db = self.db.take().expect("open");
-        self.totals.add(&db.stats());
+        let stats = db.stats();
+        self.check_read_stats(&stats);
+        self.totals.add(&stats);
         self.totals.reopens += 1;
         drop(db);
-        if self.cfg.storage == Storage::Disk {
-            self.opts.read_mode = if self.rng.gen_bool(0.5) {
-                ReadMode::Mmap
-            } else {
-                ReadMode::Pread
-            };
-        }
+        // The next read mode, cache budget and open-file bound (`read_setup`).
+        (
+            self.opts.read_mode,
+            self.opts.cache_bytes,
+            self.opts.max_open_files,
+        ) = read_setup(self.seed, self.cfg.storage, self.totals.reopens);
         // Switching the policy at reopen mixes files with and without models, and reads
         // files that have one on the baseline path: results must not change.
         self.opts.learning = random_learning(&mut self.rng);
@@ -248,6 +256,28 @@ impl Run {
             self.ok(learned, "learn_all");
         }
         self.db = Some(db);
+    }
+
+    /// The page cache (under `Direct` only) holds no more than its budget, and the open-file
+    /// bound (when set) is kept.
+    fn check_read_stats(&self, s: &Stats) {
+        match (self.opts.read_mode, s.reads.cache) {
+            (ReadMode::Direct, Some(c)) => {
+                if c.capacity_bytes != self.opts.cache_bytes || c.used_bytes > c.capacity_bytes {
+                    self.fail(format!("page cache over its budget: {c:?}"));
+                }
+            }
+            (ReadMode::Direct, None) => self.fail("direct reads without a page cache".into()),
+            (_, Some(c)) => self.fail(format!("a page cache outside direct mode: {c:?}")),
+            (_, None) => {}
+        }
+        match (self.opts.max_open_files, s.reads.open_files) {
+            (Some(_), None) | (None, Some(_)) => self.fail(format!(
+                "open-file bound {:?} but stats {:?}",
+                self.opts.max_open_files, s.reads.open_files
+            )),
+            _ => {}
+        }
     }
 
     fn check_all(&mut self, what: &str) {
@@ -284,7 +314,9 @@ impl Run {
         self.reopen();
         self.check_all("after final reopen");
         let db = self.db.take().expect("open");
-        self.totals.add(&db.stats());
+        let stats = db.stats();
+        self.check_read_stats(&stats);
+        self.totals.add(&stats);
         drop(db);
         let t = &self.totals;
         eprintln!(
@@ -313,6 +345,15 @@ impl Run {
             self.seed,
             t.reopens
         );
+        // Every run reads through the page cache for part of its life (`read_setup` cycles
+        // the modes over the opens), and those reads found pages in the cache.
+        if ops >= 20_000 {
+            assert!(
+                t.direct_opens > 0 && t.cache_lookups > 0,
+                "seed {}: never read under direct mode",
+                self.seed
+            );
+        }
         if self.cfg.values != Values::Inline && ops >= 10_000 {
             assert!(t.gc_runs > 0, "seed {}: value-log GC never ran", self.seed);
             assert!(
