@@ -68,6 +68,7 @@ def parse_args():
     p.add_argument("--reads", type=int, default=500_000)
     p.add_argument("--seeks", type=int, default=50_000)
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--pebbles-rounds", type=int, default=1)
     p.add_argument("--parts", default="t3,t2,sep,pebbles")
     p.add_argument("--work-dir", default="/var/tmp/augur-beyond")
     p.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "benchmarks"))
@@ -179,7 +180,7 @@ def part_pebbles(r):
                ("RocksDB", "rocksdb", [], True),
                ("LevelDB", "leveldb", [], False),
                ("fjall", "fjall", [], False)]
-    for rnd in range(r.a.rounds):
+    for rnd in range(r.a.pebbles_rounds):
         order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]
         for label, engine, extra, direct in order:
             db = os.path.join(r.a.work_dir, f"pebbles-{engine}-{label.split()[-1].lower()}")
@@ -242,7 +243,7 @@ def reads_table(data, part):
             if t is None:
                 rows.append([dist, label] + ["-"] * 9 + [errors[0] if errors else ""])
                 continue
-            rss = med(cs, field("peak_rss_mb"))
+            rss = med(cs, field("benchmark_peak_rss_mb"))
             budget = med(cs, field("memory_budget_mb"))
             within = [field("rss_within_budget")(c) for c in cs]
             rows.append([
@@ -275,7 +276,7 @@ def pebbles_table(data):
         rows.append([label, "direct" if cs[0]["direct"] else "buffered (page cache)",
                      fmt(get("fill", "micros_per_op")), fmt(get("read", "micros_per_op")),
                      fmt(get("seek", "micros_per_op")),
-                     fmt(get("read", "peak_rss_mb"), 0), fmt(get("read", "memory_budget_mb"), 0),
+                     fmt(get("read", "benchmark_peak_rss_mb"), 0), fmt(get("read", "memory_budget_mb"), 0),
                      human_bytes(med(cs, lambda c: c.get("db_bytes"))), "; ".join(errors)])
     return table(["engine", "reads", "fillrandom µs/op", "readrandom µs/op",
                   "seekrandom+100 µs/op", "peak RSS MiB", "budget MiB", "db bytes", "notes"], rows)
