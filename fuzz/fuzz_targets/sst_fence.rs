@@ -2,8 +2,7 @@
 //! `augur::fuzzing`), decoded against a table's properties and section lengths as
 //! `Table::open` does. The first input byte picks the mode (modulo 4):
 //! - 0: framed sections: `props_len u16 LE | properties section | values_len u64 LE |
-//!   data_len u64 LE | index section`, of format 2 (format 1 when bit 2 of the mode byte is
-//!   set);
+//!   data_len u64 LE | index section`, of format 2, 1 or 3 (bits 2-3 of the mode byte);
 //! - 1: the rest is a whole `.sst` file; its properties and index sections are found by the
 //!   footer, and decoded as the footer's format version (their checksums are not checked);
 //! - 2: structure-aware: a table is written by the engine's builder from fuzzed entries
@@ -17,7 +16,8 @@
 //! Decoding (modes 0, 1, 3) returns `Ok` or a `Corruption` naming the file, never panics,
 //! allocates at most `alloc_bound::bound` of the section's length; a decoded index has one
 //! record per block, data blocks that tile the data section (each long enough for its
-//! slots), value chunks that tile the value section with a known codec (an uncompressed
+//! slots), value chunks that tile the value section (format 3: each right after its block,
+//! the data section tiled by blocks and chunks in turn) with a known codec (an uncompressed
 //! chunk's raw length its stored length), finds each block by its own last key, answers any
 //! probe with a block's positions (or the empty window at the end), and re-encodes to bytes
 //! that decode to the same index.
@@ -74,7 +74,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     match mode % 4 {
-        0 => framed(rest, if mode & 4 == 0 { 2 } else { 1 }),
+        0 => framed(rest, [2, 1, 3, 3][usize::from(mode >> 2 & 3)]),
         1 => match sst_sections::footer_and_properties(rest) {
             Some(Ok((footer, props))) => {
                 let index = sst_sections::slice(rest, &footer.index);
@@ -128,10 +128,20 @@ fn decode_checked(index: &[u8], props: &Properties, lens: Lens) {
         Err(e) => return common::check_clean_error(&e, file()),
     };
     assert_eq!(fence.block_count(), props.blocks);
+    // Format 3 interleaves: block b, then its value chunk, then block b + 1, all in the data
+    // section (the value section is empty); earlier formats tile each section on its own.
+    let interleaved = lens.version >= 3;
     let (mut chunk_end, mut data_end) = (0, 0);
     for b in 0..fence.block_count() {
         let chunk = fence.value_chunk(b).expect("every block has a value chunk");
-        assert_eq!(chunk.start, chunk_end, "value chunks do not tile");
+        let data = fence.data_block(b).expect("every block has data bytes");
+        if interleaved {
+            assert_eq!(data.start, chunk_end, "block {b} does not follow the previous chunk");
+            assert_eq!(chunk.start, data.end, "chunk {b} does not follow its block");
+        } else {
+            assert_eq!(chunk.start, chunk_end, "value chunks do not tile");
+            assert_eq!(data.start, data_end, "data blocks do not tile");
+        }
         chunk_end = chunk.end;
         let (codec, raw_len) = fence.value_codec(b).expect("every block has a codec");
         assert!(codec <= 2, "block {b}: unknown codec {codec} accepted");
@@ -142,8 +152,6 @@ fn decode_checked(index: &[u8], props: &Properties, lens: Lens) {
                 "block {b}: uncompressed chunk of another raw length"
             );
         }
-        let data = fence.data_block(b).expect("every block has data bytes");
-        assert_eq!(data.start, data_end, "data blocks do not tile");
         data_end = data.end;
         let slots = fence.block_positions(b);
         assert!(
@@ -157,8 +165,13 @@ fn decode_checked(index: &[u8], props: &Properties, lens: Lens) {
             "block {b} is not found by its own last key"
         );
     }
-    assert_eq!(chunk_end, lens.values_len);
-    assert_eq!(data_end, lens.data_len);
+    if interleaved {
+        assert_eq!(lens.values_len, 0, "interleaved table with a value section");
+        assert_eq!(chunk_end.max(data_end), lens.data_len);
+    } else {
+        assert_eq!(chunk_end, lens.values_len);
+        assert_eq!(data_end, lens.data_len);
+    }
     let entries = props.entries;
     for (key, trailer) in [(&b""[..], u64::MAX), (&b""[..], 0), (&[0xff; 40][..], 0)] {
         let w = fence.search(key, trailer);

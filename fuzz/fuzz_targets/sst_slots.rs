@@ -242,6 +242,13 @@ impl Damage {
             pristine[r.clone()] != damaged[r]
         };
         let blocks = 0..fence.block_count();
+        // Chunk offsets are relative to the value section, or to the data section in format 3
+        // (each chunk right after its block).
+        let chunks_base = if footer.version >= 3 {
+            footer.data.offset
+        } else {
+            footer.values.offset
+        };
         Damage {
             data: blocks
                 .clone()
@@ -249,7 +256,7 @@ impl Damage {
                 .collect(),
             chunk: blocks
                 .clone()
-                .map(|b| differs(footer.values.offset, fence.value_chunk(b).expect("chunk")))
+                .map(|b| differs(chunks_base, fence.value_chunk(b).expect("chunk")))
                 .collect(),
             positions: blocks.map(|b| fence.block_positions(b)).collect(),
         }

@@ -287,6 +287,38 @@ impl RandomAccessFile for CachedFile {
     fn len(&self) -> Result<u64> {
         Ok(self.len)
     }
+
+    /// Reads the missing pages of the range into the cache, each run of consecutive missing
+    /// pages with one device request (nothing when this thread reads without filling).
+    fn prefetch(&self, offset: u64, len: u64) {
+        if len == 0 || !FILL.with(Cell::get) || self.cache.pages.is_none() {
+            return;
+        }
+        let end = offset.saturating_add(len).min(self.len);
+        if end <= offset {
+            return;
+        }
+        let page = PAGE_BYTES as u64;
+        let last = (end - 1) / page;
+        let mut p = offset / page;
+        while p <= last {
+            if self.cache.contains((self.file, p)) {
+                p += 1;
+                continue;
+            }
+            let mut run_end = p + 1;
+            while run_end <= last
+                && run_end - p < MAX_RUN_PAGES
+                && !self.cache.contains((self.file, run_end))
+            {
+                run_end += 1;
+            }
+            if self.read_run(p, run_end, 0, &mut []).is_err() {
+                return;
+            }
+            p = run_end;
+        }
+    }
 }
 
 impl Drop for CachedFile {

@@ -407,7 +407,7 @@ impl DbInner {
                     entries: files.iter().map(|f| f.meta.entries).sum(),
                     raw_key_bytes: tables().map(|t| t.properties().raw_key_bytes).sum(),
                     raw_value_bytes: tables().map(|t| t.properties().raw_value_bytes).sum(),
-                    stored_value_bytes: tables().map(|t| t.footer().values.len).sum(),
+                    stored_value_bytes: tables().map(|t| t.stored_value_bytes()).sum(),
                     files_with_model: tables().filter(|t| t.has_model()).count(),
                     model_bytes: tables().map(|t| t.model_size_bytes() as u64).sum(),
                     models_by_kind: models_by_kind(tables()),

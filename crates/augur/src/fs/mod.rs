@@ -89,6 +89,10 @@ pub trait RandomAccessFile: Send + Sync {
     }
     /// Current length of the file in bytes.
     fn len(&self) -> Result<u64>;
+    /// Hints that `[offset, offset + len)` is about to be read: a file behind a cache reads
+    /// the missing part with as few device requests as it can. Files without a cache ignore
+    /// it. Never fails (a failed prefetch leaves the later read to report the error).
+    fn prefetch(&self, _offset: u64, _len: u64) {}
 }
 
 /// Held while the database directory is locked; dropping it releases the lock.

@@ -483,13 +483,12 @@ impl Builder {
             ..Footer::default()
         };
 
-        // Data section: blocks of fixed-width slots, each followed by its keys' overflows;
-        // value section: each block's value chunk, compressed when that pays; where both
-        // lie and their checksums go to the fence index.
+        // Data section: blocks of fixed-width slots, each followed by its keys' overflows and
+        // then by its value chunk (compressed when that pays); the value section stays empty
+        // (format 3). Where both lie and their checksums go to the fence index.
         let mut index = Vec::new();
         let mut block = Vec::new();
         let mut suffixes = Vec::new();
-        let mut stored_values = Vec::new();
         let mut compressed = Vec::new();
         let mut value_ends = Vec::new();
         let mut reference = Vec::with_capacity(POINTER_REF_BYTES);
@@ -544,20 +543,21 @@ impl Builder {
                 &mut compressed,
             );
             let stored: &[u8] = if codec == 0 { raw_values } else { &compressed };
-            stored_values.extend_from_slice(stored);
-            data_end += block.len() as u64;
+            let block_end = data_end + block.len() as u64;
+            data_end = block_end + stored.len() as u64;
             fence::Record {
                 last_user_key: key_in(keys, block_last),
                 last_trailer: block_last.trailer,
-                data_end,
+                data_end: block_end,
                 block_crc: crc(&block),
-                values_end: stored_values.len() as u64,
+                values_end: data_end,
                 values_crc: crc(stored),
                 codec,
                 raw_len: raw_values.len() as u32,
             }
             .encode(&mut index);
             self.file.append(&block)?;
+            self.file.append(stored)?;
         }
         footer.data = Section {
             offset: 0,
@@ -575,7 +575,7 @@ impl Builder {
             offset += s.len;
             file.append(bytes).map(|()| s)
         };
-        footer.values = write_section(&mut self.file, &stored_values, false)?;
+        footer.values = write_section(&mut self.file, &[], false)?;
         footer.filter = write_section(&mut self.file, &self.filter.finish(), true)?;
         footer.index = write_section(&mut self.file, &index, true)?;
         let waited = Instant::now();

@@ -22,6 +22,7 @@
 use crate::coding::{put_bytes, put_u32, put_u64, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{compare, MAX_KEY_LEN};
+use crate::sst::format::INTERLEAVED_FORMAT_VERSION;
 use crate::sst::properties::Properties;
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -147,6 +148,17 @@ impl FenceIndex {
         };
         let slot_bytes = props.slot_bytes();
         let v1 = sections.version == 1;
+        // Format 3: block b's value chunk follows it in the data section, and block b + 1
+        // starts where that chunk ends; offsets of both are relative to the data section.
+        let interleaved = sections.version >= INTERLEAVED_FORMAT_VERSION;
+        let values_len = if interleaved {
+            if sections.values_len != 0 {
+                return Err(corrupt(0, "interleaved table with a non-empty value section"));
+            }
+            sections.data_len
+        } else {
+            sections.values_len
+        };
         let mut d = Decoder::new(bytes);
         let (mut values_start, mut data_start) = (0u64, 0u64);
         while !d.is_empty() {
@@ -162,6 +174,9 @@ impl FenceIndex {
                 d.u64().ok_or_else(short)?
             };
             let slots_crc = d.u32().ok_or_else(short)?;
+            if interleaved {
+                values_start = data_end;
+            }
             let values_end = d.u64().ok_or_else(short)?;
             let values_crc = d.u32().ok_or_else(short)?;
             let (codec, raw_len) = if v1 {
@@ -178,7 +193,7 @@ impl FenceIndex {
                     return Err(corrupt(at, "last keys are not increasing"));
                 }
             }
-            if values_end < values_start || values_end > sections.values_len {
+            if values_end < values_start || values_end > values_len {
                 return Err(corrupt(at, "value chunk bounds out of order"));
             }
             if data_end < data_start.saturating_add(slots_len) || data_end > sections.data_len {
@@ -209,12 +224,12 @@ impl FenceIndex {
                 raw_len,
             });
             values_start = values_end;
-            data_start = data_end;
+            data_start = if interleaved { values_end } else { data_end };
         }
         if index.blocks.len() as u64 != props.blocks {
             return Err(corrupt(0, "record count differs from the block count"));
         }
-        if values_start != sections.values_len {
+        if !interleaved && values_start != sections.values_len {
             return Err(corrupt(0, "value chunks do not cover the value section"));
         }
         if data_start != sections.data_len {
@@ -267,6 +282,11 @@ impl FenceIndex {
     /// Sum of the raw (decompressed) lengths of the value chunks.
     pub(crate) fn raw_value_bytes(&self) -> u64 {
         self.blocks.iter().map(|b| u64::from(b.raw_len)).sum()
+    }
+
+    /// Stored (possibly compressed) bytes of all value chunks.
+    pub(crate) fn stored_value_bytes(&self) -> u64 {
+        self.blocks.iter().map(|b| b.values_end - b.values_start).sum()
     }
 
     /// Number of data blocks.

@@ -398,12 +398,20 @@ fn assert_detected_or_correct(path: &Path, entries: &[Entry], open_must_fail: bo
 fn bit_flip_in_every_section_is_detected() {
     let f = fixture(mixed_entries(60), opts(8, 10));
     let good = std::fs::read(&f.path).unwrap();
-    let footer = *open(&f.path, ReadMode::Pread).unwrap().footer();
+    let t = open(&f.path, ReadMode::Pread).unwrap();
+    let footer = *t.footer();
+    // Format 3 keeps each value chunk after its block, inside the data section.
+    let meta = t.block_meta(0).unwrap();
+    let first_chunk = Section {
+        offset: t.value_chunk_offset(&meta),
+        len: meta.values_end - meta.values_start,
+        crc: 0,
+    };
     let damaged = f.path.with_extension("bad");
     let footer_start = good.len() - FOOTER_LEN;
     let cases: [(&str, Section, bool); 5] = [
         ("data", footer.data, false),
-        ("values", footer.values, false),
+        ("values", first_chunk, false),
         ("filter", footer.filter, true),
         ("index", footer.index, true),
         ("properties", footer.properties, true),
@@ -450,16 +458,16 @@ fn damaged_compressed_chunks_are_corruption_naming_file_and_offset() {
     for compression in [Compression::Lz4, Compression::Zstd(3)] {
         let f = fixture(compressible_entries(64), BuilderOptions { compression, ..opts(16, 10) });
         let t = open(&f.path, ReadMode::Pread).unwrap();
-        let footer = *t.footer();
+        let chunk_at = t.value_chunk_offset(&t.block_meta(0).unwrap());
         assert!(
-            footer.values.len < t.properties().raw_value_bytes / 2,
+            t.stored_value_bytes() < t.properties().raw_value_bytes / 2,
             "{compression}: chunks are compressed"
         );
         t.verify().unwrap();
         let good = std::fs::read(&f.path).unwrap();
         let damaged = f.path.with_extension("bad");
         let mut bytes = good.clone();
-        bytes[footer.values.offset as usize + 1] ^= 0x20;
+        bytes[chunk_at as usize + 1] ^= 0x20;
         std::fs::write(&damaged, &bytes).unwrap();
         for mode in MODES {
             let t = open(&damaged, mode).unwrap();
@@ -467,7 +475,7 @@ fn damaged_compressed_chunks_are_corruption_naming_file_and_offset() {
             match &err {
                 Error::Corruption { file, offset, .. } => {
                     assert_eq!(file, &damaged, "{err}");
-                    assert_eq!(*offset, footer.values.offset, "{err}");
+                    assert_eq!(*offset, chunk_at, "{err}");
                 }
                 other => panic!("{compression} {mode:?}: {other}"),
             }

@@ -237,11 +237,23 @@ impl Table {
                 let from = slots_end + (lo - positions.start) * suffixes / count;
                 let to = slots_end + (hi.min(positions.end) - positions.start) * suffixes / count;
                 prefetch_lines(from.saturating_sub(64), to + 64);
+                if self.interleaved {
+                    // The value the window's middle predicts, in the chunk after the block.
+                    let chunk = meta.values_end - meta.values_start;
+                    let mid = (lo + (hi - lo) / 2).clamp(positions.start, positions.end - 1);
+                    let guess = self.values_base
+                        + meta.values_start
+                        + (mid - positions.start) * chunk / count;
+                    if let Some(bytes) = map.get(guess as usize..) {
+                        crate::prefetch::prefetch_read(bytes);
+                    }
+                }
             }
         }
         let values = &self.footer.values;
         let n = self.entries();
-        if values.len > 0 && n > 0 {
+        // (Format 3 keeps each value chunk beside its block: nothing far away to guess.)
+        if values.len > 0 && n > 0 && !self.interleaved {
             let mid = lo + (hi - lo) / 2;
             let guess =
                 values.offset + (u128::from(mid) * u128::from(values.len) / u128::from(n)) as u64;

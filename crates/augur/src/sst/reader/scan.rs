@@ -36,7 +36,8 @@ pub(crate) struct ScanBlock {
 }
 
 impl Table {
-    fn block_meta(&self, block: u64) -> Result<BlockMeta> {
+    /// The index record of `block` (where its slots and value chunk lie).
+    pub(crate) fn block_meta(&self, block: u64) -> Result<BlockMeta> {
         self.fence.meta(block).copied().ok_or_else(|| {
             Error::corruption(&self.path, self.footer.index.offset, "block out of range")
         })
@@ -106,9 +107,9 @@ impl Table {
         Ok(self.scan_block_info(block, &meta))
     }
 
-    /// Offset of the value section in the file.
+    /// File offset the value chunks' offsets (`ScanBlock::values_start`) are relative to.
     pub(crate) fn values_offset(&self) -> u64 {
-        self.footer.values.offset
+        self.values_base
     }
 
     /// The slot layout of the file.

@@ -32,7 +32,7 @@ impl Table {
         meta: &BlockMeta,
         force: bool,
     ) -> Result<(Cow<'_, [u8]>, u64)> {
-        let offset = self.footer.values.offset + meta.values_start;
+        let offset = self.value_chunk_offset(meta);
         let stored = self.read(offset, meta.values_end - meta.values_start)?;
         self.check_once(
             &self.verified_value_chunks,
@@ -87,7 +87,7 @@ impl Table {
         // Through the page cache, a plain chunk checked before is read value by value (the
         // pages the value covers), not whole.
         if self.cached && meta.codec == CODEC_NONE && self.verified_value_chunks.contains(block) {
-            let offset = self.footer.values.offset + meta.values_start + at as u64;
+            let offset = self.value_chunk_offset(meta) + at as u64;
             return Ok(Some(self.read(offset, len as u64)?.into_owned()));
         }
         let (stored, offset) = self.stored_value_chunk(block, meta, false)?;

@@ -29,7 +29,7 @@ impl<'t> Checker<'t> {
         let meta = *t.meta_of(block.block)?;
         let chunk = t.value_chunk(block.block, &meta, true)?;
         self.raw_value_bytes += chunk.len() as u64;
-        let chunk_offset = t.footer.values.offset + meta.values_start;
+        let chunk_offset = t.value_chunk_offset(&meta);
         let suffixes = t.block_bytes(block).get(block.slots_len..).unwrap_or_default();
         let (mut next_value, mut next_suffix) = (0usize, 0usize);
         let head = t.layout.head_bytes();
