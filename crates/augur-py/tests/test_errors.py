@@ -98,7 +98,7 @@ def test_every_option_value_accepted(tmp_path):
         "index": ["fence", "plr", "pgm", "rs", "rmi", "fiting", "plex", "auto"],
         "learning": ["never", "at-build", "always", "cost-benefit", "lazy", "offline"],
         "compaction": ["leveled", "flsm"],
-        "read_mode": ["mmap", "pread"],
+        "read_mode": ["mmap", "pread", "direct"],
         "rmi_root": ["linear", "cubic"],
     }
     n = 0
@@ -307,6 +307,22 @@ def test_corruption_error(path):
     with pytest.raises(augur.CorruptionError):
         with augur.open(path) as db:
             db.get(b"000001")
+
+
+def test_direct_reads_with_a_small_cache_and_few_open_files(path):
+    with augur.open(path, read_mode="direct", cache_mb=1, max_open_files=2, target_file_mb=1,
+                    memtable_mb=1) as db:
+        for i in range(20000):
+            db.put(b"key%06d" % i, b"value %d " % i * 8)
+        db.compact_range()
+        for i in range(0, 20000, 7):
+            assert db[b"key%06d" % i] == b"value %d " % i * 8
+        stats = db.stats()
+    assert stats["reads"]["cache"]["capacity_bytes"] == 1 << 20
+    assert stats["reads"]["cache"]["misses"] > 0
+    assert stats["reads"]["open_files"]["limit"] == 2
+    with pytest.raises(augur.InvalidArgumentError, match="max_open_files"):
+        augur.open(path, max_open_files=0)
 
 
 def test_compression_keyword_writes_readable_files_and_refuses_bad_codecs(path):
