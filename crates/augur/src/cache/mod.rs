@@ -16,7 +16,7 @@ mod page_cache;
 
 pub use counter::Counter;
 pub use open_files::{OpenFiles, OpenFilesStats};
-pub use page_cache::{without_cache_fill, CacheStats, CachedFile, PageCache, PAGE_BYTES};
+pub use page_cache::{scanning, without_cache_fill, CacheStats, CachedFile, PageCache, PAGE_BYTES};
 
 use crate::error::Result;
 use crate::fs::{FileSystem, RandomAccessFile, ReadMode};

@@ -8,10 +8,12 @@
 //! [`CachedFile`] also removes its pages at once, so they stop taking room.
 //!
 //! Replacement is `quick_cache`'s CLOCK-Pro variant: a page enters on probation and is kept
-//! only when it is read again, so a long scan or a compaction reading each page once cycles
-//! through the probation queue without pushing out the hot set. Reads made under
-//! [`without_cache_fill`] (compactions, `verify`) use the cached pages they find but insert
-//! none. Capacity is counted in bytes, each page weighted by its length plus
+//! only when it is read again, so pages read once cycle through the probation queue without
+//! pushing out the hot set. A scan reads its pages several times in a row, so its reads run
+//! under [`scanning`]: its hits do not count as references, and what it brings in stays on
+//! probation. Reads made under [`without_cache_fill`] (compactions, GC, `verify`) use the
+//! cached pages they find but insert none; they read ahead [`NO_FILL_READAHEAD_PAGES`] into a
+//! per-thread buffer instead, since they walk files in order. Capacity is counted in bytes, each page weighted by its length plus
 //! [`PAGE_OVERHEAD`], so what the cache holds stays within its budget.
 //!
 //! A read of consecutive missing pages is one device read. Counters (hits, misses, device
@@ -21,7 +23,7 @@ use super::counter::Counter;
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, DIRECT_ALIGN};
 use bytes::Bytes;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -104,6 +106,30 @@ static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
 thread_local! {
     /// False while this thread reads under [`without_cache_fill`].
     static FILL: Cell<bool> = const { Cell::new(true) };
+    /// True while this thread reads under [`scanning`].
+    static SCAN: Cell<bool> = const { Cell::new(false) };
+    /// The last run this thread read from the device without filling the cache: (cache file
+    /// number, first page, bytes). Reads that fill nothing (compactions, GC, `verify`) walk
+    /// files in order, so the next read usually falls in it: read ahead once, not per page.
+    static NO_FILL_RUN: RefCell<(u64, u64, Vec<u8>)> = const { RefCell::new((0, 0, Vec::new())) };
+}
+
+/// Pages read ahead by a read that fills nothing (256 KiB).
+const NO_FILL_READAHEAD_PAGES: u64 = 64;
+
+/// Runs `f` with this thread's cache hits not counting as references: a scan reads each page
+/// several times in a row (its blocks share pages; a block's bytes and values are read one
+/// after the other), and those touches must not promote the scanned pages over the hot set.
+/// Pages the scan misses still enter the cache, on probation.
+pub fn scanning<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCAN.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(SCAN.with(|c| c.replace(true)));
+    f()
 }
 
 /// Runs `f` with this thread's reads not inserting pages into any cache (pages already
@@ -125,7 +151,24 @@ impl PageCache {
         let per_page = PAGE_BYTES as u64 + PAGE_OVERHEAD;
         let pages = (capacity_bytes >= per_page).then(|| {
             let items = usize::try_from(capacity_bytes / per_page).unwrap_or(usize::MAX);
-            quick_cache::sync::Cache::with_weighter(items, capacity_bytes, PageWeighter)
+            // No ghost entries: a page evicted and read again would come back straight into
+            // the hot ring, and a scan larger than the cache re-reads the pages it just lost.
+            // Lookups touch their pages more than once (the prefetch, then the reads), so
+            // their pages are referenced and promoted without ghosts; a scan's are not.
+            let options = quick_cache::OptionsBuilder::new()
+                .estimated_items_capacity(items)
+                .weight_capacity(capacity_bytes)
+                .ghost_allocation(0.0)
+                .build();
+            match options {
+                Ok(o) => quick_cache::sync::Cache::with_options(
+                    o,
+                    PageWeighter,
+                    Default::default(),
+                    Default::default(),
+                ),
+                Err(_) => quick_cache::sync::Cache::with_weighter(items, capacity_bytes, PageWeighter),
+            }
         });
         Arc::new(PageCache {
             pages,
@@ -151,7 +194,12 @@ impl PageCache {
     }
 
     fn get(&self, key: PageKey) -> Option<Bytes> {
-        self.pages.as_ref()?.get(&key)
+        let pages = self.pages.as_ref()?;
+        if SCAN.with(Cell::get) {
+            pages.peek(&key)
+        } else {
+            pages.get(&key)
+        }
     }
 
     fn contains(&self, key: PageKey) -> bool {
@@ -224,6 +272,33 @@ impl CachedFile {
         Ok(())
     }
 
+    /// Serves page `p` (of the pages `p..=last` a read needs, missing from the cache) from
+    /// this thread's last no-fill run, reading a new run of at least
+    /// [`NO_FILL_READAHEAD_PAGES`] first when it does not hold `p`; copies what the run holds
+    /// of `[offset, offset + buf.len())` and returns the first page it did not cover.
+    fn read_without_fill(&self, p: u64, last: u64, offset: u64, buf: &mut [u8]) -> Result<u64> {
+        let page = PAGE_BYTES as u64;
+        NO_FILL_RUN.with(|cell| {
+            let mut run = cell.borrow_mut();
+            let (file, first, bytes) = &mut *run;
+            let held = *file == self.file
+                && p >= *first
+                && p < *first + (bytes.len() as u64).div_ceil(page);
+            if !held {
+                let end = (p + NO_FILL_READAHEAD_PAGES.max(last + 1 - p)).min(self.len.div_ceil(page));
+                let (start, stop) = (p * page, (end * page).min(self.len));
+                bytes.resize((stop - start) as usize, 0);
+                self.inner.read_exact_at(start, bytes)?;
+                self.cache.misses.add(end - p);
+                self.cache.device_reads.add(1);
+                self.cache.device_bytes.add(stop - start);
+                (*file, *first) = (self.file, p);
+            }
+            copy_overlap(bytes, *first * page, offset, buf);
+            Ok((*first + (bytes.len() as u64).div_ceil(page)).min(last + 1))
+        })
+    }
+
     fn eof(&self) -> Error {
         Error::io(
             format!("reading {}", self.path.display()),
@@ -265,6 +340,10 @@ impl RandomAccessFile for CachedFile {
                 self.cache.hits.add(1);
                 copy_overlap(&bytes, p * page, offset, buf);
                 p += 1;
+                continue;
+            }
+            if !FILL.with(Cell::get) {
+                p = self.read_without_fill(p, last, offset, buf)?;
                 continue;
             }
             let mut run_end = p + 1;

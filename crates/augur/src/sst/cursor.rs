@@ -237,8 +237,11 @@ impl TableCursor {
                 self.table.check_scan_block(block_no, &mut self.values)
             } else {
                 self.held = Held::Buffered;
-                self.table
-                    .scan_block(block_no, &mut self.slots, &mut self.values)
+                // Through the page cache a scan's re-reads of its pages are not references.
+                crate::cache::scanning(|| {
+                    self.table
+                        .scan_block(block_no, &mut self.slots, &mut self.values)
+                })
             };
             match loaded {
                 Ok(b) => {

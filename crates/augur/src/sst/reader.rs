@@ -284,9 +284,12 @@ impl Table {
         // sections after the data — is read with one read instead of one per section.
         let tail_len = file_size.min(OPEN_TAIL_BYTES);
         let tail_at = file_size - tail_len;
+        // (Not into the page cache: the sections are parsed and pinned right here.)
         let tail = match file.as_slice() {
             Some(_) => None,
-            None => Some(read_bytes(&*file, path, tail_at, tail_len)?.into_owned()),
+            None => Some(crate::cache::without_cache_fill(|| {
+                read_bytes(&*file, path, tail_at, tail_len).map(Cow::into_owned)
+            })?),
         };
         let read_meta = |offset: u64, len: u64| -> Result<Cow<'_, [u8]>> {
             let in_tail = tail.as_deref().and_then(|t| {
