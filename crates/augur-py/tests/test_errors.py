@@ -314,7 +314,7 @@ def test_direct_reads_with_a_small_cache_and_few_open_files(path):
                     memtable_mb=1) as db:
         for i in range(20000):
             db.put(b"key%06d" % i, b"value %d " % i * 8)
-        db.compact_range()
+        db.compact()
         for i in range(0, 20000, 7):
             assert db[b"key%06d" % i] == b"value %d " % i * 8
         stats = db.stats()
