@@ -3,13 +3,14 @@
 //!
 //! Reads come straight from the mapping when the file exposes one
 //! ([`RandomAccessFile::as_slice`]: zero-copy slot access), otherwise through
-//! `read_exact_at` into a buffer. Checksums: the small sections are verified in
-//! [`Table::open`]; a data block (and, separately, its value chunk) is verified the first time
-//! it is read from a mapping and remembered in a per-table atomic bitset, so steady-state
-//! lookups compute no CRC. Buffered (pread) reads verify every block and value chunk they
-//! read. A compressed value chunk is decompressed on every value read from it (no cache yet).
-//! Keys are compared slot head first (`slot.rs`), so the key-suffix chunk of a block is read
-//! only when two heads tie.
+//! `read_exact_at` into a buffer (`reader/blocks.rs`). Checksums: the small sections are
+//! verified in [`Table::open`]; a data block (and, separately, its value chunk) read from a
+//! mapping or through the page cache (direct reads) is verified the first time it is read and
+//! remembered in a per-table atomic bitset, so steady-state lookups compute no CRC — and,
+//! through the cache, then read only the slots and the value they need. `pread` reads verify
+//! every block and value chunk they read. A compressed value chunk is decompressed on every
+//! value read from it (no cache of decompressed frames). Keys are compared slot head first
+//! (`slot.rs`), so the key-suffix chunk of a block is read only when two heads tie.
 
 use crate::cache::FileReads;
 use crate::checksum::crc;
@@ -31,6 +32,7 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
+mod blocks;
 mod learned;
 mod scan;
 mod values;
@@ -688,182 +690,6 @@ impl Table {
         let block = self.load_block(self.fence.block_of(i), false)?;
         let slot = self.slot(&block, i)?;
         self.entry_from_slot(&block, i, &slot)
-    }
-
-    /// Checks `bytes` — part `what` of block `block`, read at `offset` — against `expected`,
-    /// unless they come from the mapping and `verified` says this part was checked before
-    /// (`force` checks anyway); remembers a mapped part once checked.
-    ///
-    /// # Errors
-    /// `Corruption` naming the file and offset on a mismatch.
-    #[allow(clippy::too_many_arguments)]
-    fn check_once(
-        &self,
-        verified: &VerifiedSet,
-        block: u64,
-        bytes: &[u8],
-        expected: u32,
-        offset: u64,
-        what: &str,
-        force: bool,
-    ) -> Result<()> {
-        let mapped = self.checks_once();
-        if force || !mapped || !verified.contains(block) {
-            if crc(bytes) != expected {
-                return Err(Error::corruption(
-                    &self.path,
-                    offset,
-                    format!("{what} {block} checksum mismatch"),
-                ));
-            }
-            if mapped {
-                verified.insert(block);
-            }
-        }
-        Ok(())
-    }
-
-    /// Where block `block` lies and its checksums.
-    fn meta_of(&self, block: u64) -> Result<&BlockMeta> {
-        self.fence.meta(block).ok_or_else(|| {
-            Error::corruption(&self.path, self.footer.index.offset, "block number out of range")
-        })
-    }
-
-    /// True when a block or value chunk checked once is trusted after: read from a mapping
-    /// or through the page cache (the pread path checks every read).
-    #[inline]
-    fn checks_once(&self) -> bool {
-        self.mapped.is_some() || self.cached
-    }
-
-    /// The slots `[from, to)` of `block` (REQUIRES: within the block) and the block's key
-    /// suffixes. Through the page cache, once the block was checked, only those slots are
-    /// read (the pages they cover); otherwise the whole block ([`Table::load_block`]).
-    pub(crate) fn load_slots(&self, block: u64, from: u64, to: u64) -> Result<LoadedBlock> {
-        if !(self.cached && self.verified_blocks.contains(block)) {
-            return self.load_block(block, false);
-        }
-        let positions = self.fence.block_positions(block);
-        let (from, to) = (from.max(positions.start), to.min(positions.end).max(from));
-        let slot = self.layout.slot as u64;
-        let (start, end) = match self.block_span_without_suffixes(block) {
-            Some((start, len)) => (start, start + len),
-            None => {
-                let meta = self.meta_of(block)?;
-                (
-                    self.footer.data.offset + meta.data_start,
-                    self.footer.data.offset + meta.data_end,
-                )
-            }
-        };
-        let slots_at = start + (from - positions.start) * slot;
-        let slots_len = (to - from) * slot;
-        self.prefetch_through_values(block, slots_at)?;
-        let mut bytes = self.read(slots_at, slots_len)?.into_owned();
-        let suffixes_at = start + (positions.end - positions.start) * slot;
-        if end > suffixes_at {
-            bytes.extend_from_slice(&self.read(suffixes_at, end - suffixes_at)?);
-        }
-        Ok(LoadedBlock {
-            block,
-            first_pos: from,
-            start: slots_at,
-            slots_len: slots_len as usize,
-            len: bytes.len(),
-            owned: Some(bytes),
-        })
-    }
-
-    /// Through the page cache of a format-3 file, reads `[from, end of block's value chunk)`
-    /// into the cache with one device request: a lookup's slots and its value (or a scan's
-    /// block and its values) come from one read instead of two. Nothing otherwise.
-    fn prefetch_through_values(&self, block: u64, from: u64) -> Result<()> {
-        if self.cached && self.interleaved {
-            let end = self.values_base + self.meta_of(block)?.values_end;
-            self.file.prefetch(from, end.saturating_sub(from));
-        }
-        Ok(())
-    }
-
-    /// Reads the bytes of `block` (slots and key suffixes), verifying its checksum unless a
-    /// mapped (or cached) block was verified before (or always, with `force`).
-    fn load_block(&self, block: u64, force: bool) -> Result<LoadedBlock> {
-        let positions = self.fence.block_positions(block);
-        let slots_len = (positions.end - positions.start) as usize * self.layout.slot;
-        let verified = !force && self.checks_once() && self.verified_blocks.contains(block);
-        if self.cached && self.interleaved {
-            let meta = self.meta_of(block)?;
-            self.prefetch_through_values(block, self.footer.data.offset + meta.data_start)?;
-        }
-        // A verified block of a file without key suffixes lies at a computed offset: no
-        // index record is touched (a cache miss per lookup otherwise).
-        let (offset, len) = match self.block_span_without_suffixes(block) {
-            Some(span) if verified => span,
-            _ => {
-                let meta = self.meta_of(block)?;
-                (
-                    self.footer.data.offset + meta.data_start,
-                    meta.data_end - meta.data_start,
-                )
-            }
-        };
-        let bytes = self.read(offset, len)?;
-        if !verified {
-            let meta = self.meta_of(block)?;
-            self.check_once(
-                &self.verified_blocks,
-                block,
-                &bytes,
-                meta.slots_crc,
-                offset,
-                "data block",
-                force,
-            )?;
-        }
-        Ok(LoadedBlock {
-            block,
-            first_pos: positions.start,
-            start: offset,
-            slots_len,
-            len: len as usize,
-            owned: match bytes {
-                Cow::Borrowed(_) => None,
-                Cow::Owned(v) => Some(v),
-            },
-        })
-    }
-
-    /// Where block `block` lies (file offset, length) when the file stores no key suffixes
-    /// and no interleaved value chunks: then every block is its slots alone, at `first
-    /// position × slot size`. `None` otherwise (the starts are in the index records).
-    #[inline]
-    pub(crate) fn block_span_without_suffixes(&self, block: u64) -> Option<(u64, u64)> {
-        if self.layout.params.suffix_bytes != 0 || self.interleaved {
-            return None;
-        }
-        let positions = self.fence.block_positions(block);
-        let slot = self.layout.slot as u64;
-        Some((
-            self.footer.data.offset + positions.start * slot,
-            (positions.end - positions.start) * slot,
-        ))
-    }
-
-    fn block_bytes<'a>(&'a self, block: &'a LoadedBlock) -> &'a [u8] {
-        if let Some(v) = &block.owned {
-            return v;
-        }
-        let start = block.start as usize;
-        self.mapped
-            .as_deref()
-            .and_then(|all| all.get(start..start + block.len))
-            .unwrap_or_default()
-    }
-
-    /// Byte offset of slot `pos` of `block` in the file (for error messages).
-    fn slot_file_offset(&self, block: &LoadedBlock, pos: u64) -> u64 {
-        block.start + pos.saturating_sub(block.first_pos) * self.layout.slot as u64
     }
 
     /// Decodes the slot at position `pos` of `block`. The hot path: no allocation.
