@@ -122,26 +122,28 @@ const NO_FILL_READAHEAD_PAGES: u64 = 64;
 /// after the other), and those touches must not promote the scanned pages over the hot set.
 /// Pages the scan misses still enter the cache, on probation.
 pub fn scanning<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            SCAN.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(SCAN.with(|c| c.replace(true)));
-    f()
+    with_flag(&SCAN, true, f)
 }
 
 /// Runs `f` with this thread's reads not inserting pages into any cache (pages already
 /// cached are still used): for reads that touch each page once, such as a compaction's.
 pub fn without_cache_fill<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
+    with_flag(&FILL, false, f)
+}
+
+/// Runs `f` with this thread's `flag` set to `value`, restoring it after (also on a panic).
+fn with_flag<R>(
+    flag: &'static std::thread::LocalKey<Cell<bool>>,
+    value: bool,
+    f: impl FnOnce() -> R,
+) -> R {
+    struct Restore(&'static std::thread::LocalKey<Cell<bool>>, bool);
     impl Drop for Restore {
         fn drop(&mut self) {
-            FILL.with(|c| c.set(self.0));
+            self.0.with(|c| c.set(self.1));
         }
     }
-    let _restore = Restore(FILL.with(|c| c.replace(false)));
+    let _restore = Restore(flag, flag.with(|c| c.replace(value)));
     f()
 }
 
