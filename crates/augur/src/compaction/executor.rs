@@ -109,19 +109,26 @@ impl OutputLayout for LeveledLayout {
 }
 
 /// True when no file outside the compaction (`inputs`) from level `first` down may contain
-/// `user_key`.
+/// `user_key`. Levels below L0 are searched run by run: a run's files are disjoint and
+/// sorted, so one binary search finds the only file of the run that may hold the key (a
+/// scan of every file per tombstone before).
 fn no_file_below_may_hold(
     version: &Version,
     inputs: &HashSet<u64>,
     first: usize,
     user_key: &[u8],
 ) -> bool {
-    version.levels.iter().skip(first).all(|files| {
-        !files.iter().any(|f| {
-            f.smallest_key() <= user_key
-                && user_key <= f.largest_key()
-                && !inputs.contains(&f.meta.file_id)
-        })
+    let outside_holds = |f: &std::sync::Arc<crate::version::TableFile>| {
+        f.smallest_key() <= user_key
+            && user_key <= f.largest_key()
+            && !inputs.contains(&f.meta.file_id)
+    };
+    if first == 0 && version.levels.first().is_some_and(|l0| l0.iter().any(outside_holds)) {
+        return false;
+    }
+    version.runs.iter().filter(|r| r.level >= first).all(|r| {
+        let i = r.files.partition_point(|f| f.largest_key() < user_key);
+        r.files.get(i).is_none_or(|f| !outside_holds(f))
     })
 }
 
