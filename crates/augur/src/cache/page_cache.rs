@@ -301,6 +301,16 @@ impl CachedFile {
         })
     }
 
+    /// End (exclusive) of the run of missing pages starting at the missing page `p`: up to
+    /// `last` and at most [`MAX_RUN_PAGES`] long.
+    fn missing_run_end(&self, p: u64, last: u64) -> u64 {
+        let mut end = p + 1;
+        while end <= last && end - p < MAX_RUN_PAGES && !self.cache.contains((self.file, end)) {
+            end += 1;
+        }
+        end
+    }
+
     fn eof(&self) -> Error {
         Error::io(
             format!("reading {}", self.path.display()),
@@ -348,13 +358,7 @@ impl RandomAccessFile for CachedFile {
                 p = self.read_without_fill(p, last, offset, buf)?;
                 continue;
             }
-            let mut run_end = p + 1;
-            while run_end <= last
-                && run_end - p < MAX_RUN_PAGES
-                && !self.cache.contains((self.file, run_end))
-            {
-                run_end += 1;
-            }
+            let run_end = self.missing_run_end(p, last);
             self.read_run(p, run_end, offset, buf)?;
             p = run_end;
         }
@@ -387,13 +391,7 @@ impl RandomAccessFile for CachedFile {
                 p += 1;
                 continue;
             }
-            let mut run_end = p + 1;
-            while run_end <= last
-                && run_end - p < MAX_RUN_PAGES
-                && !self.cache.contains((self.file, run_end))
-            {
-                run_end += 1;
-            }
+            let run_end = self.missing_run_end(p, last);
             if self.read_run(p, run_end, 0, &mut []).is_err() {
                 return;
             }

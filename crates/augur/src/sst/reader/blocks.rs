@@ -75,7 +75,9 @@ impl Table {
         };
         let slots_at = start + (from - positions.start) * slot;
         let slots_len = (to - from) * slot;
-        self.prefetch_through_values(block, slots_at)?;
+        if self.interleaved {
+            self.prefetch_through_values(self.meta_of(block)?, slots_at);
+        }
         let mut bytes = self.read(slots_at, slots_len)?.into_owned();
         let suffixes_at = start + (positions.end - positions.start) * slot;
         if end > suffixes_at {
@@ -91,15 +93,13 @@ impl Table {
         })
     }
 
-    /// Through the page cache of a format-3 file, reads `[from, end of block's value chunk)`
-    /// into the cache with one device request: a lookup's slots and its value (or a scan's
-    /// block and its values) come from one read instead of two. Nothing otherwise.
-    pub(super) fn prefetch_through_values(&self, block: u64, from: u64) -> Result<()> {
-        if self.cached && self.interleaved {
-            let end = self.values_base + self.meta_of(block)?.values_end;
-            self.file.prefetch(from, end.saturating_sub(from));
-        }
-        Ok(())
+    /// Through the page cache of a format-3 file (REQUIRES: `cached && interleaved`), reads
+    /// `[from, end of the value chunk of the block `meta` describes)` into the cache with one
+    /// device request: a lookup's slots and its value (or a scan's block and its values) come
+    /// from one read instead of two.
+    pub(super) fn prefetch_through_values(&self, meta: &BlockMeta, from: u64) {
+        let end = self.values_base + meta.values_end;
+        self.file.prefetch(from, end.saturating_sub(from));
     }
 
     /// Reads the bytes of `block` (slots and key suffixes), verifying its checksum unless a
@@ -110,7 +110,7 @@ impl Table {
         let verified = !force && self.checks_once() && self.verified_blocks.contains(block);
         if self.cached && self.interleaved {
             let meta = self.meta_of(block)?;
-            self.prefetch_through_values(block, self.footer.data.offset + meta.data_start)?;
+            self.prefetch_through_values(meta, self.footer.data.offset + meta.data_start);
         }
         // A verified block of a file without key suffixes lies at a computed offset: no
         // index record is touched (a cache miss per lookup otherwise).
