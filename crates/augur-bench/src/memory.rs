@@ -41,7 +41,7 @@ pub struct MemoryArgs {
     /// use_direct_reads. LevelDB and fjall have no direct reads: refused. Default: off.
     #[arg(long = "use_direct_reads", alias = "use-direct-reads", value_name = "BOOL",
           num_args = 0..=1, require_equals = true, default_missing_value = "true",
-          value_parser = crate::parse_bool)]
+          value_parser = crate::args::parse_bool)]
     pub use_direct_reads: Option<bool>,
     /// Cache of every engine in bytes (db_bench's flag): Augur's page cache of direct reads,
     /// RocksDB's and LevelDB's LRU block cache, fjall's cache. Default: --cache-mb when
@@ -53,7 +53,7 @@ pub struct MemoryArgs {
     /// operation. Augur always counts; LevelDB and fjall ignore it.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true,
           default_value = "false", default_missing_value = "true",
-          value_parser = crate::parse_bool)]
+          value_parser = crate::args::parse_bool)]
     pub statistics: bool,
 }
 
