@@ -161,6 +161,21 @@ pub struct Table {
     /// Lookups per path and outcome, with sampled latencies: the inputs of Bourbon's
     /// cost–benefit analysis, and of the per-level statistics.
     stats: LookupStats,
+    /// Set once the file is obsolete: the file system that deletes it when the table drops.
+    remove_on_drop: OnceLock<Arc<dyn FileSystem>>,
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        if let Some(fs) = self.remove_on_drop.get() {
+            if let Err(e) = fs.remove(&self.path) {
+                log::warn!(
+                    "could not delete obsolete table {}: {e}",
+                    self.path.display()
+                );
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Table {
@@ -409,7 +424,14 @@ impl Table {
             verified_blocks: VerifiedSet::new(blocks),
             verified_value_chunks: VerifiedSet::new(blocks),
             stats: LookupStats::default(),
+            remove_on_drop: OnceLock::new(),
         })
+    }
+
+    /// Deletes the table's file when the last reference to the table goes (an obsolete
+    /// file stays readable for the scans still holding the table).
+    pub(crate) fn remove_file_when_dropped(&self, fs: Arc<dyn FileSystem>) {
+        let _ = self.remove_on_drop.set(fs);
     }
 
     /// The file id given at open.

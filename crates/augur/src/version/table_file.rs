@@ -62,14 +62,11 @@ impl TableFile {
 }
 
 impl Drop for TableFile {
+    /// An obsolete file is deleted when its open table goes: scans hold the table itself
+    /// (not this handle), and under `max_open_files` a table may have to reopen its file.
     fn drop(&mut self) {
         if self.obsolete.load(Ordering::Acquire) {
-            if let Err(e) = self.fs.remove(&self.path) {
-                log::warn!(
-                    "could not delete obsolete table {}: {e}",
-                    self.path.display()
-                );
-            }
+            self.table.remove_file_when_dropped(self.fs.clone());
         }
     }
 }
