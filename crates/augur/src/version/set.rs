@@ -394,7 +394,7 @@ impl VersionSet {
             };
             added.push((
                 *level,
-                Arc::new(TableFile::new(meta.clone(), table, self.fs.clone(), path)),
+                Arc::new(TableFile::new(meta.clone(), table, self.fs.clone())),
             ));
         }
         let writer = manifest.writer.as_mut().ok_or_else(|| {
@@ -551,12 +551,7 @@ fn open_table(
         ));
     }
     let table = Table::open_in(fs, &path, meta.file_id, reads, use_models)?;
-    Ok(TableFile::new(
-        meta.clone(),
-        Arc::new(table),
-        fs.clone(),
-        path,
-    ))
+    Ok(TableFile::new(meta.clone(), Arc::new(table), fs.clone()))
 }
 
 /// Fails if the manifest's log number names a WAL that is gone while a later WAL holds

@@ -5,12 +5,12 @@
 use super::edit::FileMeta;
 use crate::fs::FileSystem;
 use crate::sst::Table;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// A live SSTable: its manifest metadata and its open reader. When the last reference is
-/// dropped after compaction marked it obsolete, the file is deleted.
+/// dropped after compaction marked it obsolete, the file is deleted once its open table goes
+/// too.
 pub struct TableFile {
     /// Manifest metadata.
     pub meta: FileMeta,
@@ -18,18 +18,16 @@ pub struct TableFile {
     pub table: Arc<Table>,
     obsolete: AtomicBool,
     fs: Arc<dyn FileSystem>,
-    path: PathBuf,
 }
 
 impl TableFile {
     /// Wraps an open table.
-    pub fn new(meta: FileMeta, table: Arc<Table>, fs: Arc<dyn FileSystem>, path: PathBuf) -> Self {
+    pub fn new(meta: FileMeta, table: Arc<Table>, fs: Arc<dyn FileSystem>) -> Self {
         TableFile {
             meta,
             table,
             obsolete: AtomicBool::new(false),
             fs,
-            path,
         }
     }
 
