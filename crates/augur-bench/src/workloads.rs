@@ -87,6 +87,7 @@ pub const NAMES: &[&str] = &[
     "readrandom",
     "readmissing",
     "readrandomwriterandom",
+    "readwhilewriting",
     "readseq",
     "readreverse",
     "seekrandom",
@@ -384,6 +385,7 @@ impl Runner {
             "deleterandom" => self.write(name, rng, Op::Delete, Order::Drawn)?,
             "readrandom" => self.read_random(name, rng, false)?,
             "readrandomwriterandom" => self.read_write_random(name, rng)?,
+            "readwhilewriting" => self.read_while_writing(name, rng)?,
             // db_bench's readmissing: one more byte of key, never present (sources.rs).
             "readmissing" => self.read_random(name, rng, true)?,
             "train" => train::train(name, &self.p, &self.opts)?,

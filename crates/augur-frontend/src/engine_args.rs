@@ -217,6 +217,19 @@ pub struct EngineArgs {
     /// Target SSTable size in MiB (engine default 32).
     #[arg(long, global = true, value_name = "MB", alias = "target_file_mb")]
     pub target_file_mb: Option<u64>,
+    /// Leveled: static level sizes (L1 holds 256 MiB, each level 10× the one above, L0
+    /// compacts into L1: LevelDB) instead of sizes set from the last level up (engine
+    /// default, RocksDB's dynamic level bytes).
+    #[arg(long, global = true, alias = "static_level_sizes")]
+    pub static_level_sizes: bool,
+    /// Threads one leveled compaction may split its merge over (engine default: the
+    /// machine's parallelism, at most 4).
+    #[arg(long, global = true, value_name = "N", alias = "max_subcompactions")]
+    pub max_subcompactions: Option<usize>,
+    /// MiB per second writes may ingest once L0 reaches its slowdown trigger (falling to a
+    /// sixteenth near the stop trigger); 0 never slows writes (engine default 16).
+    #[arg(long, global = true, value_name = "MB", alias = "delayed_write_mb")]
+    pub delayed_write_mb: Option<u64>,
     /// Learned index type (engine default plr).
     #[arg(long, global = true, value_enum)]
     pub index: Option<IndexArg>,
@@ -386,6 +399,15 @@ impl EngineArgs {
         }
         if let Some(mb) = self.target_file_mb {
             o.target_file_size_bytes = mb.saturating_mul(1 << 20);
+        }
+        if self.static_level_sizes {
+            o.dynamic_level_bytes = false;
+        }
+        if let Some(n) = self.max_subcompactions {
+            o.max_subcompactions = n;
+        }
+        if let Some(mb) = self.delayed_write_mb {
+            o.delayed_write_rate = mb.saturating_mul(1 << 20);
         }
         if let Some(i) = self.index {
             o.index = i.to_engine();

@@ -110,9 +110,13 @@ fn replace_everything(threshold: usize) {
             db.run_value_log_gc().expect("gc");
         }
         let after = files_with(&dir, ".sst");
+        // Compaction replaces tables (their cached pages must never be served again) but
+        // need not replace all: a table no input overlaps stays where it is (one that a
+        // background compaction of this round wrote at the last level, or that round 1's
+        // disjoint flushes moved down whole).
         assert!(
-            tables.is_disjoint(&after),
-            "{what}: compaction kept some tables: {tables:?} -> {after:?}"
+            !tables.is_subset(&after),
+            "{what}: compaction replaced no table: {tables:?} -> {after:?}"
         );
         if threshold == 0 && round > 1 {
             let now = files_with(&dir, ".vlog");

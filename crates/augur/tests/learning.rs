@@ -96,7 +96,8 @@ fn always_learns_every_new_file_after_t_wait() {
         s.levels[0].models_wasted, 2,
         "files 0 and 2 were never read"
     );
-    assert!(s.levels[1].models_built >= 1);
+    // The outputs land in the level L0 compacts into (the last, with dynamic level sizes).
+    assert!(s.levels.iter().skip(1).map(|l| l.models_built).sum::<u64>() >= 1);
 }
 
 #[test]

@@ -146,6 +146,9 @@ fn options(mode: ReadMode, max_open_files: Option<usize>) -> Options {
         max_open_files,
         cache_bytes: 8 << 20,
         create_if_missing: false,
+        // The tables sit in L1 and are small: static level sizes leave them there (dynamic
+        // ones would start draining L1 to the last level at the open).
+        dynamic_level_bytes: false,
         ..Options::default()
     }
 }

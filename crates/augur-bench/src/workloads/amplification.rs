@@ -175,6 +175,8 @@ pub(super) fn background_work(
         ("compaction_training_s", secs(|s| s.compaction_training_ns)),
         ("training_wait_s", secs(|s| s.at_build_training_wait_ns)),
         ("learning_s", secs(|s| s.learning_ns_total)),
+        ("write_stall_s", secs(|s| s.write_stall_ns)),
+        ("write_slowdown_s", secs(|s| s.write_slowdown_ns)),
     ]
 }
 

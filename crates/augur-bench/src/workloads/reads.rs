@@ -1,5 +1,6 @@
 //! The benchmarks that read: random point lookups of present or missing keys (`readrandom`,
-//! `readmissing`, spread over `--threads` threads), the mixed `readrandomwriterandom`,
+//! `readmissing`, spread over `--threads` threads; `readwhilewriting`: the same beside a
+//! writer thread), the mixed `readrandomwriterandom`,
 //! `seekrandom` (a seek and `--seek_nexts` entries) and the full scans `readseq` /
 //! `readreverse`. The lookups of `readrandom`, `readmissing` and `seekrandom` pick their keys
 //! with `Params::read_chooser` (`--read_distribution`; uniform by default, db_bench's draw).
@@ -8,12 +9,15 @@ use super::amplification::amplification;
 use super::threads::in_threads;
 use super::{Meter, Params, Runner};
 use crate::error::BenchError;
+use crate::keys::ValueGen;
 use crate::report::Outcome;
 use crate::ycsb::{Chooser, RequestDist, YcsbParams};
 use rand::rngs::StdRng;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The keys of the next lookups, materialized together outside the timed region: fetching a
 /// key of a large key set is a cache miss that costs a tenth of a lookup, and is the
@@ -86,10 +90,34 @@ impl Runner {
         rng: &mut StdRng,
         missing: bool,
     ) -> Result<Outcome, BenchError> {
+        self.read_random_while(name, rng, missing, false)
+    }
+
+    /// db_bench's readwhilewriting: `readrandom` on `--threads` threads while one more
+    /// thread puts random keys of the set with new values until the readers are done. The
+    /// record is the readers'; the writer's puts and rate are in `writes`, `writes_per_sec`.
+    pub(super) fn read_while_writing(
+        &mut self,
+        name: &str,
+        rng: &mut StdRng,
+    ) -> Result<Outcome, BenchError> {
+        self.read_random_while(name, rng, false, true)
+    }
+
+    /// `readrandom` / `readmissing`, with a writer thread beside the readers when `writing`.
+    fn read_random_while(
+        &mut self,
+        name: &str,
+        rng: &mut StdRng,
+        missing: bool,
+        writing: bool,
+    ) -> Result<Outcome, BenchError> {
         let Params {
             num,
             reads,
             key_size,
+            value_size,
+            compression_ratio,
             ..
         } = self.p;
         let record = self.record;
@@ -129,7 +157,32 @@ impl Runner {
             }
             Ok::<_, BenchError>((meter, found, bytes))
         };
-        let results = in_threads(threads, rng, |_, rng| lookups(rng))?;
+        let stop = AtomicBool::new(false);
+        let writer_seed: u64 = rng.gen();
+        let writer = || {
+            let mut rng = StdRng::seed_from_u64(writer_seed);
+            let mut values = ValueGen::new(rng.gen(), value_size, compression_ratio);
+            let mut key = Vec::with_capacity(key_size);
+            let started = Instant::now();
+            let mut writes = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                keys.key(rng.gen_range(0..num), key_size, &mut key);
+                db.put(&key, values.next(value_size))?;
+                writes += 1;
+            }
+            Ok::<_, BenchError>((writes, started.elapsed().as_secs_f64()))
+        };
+        let (results, written) = std::thread::scope(|s| {
+            let handle = writing.then(|| s.spawn(writer));
+            let results = in_threads(threads, rng, |_, rng| lookups(rng));
+            stop.store(true, Ordering::Relaxed);
+            let written = handle.map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(BenchError::failed("the writer thread panicked")))
+            });
+            (results, written)
+        });
+        let results = results?;
         let ops = reads * threads as u64;
         let found: u64 = results.iter().map(|r| r.1).sum();
         let bytes: u64 = results.iter().map(|r| r.2).sum();
@@ -140,6 +193,12 @@ impl Runner {
             out.extra.push(("threads", json!(threads)));
         }
         out.extra.extend(distribution);
+        if let Some(w) = written {
+            let (writes, seconds) = w?;
+            out.extra.push(("writes", json!(writes)));
+            out.extra
+                .push(("writes_per_sec", json!(writes as f64 / seconds.max(1e-9))));
+        }
         Ok(out)
     }
 

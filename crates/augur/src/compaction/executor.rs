@@ -23,11 +23,12 @@
 
 use super::table_limit::TableLimit;
 use super::{Compaction, Strategy};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filename;
 use crate::fs::FileSystem;
 use crate::iter::merge::MergeCursor;
 use crate::iter::source::Source;
+use crate::memtable::MemtableCursor;
 use crate::key::{same_user_key, unpack_trailer, SeqNo, ValueKind};
 use crate::options::Options;
 use crate::sst::{Builder, BuilderOptions, ModelTime, TableCursor};
@@ -35,6 +36,8 @@ use crate::version::{FileMeta, Version, VersionEdit};
 use crate::vlog::ValuePointer;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// Bytes of a value-log entry's header (crc, key length, value length).
 const VLOG_ENTRY_HEADER_BYTES: u64 = 12;
@@ -50,7 +53,7 @@ pub(crate) struct CompactionContext<'a> {
     /// Oldest seqno any reader may still read at.
     pub oldest_snapshot: SeqNo,
     /// Allocates file numbers.
-    pub new_file_number: &'a dyn Fn() -> u64,
+    pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
 }
 
 /// The result: the edit to apply and byte counts for statistics.
@@ -157,20 +160,86 @@ pub(crate) fn execute(
             appended: false,
         });
     }
+    let ranges = if ctx.strategy.splits_by_key_range() {
+        split_by_key_range(c, ctx.opts.max_subcompactions)
+    } else {
+        vec![KeyRange::default()]
+    };
+    let started = AtomicU64::new(0);
+    let limit = OnceLock::new();
+    let shared = Shared {
+        started: &started,
+        table_limit: &limit,
+    };
+    // One layout sees the whole merge and finishes it, except where the strategy splits by
+    // key range: its layouts keep no state, so each sub-compaction takes its own.
     let mut layout = ctx.strategy.layout(c, version, ctx.opts);
-    let mut merge = Merge::new(c, version, ctx, layout.as_mut());
-    // A compaction reads each input page once: it uses cached pages but adds none, so it
-    // does not push the readers' hot set out of the page cache (direct mode).
-    crate::cache::without_cache_fill(|| merge.run())?;
-    let Merge {
-        outputs,
-        garbage,
-        bytes_read,
-        entries_dropped,
-        model_time,
-        ..
-    } = merge;
+    let results: Vec<MergeOutcome> = if ranges.len() == 1 {
+        let whole = KeyRange::default();
+        vec![merge_range(c, version, ctx, layout.as_mut(), whole, shared)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = ranges
+                .iter()
+                .map(|range| {
+                    s.spawn(move || {
+                        let mut layout = ctx.strategy.layout(c, version, ctx.opts);
+                        merge_range(c, version, ctx, layout.as_mut(), range.clone(), shared)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        let e = std::io::Error::other("a sub-compaction thread panicked");
+                        Err((Error::io("compacting", e), Vec::new()))
+                    })
+                })
+                .collect()
+        })
+    };
+    let mut outputs = Vec::new();
+    let mut garbage: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut entries_dropped = 0;
+    let mut model_time = ModelTime::default();
+    let mut failure = None;
+    let mut written_on_failure = Vec::new();
+    for r in results {
+        match r {
+            Ok(r) => {
+                outputs.extend(r.outputs);
+                for (segment, bytes) in r.garbage {
+                    *garbage.entry(segment).or_default() += bytes;
+                }
+                entries_dropped += r.entries_dropped;
+                model_time.add(r.model_time);
+            }
+            Err((e, written)) => {
+                written_on_failure.extend(written);
+                failure.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = failure {
+        written_on_failure.extend(outputs.iter().map(|m| m.file_id));
+        for id in written_on_failure {
+            // Best effort: an output left behind is not referenced by the manifest and is
+            // removed as obsolete at the next open.
+            let _ = ctx.fs.remove(&filename::table_path(ctx.dir, id));
+        }
+        return Err(e);
+    }
+    if !outputs.is_empty() {
+        ctx.fs.sync_dir(ctx.dir)?;
+    }
     layout.finish(&mut edit, &outputs, entries_dropped);
+    let bytes_read = c
+        .inputs
+        .iter()
+        .chain(&c.next_inputs)
+        .map(|f| f.meta.file_size)
+        .sum();
     let bytes_written = outputs.iter().map(|m| m.file_size).sum();
     edit.added = outputs.into_iter().map(|m| (c.output_level, m)).collect();
     edit.vlog_garbage = garbage.into_iter().collect();
@@ -184,21 +253,122 @@ pub(crate) fn execute(
     })
 }
 
+/// A half-open range of user keys `[start, end)`; `None` is unbounded.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct KeyRange {
+    start: Option<Vec<u8>>,
+    end: Option<Vec<u8>>,
+}
+
+/// Splits `c`'s key space into at most `parts` ranges of about equal bytes of the output
+/// level's inputs, cut at their files' first keys (each file's keys fall in one range). A
+/// compaction with fewer than two such files is not split.
+fn split_by_key_range(c: &Compaction, parts: usize) -> Vec<KeyRange> {
+    let files: Vec<(&[u8], u64)> = c
+        .next_inputs
+        .iter()
+        .map(|f| (f.smallest_key(), f.meta.file_size))
+        .collect();
+    let mut ranges = Vec::new();
+    let mut start = None;
+    for cut in cut_keys(&files, parts) {
+        ranges.push(KeyRange {
+            start: start.take(),
+            end: Some(cut.clone()),
+        });
+        start = Some(cut);
+    }
+    ranges.push(KeyRange { start, end: None });
+    ranges
+}
+
+/// The first keys of the files (given in key order as `(first key, bytes)`) at which a run
+/// of them is cut into at most `parts` pieces of about equal bytes; never before the first
+/// file.
+fn cut_keys(files: &[(&[u8], u64)], parts: usize) -> Vec<Vec<u8>> {
+    let parts = parts.min(files.len());
+    if parts < 2 {
+        return Vec::new();
+    }
+    let total: u64 = files.iter().map(|f| f.1).sum();
+    let mut cuts: Vec<Vec<u8>> = Vec::new();
+    let mut sum = 0u64;
+    for (i, (first, bytes)) in files.iter().enumerate() {
+        let next_cut = u128::from(total) * (cuts.len() as u128 + 1) / parts as u128;
+        if i > 0 && u128::from(sum) >= next_cut && cuts.len() + 1 < parts {
+            cuts.push(first.to_vec());
+        }
+        sum += bytes;
+    }
+    cuts
+}
+
+/// What one (sub-)merge produced.
+struct MergeResult {
+    outputs: Vec<FileMeta>,
+    garbage: BTreeMap<u64, u64>,
+    entries_dropped: u64,
+    model_time: ModelTime,
+}
+
+/// What the sub-compactions of one compaction share: the live-table limit counts every
+/// output they start, and the limit is read at most once (so a compaction does the same
+/// file-system operations whatever the threads' interleaving).
+#[derive(Clone, Copy)]
+struct Shared<'a> {
+    started: &'a AtomicU64,
+    table_limit: &'a OnceLock<TableLimit>,
+}
+
+/// A (sub-)merge's result, or its error with the file numbers of the outputs it created
+/// (the caller removes them).
+type MergeOutcome = std::result::Result<MergeResult, (Error, Vec<u64>)>;
+
+/// Merges the entries of `range` (all of `c` with the default range).
+fn merge_range(
+    c: &Compaction,
+    version: &Version,
+    ctx: &CompactionContext<'_>,
+    layout: &mut dyn OutputLayout,
+    range: KeyRange,
+    shared: Shared<'_>,
+) -> MergeOutcome {
+    let mut merge = Merge::new(c, version, ctx, layout, range, shared);
+    // A compaction reads each input page once: it uses cached pages but adds none, so it
+    // does not push the readers' hot set out of the page cache (direct mode). The flag is
+    // per thread: each sub-compaction sets its own.
+    match crate::cache::without_cache_fill(|| merge.run()) {
+        Ok(()) => Ok(MergeResult {
+            outputs: merge.outputs,
+            garbage: merge.garbage,
+            entries_dropped: merge.entries_dropped,
+            model_time: merge.model_time,
+        }),
+        Err(e) => {
+            let mut written: Vec<u64> = merge.outputs.iter().map(|m| m.file_id).collect();
+            written.extend(merge.builder.as_ref().map(|(id, _)| *id));
+            Err((e, written))
+        }
+    }
+}
+
 /// The merge of one compaction's inputs into its outputs.
 struct Merge<'a, 'l> {
     c: &'a Compaction,
     version: &'a Version,
     ctx: &'a CompactionContext<'a>,
     layout: &'l mut dyn OutputLayout,
+    /// The user keys this merge covers (sub-compactions split the compaction's).
+    range: KeyRange,
+    /// What the compaction's sub-compactions share.
+    shared: Shared<'a>,
     input_ids: HashSet<u64>,
     /// Live tables before the compaction; the limit is read once it writes more files than
     /// it removes.
     live_before: u64,
-    table_limit: Option<TableLimit>,
     outputs: Vec<FileMeta>,
     builder: Option<(u64, Builder)>,
     garbage: BTreeMap<u64, u64>,
-    bytes_read: u64,
     entries_dropped: u64,
     model_time: ModelTime,
 }
@@ -209,12 +379,16 @@ impl<'a, 'l> Merge<'a, 'l> {
         version: &'a Version,
         ctx: &'a CompactionContext<'a>,
         layout: &'l mut dyn OutputLayout,
+        range: KeyRange,
+        shared: Shared<'a>,
     ) -> Self {
         Merge {
             c,
             version,
             ctx,
             layout,
+            range,
+            shared,
             input_ids: c
                 .inputs
                 .iter()
@@ -222,31 +396,42 @@ impl<'a, 'l> Merge<'a, 'l> {
                 .map(|f| f.meta.file_id)
                 .collect(),
             live_before: version.levels.iter().map(|l| l.len() as u64).sum(),
-            table_limit: None,
             outputs: Vec::new(),
             builder: None,
             garbage: BTreeMap::new(),
-            bytes_read: 0,
             entries_dropped: 0,
             model_time: ModelTime::default(),
         }
     }
 
-    /// Merges every input entry in order, dropping what no reader can see, into outputs.
+    /// Merges every input entry of the range in order, dropping what no reader can see,
+    /// into outputs.
     fn run(&mut self) -> Result<()> {
-        let mut sources: Vec<Source> = Vec::new();
-        for f in self.c.inputs.iter().chain(&self.c.next_inputs) {
-            self.bytes_read += f.meta.file_size;
-            sources.push(Source::Table(TableCursor::new(f.table.clone(), true)));
+        let mut sources: Vec<Source> = self
+            .c
+            .inputs
+            .iter()
+            .chain(&self.c.next_inputs)
+            .map(|f| Source::Table(TableCursor::new(f.table.clone(), true)))
+            .collect();
+        if let Some(mem) = &self.c.memtable {
+            sources.push(Source::Mem(MemtableCursor::new(mem.clone(), true)));
         }
         let mut merged = MergeCursor::new(sources, true);
-        merged.seek_to_first()?;
+        match &self.range.start {
+            // The first entry of the start key: the newest version sorts first.
+            Some(start) => merged.seek(start, u64::MAX)?,
+            None => merged.seek_to_first()?,
+        }
         let mut current_key: Vec<u8> = Vec::new();
         let mut has_key = false;
         // Seqno of the previous (newer) entry of the current key; MAX when it is the first.
         let mut last_seqno_for_key = SeqNo::MAX;
         while merged.valid() {
             let user_key = merged.key();
+            if self.range.end.as_deref().is_some_and(|end| user_key >= end) {
+                break;
+            }
             let Some((seqno, kind)) = unpack_trailer(merged.trailer()) else {
                 // Every source validated its trailers while decoding them.
                 merged.advance()?;
@@ -276,9 +461,6 @@ impl<'a, 'l> Merge<'a, 'l> {
         }
         if let Some((id, b)) = self.builder.take() {
             self.outputs.push(finish(id, b, &mut self.model_time)?);
-        }
-        if !self.outputs.is_empty() {
-            self.ctx.fs.sync_dir(self.ctx.dir)?;
         }
         Ok(())
     }
@@ -324,26 +506,20 @@ impl<'a, 'l> Merge<'a, 'l> {
     }
 
     /// Starts an output at `user_key`, after checking that one more file keeps the live
-    /// table count within the limit (if not, removes the outputs written and fails).
+    /// table count within the limit (if not, fails; the caller removes the outputs).
     fn start_output(&mut self, user_key: &[u8]) -> Result<()> {
-        let outputs_after = self.outputs.len() as u64 + 1;
+        let outputs_after = self.shared.started.fetch_add(1, Ordering::Relaxed) + 1;
         let removed = self.input_ids.len() as u64;
         // With `max_open_files` tables hold descriptors and mappings only within the bound,
         // so the kernel's limits do not cap the number of live tables.
         if outputs_after > removed && self.ctx.opts.max_open_files.is_none() {
             let (fs, mode) = (self.ctx.fs, self.ctx.opts.read_mode);
             let limit = self
+                .shared
                 .table_limit
-                .get_or_insert_with(|| TableLimit::read(fs, mode));
+                .get_or_init(|| TableLimit::read(fs, mode));
             let live_after = self.live_before.saturating_sub(removed) + outputs_after;
-            if let Err(e) = limit.check(self.live_before, live_after, self.ctx.opts) {
-                for m in &self.outputs {
-                    // Best effort: an output left behind is not referenced by the manifest
-                    // and is removed as obsolete at the next open.
-                    let _ = fs.remove(&filename::table_path(self.ctx.dir, m.file_id));
-                }
-                return Err(e);
-            }
+            limit.check(self.live_before, live_after, self.ctx.opts)?;
         }
         self.layout.output_started(user_key);
         let id = (self.ctx.new_file_number)();
@@ -364,4 +540,27 @@ fn finish(file_id: u64, b: Builder, model_time: &mut ModelTime) -> Result<FileMe
         smallest: s.smallest,
         largest: s.largest,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut_keys;
+
+    #[test]
+    fn cuts_split_bytes_evenly_at_file_starts() {
+        let files: Vec<(&[u8], u64)> = vec![(b"a", 10), (b"c", 10), (b"e", 10), (b"g", 10)];
+        assert_eq!(cut_keys(&files, 2), vec![b"e".to_vec()]);
+        assert_eq!(
+            cut_keys(&files, 4),
+            vec![b"c".to_vec(), b"e".to_vec(), b"g".to_vec()]
+        );
+        // More parts than files: one per file at most.
+        assert_eq!(cut_keys(&files, 9).len(), 3);
+        // One file or one part: no cut.
+        assert!(cut_keys(&files[..1], 4).is_empty());
+        assert!(cut_keys(&files, 1).is_empty());
+        // A big first file: the cut comes after it.
+        let skewed: Vec<(&[u8], u64)> = vec![(b"a", 100), (b"c", 1), (b"e", 1)];
+        assert_eq!(cut_keys(&skewed, 2), vec![b"c".to_vec()]);
+    }
 }

@@ -68,25 +68,49 @@ impl Flsm {
             version.levels[0].len() as f64 / opts.l0_compaction_trigger as f64,
         );
         for level in 1..last {
-            let size = version.level_bytes(level);
-            consider(
-                level,
-                Reason::Size,
-                size as f64
-                    / (max_bytes_for_level(opts, level) as f64 * opts.flsm.level_size_runs as f64),
-            );
-            let next = version.level_bytes(level + 1);
-            if next > 0 && size as f64 >= opts.flsm.aggressive_ratio * next as f64 {
-                consider(level, Reason::Size, 1.0);
+            for (reason, score) in Self::level_scores(version, opts, level) {
+                consider(level, reason, score);
             }
-            let fullest = fullest_slot(version, level).map_or(0, |(_, n)| n);
-            consider(
-                level,
-                Reason::Crowded,
-                fullest as f64 / opts.flsm.max_sstables_per_guard as f64,
-            );
         }
         best
+    }
+
+    /// The scores of level `1 ≤ level < last` (>= 1 means due): by size, aggressive ratio
+    /// and crowded guards.
+    fn level_scores(version: &Version, opts: &Options, level: usize) -> [(Reason, f64); 3] {
+        let size = version.level_bytes(level);
+        let by_size = size as f64
+            / (max_bytes_for_level(opts, level) as f64 * opts.flsm.level_size_runs as f64);
+        let next = version.level_bytes(level + 1);
+        let aggressive = if next > 0 && size as f64 >= opts.flsm.aggressive_ratio * next as f64 {
+            1.0
+        } else {
+            0.0
+        };
+        let fullest = fullest_slot(version, level).map_or(0, |(_, n)| n);
+        [
+            (Reason::Size, by_size),
+            (Reason::Size, aggressive),
+            (
+                Reason::Crowded,
+                fullest as f64 / opts.flsm.max_sstables_per_guard as f64,
+            ),
+        ]
+    }
+
+    /// True when a flush may write its memtable straight into L1's guards, skipping L0
+    /// (what PebblesDB's estimate in `docs/benchmarks/flsm.md` assumed): L0 is empty, so
+    /// the memtable is newer than everything in the files; L1 is not the last level (which
+    /// is rewritten, not appended to); and no compaction of L1 is due. A due L1 sends
+    /// flushes to L0, whose triggers then slow writers until compaction catches up.
+    pub fn flush_into_l1(version: &Version, opts: &Options) -> bool {
+        let last = version.levels.len() - 1;
+        version.style == crate::version::CompactionStyle::Flsm
+            && version.levels[0].is_empty()
+            && last > 1
+            && Self::level_scores(version, opts, 1)
+                .iter()
+                .all(|(_, score)| *score < 1.0)
     }
 
     /// The slot of `level` a size-driven pick takes: the first non-empty slot after the
@@ -150,6 +174,7 @@ fn guard_compaction(version: &Version, opts: &Options, level: usize, slot: usize
             next_inputs: Vec::new(),
             output_level: level,
             allow_trivial_move: false,
+            memtable: None,
         })
     };
     let overlapping = depth(version, level, slot) >= 2;
@@ -183,6 +208,7 @@ fn guard_compaction(version: &Version, opts: &Options, level: usize, slot: usize
         next_inputs,
         output_level: level + 1,
         allow_trivial_move: false,
+        memtable: None,
     })
 }
 
@@ -214,6 +240,7 @@ impl Strategy for Flsm {
                     next_inputs,
                     output_level: 1,
                     allow_trivial_move: false,
+                    memtable: None,
                 })
             }
             Some((level, Reason::Crowded, _)) => match fullest_slot(version, level) {

@@ -13,12 +13,13 @@ pub mod guards;
 mod leveled;
 mod table_limit;
 
-pub(crate) use executor::{execute, CompactionContext};
+pub(crate) use executor::{execute, CompactionContext, CompactionOutcome};
 pub use executor::{LeveledLayout, OutputLayout};
 pub use flsm::Flsm;
-pub use leveled::Leveled;
+pub use leveled::{l0_output_level, level_targets, pick_l0, LevelTargets, Leveled};
 pub(crate) use table_limit::TableLimit;
 
+use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::version::CompactionStyle;
 use crate::version::{TableFile, Version};
@@ -38,12 +39,18 @@ pub struct Compaction {
     /// Whether a lone input may move down without being rewritten. `compact_range` forbids
     /// it so that tombstones and old versions are really dropped.
     pub allow_trivial_move: bool,
+    /// An immutable memtable merged with the inputs: FLSM's flush into L1's guards
+    /// ([`Flsm::flush_into_l1`]) is a compaction of the memtable alone.
+    pub memtable: Option<Arc<Memtable>>,
 }
 
 impl Compaction {
     /// True when the single input file can move to the next level without rewriting.
     pub fn is_trivial_move(&self) -> bool {
-        self.allow_trivial_move && self.inputs.len() == 1 && self.next_inputs.is_empty()
+        self.allow_trivial_move
+            && self.inputs.len() == 1
+            && self.next_inputs.is_empty()
+            && self.memtable.is_none()
     }
 }
 
@@ -68,6 +75,13 @@ pub fn strategy_for(style: CompactionStyle) -> Box<dyn Strategy> {
 pub trait Strategy: Send + Sync {
     /// Picks the most urgent compaction of `version`.
     fn choose(&self, version: &Version, opts: &Options) -> Choice;
+
+    /// True when one compaction's merge may be split by key range into sub-compactions
+    /// run on parallel threads: its layout must decide cuts from the keys alone and
+    /// finish with no state gathered during the merge.
+    fn splits_by_key_range(&self) -> bool {
+        false
+    }
 
     /// How the outputs of `c` are laid out at its output level (see [`OutputLayout`]).
     fn layout<'v>(

@@ -1,6 +1,10 @@
-//! Background work: one thread runs flushes first, then compactions; value-log GC runs on a
-//! short-lived thread of its own, because it writes through the foreground write path (a
-//! writer stalled on a flush must never wait on the thread that would flush).
+//! Background work: one thread runs compactions (and flushes first, unless a flush thread
+//! does); leveled databases have a flush thread beside it, so a long compaction never holds
+//! up the flush that writers stalled on a full memtable wait for (RocksDB's flush pool).
+//! Under FLSM a flush may append to L1 like a compaction, so flushes stay on the one thread.
+//! Value-log GC runs on a short-lived thread of its own, because it writes through the
+//! foreground write path (a writer stalled on a flush must never wait on the thread that
+//! would flush).
 //!
 //! With `Options::background_threads = false` the same units of work run inline, in the
 //! writer that made them necessary (deterministic, for tests).
@@ -10,19 +14,44 @@ use crate::compaction::{self, Choice, Compaction, CompactionContext};
 use crate::error::Result;
 use crate::version::LevelModel;
 use crate::version::Version;
+use crate::work_signal::WorkSignal;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Body of the background thread.
 pub(super) fn run(db: &Arc<DbInner>) {
-    while db.background.wait_for_work() {
+    serve(
+        db,
+        &db.background,
+        || db.do_one_unit(),
+        || db.maybe_start_gc(db),
+    );
+}
+
+/// Body of the flush thread: flushes immutable memtables as they come. A new L0 file may
+/// make a compaction due: each flush asks the background thread to look.
+pub(super) fn run_flushes(db: &Arc<DbInner>) {
+    serve(db, &db.flush_signal, || db.flush_one(), || {});
+}
+
+/// Each time `signal` asks for work, runs `unit` until it reports nothing done (waking
+/// those who wait for progress after each unit, and the background thread to look for
+/// compactions), then `after_round`; until shutdown, or until the database is poisoned
+/// (an error of `unit` poisons it).
+fn serve(
+    db: &Arc<DbInner>,
+    signal: &WorkSignal,
+    unit: impl Fn() -> Result<bool>,
+    after_round: impl Fn(),
+) {
+    while signal.wait_for_work() {
         loop {
-            if db.background.is_shutting_down() || db.poisoned.lock().is_some() {
+            if signal.is_shutting_down() || db.poisoned.lock().is_some() {
                 break;
             }
-            match db.do_one_unit() {
-                Ok(true) => db.background.notify_all(),
+            match unit() {
+                Ok(true) => db.background.request_work(),
                 Ok(false) => break,
                 Err(e) => {
                     db.poison(&e);
@@ -30,15 +59,23 @@ pub(super) fn run(db: &Arc<DbInner>) {
                 }
             }
         }
+        // Writers waiting for room wait on the background signal.
         db.background.notify_all();
-        db.maybe_start_gc(db);
+        after_round();
     }
 }
 
 impl DbInner {
-    /// Wakes the background thread.
+    /// Wakes the background threads.
     pub fn request_background_work(&self) {
+        self.flush_signal.request_work();
         self.background.request_work();
+    }
+
+    /// True when a thread of its own flushes memtables (background threads, leveled).
+    pub(crate) fn has_flush_thread(&self) -> bool {
+        self.opts.background_threads
+            && self.versions.current().style == crate::version::CompactionStyle::Leveled
     }
 
     /// Waits a little for the background thread to make progress.
@@ -50,7 +87,7 @@ impl DbInner {
     /// snapshot needs any more. Returns whether a flush or compaction ran.
     pub fn do_one_unit(&self) -> Result<bool> {
         let _w = self.bg_work.lock();
-        if self.flush_one()? {
+        if !self.has_flush_thread() && self.flush_one()? {
             return Ok(true);
         }
         let version = self.versions.current();
@@ -136,8 +173,12 @@ impl DbInner {
         }
     }
 
-    /// Executes one compaction and installs its result.
-    pub fn run_compaction(&self, c: &Compaction, version: &Version) -> Result<()> {
+    /// Runs the executor on `c` (the caller installs the outcome's edit).
+    pub(crate) fn execute_compaction(
+        &self,
+        c: &Compaction,
+        version: &Version,
+    ) -> Result<compaction::CompactionOutcome> {
         let new_file_number = || self.versions.new_file_number();
         let ctx = CompactionContext {
             strategy: self.strategy.as_ref(),
@@ -148,8 +189,13 @@ impl DbInner {
             oldest_snapshot: self.oldest_readable_seqno(),
             new_file_number: &new_file_number,
         };
+        compaction::execute(c, version, &ctx)
+    }
+
+    /// Executes one compaction and installs its result.
+    pub fn run_compaction(&self, c: &Compaction, version: &Version) -> Result<()> {
         let started = std::time::Instant::now();
-        let outcome = compaction::execute(c, version, &ctx)?;
+        let outcome = self.execute_compaction(c, version)?;
         self.versions.log_and_apply(outcome.edit)?;
         self.counters.note_compaction(
             outcome.bytes_read,
@@ -163,7 +209,9 @@ impl DbInner {
     }
 
     /// Compacts every file overlapping `[begin, end]` down to the deepest level holding
-    /// data in that range.
+    /// data in that range (leveled: at least the level L0 compacts into). Leveled skips the
+    /// levels that hold nothing where the inputs are, so each entry is rewritten once per
+    /// level that holds data rather than once per level; FLSM goes level by level.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.flush_and_wait()?;
         let _w = self.bg_work.lock();
@@ -175,10 +223,20 @@ impl DbInner {
             return Ok(());
         };
         let last = version.levels.len() - 1;
-        for level in 0..=deepest.min(last - 1) {
+        let leveled = version.style == crate::version::CompactionStyle::Leveled;
+        let bottom = if leveled && deepest == 0 {
+            compaction::l0_output_level(&version, &self.opts)
+        } else if leveled {
+            deepest.max(1)
+        } else {
+            (deepest + 1).min(last)
+        };
+        let mut level = 0;
+        while level < bottom {
             let version = self.versions.current();
             let inputs = version.overlapping(level, begin, end);
             if inputs.is_empty() {
+                level += 1;
                 continue;
             }
             let inputs = if level == 0 {
@@ -188,15 +246,25 @@ impl DbInner {
             };
             let lo = inputs.iter().map(|f| f.smallest_key()).min();
             let hi = inputs.iter().map(|f| f.largest_key()).max();
+            let output_level = if leveled {
+                (level + 1..bottom)
+                    .find(|&l| !version.overlapping(l, lo, hi).is_empty())
+                    .unwrap_or(bottom)
+            } else {
+                level + 1
+            };
             let c = Compaction {
                 level,
-                next_inputs: version.whole_slots(level + 1, version.overlapping(level + 1, lo, hi)),
+                next_inputs: version
+                    .whole_slots(output_level, version.overlapping(output_level, lo, hi)),
                 inputs,
-                output_level: level + 1,
+                output_level,
                 allow_trivial_move: false,
+                memtable: None,
             };
             self.run_compaction(&c, &version)
                 .inspect_err(|e| self.poison(e))?;
+            level = output_level;
         }
         Ok(())
     }

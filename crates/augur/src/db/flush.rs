@@ -1,18 +1,27 @@
-//! Flush: an immutable memtable becomes an L0 SSTable, then its WAL is deleted.
+//! Flush: an immutable memtable becomes an L0 SSTable (FLSM, when L0 is empty and L1 not
+//! due: fragments appended to L1's guards, `Flsm::flush_into_l1`), then its WAL is deleted.
 //!
 //! Order (crash safety): sync the value log (the table's pointers must outlive the WAL) →
 //! write and sync the table → sync the directory → record it in the manifest together with
 //! the new log number → drop the memtable → delete the WAL.
 
 use super::DbInner;
-use crate::error::Result;
+use crate::compaction::{Compaction, Flsm};
+use crate::error::{Error, Result};
 use crate::filename;
 use crate::fs::FileSystem;
 use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::sst::{Builder, ModelTime};
-use crate::version::{FileMeta, VersionEdit};
+use crate::version::{FileMeta, Version, VersionEdit};
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Nanoseconds since `since`, saturating.
+fn elapsed_ns(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
 
 /// Writes the entries of `mem` to table `file_id` in `dir` and syncs it; returns its metadata
 /// and what training its model cost. `None` when the memtable is empty.
@@ -44,6 +53,9 @@ pub(crate) fn write_table_from_memtable(
 impl DbInner {
     /// Flushes the oldest immutable memtable, if any. Returns whether it did.
     pub fn flush_one(&self) -> Result<bool> {
+        // One flush at a time (the flush thread, a compaction thread without one, or an
+        // inline `flush_and_wait`): memtables are flushed oldest first.
+        let _flushing = self.flush_lock.lock();
         #[cfg(feature = "test-util")]
         if self.flushes_held.load(std::sync::atomic::Ordering::Acquire) {
             return Ok(false);
@@ -57,26 +69,45 @@ impl DbInner {
             (mem.clone(), *wal_number, next_log)
         };
         self.vlog.sync()?;
-        let file_id = self.versions.new_file_number();
         let started = std::time::Instant::now();
-        let meta =
-            write_table_from_memtable(self.opts.fs.as_ref(), &self.dir, file_id, &mem, &self.opts)?;
-        if let Some((m, model_time)) = &meta {
-            let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            self.counters.note_flush(m.file_size, ns, *model_time);
-        }
-        let edit = VersionEdit {
-            log_number: Some(next_log),
-            last_seqno: Some(mem.max_seqno()),
-            added: meta.into_iter().map(|(m, _)| (0, m)).collect(),
-            ..VersionEdit::default()
+        let version = self.versions.current();
+        let into_l1 = if Flsm::flush_into_l1(&version, &self.opts) {
+            match self.flush_into_l1(&mem, &version, started) {
+                Ok(edit) => Some(edit),
+                // The live-table limit refused the fragments (their files are removed):
+                // one L0 table instead, as every flush did before.
+                Err(Error::InvalidArgument(why)) => {
+                    log::warn!("flush into L1 refused, flushing to L0: {why}");
+                    None
+                }
+                Err(e) => return Err(e),
+            }
+        } else {
+            None
         };
+        let mut edit = if let Some(edit) = into_l1 {
+            edit
+        } else {
+            let file_id = self.versions.new_file_number();
+            let fs = self.opts.fs.as_ref();
+            let meta = write_table_from_memtable(fs, &self.dir, file_id, &mem, &self.opts)?;
+            if let Some((m, model_time)) = &meta {
+                self.counters
+                    .note_flush(m.file_size, elapsed_ns(started), *model_time);
+            }
+            VersionEdit {
+                added: meta.into_iter().map(|(m, _)| (0, m)).collect(),
+                ..VersionEdit::default()
+            }
+        };
+        edit.log_number = Some(next_log);
+        edit.last_seqno = Some(mem.max_seqno());
         self.versions.log_and_apply(edit)?;
         {
             let mut m = self.mem.lock();
             if m.imm
                 .first()
-                .is_some_and(|(first, _)| std::sync::Arc::ptr_eq(first, &mem))
+                .is_some_and(|(first, _)| Arc::ptr_eq(first, &mem))
             {
                 m.imm.remove(0);
                 m.refresh();
@@ -87,6 +118,32 @@ impl DbInner {
             log::warn!("could not delete flushed WAL {}: {e}", wal.display());
         }
         Ok(true)
+    }
+
+    /// FLSM: writes `mem` as fragments appended to L1's guards (a compaction of the memtable
+    /// alone: cut at L1's guards, new guards committed, what no reader can see dropped).
+    /// Returns the edit, which the caller completes with the log number.
+    fn flush_into_l1(
+        &self,
+        mem: &Arc<Memtable>,
+        version: &Version,
+        started: Instant,
+    ) -> Result<VersionEdit> {
+        let c = Compaction {
+            level: 0,
+            inputs: Vec::new(),
+            next_inputs: Vec::new(),
+            output_level: 1,
+            allow_trivial_move: false,
+            memtable: Some(mem.clone()),
+        };
+        let outcome = self.execute_compaction(&c, version)?;
+        self.counters.note_flush(
+            outcome.bytes_written,
+            elapsed_ns(started),
+            outcome.model_time,
+        );
+        Ok(outcome.edit)
     }
 
     /// Makes the active memtable immutable (if it has data) and waits until every immutable

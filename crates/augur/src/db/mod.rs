@@ -15,6 +15,7 @@ mod snapshot;
 mod stats;
 mod verify;
 mod write;
+mod write_delay;
 
 pub use write::TryWrite;
 
@@ -114,12 +115,19 @@ pub(crate) struct DbInner {
     pub background: Arc<WorkSignal>,
     /// Serializes units of background work (flush, compaction, GC bookkeeping).
     pub bg_work: Mutex<()>,
+    /// Wakes the flush thread (leveled databases with background threads) and tells it to
+    /// stop.
+    pub flush_signal: Arc<WorkSignal>,
+    /// Serializes flushes (taken inside `flush_one`, after `bg_work` when both are held).
+    pub flush_lock: Mutex<()>,
     /// Set after a failed write or background error; writes are refused afterwards.
     pub poisoned: Mutex<Option<String>>,
     /// Value-log segments deleted by GC in the manifest whose files wait for older
     /// snapshots to go: (segment, seqno after relocation).
     pub pending_segment_deletions: Mutex<Vec<(u64, SeqNo)>>,
     pub counters: stats::Counters,
+    /// The smooth slowdown's account (`write_delay.rs`).
+    pub(crate) write_delay: write_delay::WriteDelay,
     /// Sampled per-step lookup times (Bourbon Figure 8).
     pub breakdown: crate::stats::breakdown::BreakdownTotals,
     /// The compaction strategy.
@@ -197,7 +205,9 @@ impl DbInner {
 /// work cleanly: every acknowledged write is already in the WAL.
 pub struct Db {
     inner: Arc<DbInner>,
-    background: Mutex<Option<JoinHandle<()>>>,
+    /// The background threads: compaction (and flushes when there is no flush thread),
+    /// and the flush thread.
+    background: Mutex<Vec<JoinHandle<()>>>,
 }
 
 /// A consistent read view at one sequence number. Reads through it see exactly the writes
@@ -230,16 +240,31 @@ impl Db {
     /// `Busy` when another handle or process has it open; `Corruption` when a file is damaged.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = Arc::new(open::open(path.as_ref(), opts)?);
-        let background = if inner.opts.background_threads {
+        let mut background = Vec::new();
+        if inner.opts.background_threads {
             let bg = inner.clone();
             let handle = std::thread::Builder::new()
                 .name("augur-bg".into())
                 .spawn(move || background::run(&bg))
                 .map_err(|e| Error::io("starting the background thread", e))?;
-            Some(handle)
-        } else {
-            None
-        };
+            background.push(handle);
+        }
+        if inner.has_flush_thread() {
+            let bg = inner.clone();
+            let spawned = std::thread::Builder::new()
+                .name("augur-flush".into())
+                .spawn(move || background::run_flushes(&bg));
+            match spawned {
+                Ok(handle) => background.push(handle),
+                Err(e) => {
+                    inner.background.shut_down();
+                    for h in background {
+                        let _ = h.join();
+                    }
+                    return Err(Error::io("starting the flush thread", e));
+                }
+            }
+        }
         let db = Db {
             inner,
             background: Mutex::new(background),
@@ -572,7 +597,8 @@ impl Db {
             return Ok(());
         }
         self.inner.background.shut_down();
-        if let Some(h) = self.background.lock().take() {
+        self.inner.flush_signal.shut_down();
+        for h in std::mem::take(&mut *self.background.lock()) {
             let _ = h.join();
         }
         self.inner.learner.shutdown();

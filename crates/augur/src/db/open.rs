@@ -293,9 +293,12 @@ fn finish(dir: &Path, opts: Options, opened: Opened) -> Result<DbInner> {
         snapshots: Arc::new(SnapshotList::default()),
         background,
         bg_work: Mutex::new(()),
+        flush_signal: Default::default(),
+        flush_lock: Mutex::new(()),
         poisoned: Mutex::new(None),
         pending_segment_deletions: Mutex::new(Vec::new()),
         counters: Default::default(),
+        write_delay: Default::default(),
         breakdown: Default::default(),
         strategy: crate::compaction::strategy_for(
             opts.compaction.unwrap_or(CompactionStyle::Leveled),

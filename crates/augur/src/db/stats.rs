@@ -14,6 +14,8 @@ pub(crate) struct Counters {
     wal_bytes: AtomicU64,
     gets: AtomicU64,
     stalls: AtomicU64,
+    stall_ns: AtomicU64,
+    slowdown_ns: AtomicU64,
     flushes: AtomicU64,
     flush_bytes: AtomicU64,
     compactions: AtomicU64,
@@ -52,8 +54,18 @@ impl Counters {
     pub fn note_get(&self) {
         add(&self.gets, 1);
     }
-    pub fn note_stall(&self) {
+    /// A writer that waited `ns` for a flush or an L0 compaction (a stop).
+    pub fn note_stall(&self, ns: u64) {
         add(&self.stalls, 1);
+        add(&self.stall_ns, ns);
+    }
+    /// A writer delayed `ns` by the smooth slowdown.
+    pub fn note_slowdown(&self, ns: u64) {
+        add(&self.slowdown_ns, ns);
+    }
+    /// User bytes written since open.
+    pub fn user_bytes(&self) -> u64 {
+        self.user_bytes.load(Ordering::Relaxed)
     }
     /// A flush that wrote `bytes` in `ns`, training its model as `model` says.
     pub fn note_flush(&self, bytes: u64, ns: u64, model: ModelTime) {
@@ -263,6 +275,10 @@ pub struct Stats {
     pub gets: u64,
     /// Writes that waited for a flush or L0 compaction.
     pub write_stalls: u64,
+    /// Nanoseconds writers waited for a flush or L0 compaction (stopped).
+    pub write_stall_ns: u64,
+    /// Nanoseconds writers were delayed by the smooth slowdown (`delayed_write_rate`).
+    pub write_slowdown_ns: u64,
     /// Memtable flushes.
     pub flushes: u64,
     /// Bytes of SSTables written by flushes.
@@ -463,6 +479,8 @@ impl DbInner {
             wal_bytes_written: get(&c.wal_bytes),
             gets: get(&c.gets),
             write_stalls: get(&c.stalls),
+            write_stall_ns: get(&c.stall_ns),
+            write_slowdown_ns: get(&c.slowdown_ns),
             flushes: get(&c.flushes),
             flush_bytes_written: get(&c.flush_bytes),
             compactions: get(&c.compactions),

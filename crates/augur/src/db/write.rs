@@ -13,6 +13,7 @@
 //! points at missing value-log bytes; recovery checks it anyway.
 
 use super::batch::{encode_record, BatchOp, LoggedEntry, WriteBatch};
+use super::write_delay;
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::filename;
@@ -24,7 +25,12 @@ use crate::wal::{LogKind, LogWriter};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// `d` in nanoseconds, saturating.
+fn duration_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
 
 /// Largest value accepted (bytes); values are addressed with 32-bit lengths.
 pub const MAX_VALUE_LEN: usize = (u32::MAX as usize) / 2;
@@ -366,18 +372,27 @@ impl DbInner {
         loop {
             self.check_writable()?;
             let l0_files = self.versions.current().levels[0].len();
-            if !delayed && l0_files >= self.opts.l0_slowdown_trigger && self.opts.background_threads
-            {
-                if no_wait {
-                    return Ok(false);
+            if !delayed && self.opts.background_threads {
+                // Smooth slowdown: pay what the previous writes owe at L0's rate.
+                match write_delay::slowdown_rate(l0_files, &self.opts) {
+                    None => self.write_delay.reset(),
+                    Some(rate) => {
+                        let total = self.counters.user_bytes();
+                        let owed = self.write_delay.owed(total, rate, Instant::now());
+                        if !owed.is_zero() {
+                            if no_wait {
+                                return Ok(false);
+                            }
+                            self.wait_for_room(q, || {
+                                std::thread::sleep(owed);
+                                Ok(())
+                            })?;
+                            self.counters.note_slowdown(duration_ns(owed));
+                        }
+                        delayed = true;
+                        continue;
+                    }
                 }
-                // Give compaction a chance, once per write (LevelDB's 1 ms delay).
-                self.wait_for_room(q, || {
-                    std::thread::sleep(Duration::from_millis(1));
-                    Ok(())
-                })?;
-                delayed = true;
-                continue;
             }
             let (mem_full, imm_count) = {
                 let m = self.mem.lock();
@@ -396,11 +411,12 @@ impl DbInner {
                 || l0_files >= self.opts.l0_stop_trigger
             {
                 if self.opts.background_threads {
-                    self.counters.note_stall();
+                    let started = Instant::now();
                     self.wait_for_room(q, || {
                         self.wait_for_background_progress();
                         Ok(())
                     })?;
+                    self.counters.note_stall(duration_ns(started.elapsed()));
                 } else {
                     self.wait_for_room(q, || self.run_pending_work_inline(false))?;
                 }

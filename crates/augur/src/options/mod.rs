@@ -38,15 +38,30 @@ pub struct Options {
     pub target_file_size_bytes: u64,
     /// Number of L0 files that triggers a compaction into L1. Default 4.
     pub l0_compaction_trigger: usize,
-    /// Number of L0 files at which each write is delayed by 1 ms. Default 8.
+    /// Number of L0 files from which writes are held to `delayed_write_rate`, a rate that
+    /// falls as L0 nears `l0_stop_trigger` (`db/write_delay.rs`). Default 8.
     pub l0_slowdown_trigger: usize,
     /// Number of L0 files at which writes wait for compaction. Default 12.
     pub l0_stop_trigger: usize,
+    /// User bytes per second writes may ingest at `l0_slowdown_trigger` files in L0 (a
+    /// sixteenth of it near `l0_stop_trigger`); 0 never slows writes down (they stop at
+    /// `l0_stop_trigger`). Default 16 MiB/s (RocksDB's `delayed_write_rate`).
+    pub delayed_write_rate: u64,
     /// Maximum total size of L1 (bytes); level `n+1` may be `level_size_ratio` times larger.
     /// Default 256 MiB.
     pub l1_max_bytes: u64,
     /// Size ratio between consecutive levels. Default 10.
     pub level_size_ratio: u64,
+    /// Leveled: set level targets from the last level up (RocksDB's
+    /// `level_compaction_dynamic_level_bytes`), so the last level holds ~90% of the data and
+    /// L0 compacts into the shallowest level that needs to exist (`compaction/leveled.rs`).
+    /// `false`: level `n` may hold `l1_max_bytes × ratio^(n-1)` and L0 goes to L1 (LevelDB).
+    /// Default `true`.
+    pub dynamic_level_bytes: bool,
+    /// Threads one leveled compaction may split its merge over, by key ranges of the output
+    /// level's files (RocksDB's sub-compactions). 1 merges on the background thread alone.
+    /// Default: the machine's parallelism, at most 4.
+    pub max_subcompactions: usize,
     /// How levels >= 1 are organized and compacted (`--compaction`): leveled (LevelDB) or
     /// PebblesDB's fragmented LSM. Fixed when the database is created and recorded in its
     /// manifest: `None` (the default) opens an existing database with its recorded style and
@@ -178,8 +193,11 @@ impl std::fmt::Debug for Options {
             .field("l0_compaction_trigger", &self.l0_compaction_trigger)
             .field("l0_slowdown_trigger", &self.l0_slowdown_trigger)
             .field("l0_stop_trigger", &self.l0_stop_trigger)
+            .field("delayed_write_rate", &self.delayed_write_rate)
             .field("l1_max_bytes", &self.l1_max_bytes)
             .field("level_size_ratio", &self.level_size_ratio)
+            .field("dynamic_level_bytes", &self.dynamic_level_bytes)
+            .field("max_subcompactions", &self.max_subcompactions)
             .field("compaction", &self.compaction)
             .field("flsm", &self.flsm)
             .field("num_levels", &self.num_levels)
@@ -228,8 +246,11 @@ impl Default for Options {
             l0_compaction_trigger: 4,
             l0_slowdown_trigger: 8,
             l0_stop_trigger: 12,
+            delayed_write_rate: 16 << 20,
             l1_max_bytes: 256 << 20,
             level_size_ratio: 10,
+            dynamic_level_bytes: true,
+            max_subcompactions: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
             compaction: None,
             flsm: FlsmOptions::default(),
             num_levels: 7,
@@ -317,6 +338,9 @@ impl Options {
         }
         if self.l1_max_bytes < 4096 {
             return Err(invalid("l1_max_bytes", "must be at least 4096"));
+        }
+        if self.max_subcompactions == 0 {
+            return Err(invalid("max_subcompactions", "must be at least 1"));
         }
         if self.level_size_ratio < 2 {
             return Err(invalid("level_size_ratio", "must be at least 2"));

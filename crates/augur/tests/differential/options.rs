@@ -152,6 +152,12 @@ pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize
         ..Options::default()
     };
     (opts.read_mode, opts.cache_bytes, opts.max_open_files) = read_setup(seed, cfg.storage, 0);
+    // Leveled compaction's shape from a stream of its own: static or dynamic level sizes,
+    // 1–4 sub-compactions, and sometimes a write slowdown slow enough to act in the test.
+    let mut level_rng = StdRng::seed_from_u64(seed ^ 0x1E7E_15ED);
+    opts.dynamic_level_bytes = level_rng.gen_bool(0.7);
+    opts.max_subcompactions = level_rng.gen_range(1..=4);
+    opts.delayed_write_rate = [0, 1 << 20, 16 << 20][level_rng.gen_range(0..3)];
     if cfg.style == CompactionStyle::Flsm {
         // Guards every few dozen keys, few levels (so the last level's rewrites and the
         // in-place rule run), crowded guards and seek-triggered compactions.
