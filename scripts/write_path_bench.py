@@ -223,8 +223,9 @@ def main():
                 run_cell(a, state, num, config, engine, commands)
                 render(a, state)
     save(a, state)
-    save_commands(a.out_dir, commands)
     render(a, state)
+    # commands.json keeps every script's commands; it empties the list it is given.
+    save_commands(a.out_dir, list(commands))
     log("done: " + os.path.join(a.out_dir, "write-path.md"))
 
 

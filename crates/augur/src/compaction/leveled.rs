@@ -4,7 +4,8 @@
 //!   set from the last level up, so the last level holds about `ratio / (ratio + 1)` of the
 //!   data (space amplification ≈ 1.1 once settled). While the data is small, L0 compacts
 //!   straight into the last level; the *base level* (where L0 goes) moves up one level each
-//!   time the last level outgrows `l1_max_bytes × ratio^k`. Without it, level `n >= 1` may
+//!   time the last level outgrows another factor of the ratio over the base budget: the
+//!   larger of `l1_max_bytes` and ratio/2 L0 batches (see `level_targets`). Without it, level `n >= 1` may
 //!   hold `l1_max_bytes × ratio^(n-1)` bytes and L0 goes to L1 (LevelDB).
 //! - **Partial L0 picking**: the oldest L0 file and every L0 file overlapping it, transitively.
 //!   No L0 file left behind overlaps a picked one, so the picked files may move below the
@@ -61,7 +62,14 @@ pub fn level_targets(version: &Version, opts: &Options) -> LevelTargets {
         };
     }
     let ratio = opts.level_size_ratio as f64;
-    let base_max = opts.l1_max_bytes as f64;
+    // The last level stays the base while it holds at most ratio/2 L0 batches (a batch:
+    // the `l0_compaction_trigger` memtables one L0 compaction takes). Merging a batch of B
+    // bytes straight into a last level of S rewrites 1 + S/B bytes per byte; passing it
+    // through a level of b = S/ratio above costs (1 + b/B) + (1 + S/(b + B)). The two cross
+    // near S = ratio/2 × B, which is above `l1_max_bytes` with the defaults (1.28 GB vs
+    // 256 MiB): a small database pays one merge per batch, not two.
+    let batch = opts.l0_compaction_trigger as f64 * opts.memtable_size_bytes as f64;
+    let base_max = (opts.l1_max_bytes as f64).max(batch * ratio / 2.0);
     let largest = (1..levels)
         .map(|l| version.level_bytes(l))
         .max()
@@ -278,6 +286,9 @@ mod tests {
     fn opts(dynamic: bool) -> Options {
         Options {
             dynamic_level_bytes: dynamic,
+            // L0 batches of 4 × 50 bytes: ratio/2 of them is the 1,000 of `l1_max_bytes`.
+            memtable_size_bytes: 50,
+            l0_compaction_trigger: 4,
             l1_max_bytes: 1000,
             level_size_ratio: 10,
             num_levels: 5,
