@@ -21,6 +21,8 @@
 //! (`flsm_layout.rs`); leveled compaction asks nothing more ([`LeveledLayout`]). The strategy
 //! of the database's style gives the executor its layout, so the merge below tests no style.
 
+mod output_hints;
+
 use super::table_limit::TableLimit;
 use super::{Compaction, Strategy};
 use crate::error::Result;
@@ -30,7 +32,7 @@ use crate::iter::merge::MergeCursor;
 use crate::iter::source::Source;
 use crate::key::{same_user_key, unpack_trailer, SeqNo, ValueKind};
 use crate::options::Options;
-use crate::sst::{Builder, BuilderOptions, ModelTime, TableCursor};
+use crate::sst::{Builder, BuilderOptions, LayoutHints, ModelTime, TableCursor};
 use crate::version::{FileMeta, Version, VersionEdit};
 use crate::vlog::ValuePointer;
 use std::collections::{BTreeMap, HashSet};
@@ -49,6 +51,8 @@ pub(crate) struct CompactionContext<'a> {
     pub builder: BuilderOptions,
     /// Oldest seqno any reader may still read at.
     pub oldest_snapshot: SeqNo,
+    /// Largest seqno any table may hold (the version set's): bounds the outputs' seqnos.
+    pub last_seqno: SeqNo,
     /// Allocates file numbers.
     pub new_file_number: &'a dyn Fn() -> u64,
 }
@@ -197,6 +201,8 @@ struct Merge<'a, 'l> {
     table_limit: Option<TableLimit>,
     outputs: Vec<FileMeta>,
     builder: Option<(u64, Builder)>,
+    /// What every output's builder is told of its entries (from the inputs, at the first).
+    hints: Option<LayoutHints>,
     garbage: BTreeMap<u64, u64>,
     bytes_read: u64,
     entries_dropped: u64,
@@ -225,6 +231,7 @@ impl<'a, 'l> Merge<'a, 'l> {
             table_limit: None,
             outputs: Vec::new(),
             builder: None,
+            hints: None,
             garbage: BTreeMap::new(),
             bytes_read: 0,
             entries_dropped: 0,
@@ -345,11 +352,26 @@ impl<'a, 'l> Merge<'a, 'l> {
                 return Err(e);
             }
         }
+        let hints = match &self.hints {
+            Some(h) => h.clone(),
+            None => {
+                let inputs: Vec<_> = self.c.inputs.iter().chain(&self.c.next_inputs).collect();
+                let h = output_hints::output_hints(
+                    &inputs,
+                    self.ctx.builder.block_records,
+                    self.ctx.last_seqno,
+                )?;
+                self.hints.insert(h).clone()
+            }
+        };
         self.layout.output_started(user_key);
         let id = (self.ctx.new_file_number)();
         let path = filename::table_path(self.ctx.dir, id);
         let file = self.ctx.fs.create(&path)?;
-        self.builder = Some((id, Builder::new(file, path, self.ctx.builder)));
+        self.builder = Some((
+            id,
+            Builder::with_hints(file, path, self.ctx.builder, hints),
+        ));
         Ok(())
     }
 }

@@ -146,6 +146,7 @@ impl DbInner {
             opts: &self.opts,
             builder: self.opts.builder_options(c.output_level),
             oldest_snapshot: self.oldest_readable_seqno(),
+            last_seqno: self.versions.last_seqno(),
             new_file_number: &new_file_number,
         };
         let started = std::time::Instant::now();
