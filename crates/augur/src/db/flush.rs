@@ -59,11 +59,12 @@ fn layout_hints(mem: &Memtable) -> LayoutHints {
         pointers: false,
     };
     let walked = mem.for_each(|key, seqno, kind, value| {
+        // Keys arrive in order: the last one is the largest.
         if key != last_key.as_slice() {
             last_key.clear();
             last_key.extend_from_slice(key);
-            key_len = (key_len.0.min(key.len()), key_len.1.max(key.len()));
         }
+        key_len = (key_len.0.min(key.len()), key_len.1.max(key.len()));
         seqnos = (seqnos.0.min(seqno), seqnos.1.max(seqno));
         match kind {
             ValueKind::Value => {
