@@ -286,6 +286,7 @@ fn memory_stays_bounded_on_a_big_table() {
             after_sample = most;
         }
     }
+    eprintln!("{n} entries: the builder buffered at most {most} bytes");
     assert!(most <= BOUND, "{most} bytes buffered");
     // Nothing grows after the sample.
     assert_eq!(most, after_sample);
