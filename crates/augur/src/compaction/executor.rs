@@ -21,6 +21,8 @@
 //! (`flsm_layout.rs`); leveled compaction asks nothing more ([`LeveledLayout`]). The strategy
 //! of the database's style gives the executor its layout, so the merge below tests no style.
 
+mod output_hints;
+
 use super::table_limit::TableLimit;
 use super::{Compaction, Strategy};
 use crate::error::{Error, Result};
@@ -31,7 +33,7 @@ use crate::iter::source::Source;
 use crate::memtable::MemtableCursor;
 use crate::key::{same_user_key, unpack_trailer, SeqNo, ValueKind};
 use crate::options::Options;
-use crate::sst::{Builder, BuilderOptions, ModelTime, TableCursor};
+use crate::sst::{Builder, BuilderOptions, LayoutHints, ModelTime, TableCursor};
 use crate::version::{FileMeta, Version, VersionEdit};
 use crate::vlog::ValuePointer;
 use std::collections::{BTreeMap, HashSet};
@@ -52,6 +54,8 @@ pub(crate) struct CompactionContext<'a> {
     pub builder: BuilderOptions,
     /// Oldest seqno any reader may still read at.
     pub oldest_snapshot: SeqNo,
+    /// Largest seqno any table may hold (the version set's): bounds the outputs' seqnos.
+    pub last_seqno: SeqNo,
     /// Allocates file numbers.
     pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
 }
@@ -368,6 +372,8 @@ struct Merge<'a, 'l> {
     live_before: u64,
     outputs: Vec<FileMeta>,
     builder: Option<(u64, Builder)>,
+    /// What every output's builder is told of its entries (from the inputs, at the first).
+    hints: Option<LayoutHints>,
     garbage: BTreeMap<u64, u64>,
     entries_dropped: u64,
     model_time: ModelTime,
@@ -398,6 +404,7 @@ impl<'a, 'l> Merge<'a, 'l> {
             live_before: version.levels.iter().map(|l| l.len() as u64).sum(),
             outputs: Vec::new(),
             builder: None,
+            hints: None,
             garbage: BTreeMap::new(),
             entries_dropped: 0,
             model_time: ModelTime::default(),
@@ -414,8 +421,8 @@ impl<'a, 'l> Merge<'a, 'l> {
             .chain(&self.c.next_inputs)
             .map(|f| Source::Table(TableCursor::new(f.table.clone(), true)))
             .collect();
-        if let Some(mem) = &self.c.memtable {
-            sources.push(Source::Mem(MemtableCursor::new(mem.clone(), true)));
+        if let Some(m) = &self.c.memtable {
+            sources.push(Source::Mem(MemtableCursor::new(m.mem.clone(), true)));
         }
         let mut merged = MergeCursor::new(sources, true);
         match &self.range.start {
@@ -521,11 +528,29 @@ impl<'a, 'l> Merge<'a, 'l> {
             let live_after = self.live_before.saturating_sub(removed) + outputs_after;
             limit.check(self.live_before, live_after, self.ctx.opts)?;
         }
+        let hints = match (&self.hints, &self.c.memtable) {
+            (Some(h), _) => h.clone(),
+            // A memtable compaction has no file inputs: its memtable's bounds are the
+            // outputs'.
+            (None, Some(m)) => self.hints.insert(m.hints.clone()).clone(),
+            (None, None) => {
+                let inputs: Vec<_> = self.c.inputs.iter().chain(&self.c.next_inputs).collect();
+                let h = output_hints::output_hints(
+                    &inputs,
+                    self.ctx.builder.block_records,
+                    self.ctx.last_seqno,
+                )?;
+                self.hints.insert(h).clone()
+            }
+        };
         self.layout.output_started(user_key);
         let id = (self.ctx.new_file_number)();
         let path = filename::table_path(self.ctx.dir, id);
         let file = self.ctx.fs.create(&path)?;
-        self.builder = Some((id, Builder::new(file, path, self.ctx.builder)));
+        self.builder = Some((
+            id,
+            Builder::with_hints(file, path, self.ctx.builder, hints),
+        ));
         Ok(())
     }
 }

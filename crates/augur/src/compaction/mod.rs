@@ -20,6 +20,7 @@ pub use leveled::{l0_output_level, level_targets, pick_l0, LevelTargets, Leveled
 pub(crate) use table_limit::TableLimit;
 
 use crate::memtable::Memtable;
+use crate::sst::LayoutHints;
 use crate::options::Options;
 use crate::version::CompactionStyle;
 use crate::version::{TableFile, Version};
@@ -40,8 +41,18 @@ pub struct Compaction {
     /// it so that tombstones and old versions are really dropped.
     pub allow_trivial_move: bool,
     /// An immutable memtable merged with the inputs: FLSM's flush into L1's guards
-    /// ([`Flsm::flush_into_l1`]) is a compaction of the memtable alone.
-    pub memtable: Option<Arc<Memtable>>,
+    /// ([`Flsm::flush_into_l1`]) is a compaction of the memtable alone (no file inputs).
+    pub memtable: Option<MemtableInput>,
+}
+
+/// An immutable memtable a compaction merges, with the layout hints of its entries (the
+/// outputs' slot layout is fixed from them: nothing in the files bounds them).
+#[derive(Debug, Clone)]
+pub struct MemtableInput {
+    /// The memtable.
+    pub mem: Arc<Memtable>,
+    /// Bounds of its entries ([`LayoutHints`]).
+    pub hints: LayoutHints,
 }
 
 impl Compaction {

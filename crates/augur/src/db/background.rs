@@ -187,6 +187,7 @@ impl DbInner {
             opts: &self.opts,
             builder: self.opts.builder_options(c.output_level),
             oldest_snapshot: self.oldest_readable_seqno(),
+            last_seqno: self.versions.last_seqno(),
             new_file_number: &new_file_number,
         };
         compaction::execute(c, version, &ctx)

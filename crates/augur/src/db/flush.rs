@@ -6,13 +6,14 @@
 //! the new log number → drop the memtable → delete the WAL.
 
 use super::DbInner;
-use crate::compaction::{Compaction, Flsm};
+use crate::compaction::{Compaction, Flsm, MemtableInput};
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::fs::FileSystem;
+use crate::key::{SeqNo, ValueKind};
 use crate::memtable::Memtable;
 use crate::options::Options;
-use crate::sst::{Builder, ModelTime};
+use crate::sst::{Builder, LayoutHints, ModelTime, ValueHints};
 use crate::version::{FileMeta, Version, VersionEdit};
 use std::path::Path;
 use std::sync::Arc;
@@ -35,8 +36,14 @@ pub(crate) fn write_table_from_memtable(
     if mem.is_empty() {
         return Ok(None);
     }
+    let hints = layout_hints(mem);
     let path = filename::table_path(dir, file_id);
-    let mut builder = Builder::new(fs.create(&path)?, path.clone(), opts.builder_options(0));
+    let mut builder = Builder::with_hints(
+        fs.create(&path)?,
+        path.clone(),
+        opts.builder_options(0),
+        hints,
+    );
     mem.for_each(|key, seqno, kind, value| builder.add(key, seqno, kind, value))?;
     let summary = builder.finish()?;
     fs.sync_dir(dir)?;
@@ -48,6 +55,48 @@ pub(crate) fn write_table_from_memtable(
         largest: summary.largest,
     };
     Ok(Some((meta, summary.model_time)))
+}
+
+/// The exact bounds of `mem`'s entries (one pass over it), so the builder can fix the table's
+/// layout after its sample and write the table block by block.
+fn layout_hints(mem: &Memtable) -> LayoutHints {
+    let mut last_key: Vec<u8> = Vec::new();
+    let mut key_len = (usize::MAX, 0);
+    let mut seqnos = (SeqNo::MAX, 0);
+    let mut values = ValueHints {
+        max_inline_len: None,
+        pointers: false,
+    };
+    let walked = mem.for_each(|key, seqno, kind, value| {
+        // Keys arrive in order: the last one is the largest.
+        if key != last_key.as_slice() {
+            last_key.clear();
+            last_key.extend_from_slice(key);
+        }
+        key_len = (key_len.0.min(key.len()), key_len.1.max(key.len()));
+        seqnos = (seqnos.0.min(seqno), seqnos.1.max(seqno));
+        match kind {
+            ValueKind::Value => {
+                let len = u32::try_from(value.len()).unwrap_or(u32::MAX);
+                values.max_inline_len = values.max_inline_len.max(Some(len));
+            }
+            ValueKind::Pointer => values.pointers = true,
+            ValueKind::Delete => {}
+        }
+        Ok::<(), std::convert::Infallible>(())
+    });
+    if let Err(never) = walked {
+        match never {}
+    }
+    if key_len.0 > key_len.1 {
+        return LayoutHints::default();
+    }
+    LayoutHints {
+        max_user_key: Some(last_key),
+        key_len: Some(key_len),
+        seqnos: Some(seqnos),
+        values: Some(values),
+    }
 }
 
 impl DbInner {
@@ -135,7 +184,10 @@ impl DbInner {
             next_inputs: Vec::new(),
             output_level: 1,
             allow_trivial_move: false,
-            memtable: Some(mem.clone()),
+            memtable: Some(MemtableInput {
+                mem: mem.clone(),
+                hints: layout_hints(mem),
+            }),
         };
         let outcome = self.execute_compaction(&c, version)?;
         self.counters.note_flush(

@@ -27,6 +27,7 @@ fn build(
     model: Option<IndexConfig>,
     model_budget: Option<ModelBudget>,
     dir: &std::path::Path,
+    stream: Option<(usize, bool)>,
 ) -> std::path::PathBuf {
     let name = format!(
         "{}-{:?}-{}.sst",
@@ -42,7 +43,19 @@ fn build(
         model_budget,
         ..BuilderOptions::default()
     };
-    let mut b = Builder::new(StdFs.create(&path).unwrap(), path.clone(), opts);
+    let file = StdFs.create(&path).unwrap();
+    // Streamed after a sample of `sample` entries, with exact hints or none.
+    let mut b = match stream {
+        Some((sample, hinted)) => {
+            let hints = if hinted {
+                super::tests::exact_hints(entries)
+            } else {
+                LayoutHints::default()
+            };
+            Builder::with_hints(file, path.clone(), opts, hints).with_sample_entries(sample)
+        }
+        None => Builder::new(file, path.clone(), opts),
+    };
     for e in entries {
         b.add(&e.user_key, e.seqno, e.kind, &e.value).unwrap();
     }
@@ -58,6 +71,7 @@ proptest! {
         versions in proptest::collection::vec(1u64..4, 1..120),
         probes in proptest::collection::vec(key_strategy(), 0..40),
         snapshots in proptest::collection::vec(0u64..400, 1..4),
+        stream in proptest::option::of((1usize..9, any::<bool>())),
     ) {
         // Entries in internal order: each key gets 1–3 versions with descending seqnos
         // (10_000 + …), the middle one a tombstone.
@@ -76,7 +90,7 @@ proptest! {
             next_seqno = 10_500 - (i as u64 + 1) % 7 * 60;
         }
         let dir = tempfile::tempdir().unwrap();
-        let baseline_path = build(&entries, None, None, dir.path());
+        let baseline_path = build(&entries, None, None, dir.path(), stream);
         let baseline = Table::open(&StdFs, &baseline_path, 1, ReadMode::Mmap).unwrap();
         let mut all_probes: BTreeSet<Vec<u8>> = keys.clone();
         all_probes.extend(probes);
@@ -93,7 +107,7 @@ proptest! {
             (plr(8), Some(ModelBudget::Unlimited)),
             (plr(2), Some(ModelBudget::BytesPerKey(0.0))),
         ] {
-            let path = build(&entries, Some(config), budget, dir.path());
+            let path = build(&entries, Some(config), budget, dir.path(), stream);
             for mode in [ReadMode::Mmap, ReadMode::Pread] {
                 let learned = Table::open(&StdFs, &path, 2, mode).unwrap();
                 prop_assert!(learned.has_model());
@@ -140,7 +154,7 @@ fn learn_installs_once_counts_paths_and_respects_disabled_models() {
             value: vec![1],
         })
         .collect();
-    let path = build(&entries, None, None, dir.path());
+    let path = build(&entries, None, None, dir.path(), None);
     let config = IndexConfig::default();
     let disabled = Table::open_with(&StdFs, &path, 1, ReadMode::Pread, false).unwrap();
     assert!(disabled.learn(&config).is_err());

@@ -14,7 +14,6 @@ mod cursor;
 pub(crate) mod fence;
 pub(crate) mod filter;
 mod format;
-mod key_projections;
 #[cfg(test)]
 mod learned_tests;
 mod properties;
@@ -23,7 +22,7 @@ pub(crate) mod slot;
 #[cfg(test)]
 mod tests;
 
-pub use builder::{Builder, BuilderOptions, ModelTime, TableSummary};
+pub use builder::{Builder, BuilderOptions, LayoutHints, ModelTime, TableSummary, ValueHints};
 pub use cursor::TableCursor;
 pub use format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION, MAGIC, MIN_FORMAT_VERSION};
 pub use slot::SlotParams;

@@ -391,6 +391,17 @@ const HEAD_SLACK_DIVISOR: u64 = 20;
 /// every key longer than the head stores its excess in the suffix chunk, and any overflow at
 /// all adds a suffix-offset field to every slot.
 pub(crate) fn choose_head(rest_lens: &[u32]) -> u32 {
+    let longest = rest_lens.iter().copied().max().unwrap_or(0);
+    choose_head_bounded(rest_lens, longest)
+}
+
+/// [`choose_head`] for a sample of a file's keys (`rest_lens`) when the file's keys may be up
+/// to `max_rest` long after the prefix (`max_rest` at least the sample's longest): a head
+/// narrower than `max_rest` pays the suffix-offset field in every slot, whether or not a key
+/// of the sample overflows it. Candidates stay within the sample's longest (a head is never
+/// wider than the file's longest key). With `max_rest` the sample's longest, this is
+/// [`choose_head`].
+pub(crate) fn choose_head_bounded(rest_lens: &[u32], max_rest: u32) -> u32 {
     let longest = rest_lens.iter().copied().max().unwrap_or(0) as usize;
     let hi = longest.min(MAX_AUTO_HEAD_BYTES);
     let lo = longest.min(8);
@@ -412,7 +423,11 @@ pub(crate) fn choose_head(rest_lens: &[u32]) -> u32 {
     let mut costs = Vec::with_capacity(hi + 1 - lo);
     let mut excess = excess_at_lo;
     for (h, &overflowing) in longer.iter().enumerate().take(hi + 1).skip(lo) {
-        let suffix_field = if overflowing > 0 { 2 } else { 0 };
+        let suffix_field = if overflowing > 0 || (h as u64) < u64::from(max_rest) {
+            2
+        } else {
+            0
+        };
         costs.push((h, n * (h as u64 + suffix_field) + excess));
         excess -= overflowing;
     }
@@ -546,6 +561,18 @@ mod tests {
         let spread: Vec<u32> = (0..9700).map(|i| 8 + i % 97).collect();
         let h = choose_head(&spread);
         assert!((24..=48).contains(&h), "{h}");
+    }
+
+    #[test]
+    fn bounded_head_choice_pays_for_possible_overflow() {
+        // The sample's keys are 11 bytes, but the file's may be 40: every head below 40 pays
+        // the suffix-offset field, so the widest head within 5% of the cheapest is still 11.
+        assert_eq!(choose_head_bounded(&[11; 100], 40), 11);
+        assert_eq!(choose_head_bounded(&[11; 100], 11), choose_head(&[11; 100]));
+        // With the bound equal to the sample's longest, the plain choice.
+        let spread: Vec<u32> = (0..9700).map(|i| 8 + i % 97).collect();
+        assert_eq!(choose_head_bounded(&spread, 104), choose_head(&spread));
+        assert_eq!(choose_head_bounded(&[], 10), 0);
     }
 
     #[test]

@@ -60,14 +60,52 @@ fn cursor_entries(t: &Arc<Table>, forward: bool) -> Vec<Result<Entry, Error>> {
     }
 }
 
-fn write_table(path: &Path, entries: &[Entry], opts: BuilderOptions) -> TableSummary {
+/// Writes `entries` to a table at `path`; with `stream` set, streaming after a sample of
+/// `stream.0` entries with the hints `stream.1`.
+fn write_table_streamed(
+    path: &Path,
+    entries: &[Entry],
+    opts: BuilderOptions,
+    stream: Option<(usize, LayoutHints)>,
+) -> TableSummary {
     let file = StdFs.create(path).unwrap();
-    let mut b = Builder::new(file, path.to_path_buf(), opts);
+    let mut b = match stream {
+        Some((sample, hints)) => {
+            Builder::with_hints(file, path.to_path_buf(), opts, hints).with_sample_entries(sample)
+        }
+        None => Builder::new(file, path.to_path_buf(), opts),
+    };
     for e in entries {
         b.add(&e.user_key, e.seqno, e.kind, &e.value).unwrap();
     }
     assert_eq!(b.entries(), entries.len() as u64);
     b.finish().unwrap()
+}
+
+/// The hints a flush would give for `entries` (exact bounds).
+pub(super) fn exact_hints(entries: &[Entry]) -> LayoutHints {
+    let values = ValueHints {
+        max_inline_len: entries
+            .iter()
+            .filter(|e| e.kind == ValueKind::Value)
+            .map(|e| e.value.len() as u32)
+            .max(),
+        pointers: entries.iter().any(|e| e.kind == ValueKind::Pointer),
+    };
+    LayoutHints {
+        max_user_key: entries.last().map(|e| e.user_key.clone()),
+        key_len: entries
+            .iter()
+            .map(|e| e.user_key.len())
+            .min()
+            .zip(entries.iter().map(|e| e.user_key.len()).max()),
+        seqnos: entries
+            .iter()
+            .map(|e| e.seqno)
+            .min()
+            .zip(entries.iter().map(|e| e.seqno).max()),
+        values: Some(values),
+    }
 }
 
 fn open(path: &Path, mode: ReadMode) -> Result<Table, Error> {
@@ -107,9 +145,17 @@ struct Fixture {
 }
 
 fn fixture(entries: Vec<Entry>, opts: BuilderOptions) -> Fixture {
+    fixture_streamed(entries, opts, None)
+}
+
+fn fixture_streamed(
+    entries: Vec<Entry>,
+    opts: BuilderOptions,
+    stream: Option<(usize, LayoutHints)>,
+) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("000001.sst");
-    let summary = write_table(&path, &entries, opts);
+    let summary = write_table_streamed(&path, &entries, opts, stream);
     assert_eq!(summary.file_size, std::fs::metadata(&path).unwrap().len());
     assert_eq!(summary.entries, entries.len() as u64);
     Fixture {
@@ -599,7 +645,7 @@ fn arb_entries() -> impl Strategy<Value = Vec<Entry>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(96))]
 
     #[test]
     fn matches_a_sorted_vec_model(
@@ -611,12 +657,17 @@ proptest! {
         compression in prop::sample::select(vec![
             Compression::None, Compression::Lz4, Compression::Zstd(1)]),
         head_bytes in prop::option::of(0u32..8),
+        stream in prop::option::of((1usize..12, any::<bool>())),
     ) {
-        let f = fixture(entries.clone(), BuilderOptions {
+        // Streamed after a sample of a few entries, with exact hints or none.
+        let stream = stream.map(|(sample, hinted)| {
+            (sample, if hinted { exact_hints(&entries) } else { LayoutHints::default() })
+        });
+        let f = fixture_streamed(entries.clone(), BuilderOptions {
             compression,
             head_bytes,
             ..opts(block_records, bloom)
-        });
+        }, stream);
         let mode = if mmap { ReadMode::Mmap } else { ReadMode::Pread };
         let t = open(&f.path, mode).unwrap();
         let newest_visible = |key: &[u8], snap: u64| {

@@ -346,6 +346,12 @@ impl VersionSet {
         self.next_file_number.fetch_add(1, Ordering::SeqCst)
     }
 
+    /// The largest seqno recorded by flushes: no table of any version holds a larger one
+    /// (compaction copies seqnos). Takes the manifest lock.
+    pub fn last_seqno(&self) -> u64 {
+        self.manifest.lock().last_seqno
+    }
+
     /// The WAL number below which logs are flushed.
     pub fn log_number(&self) -> u64 {
         self.manifest.lock().log_number

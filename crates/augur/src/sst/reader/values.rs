@@ -100,4 +100,49 @@ impl Table {
             .map(Some)
     }
 
+    /// An upper bound of the table's longest inline value that is exact up to `cap`: a block
+    /// whose whole value chunk is at most `cap` bytes (or at most the longest found so far)
+    /// is bounded by its chunk's length without being read; another block's slots are read
+    /// (not its values) until a value longer than `cap` is found, which ends the search. So
+    /// the result is at most `cap` exactly when every inline value is. 0 without inline
+    /// values. What a compaction tells the builder of its outputs (`sst::ValueHints`).
+    ///
+    /// # Errors
+    /// `Corruption` when a block read fails its checksum or holds a malformed slot; `Io` when
+    /// a read fails.
+    pub(crate) fn longest_inline_value(&self, cap: u64) -> Result<u64> {
+        if self.properties.inline_values == 0 {
+            return Ok(0);
+        }
+        let mut longest = 0u64;
+        for block in 0..self.properties.blocks {
+            let meta = *self.meta_of(block)?;
+            let chunk = u64::from(meta.raw_len);
+            if chunk <= cap.max(longest) {
+                longest = longest.max(chunk);
+                continue;
+            }
+            let loaded = self.load_block(block, false)?;
+            for pos in self.fence.block_positions(block) {
+                let slot = self.slot(&loaded, pos)?;
+                if slot.trailer() & 0xff != crate::key::ValueKind::Value as u64 {
+                    continue;
+                }
+                let (_, len) = self
+                    .inline_ref(slot.reference(), meta.values_start)
+                    .ok_or_else(|| {
+                        crate::error::Error::corruption(
+                            &self.path,
+                            self.slot_file_offset(&loaded, pos),
+                            "malformed value reference",
+                        )
+                    })?;
+                longest = longest.max(len as u64);
+                if longest > cap {
+                    return Ok(longest);
+                }
+            }
+        }
+        Ok(longest)
+    }
 }

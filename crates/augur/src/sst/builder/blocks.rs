@@ -1,0 +1,163 @@
+//! Writing data blocks (format 3): a block's slots, then its keys' overflows, then its value
+//! chunk (compressed when that pays), each block as soon as its entries are known; and the
+//! fence record of each block, kept for the index section.
+
+use super::pending::{Pending, PendingEntry, PendingValue};
+use crate::checksum::crc;
+use crate::compression::{compress_frames, Compression};
+use crate::error::{Error, Result};
+use crate::fs::WritableFile;
+use crate::key::MAX_KEY_LEN;
+use crate::sst::fence;
+use crate::sst::format::ChunkRef;
+use crate::sst::slot::{SlotLayout, SlotParams, POINTER_REF_BYTES};
+use std::path::Path;
+
+/// Encodes and writes the blocks of one table in the layout `params`; holds the buffers of
+/// one block (reused) and the fence records of the blocks written (one per block).
+#[derive(Debug)]
+pub(super) struct BlockWriter {
+    pub(super) params: SlotParams,
+    layout: SlotLayout,
+    compression: Compression,
+    block: Vec<u8>,
+    suffixes: Vec<u8>,
+    compressed: Vec<u8>,
+    value_ends: Vec<usize>,
+    reference: Vec<u8>,
+    /// The encoded fence records of the blocks written.
+    pub(super) index: Vec<u8>,
+    /// Blocks written.
+    pub(super) blocks: u64,
+    /// End of the data written (the data section starts at 0).
+    pub(super) data_end: u64,
+    /// Bytes of the blocks written, with their value chunks counted uncompressed (what
+    /// [`super::Builder::estimated_size_bytes`] counts).
+    pub(super) raw_bytes: u64,
+}
+
+impl BlockWriter {
+    /// A writer of blocks in the layout `params`, compressing value chunks with `compression`.
+    pub(super) fn new(params: SlotParams, compression: Compression) -> BlockWriter {
+        BlockWriter {
+            params,
+            // Encoding reads no key width (only decoding checks lengths against it).
+            layout: SlotLayout::new(params, MAX_KEY_LEN as u32),
+            compression,
+            block: Vec::new(),
+            suffixes: Vec::new(),
+            compressed: Vec::new(),
+            value_ends: Vec::new(),
+            reference: Vec::with_capacity(POINTER_REF_BYTES),
+            index: Vec::new(),
+            blocks: 0,
+            data_end: 0,
+            raw_bytes: 0,
+        }
+    }
+
+    /// Bytes of one slot.
+    pub(super) fn slot_bytes(&self) -> u64 {
+        self.params.slot_bytes()
+    }
+
+    /// Bytes of memory held for the block being encoded.
+    pub(super) fn buffered_bytes(&self) -> usize {
+        self.block.capacity()
+            + self.suffixes.capacity()
+            + self.compressed.capacity()
+            + self.value_ends.capacity() * std::mem::size_of::<usize>()
+            + self.reference.capacity()
+    }
+
+    /// Encodes `chunk` (consecutive entries of `pending`, one block) and appends the block
+    /// and its value chunk to `file`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the block's inline values exceed 4 GiB (the layout choice
+    /// rules this out for a builder's own entries); `Io` when a write fails.
+    pub(super) fn write(
+        &mut self,
+        file: &mut dyn WritableFile,
+        path: &Path,
+        pending: &Pending,
+        chunk: &[PendingEntry],
+    ) -> Result<()> {
+        let Some(block_last) = chunk.last() else {
+            return Ok(());
+        };
+        self.block.clear();
+        self.suffixes.clear();
+        let values = Pending::values_of(chunk);
+        let raw_values = pending.values.get(values.clone()).unwrap_or_default();
+        let Ok(raw_len) = u32::try_from(raw_values.len()) else {
+            return Err(Error::InvalidArgument(format!(
+                "the inline values of one block of {} exceed 4 GiB",
+                path.display()
+            )));
+        };
+        let prefix_len = self.params.prefix_len as usize;
+        let head = self.params.head_bytes as usize;
+        let field = self.params.value_field_bytes();
+        let ref_bytes = usize::from(self.params.ref_bytes);
+        for e in chunk {
+            let rest = pending.key(e).get(prefix_len..).unwrap_or_default();
+            self.reference.clear();
+            match &e.value {
+                PendingValue::Inline { start, len } => ChunkRef {
+                    offset: (start - values.start) as u32,
+                    len: *len,
+                }
+                .encode(&mut self.reference, field, ref_bytes),
+                PendingValue::Pointer(p) => self.reference.extend_from_slice(p),
+                PendingValue::Tombstone => self.reference.resize(ref_bytes, 0),
+            }
+            self.layout.encode(
+                &mut self.block,
+                rest,
+                self.suffixes.len(),
+                e.trailer,
+                &self.reference,
+            );
+            self.suffixes
+                .extend_from_slice(rest.get(head..).unwrap_or_default());
+        }
+        self.block.extend_from_slice(&self.suffixes);
+        self.value_ends.clear();
+        self.value_ends
+            .extend(chunk.iter().filter_map(|e| match e.value {
+                PendingValue::Inline { start, len } => Some(start + len as usize - values.start),
+                _ => None,
+            }));
+        let codec = compress_frames(
+            self.compression,
+            raw_values,
+            &self.value_ends,
+            &mut self.compressed,
+        );
+        let stored: &[u8] = if codec == 0 {
+            raw_values
+        } else {
+            &self.compressed
+        };
+        let block_end = self.data_end + self.block.len() as u64;
+        let values_end = block_end + stored.len() as u64;
+        file.append(&self.block)?;
+        file.append(stored)?;
+        fence::Record {
+            last_user_key: pending.key(block_last),
+            last_trailer: block_last.trailer,
+            data_end: block_end,
+            block_crc: crc(&self.block),
+            values_end,
+            values_crc: crc(stored),
+            codec,
+            raw_len,
+        }
+        .encode(&mut self.index);
+        self.data_end = values_end;
+        self.raw_bytes += self.block.len() as u64 + raw_values.len() as u64;
+        self.blocks += 1;
+        Ok(())
+    }
+}

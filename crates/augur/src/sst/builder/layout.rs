@@ -1,0 +1,339 @@
+//! How the builder chooses a table's slot layout (docs/format/sst.md "Choosing the layout"):
+//! exactly, from every entry, when the whole table fits in the builder's sample; otherwise
+//! from the sample and the caller's [`LayoutHints`], before the first block is written — then
+//! each later entry is checked against the layout ([`Streaming::check`]) and refused if the
+//! layout cannot store it, so a wrong hint is an error, never a corrupt file.
+
+use super::pending::{Pending, PendingValue};
+use super::BuilderOptions;
+use crate::index::projection::common_prefix_len;
+use crate::key::{SeqNo, ValueKind, MAX_KEY_LEN, MAX_SEQNO};
+use crate::sst::slot::{self, SlotParams, POINTER_REF_BYTES};
+
+/// What the caller of a [`super::Builder`] knows about the entries it will add, so the
+/// builder can fix the slot layout before it has seen them all and write each block as soon
+/// as it is full. Every field is optional and, when set, must be a sound bound over every
+/// entry that will be added; the sample the builder holds widens it if needed. The default
+/// knows nothing: the builder then chooses widths that store any entry (no stripped prefix, a
+/// 2-byte length, an 8-byte trailer, a 20-byte reference) once a table outgrows its sample.
+///
+/// No lower bound of the keys is asked for: keys arrive sorted, so the first key added is the
+/// exact lower bound.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LayoutHints {
+    /// An upper bound of the user keys (inclusive). Every key then shares the common prefix
+    /// of the first key and this bound, which the file stores once.
+    pub max_user_key: Option<Vec<u8>>,
+    /// Bounds of the user keys' lengths: `(shortest, longest)`.
+    pub key_len: Option<(usize, usize)>,
+    /// Bounds of the seqnos: `(smallest, largest)`.
+    pub seqnos: Option<(SeqNo, SeqNo)>,
+    /// What kinds of values will be added (`None`: any).
+    pub values: Option<ValueHints>,
+}
+
+/// The values a table will hold, for the width of the slots' reference field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValueHints {
+    /// Length of the longest inline value; `None` when no inline value will be added.
+    pub max_inline_len: Option<u32>,
+    /// Whether value pointers may be added.
+    pub pointers: bool,
+}
+
+/// What the sample (the entries held when the layout is chosen) shows.
+#[derive(Debug, Clone, Copy)]
+struct Observed {
+    shortest_key: usize,
+    longest_key: usize,
+    seqnos: (SeqNo, SeqNo),
+    max_trailer: u64,
+    inline: bool,
+    pointers: bool,
+    longest_inline: u64,
+}
+
+fn observe(pending: &Pending) -> Observed {
+    let mut o = Observed {
+        shortest_key: usize::MAX,
+        longest_key: 0,
+        seqnos: (SeqNo::MAX, 0),
+        max_trailer: 0,
+        inline: false,
+        pointers: false,
+        longest_inline: 0,
+    };
+    for e in &pending.entries {
+        let len = pending.key(e).len();
+        o.shortest_key = o.shortest_key.min(len);
+        o.longest_key = o.longest_key.max(len);
+        let seqno = e.trailer >> 8;
+        o.seqnos = (o.seqnos.0.min(seqno), o.seqnos.1.max(seqno));
+        o.max_trailer = o.max_trailer.max(e.trailer);
+        match e.value {
+            PendingValue::Inline { len, .. } => {
+                o.inline = true;
+                o.longest_inline = o.longest_inline.max(u64::from(len));
+            }
+            PendingValue::Pointer(_) => o.pointers = true,
+            PendingValue::Tombstone => {}
+        }
+    }
+    if pending.entries.is_empty() {
+        o.shortest_key = 0;
+        o.seqnos = (0, 0);
+    }
+    o
+}
+
+/// Width of the length field for rests in `[min_rest, max_rest]`.
+fn len_bytes(min_rest: u32, max_rest: u32) -> u8 {
+    if min_rest == max_rest {
+        0
+    } else if max_rest <= 255 {
+        1
+    } else {
+        2
+    }
+}
+
+/// The layout that stores the entries of `pending` — every entry of the table — in the fewest
+/// bytes (or with the head width the options ask for).
+pub(super) fn exact(pending: &Pending, opts: &BuilderOptions, block_records: u32) -> SlotParams {
+    let o = observe(pending);
+    let (first, last) = match (pending.entries.first(), pending.entries.last()) {
+        (Some(f), Some(l)) => (pending.key(f), pending.key(l)),
+        _ => (&[][..], &[][..]),
+    };
+    let prefix = common_prefix_len(first, last);
+    let rests: Vec<u32> = pending
+        .entries
+        .iter()
+        .map(|e| (pending.key(e).len() - prefix) as u32)
+        .collect();
+    let longest = rests.iter().copied().max().unwrap_or(0);
+    let shortest = rests.iter().copied().min().unwrap_or(0);
+    let head = match opts.head_bytes {
+        Some(h) => h.min(longest),
+        None => slot::choose_head(&rests),
+    };
+    let len_bytes = len_bytes(shortest, longest);
+    let mut max_suffix_chunk = 0u64;
+    let mut max_value_chunk = 0u64;
+    for (chunk, block_rests) in pending
+        .entries
+        .chunks(block_records as usize)
+        .zip(rests.chunks(block_records as usize))
+    {
+        let overflow: u64 = block_rests
+            .iter()
+            .map(|&r| u64::from(r.saturating_sub(head)))
+            .sum();
+        max_suffix_chunk = max_suffix_chunk.max(overflow);
+        max_value_chunk = max_value_chunk.max(Pending::values_of(chunk).len() as u64);
+    }
+    let suffix_bytes = match max_suffix_chunk {
+        0 => 0,
+        n if n <= u64::from(u16::MAX) => 2,
+        _ => 4,
+    };
+    let trailer_base = o.seqnos.0 << 8;
+    let ref_bytes = if o.pointers {
+        POINTER_REF_BYTES as u8
+    } else if !o.inline {
+        0
+    } else if max_value_chunk <= u64::from(u16::MAX) {
+        4
+    } else {
+        8
+    };
+    SlotParams {
+        prefix_len: prefix as u32,
+        head_bytes: head,
+        len_bytes,
+        fixed_rest_len: if len_bytes == 0 { longest } else { 0 },
+        suffix_bytes,
+        trailer_bytes: slot::width_of(o.max_trailer - trailer_base),
+        trailer_base,
+        ref_bytes,
+        v1_refs: false,
+    }
+}
+
+/// The layout of a table written block by block, chosen from the sample and the hints, and
+/// the limits each later entry is checked against.
+#[derive(Debug, Clone)]
+pub(super) struct Streaming {
+    pub(super) params: SlotParams,
+    /// The stripped prefix's bytes.
+    pub(super) prefix: Vec<u8>,
+    /// Longest key the length field (or the fixed length) allows, after the prefix.
+    max_rest: u32,
+    /// Overflow bytes one block's suffix chunk may hold (0 when nothing may overflow).
+    suffix_limit: u64,
+    /// Inline-value bytes one block's value chunk may hold (0 when no inline value may).
+    value_chunk_limit: u64,
+    /// Largest `trailer − trailer_base` the trailer field holds.
+    max_stored_trailer: u64,
+}
+
+/// Largest value a little-endian field of `width` bytes holds.
+fn field_max(width: u8) -> u64 {
+    if width >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * u32::from(width))) - 1
+    }
+}
+
+impl Streaming {
+    /// The layout for a table whose first entries are `pending` (at least one) and whose
+    /// other entries satisfy `hints`: every field is as narrow as the sample and the hints
+    /// allow (docs/format/sst.md "Choosing the layout").
+    pub(super) fn choose(
+        pending: &Pending,
+        hints: &LayoutHints,
+        opts: &BuilderOptions,
+        block_records: u32,
+    ) -> Streaming {
+        let o = observe(pending);
+        let (first, last) = match (pending.entries.first(), pending.entries.last()) {
+            (Some(f), Some(l)) => (pending.key(f), pending.key(l)),
+            _ => (&[][..], &[][..]),
+        };
+        // Later keys lie in [last, max_user_key]: they share that range's common prefix, a
+        // prefix of `last`, as the sample's keys share the prefix of `first` and `last`.
+        let prefix = match &hints.max_user_key {
+            Some(hi) => common_prefix_len(first, last).min(common_prefix_len(last, hi)),
+            None => 0,
+        };
+        let (shortest, longest) = match hints.key_len {
+            Some((lo, hi)) => (lo.min(o.shortest_key), hi.max(o.longest_key)),
+            None => (0, MAX_KEY_LEN),
+        };
+        let min_rest = (shortest.max(prefix) - prefix) as u32;
+        let max_rest = (longest.min(MAX_KEY_LEN).max(prefix) - prefix) as u32;
+        let rests: Vec<u32> = pending
+            .entries
+            .iter()
+            .map(|e| (pending.key(e).len() - prefix) as u32)
+            .collect();
+        let sample_longest = rests.iter().copied().max().unwrap_or(0);
+        let head = match opts.head_bytes {
+            Some(h) => h.min(sample_longest),
+            None => slot::choose_head_bounded(&rests, max_rest),
+        };
+        let len_bytes = len_bytes(min_rest, max_rest);
+        let (suffix_bytes, suffix_limit) = if max_rest <= head {
+            (0, 0)
+        } else if u64::from(block_records) * u64::from(max_rest - head) <= u64::from(u16::MAX) {
+            (2, u64::from(u16::MAX))
+        } else {
+            (4, u64::from(u32::MAX))
+        };
+        let (min_seqno, max_seqno) = match hints.seqnos {
+            Some((lo, hi)) => (lo.min(o.seqnos.0), hi.max(o.seqnos.1).min(MAX_SEQNO)),
+            None => (0, MAX_SEQNO),
+        };
+        let trailer_base = min_seqno << 8;
+        // The kind byte never widens the field: only the seqno span does.
+        let trailer_bytes = slot::width_of(((max_seqno - min_seqno) << 8) | 0xff);
+        let (pointers, longest_inline) = match hints.values {
+            Some(v) => (
+                v.pointers || o.pointers,
+                // `None` (no inline value) sorts below any length.
+                v.max_inline_len
+                    .map(u64::from)
+                    .max(o.inline.then_some(o.longest_inline)),
+            ),
+            None => (true, Some(u64::from(u32::MAX))),
+        };
+        let (ref_bytes, value_chunk_limit) = match longest_inline {
+            _ if pointers => (POINTER_REF_BYTES as u8, u64::from(u32::MAX)),
+            None => (0, 0),
+            Some(len) if u64::from(block_records) * len <= u64::from(u16::MAX) => {
+                (4, u64::from(u16::MAX))
+            }
+            Some(_) => (8, u64::from(u32::MAX)),
+        };
+        let params = SlotParams {
+            prefix_len: prefix as u32,
+            head_bytes: head,
+            len_bytes,
+            fixed_rest_len: if len_bytes == 0 { max_rest } else { 0 },
+            suffix_bytes,
+            trailer_bytes,
+            trailer_base,
+            ref_bytes,
+            v1_refs: false,
+        };
+        Streaming {
+            params,
+            prefix: first.get(..prefix).unwrap_or_default().to_vec(),
+            max_rest: match len_bytes {
+                0 => max_rest,
+                1 => 255,
+                _ => u32::from(u16::MAX),
+            },
+            suffix_limit,
+            value_chunk_limit,
+            max_stored_trailer: field_max(trailer_bytes),
+        }
+    }
+
+    /// Why an entry (`user_key`, `trailer`, `kind` and `value_len` bytes of inline value)
+    /// cannot be stored in this layout, given the overflow and inline-value bytes its block
+    /// holds already; `None` when it can.
+    pub(super) fn check(
+        &self,
+        user_key: &[u8],
+        trailer: u64,
+        kind: ValueKind,
+        value_len: usize,
+        block_overflow: u64,
+        block_values: u64,
+    ) -> Option<String> {
+        let p = &self.params;
+        let Some(rest) = user_key.strip_prefix(self.prefix.as_slice()) else {
+            return Some(format!(
+                "key {user_key:?} lacks the prefix {:?} the layout strips",
+                self.prefix
+            ));
+        };
+        let rest_len = rest.len() as u64;
+        if (p.len_bytes == 0 && rest_len != u64::from(p.fixed_rest_len))
+            || rest_len > u64::from(self.max_rest)
+        {
+            return Some(format!(
+                "key of {} bytes does not fit the layout's key lengths",
+                user_key.len()
+            ));
+        }
+        let overflow = rest_len.saturating_sub(u64::from(p.head_bytes));
+        if overflow > 0 && block_overflow + overflow > self.suffix_limit {
+            return Some(format!(
+                "key of {} bytes overflows the layout's key suffixes",
+                user_key.len()
+            ));
+        }
+        let stored = trailer.checked_sub(p.trailer_base);
+        if stored.is_none_or(|s| s > self.max_stored_trailer) {
+            return Some(format!(
+                "seqno {} is outside the layout's seqno range",
+                trailer >> 8
+            ));
+        }
+        let fits = match kind {
+            ValueKind::Delete => true,
+            ValueKind::Pointer => usize::from(p.ref_bytes) == POINTER_REF_BYTES,
+            ValueKind::Value => block_values + value_len as u64 <= self.value_chunk_limit,
+        };
+        if !fits {
+            return Some(format!(
+                "a {kind:?} entry does not fit the layout's {}-byte references",
+                p.ref_bytes
+            ));
+        }
+        None
+    }
+}
