@@ -119,6 +119,24 @@ impl SegmentWriter {
         })
     }
 
+    /// Opens the existing segment `id` in `dir` to append after its last byte, truncating
+    /// nothing. REQUIRES: the file holds a valid header of the current format version and
+    /// ends exactly after a complete entry (checked by the caller with
+    /// [`SegmentReader::clean_end`]), so what follows extends a valid chain of entries.
+    ///
+    /// # Errors
+    /// `Io` if the file cannot be opened.
+    pub fn reopen(fs: &dyn FileSystem, dir: &Path, id: u64) -> Result<SegmentWriter> {
+        let path = dir.join(segment_file_name(id));
+        let file = fs.open_append(&path)?;
+        Ok(SegmentWriter {
+            file,
+            id,
+            path,
+            scratch: Vec::new(),
+        })
+    }
+
     /// Appends the entry `(key, value)`, the value compressed with `compression` when that
     /// saves an eighth of it, and returns the pointer to it. The bytes may stay buffered until
     /// [`Self::flush`] (visible to readers) or [`Self::sync`] (durable).
@@ -379,6 +397,31 @@ impl SegmentReader {
     /// The segment file's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The segment's format version (from its header).
+    pub fn format_version(&self) -> u32 {
+        self.version
+    }
+
+    /// The file's length if the segment is a clean chain of entries: every entry from the
+    /// header on is complete with a valid checksum and the last one ends exactly at the end
+    /// of the file. `None` if anything else follows the last valid entry (a torn tail, zeros
+    /// or damage): appending there would leave bytes that are not an entry in the middle of
+    /// the segment. Reads every entry once (values are checked, not decompressed).
+    ///
+    /// # Errors
+    /// `Io` on read failures.
+    pub fn clean_end(&self) -> Result<Option<u64>> {
+        let file_len = self.file_len()?;
+        let mut offset = SEGMENT_HEADER_LEN as u64;
+        while offset < file_len {
+            match self.parse_entry(offset, file_len, None)? {
+                Parsed::Valid { next, .. } => offset = next,
+                Parsed::Incomplete | Parsed::Zero | Parsed::Bad { .. } => return Ok(None),
+            }
+        }
+        Ok((offset == file_len).then_some(file_len))
     }
 
     /// Current size of the segment file in bytes (what readers can see).
