@@ -312,18 +312,21 @@ impl ValueLog {
             (Some((id, reader)), None) => self.reusable(*id, reader, min_new_id, is_deleted)?,
             _ => false,
         };
-        let (writer, reused) = match newest {
-            Some((id, _)) if reusable => (SegmentWriter::reopen(self.fs.as_ref(), &self.dir, id)?, true),
+        let newest = newest.map(|(id, _)| id);
+        let writer = match newest {
+            Some(id) if reusable => SegmentWriter::reopen(self.fs.as_ref(), &self.dir, id)?,
             _ => {
                 let next_id = self.next_id.max(min_new_id);
                 let writer = SegmentWriter::create(self.fs.as_ref(), &self.dir, next_id)?;
                 self.fs.sync_dir(&self.dir)?;
-                if let Some((id, _)) = newest.filter(|(id, _)| !is_deleted(*id)) {
+                // Its last process may have stopped before syncing it.
+                if let Some(id) = newest.filter(|&id| !is_deleted(id)) {
                     self.unsynced.lock().insert(id);
                 }
-                (writer, false)
+                writer
             }
         };
+        let reused = reusable;
         let id = writer.id();
         // A reused segment's reader was opened with the configured mode; it grows now.
         let reader = SegmentReader::open(self.fs.as_ref(), &self.dir, id, ReadMode::Pread)?;
@@ -374,7 +377,7 @@ impl ValueLog {
             _ => {
                 ::log::info!(
                     "not reusing value-log segment {}: it does not end in a complete entry \
-                     (a crash tore its tail); a new segment follows it",
+                     (a crash can tear its tail); a new segment follows it",
                     self.segment_path(id).display()
                 );
                 Ok(false)
@@ -412,7 +415,7 @@ impl ValueLog {
     /// # Errors
     /// `InvalidArgument` for an oversized key or value; `Io` on a write, sync or create
     /// failure. A failed write or sync poisons the log: later appends, flushes and syncs
-    /// return `Poisoned` (reopen to continue in a new segment). If only creating the next
+    /// return `Poisoned` (reopen to continue). If only creating the next
     /// segment failed, the entry is durable but the error is returned, and a later append
     /// retries the rollover.
     pub fn append(&self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
