@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod batch;
+mod chain;
 mod verified;
 
 pub use batch::{ValueRequest, ValueSink};
@@ -402,26 +403,6 @@ impl SegmentReader {
     /// The segment's format version (from its header).
     pub fn format_version(&self) -> u32 {
         self.version
-    }
-
-    /// The file's length if the segment is a clean chain of entries: every entry from the
-    /// header on is complete with a valid checksum and the last one ends exactly at the end
-    /// of the file. `None` if anything else follows the last valid entry (a torn tail, zeros
-    /// or damage): appending there would leave bytes that are not an entry in the middle of
-    /// the segment. Reads every entry once (values are checked, not decompressed).
-    ///
-    /// # Errors
-    /// `Io` on read failures.
-    pub fn clean_end(&self) -> Result<Option<u64>> {
-        let file_len = self.file_len()?;
-        let mut offset = SEGMENT_HEADER_LEN as u64;
-        while offset < file_len {
-            match self.parse_entry(offset, file_len, None)? {
-                Parsed::Valid { next, .. } => offset = next,
-                Parsed::Incomplete | Parsed::Zero | Parsed::Bad { .. } => return Ok(None),
-            }
-        }
-        Ok((offset == file_len).then_some(file_len))
     }
 
     /// Current size of the segment file in bytes (what readers can see).
