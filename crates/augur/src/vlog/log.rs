@@ -14,13 +14,15 @@
 //! - Sealed segments are immutable; they are read with the configured mode (and, under
 //!   `direct`, through the database's page cache). Those sealed by this process are synced
 //!   (a rollover syncs a segment before it creates the next one).
-//! - Only the newest segment found at open may end in bytes its last process only handed to
-//!   the OS (a crash leaves its cache behind): every older one was synced before a newer one
-//!   was created. [`ValueLog::start_active`] keeps appending to that segment when it ends in a
-//!   clean chain of entries, below the size limit (its first sync then syncs the whole
-//!   file), and otherwise marks it unsynced before it starts a new segment. The caller marks
-//!   the segments its replayed WAL records point into ([`ValueLog::note_unsynced`]; older
-//!   builds started a segment at every open without syncing the one before). The first
+//! - A segment found at open may end in bytes its last process only handed to the OS (a
+//!   crash leaves its cache behind) only if it was active when that process stopped: a
+//!   rollover syncs a segment before it creates the next. Such bytes matter only through the
+//!   WAL records pointing at them, which the open replays. [`ValueLog::start_active`] keeps
+//!   appending to the newest segment when it ends in a clean chain of entries, below the
+//!   size limit (its first sync then syncs the whole file), and otherwise marks it unsynced
+//!   before it starts a new segment; the caller marks the segments its replayed WAL records
+//!   point into ([`ValueLog::note_unsynced`]), which covers an older active segment whose
+//!   process stopped early (older builds started a segment at every open). The first
 //!   [`ValueLog::sync`] syncs exactly the marked segments and the active one, so nothing made
 //!   durable after it (the table an open writes from the replayed WALs, above all) points at
 //!   bytes a power cut can take, and segments nobody wrote to since their last sync cost no
