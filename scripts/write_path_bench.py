@@ -31,8 +31,8 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from bench_common import (BenchFailed, fmt, human_bytes, last_record, log, machine,  # noqa: E402
-                          run_bench, save_commands, table)
+from bench_common import (BenchFailed, fmt, kept_findings, last_record, log,  # noqa: E402
+                          machine, run_bench, save_commands, table)
 from json_tools import save_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -198,8 +198,10 @@ def render(a, state):
                 md += table(["engine", "readseq µs/entry", "seek+10 µs", "seek+100 µs",
                              "seek+10 speed ÷ LevelDB", "seek+100 ÷ LevelDB",
                              "seek+10 ÷ RocksDB", "seek+100 ÷ RocksDB"], body) + [""]
+    report = os.path.join(a.out_dir, "write-path.md")
+    md += ["## Findings", "", kept_findings(report, "## Commands"), ""]
     md += ["## Commands", "", "```"] + state.get("commands", []) + ["```", ""]
-    with open(os.path.join(a.out_dir, "write-path.md"), "w") as f:
+    with open(report, "w") as f:
         f.write("\n".join(md))
 
 

@@ -75,6 +75,9 @@ def open(
     compression: str = "none",
     slot_head_bytes: Optional[int] = None,
     target_file_mb: int = 32,
+    static_level_sizes: bool = False,
+    max_subcompactions: Optional[int] = None,
+    delayed_write_mb: int = 16,
     index: str = "plr",
     compaction: Optional[str] = None,
     flsm_top_level_bits: int = 20,
@@ -113,7 +116,11 @@ def open(
     pread or direct (O_DIRECT through a page cache of ``cache_mb`` MiB);
     ``max_open_files`` bounds the table files held open (``None``: all); ``rmi_root`` linear or cubic; ``compression`` none, lz4, zstd or
     zstd:LEVEL (values compressed as written; files of any setting stay readable);
-    ``slot_head_bytes`` the SSTable slot's key-head width (``None``: chosen per file). A bad value raises
+    ``slot_head_bytes`` the SSTable slot's key-head width (``None``: chosen per file);
+    ``static_level_sizes`` LevelDB's fixed level sizes instead of dynamic ones;
+    ``max_subcompactions`` threads one compaction may use (``None``: the engine's default,
+    the cores up to 4); ``delayed_write_mb`` MiB/s writes may ingest once L0 reaches its
+    slowdown trigger (0: never slowed). A bad value raises
     :class:`InvalidArgumentError` (a ``ValueError``) naming the option.
     ``create=False`` refuses to create a missing database. ``read_only=True`` opens for
     reading only: the open writes nothing and takes no lock, so it works beside a process

@@ -47,6 +47,9 @@ use std::path::PathBuf;
     compression = "none",
     slot_head_bytes = None,
     target_file_mb = 32,
+    static_level_sizes = false,
+    max_subcompactions = None,
+    delayed_write_mb = 16,
     index = "plr",
     compaction = None,
     flsm_top_level_bits = 20,
@@ -90,6 +93,9 @@ pub(crate) fn open(
     compression: &str,
     slot_head_bytes: Option<i64>,
     target_file_mb: i64,
+    static_level_sizes: bool,
+    max_subcompactions: Option<i64>,
+    delayed_write_mb: i64,
     index: &str,
     compaction: Option<&str>,
     flsm_top_level_bits: i64,
@@ -136,6 +142,11 @@ pub(crate) fn open(
             .map(|h| unsigned("slot_head_bytes", h))
             .transpose()?,
         target_file_mb: Some(unsigned("target_file_mb", target_file_mb)?),
+        static_level_sizes,
+        max_subcompactions: max_subcompactions
+            .map(|n| unsigned("max_subcompactions", n))
+            .transpose()?,
+        delayed_write_mb: Some(unsigned("delayed_write_mb", delayed_write_mb)?),
         index: Some(choice::<IndexArg>("index", index)?),
         compaction: compaction
             .map(|c| choice::<CompactionArg>("compaction", c))
@@ -219,6 +230,10 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
                 Some(h) => h.into_py_any(py)?,
             },
             "target_file_mb" => (o.target_file_size_bytes / MIB).into_py_any(py)?,
+            "static_level_sizes" => (!o.dynamic_level_bytes).into_py_any(py)?,
+            // The engine's default depends on the machine (its cores): None keeps it.
+            "max_subcompactions" => py.None(),
+            "delayed_write_mb" => (o.delayed_write_rate / MIB).into_py_any(py)?,
             "index" => {
                 let kind = if o.auto_index {
                     Some(IndexArg::Auto)

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 const KEYWORD_OF_FIELD: &[(&str, &str)] = &[
     ("memtable_size_bytes", "memtable_mb"),
     ("target_file_size_bytes", "target_file_mb"),
+    ("delayed_write_rate", "delayed_write_mb"),
     ("bloom_bits_per_key", "bloom_bits"),
     ("index_tuning.pgm_recursive_error", "pgm_recursive_error"),
     ("index_tuning.radix_bits", "radix_bits"),
