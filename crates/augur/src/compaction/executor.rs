@@ -181,6 +181,16 @@ pub(crate) fn execute(
     let results: Vec<MergeOutcome> = if ranges.len() == 1 {
         let whole = KeyRange::default();
         vec![merge_range(c, version, ctx, layout.as_mut(), whole, shared)]
+    } else if !ctx.opts.background_threads {
+        // Inline mode is deterministic (tests count and fail file operations by number):
+        // the ranges merge one after another on this thread.
+        ranges
+            .iter()
+            .map(|range| {
+                let mut layout = ctx.strategy.layout(c, version, ctx.opts);
+                merge_range(c, version, ctx, layout.as_mut(), range.clone(), shared)
+            })
+            .collect()
     } else {
         std::thread::scope(|s| {
             let handles: Vec<_> = ranges

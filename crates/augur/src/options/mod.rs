@@ -59,7 +59,8 @@ pub struct Options {
     /// Default `true`.
     pub dynamic_level_bytes: bool,
     /// Threads one leveled compaction may split its merge over, by key ranges of the output
-    /// level's files (RocksDB's sub-compactions). 1 merges on the background thread alone.
+    /// level's files (RocksDB's sub-compactions). 1 merges on the background thread alone;
+    /// with `background_threads = false` the ranges merge one after another (deterministic).
     /// Default: the machine's parallelism, at most 4.
     pub max_subcompactions: usize,
     /// How levels >= 1 are organized and compacted (`--compaction`): leveled (LevelDB) or
