@@ -14,7 +14,8 @@ Configurations (16-byte keys; db_bench's fillrandom: --num random draws of key n
   sep1k      1 KiB values: separated in Augur (value log) and RocksDB (BlobDB) and fjall
              (its blob files), inline in LevelDB
 For each (size, configuration, engine), on disk (--work-dir, ext4 here; never tmpfs):
-  1. `fillrandom,waitforcompaction` in one process (Augur with `--read-mode pread`): fill
+  1. `fillrandom,waitforcompaction` in one process (Augur with `--read-mode pread`; later
+     steps use --read-mode, default mmap — the run of 2026-11-26 used pread throughout): fill
      throughput, settled write amplification (bytes the process passed to write(2), per
      /proc/self/io, over fillrandom's user bytes), space amplification after settling
      (directory bytes / live key+value bytes from a full scan), peak RSS during the fill,
@@ -50,6 +51,8 @@ def parse_args():
     p.add_argument("--configs", default="inline64,inline128,sep1k")
     p.add_argument("--engines", default="leveled,flsm,rocksdb,leveldb,fjall")
     p.add_argument("--reads", type=int, default=300_000)
+    p.add_argument("--read-mode", default="mmap",
+                   help="Augur's read mode after the fill (the fill always reads with pread)")
     p.add_argument("--seeks", type=int, default=50_000)
     p.add_argument("--work-dir", default="/var/tmp/augur-write")
     p.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "benchmarks"))
@@ -58,12 +61,12 @@ def parse_args():
     return p.parse_args()
 
 
-def engine_args(engine, db, num, config):
+def engine_args(engine, db, num, config, read_mode):
     value_size, vsep = CONFIGS[config]
     args = [f"--db={db}", f"--num={num}", "--key_size=16", f"--value_size={value_size}",
             f"--value-separation-threshold={vsep}"]
     if engine in AUGUR:
-        args.append("--read-mode=pread")
+        args.append(f"--read-mode={read_mode}")
         if engine == "flsm":
             args.append("--compaction=flsm")
     else:
@@ -77,15 +80,17 @@ def run_cell(a, state, num, config, engine, commands):
     db = os.path.join(a.work_dir, f"{engine}-{config}-{num}")
     shutil.rmtree(db, ignore_errors=True)
     os.makedirs(a.work_dir, exist_ok=True)
-    base = engine_args(engine, db, num, config)
     raw = os.path.join(a.out_dir, "write-path-raw.jsonl")
 
-    def bench(extra, tag):
-        return run_bench(a.augur, base + extra, raw_path=raw, tag=f"{key} {tag}",
+    def bench(extra, tag, read_mode=a.read_mode):
+        args = engine_args(engine, db, num, config, read_mode) + extra
+        return run_bench(a.augur, args, raw_path=raw, tag=f"{key} {tag}",
                          timeout=a.timeout, commands=commands)
 
     try:
-        recs = bench(["--benchmarks=fillrandom,waitforcompaction"], "fill")
+        # The fill reads with pread: its peak RSS then counts memtables and builders, not
+        # mapped file pages (the RSS target).
+        recs = bench(["--benchmarks=fillrandom,waitforcompaction"], "fill", "pread")
         f, w = last_record(recs, "fillrandom"), last_record(recs, "waitforcompaction") or {}
         fill_io, settle_io = f.get("io_bytes_written"), w.get("io_bytes_written")
         user = f["ops"] * (16 + CONFIGS[config][0])
