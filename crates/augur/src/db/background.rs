@@ -209,8 +209,9 @@ impl DbInner {
         Ok(())
     }
 
-    /// Compacts every file overlapping `[begin, end]` down to the deepest level holding
-    /// data in that range (leveled: at least the level L0 compacts into). Leveled skips the
+    /// Compacts every file overlapping `[begin, end]` down to the level below the deepest
+    /// one holding data in that range (at most the last; leveled with only L0 holding data:
+    /// the level L0 compacts into). Leveled skips the
     /// levels that hold nothing where the inputs are, so each entry is rewritten once per
     /// level that holds data rather than once per level; FLSM goes level by level.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
@@ -227,9 +228,9 @@ impl DbInner {
         let leveled = version.style == crate::version::CompactionStyle::Leveled;
         let bottom = if leveled && deepest == 0 {
             compaction::l0_output_level(&version, &self.opts)
-        } else if leveled {
-            deepest.max(1)
         } else {
+            // The deepest level holding data is merged too unless it is the last: a full
+            // compaction leaves no level above the last with files in the range.
             (deepest + 1).min(last)
         };
         let mut level = 0;
