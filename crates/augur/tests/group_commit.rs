@@ -51,6 +51,13 @@ impl FileSystem for SlowSyncFs {
             wal_syncs: self.wal_syncs.clone(),
         }))
     }
+    fn open_append(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        Ok(Box::new(SlowSyncFile {
+            inner: self.inner.open_append(path)?,
+            is_wal: path.extension().is_some_and(|e| e == "wal"),
+            wal_syncs: self.wal_syncs.clone(),
+        }))
+    }
     fn open(&self, path: &Path, mode: ReadMode) -> Result<Arc<dyn RandomAccessFile>> {
         self.inner.open(path, mode)
     }

@@ -56,6 +56,9 @@ impl FileSystem for NoSyncFs {
     fn create(&self, path: &Path) -> augur::Result<Box<dyn WritableFile>> {
         Ok(Box::new(NoSyncFile(StdFs.create(path)?)))
     }
+    fn open_append(&self, path: &Path) -> augur::Result<Box<dyn WritableFile>> {
+        Ok(Box::new(NoSyncFile(StdFs.open_append(path)?)))
+    }
     fn open(&self, path: &Path, mode: ReadMode) -> augur::Result<Arc<dyn RandomAccessFile>> {
         StdFs.open(path, mode)
     }

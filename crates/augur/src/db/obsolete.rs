@@ -102,8 +102,8 @@ fn first_seqno_above(table: Table, last_seqno: SeqNo) -> Option<SeqNo> {
 }
 
 /// Deletes WALs older than `wal_number`, tables no version references, old manifests, a
-/// stray CURRENT.tmp and value-log segments GC already deleted in the manifest, then sealed
-/// segments that hold no entry. REQUIRES: [`check_unreferenced_tables`] passed.
+/// stray CURRENT.tmp and value-log segments the manifest records as deleted (by GC, or by
+/// the open as empty). REQUIRES: [`check_unreferenced_tables`] passed.
 ///
 /// # Errors
 /// `Io` on file-system failures.
@@ -125,7 +125,7 @@ pub(super) fn remove_obsolete_files(
             Some(FileKind::Manifest(_)) => name != current,
             Some(FileKind::Temp) => true,
             Some(FileKind::ValueLog(id)) => {
-                if version.vlog_deleted.contains(&id) {
+                if version.vlog_deleted.contains(id) {
                     vlog.delete_segment(id)?;
                 }
                 false
@@ -134,13 +134,6 @@ pub(super) fn remove_obsolete_files(
         };
         if obsolete {
             fs.remove(&dir.join(&name))?;
-        }
-    }
-    // Sealed segments holding no entry (left by an open with no separated write) go too.
-    let active = vlog.active_segment();
-    for s in vlog.segments() {
-        if Some(s.id) != active && s.size_bytes <= crate::vlog::SEGMENT_HEADER_LEN as u64 {
-            vlog.delete_segment(s.id)?;
         }
     }
     fs.sync_dir(dir)

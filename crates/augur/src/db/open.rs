@@ -5,9 +5,10 @@
 //!    WAL replay into a memtable (`replay.rs`, which applies the damage model of
 //!    docs/RELIABILITY.md) and the check that no table the manifest forgot holds writes
 //!    nothing else has (`obsolete.rs`). Any failure here leaves the directory as it was.
-//! 2. **Commit** (never for `Options::read_only`): a fresh manifest, a new active value-log
-//!    segment, the replayed memtable flushed straight to an L0 table, a fresh WAL, and the
-//!    removal of files no version references (left behind by a crash).
+//! 2. **Commit** (never for `Options::read_only`): a fresh manifest, the active value-log
+//!    segment (the newest one reused, or a new one), the replayed memtable flushed straight
+//!    to an L0 table, a fresh WAL, and the removal of files no version references (left
+//!    behind by a crash).
 //!
 //! A read-only open stops after phase 1 and serves reads from the recovered version and the
 //! replayed memtable; it takes no lock, so it can run beside a writer (a file the writer
@@ -27,8 +28,8 @@ use crate::key::SeqNo;
 use crate::learning::learner::{Learner, LearnerOptions};
 use crate::options::Options;
 use crate::version::CompactionStyle;
-use crate::version::{RecoveredState, VersionEdit, VersionSet};
-use crate::vlog::ValueLog;
+use crate::version::{RecoveredState, SegmentSet, Version, VersionEdit, VersionSet};
+use crate::vlog::{ActiveStart, ValueLog, SEGMENT_HEADER_LEN};
 use crate::wal::{LogKind, LogWriter};
 use crate::work_signal::WorkSignal;
 use parking_lot::{Condvar, Mutex};
@@ -81,20 +82,27 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
     // Phase 2: commit.
     versions.start_manifest()?;
     let version = versions.current();
-    // Never reuse the id of a segment the manifest still mentions.
-    let min_segment = version
+    // The replayed writes are about to be persisted in a table: the segments they point into
+    // must be durable first (an earlier process may have stopped without syncing them).
+    vlog.note_unsynced(replayed.segments.iter().copied());
+    // Keep appending to the newest segment when possible; a new one never takes the id of a
+    // segment the manifest still mentions.
+    let min_new_segment = version
         .vlog_deleted
-        .iter()
-        .chain(version.vlog_garbage.keys())
         .max()
-        .map_or(1, |m| m + 1);
-    vlog.start_active(min_segment)?;
+        .into_iter()
+        .chain(version.vlog_garbage.keys().copied())
+        .max()
+        .map_or(1, |m| m.saturating_add(1));
+    let deleted = &version.vlog_deleted;
+    let started = vlog.start_active(min_new_segment, &|id| deleted.contains(id))?;
     // Persist what the WALs held as an L0 table, then start a fresh WAL.
     let wal_number = versions.new_file_number();
     let mut edit = VersionEdit {
         log_number: Some(wal_number),
         last_seqno: Some(replayed.last_seqno),
         wals_added: vec![wal_number],
+        vlog_deleted: removed_segments(&vlog, deleted, started),
         ..VersionEdit::default()
     };
     if !replayed.mem.is_empty() {
@@ -125,6 +133,22 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
         lock: Some(lock),
     };
     finish(dir, opts, opened)
+}
+
+/// The segments an open removes without GC, to record as deleted in its edit (so the
+/// manifest's deleted segments stay runs of consecutive ids, see `version/segment_set.rs`):
+/// the one whose creation a crash tore, and every sealed segment that holds no entry (an
+/// open of an older build started a segment at every open). Nothing points into them; their
+/// files are removed once the edit is durable (`remove_obsolete_files`).
+fn removed_segments(vlog: &ValueLog, deleted: &SegmentSet, started: ActiveStart) -> Vec<u64> {
+    let empty = vlog.segments().into_iter().filter(|s| {
+        s.sealed && s.size_bytes <= SEGMENT_HEADER_LEN as u64 && !deleted.contains(s.id)
+    });
+    started
+        .removed_stub
+        .into_iter()
+        .chain(empty.map(|s| s.id))
+        .collect()
 }
 
 /// What phase 1 read and checked.
@@ -158,6 +182,7 @@ fn read_and_check(dir: &Path, opts: &Options) -> Result<Found> {
             .with_fetch_threads(opts.scan_fetch_threads)
             .with_compression(opts.compression);
     let version = versions.current();
+    check_garbage_segments(&version, &vlog)?;
     let mut replayed = replay_wals(
         fs.as_ref(),
         dir,
@@ -184,6 +209,25 @@ fn read_and_check(dir: &Path, opts: &Options) -> Result<Found> {
         vlog,
         replayed,
     })
+}
+
+/// Fails if a segment the manifest records garbage for is missing (or shorter than its
+/// header). Such a segment is live: GC records a segment as deleted, which drops its garbage,
+/// before it removes the file, and a segment that never held an entry has no garbage. So it
+/// was lost to damage, and the values only it holds with it.
+fn check_garbage_segments(version: &Version, vlog: &ValueLog) -> Result<()> {
+    let segments = vlog.segments();
+    for &id in version.vlog_garbage.keys() {
+        if !segments.iter().any(|s| s.id == id) {
+            return Err(Error::corruption(
+                vlog.segment_path(id),
+                0,
+                "the manifest records garbage in this value-log segment, so it is live, but \
+                 it is missing or shorter than its header (GC never deleted it)",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Opens `dir` for reading only (see the module doc).

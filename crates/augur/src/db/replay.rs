@@ -44,6 +44,9 @@ pub(super) struct Replayed {
     pub last_seqno: SeqNo,
     /// The losses `accept_wal_loss` let through, one line each.
     pub losses: Vec<String>,
+    /// The value-log segments the replayed pointers point into: bytes an earlier process
+    /// may not have synced, which the open syncs before it persists the replayed writes.
+    pub segments: BTreeSet<u64>,
 }
 
 /// The damage found, and whether to fail on it or list it.
@@ -106,6 +109,7 @@ pub(super) fn replay_wals(
         short,
         mem: Memtable::with_budget(memtable_budget),
         last_seqno: recovered.last_seqno,
+        segments: BTreeSet::new(),
     };
     let mut wals: Vec<u64> = fs
         .list(dir)?
@@ -157,6 +161,7 @@ pub(super) fn replay_wals(
         mem: replay.mem,
         last_seqno: replay.last_seqno,
         losses: replay.losses.lines,
+        segments: replay.segments,
     })
 }
 
@@ -179,6 +184,8 @@ struct Replay<'a> {
     short: BTreeSet<u64>,
     mem: Memtable,
     last_seqno: SeqNo,
+    /// Segments the replayed pointers point into.
+    segments: BTreeSet<u64>,
 }
 
 impl Replay<'_> {
@@ -229,8 +236,14 @@ impl Replay<'_> {
             }
             for (j, e) in entries.iter().enumerate() {
                 let seqno = first + j as u64;
-                if e.kind == ValueKind::Pointer && pointer_is_deleted(self.version, &e.value) {
-                    continue;
+                if e.kind == ValueKind::Pointer {
+                    match ValuePointer::decode(&e.value) {
+                        Some(p) if self.version.vlog_deleted.contains(p.segment) => continue,
+                        Some(p) => {
+                            self.segments.insert(p.segment);
+                        }
+                        None => {}
+                    }
                 }
                 self.mem.insert(&e.key, seqno, e.kind, &e.value);
                 self.last_seqno = self.last_seqno.max(seqno);
@@ -255,10 +268,12 @@ impl Replay<'_> {
             let ptr = ValuePointer::decode(&e.value).ok_or_else(|| {
                 Error::corruption(wal, offset, "malformed value pointer in WAL record")
             })?;
-            if self.version.vlog_deleted.contains(&ptr.segment) {
+            if self.version.vlog_deleted.contains(ptr.segment) {
                 continue;
             }
-            let (file, at, reason) = match self.vlog.read(&ptr) {
+            // With the key: a pointer is valid only into the very entry it was written for,
+            // never into another that took its place (docs/format/vlog.md, "Open").
+            let (file, at, reason) = match self.vlog.read_with_key(&ptr, &e.key) {
                 Ok(_) => continue,
                 Err(Error::Corruption {
                     file,
@@ -340,8 +355,4 @@ fn check_live_wals(
         }
     }
     Ok(short)
-}
-
-fn pointer_is_deleted(version: &Version, value: &[u8]) -> bool {
-    ValuePointer::decode(value).is_some_and(|p| version.vlog_deleted.contains(&p.segment))
 }

@@ -5,8 +5,8 @@ use super::DbInner;
 use crate::error::{Error, Result};
 use crate::key::ValueKind;
 use crate::sst::TableCursor;
+use crate::version::SegmentSet;
 use crate::vlog::ValuePointer;
-use std::collections::BTreeSet;
 
 impl DbInner {
     /// Verifies all live tables and value-log segments; returns (table entries, value-log
@@ -56,7 +56,7 @@ impl DbInner {
         // GC may have deleted a segment since `version` was taken: ask the current version.
         let deleted_now = self.versions.current().vlog_deleted.clone();
         for &id in version.vlog_garbage.keys() {
-            if !segments.iter().any(|s| s.id == id) && !deleted_now.contains(&id) {
+            if !segments.iter().any(|s| s.id == id) && !deleted_now.contains(id) {
                 return Err(Error::corruption(
                     self.vlog.segment_path(id),
                     0,
@@ -82,17 +82,17 @@ impl DbInner {
     }
 
     /// Checks that the value pointer `value` of `key` leads to its entry.
-    fn verify_pointer(&self, key: &[u8], value: &[u8], deleted: &BTreeSet<u64>) -> Result<()> {
+    fn verify_pointer(&self, key: &[u8], value: &[u8], deleted: &SegmentSet) -> Result<()> {
         let ptr = ValuePointer::decode(value).ok_or_else(|| {
             Error::corruption(&self.dir, 0, "malformed value pointer in a live entry")
         })?;
-        if deleted.contains(&ptr.segment) {
+        if deleted.contains(ptr.segment) {
             return Ok(());
         }
         match self.vlog.read_with_key(&ptr, key) {
             Ok(_) => Ok(()),
             // GC deleted the segment since this version was taken.
-            Err(_) if self.versions.current().vlog_deleted.contains(&ptr.segment) => Ok(()),
+            Err(_) if self.versions.current().vlog_deleted.contains(ptr.segment) => Ok(()),
             Err(e) => Err(e),
         }
     }

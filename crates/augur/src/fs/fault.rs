@@ -7,7 +7,7 @@
 //! - [`FaultOp::Write`] counts `WritableFile::append`; [`FaultOp::Sync`] counts
 //!   `WritableFile::sync`, `FileSystem::sync_file` and `FileSystem::sync_dir`; [`FaultOp::Rename`] and
 //!   [`FaultOp::Remove`] count those calls; [`FaultOp::Any`] counts all of them plus
-//!   `FileSystem::create`. Reads, listings, `flush`, `create_dir_all` and `lock` are not
+//!   `FileSystem::create` and `FileSystem::open_append`. Reads, listings, `flush`, `create_dir_all` and `lock` are not
 //!   counted and never fail by injection. Calls rejected before reaching the disk (missing
 //!   file, dead handle, file system down) are not counted either.
 //! - [`FaultFs::fail_at`] fails exactly one operation; [`FaultFs::fail_from`] fails one and
@@ -103,6 +103,10 @@ impl FileSystem for FaultFs {
 
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         self.mem.create(path)
+    }
+
+    fn open_append(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.mem.open_append(path)
     }
 
     fn open(&self, path: &Path, mode: ReadMode) -> Result<Arc<dyn RandomAccessFile>> {

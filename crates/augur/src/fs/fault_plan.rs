@@ -13,7 +13,7 @@ pub enum FaultOp {
     Rename,
     /// `FileSystem::remove`.
     Remove,
-    /// Any of the above, or `FileSystem::create`.
+    /// Any of the above, `FileSystem::create` or `FileSystem::open_append`.
     Any,
 }
 

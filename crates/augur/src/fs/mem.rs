@@ -434,6 +434,22 @@ impl FileSystem for MemFs {
         }))
     }
 
+    fn open_append(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        const WHAT: &str = "opening for appending";
+        let mut state = self.state.lock();
+        state.check_alive(None, WHAT, path)?;
+        let node = state.file(path, WHAT)?;
+        state.admit(OpKind::Create, Tearable::No, WHAT, path)?;
+        let len = node.lock().bytes.len() as u64;
+        Ok(Box::new(MemWritable {
+            state: Arc::clone(&self.state),
+            path: path.to_path_buf(),
+            node,
+            epoch: state.epoch,
+            len,
+        }))
+    }
+
     fn open(&self, path: &Path, _mode: ReadMode) -> Result<Arc<dyn RandomAccessFile>> {
         const WHAT: &str = "opening";
         let state = self.state.lock();

@@ -169,6 +169,47 @@ fn remove_and_list() {
     );
 }
 
+/// `open_append` continues after the last byte on every file system; its first sync makes
+/// what an earlier handle left unsynced durable too (FaultFs, which also counts it as `Any`).
+#[test]
+fn open_append_continues_the_file_and_its_sync_covers_earlier_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let fault = FaultFs::new();
+    let std_path = dir.path().join("f");
+    for (fs, path) in [
+        (&StdFs as &dyn FileSystem, std_path.as_path()),
+        (&MemFs::new(), Path::new("f")),
+        (&fault, Path::new("/f")),
+    ] {
+        let mut w = fs.create(path).unwrap();
+        w.append(b"synced|").unwrap();
+        w.sync().unwrap();
+        w.append(b"handed to the OS|").unwrap();
+        w.flush().unwrap();
+        drop(w);
+        assert!(fs.open_append(&dir.path().join("missing")).is_err());
+        let mut w = fs.open_append(path).unwrap();
+        assert_eq!(w.len(), 24);
+        w.append(b"more").unwrap();
+        w.sync().unwrap();
+        assert_eq!(w.len(), 28);
+        assert_eq!(fs.read_all(path).unwrap(), b"synced|handed to the OS|more");
+    }
+    fault.sync_dir(Path::new("/")).unwrap();
+    let mut w = fault.open_append(Path::new("/f")).unwrap();
+    w.append(b"+lost").unwrap();
+    w.flush().unwrap();
+    let any = fault.op_count(crate::fs::FaultOp::Any);
+    drop(fault.open_append(Path::new("/f")).unwrap());
+    assert_eq!(fault.op_count(crate::fs::FaultOp::Any), any + 1);
+    fault.crash();
+    fault.reopen_after_crash();
+    assert_eq!(
+        fault.read_all(Path::new("/f")).unwrap(),
+        b"synced|handed to the OS|more"
+    );
+}
+
 #[test]
 fn create_truncates_an_existing_file() {
     let fs = MemFs::new();

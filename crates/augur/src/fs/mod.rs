@@ -104,6 +104,12 @@ pub trait FileSystem: Send + Sync + 'static {
     fn create_dir_all(&self, dir: &Path) -> Result<()>;
     /// Creates (or truncates) `path` for appending.
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens the existing file `path` for appending after its current end, truncating
+    /// nothing; [`WritableFile::len`] starts at the file's size. The bytes already in the file
+    /// become durable with the first [`WritableFile::sync`] (as with
+    /// [`FileSystem::sync_file`]), whoever wrote them. Used to keep appending to the last
+    /// value-log segment of an earlier process (docs/format/vlog.md, "Open").
+    fn open_append(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// Opens an existing file for positional reads. `mode` is a hint; an implementation
     /// without mmap may ignore it. Files still being appended to must be opened with
     /// [`ReadMode::Pread`] so reads see bytes appended after opening.

@@ -149,6 +149,19 @@ impl FileSystem for StdFs {
         }))
     }
 
+    fn open_append(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(ctx("opening for appending", path))?;
+        let len = file.metadata().map_err(ctx("stat of", path))?.len();
+        Ok(Box::new(StdWritable {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
+            len,
+        }))
+    }
+
     fn open(&self, path: &Path, mode: ReadMode) -> Result<Arc<dyn RandomAccessFile>> {
         let open = || File::open(path).map_err(ctx("opening", path));
         match mode {
@@ -164,9 +177,11 @@ impl FileSystem for StdFs {
                 let map = if len == 0 {
                     bytes::Bytes::new()
                 } else {
-                    // SAFETY: Augur never modifies or truncates a file after it is sealed and
-                    // opened for mmap reads (SSTables and sealed value-log segments are
-                    // immutable), so the mapping's bytes do not change under the reader.
+                    // SAFETY: Augur never modifies or truncates the bytes of a file opened for
+                    // mmap reads (SSTables and sealed value-log segments are immutable; the
+                    // only later write to such a file is an append past the mapped length, to
+                    // a value-log segment an open reuses), so the mapping's bytes do not change
+                    // under the reader.
                     #[allow(unsafe_code)]
                     let m = unsafe { memmap2::Mmap::map(&file) }.map_err(ctx("mapping", path))?;
                     bytes::Bytes::from_owner(m)

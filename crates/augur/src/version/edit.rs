@@ -36,8 +36,13 @@ pub struct VersionEdit {
     pub deleted: Vec<(usize, u64)>,
     /// Garbage bytes to add to value-log segments: (segment, bytes).
     pub vlog_garbage: Vec<(u64, u64)>,
-    /// Value-log segments removed by garbage collection.
+    /// Value-log segments removed by garbage collection (or removed by an open as empty or
+    /// torn during creation): pointers into them are obsolete.
     pub vlog_deleted: Vec<u64>,
+    /// Runs of consecutive deleted segments, as `(first id, number of ids)` with a number of
+    /// at least 1: how a manifest snapshot records the deleted segments (tag 13), so it
+    /// stays as small as the number of live segments.
+    pub vlog_deleted_runs: Vec<(u64, u64)>,
     /// WALs created (the database must find each of them at open until a log number moves
     /// past it).
     pub wals_added: Vec<u64>,
@@ -66,6 +71,7 @@ const TAG_WAL_CLOSED: u8 = 9;
 const TAG_COMPACTION_STYLE: u8 = 10;
 const TAG_GUARD_ADDED: u8 = 11;
 const TAG_GUARD_REMOVED: u8 = 12;
+const TAG_VLOG_DELETED_RUN: u8 = 13;
 
 fn put_ikey(out: &mut Vec<u8>, k: &InternalKey) {
     put_bytes(out, &k.user_key);
@@ -120,6 +126,11 @@ impl VersionEdit {
             out.push(TAG_VLOG_DELETED);
             put_varint(&mut out, *seg);
         }
+        for (first, count) in &self.vlog_deleted_runs {
+            out.push(TAG_VLOG_DELETED_RUN);
+            put_varint(&mut out, *first);
+            put_varint(&mut out, *count);
+        }
         for wal in &self.wals_added {
             out.push(TAG_WAL_ADDED);
             put_varint(&mut out, *wal);
@@ -169,6 +180,14 @@ impl VersionEdit {
                 }
                 TAG_VLOG_GARBAGE => e.vlog_garbage.push((d.varint()?, d.varint()?)),
                 TAG_VLOG_DELETED => e.vlog_deleted.push(d.varint()?),
+                TAG_VLOG_DELETED_RUN => {
+                    let (first, count) = (d.varint()?, d.varint()?);
+                    // An empty run, or one past the largest id, is not one an encoder writes.
+                    if count == 0 || first.checked_add(count).is_none() {
+                        return None;
+                    }
+                    e.vlog_deleted_runs.push((first, count));
+                }
                 TAG_WAL_ADDED => e.wals_added.push(d.varint()?),
                 TAG_WAL_CLOSED => e.wals_closed.push((d.varint()?, d.varint()?)),
                 TAG_COMPACTION_STYLE => e.compaction_style = Some(d.varint()?),
@@ -212,6 +231,7 @@ mod tests {
             deleted: vec![(1, 3), (0, 4)],
             vlog_garbage: vec![(1, 100)],
             vlog_deleted: vec![0],
+            vlog_deleted_runs: vec![(1, 1), (40, 1 << 20)],
             wals_added: vec![11, 12],
             wals_closed: vec![(11, 1 << 33)],
             compaction_style: Some(1),
@@ -223,5 +243,11 @@ mod tests {
         assert_eq!(VersionEdit::decode(&buf[..buf.len() - 1]), None);
         assert_eq!(VersionEdit::decode(&[99]), None);
         assert_eq!(VersionEdit::decode(&[]), Some(VersionEdit::default()));
+        // A run of no segment, or one past the largest id, is malformed.
+        assert_eq!(VersionEdit::decode(&[13, 5, 0]), None);
+        let mut past_max = vec![13];
+        put_varint(&mut past_max, u64::MAX);
+        put_varint(&mut past_max, 1);
+        assert_eq!(VersionEdit::decode(&past_max), None);
     }
 }

@@ -11,6 +11,7 @@
 //! rename, sync the directory).
 
 use super::edit::{FileMeta, VersionEdit};
+use super::segment_set::SegmentSet;
 use super::style::CompactionStyle;
 use super::table_file::TableFile;
 use super::version::Version;
@@ -80,7 +81,7 @@ pub struct VersionSet {
 struct Replay {
     files: Vec<BTreeMap<u64, FileMeta>>,
     garbage: BTreeMap<u64, u64>,
-    vlog_deleted: std::collections::BTreeSet<u64>,
+    vlog_deleted: SegmentSet,
     /// Recorded WALs at or above `log_number`: number → synced bytes once closed.
     wals: BTreeMap<u64, Option<u64>>,
     log_number: u64,
@@ -136,17 +137,7 @@ impl Replay {
             })?;
             g.insert(key.clone());
         }
-        // As `log_and_apply` does: garbage dropped pointers add to a segment GC already
-        // deleted is not recorded (the segment is gone).
-        for (seg, bytes) in &edit.vlog_garbage {
-            if !self.vlog_deleted.contains(seg) {
-                *self.garbage.entry(*seg).or_default() += bytes;
-            }
-        }
-        for seg in &edit.vlog_deleted {
-            self.garbage.remove(seg);
-            self.vlog_deleted.insert(*seg);
-        }
+        apply_vlog_changes(&mut self.garbage, &mut self.vlog_deleted, edit);
         for wal in &edit.wals_added {
             self.wals.entry(*wal).or_insert(None);
         }
@@ -172,7 +163,18 @@ impl Replay {
                 .collect(),
             deleted: Vec::new(),
             vlog_garbage: self.garbage.iter().map(|(s, b)| (*s, *b)).collect(),
-            vlog_deleted: self.vlog_deleted.iter().copied().collect(),
+            // Runs of one id keep the tag older builds read; longer runs take tag 13.
+            vlog_deleted: self
+                .vlog_deleted
+                .runs()
+                .filter(|&(_, count)| count == 1)
+                .map(|(first, _)| first)
+                .collect(),
+            vlog_deleted_runs: self
+                .vlog_deleted
+                .runs()
+                .filter(|&(_, count)| count > 1)
+                .collect(),
             wals_added: self.wals.keys().copied().collect(),
             wals_closed: self
                 .wals
@@ -446,15 +448,7 @@ impl VersionSet {
                 *slot = std::sync::OnceLock::new();
             }
         }
-        for (seg, bytes) in &edit.vlog_garbage {
-            if !next.vlog_deleted.contains(seg) {
-                *next.vlog_garbage.entry(*seg).or_default() += bytes;
-            }
-        }
-        for seg in &edit.vlog_deleted {
-            next.vlog_garbage.remove(seg);
-            next.vlog_deleted.insert(*seg);
-        }
+        apply_vlog_changes(&mut next.vlog_garbage, &mut next.vlog_deleted, &edit);
         let next = Arc::new(next);
         *current = next.clone();
         drop(current);
@@ -464,6 +458,31 @@ impl VersionSet {
             }
         }
         Ok(next)
+    }
+}
+
+/// Applies an edit's value-log changes to the garbage per segment and the deleted segments
+/// (manifest replay and `log_and_apply` alike): garbage that dropped pointers add to a
+/// segment already deleted is not recorded (the segment is gone), and a deleted segment's
+/// garbage goes with it.
+fn apply_vlog_changes(
+    garbage: &mut BTreeMap<u64, u64>,
+    deleted: &mut SegmentSet,
+    edit: &VersionEdit,
+) {
+    for (seg, bytes) in &edit.vlog_garbage {
+        if !deleted.contains(*seg) {
+            *garbage.entry(*seg).or_default() += bytes;
+        }
+    }
+    let runs = edit.vlog_deleted.iter().map(|&seg| (seg, 1));
+    for (first, count) in runs.chain(edit.vlog_deleted_runs.iter().copied()) {
+        deleted.insert_run(first, count);
+        let end = first.saturating_add(count);
+        let gone: Vec<u64> = garbage.range(first..end).map(|(&s, _)| s).collect();
+        for seg in gone {
+            garbage.remove(&seg);
+        }
     }
 }
 

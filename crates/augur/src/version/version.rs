@@ -11,6 +11,7 @@
 use super::guards::{file_fits, slot_of};
 use super::level_model::LevelModel;
 use super::runs::{guarded_runs, leveled_runs, SortedRun};
+use super::segment_set::SegmentSet;
 use super::style::CompactionStyle;
 use super::table_file::TableFile;
 use crate::error::Result;
@@ -74,8 +75,9 @@ pub struct Version {
     pub(crate) seek_streaks: Arc<Vec<Option<AtomicU64>>>,
     /// Garbage bytes per live value-log segment (WiscKey GC input).
     pub vlog_garbage: BTreeMap<u64, u64>,
-    /// Segments deleted by GC (pointers into them are obsolete).
-    pub vlog_deleted: BTreeSet<u64>,
+    /// Segments deleted by GC, or removed by an open as empty (pointers into them are
+    /// obsolete), as runs of consecutive ids.
+    pub vlog_deleted: SegmentSet,
     /// Level models (Bourbon level learning), per level; set at most once per version and
     /// carried to the next version while the level's files do not change.
     pub level_models: Vec<OnceLock<Arc<LevelModel>>>,
@@ -97,7 +99,7 @@ impl Version {
             slots: Arc::new(Vec::new()),
             seek_streaks: Arc::new(Vec::new()),
             vlog_garbage: BTreeMap::new(),
-            vlog_deleted: BTreeSet::new(),
+            vlog_deleted: SegmentSet::new(),
             level_models: vec![OnceLock::new(); num_levels],
         };
         v.rebuild_runs();

@@ -2,7 +2,7 @@
 //!
 //! Where it sits: the write path appends large values with [`ValueLog::append`] before
 //! writing their WAL record; the read path resolves pointers with [`ValueLog::read`];
-//! recovery checks replayed pointers with [`ValueLog::is_valid`]; GC (elsewhere) walks sealed
+//! recovery checks replayed pointers with [`ValueLog::read_with_key`]; GC (elsewhere) walks sealed
 //! segments with [`ValueLog::segment_entries`] and drops them with
 //! [`ValueLog::delete_segment`]. Garbage accounting and GC policy live in the manifest/db code.
 //!
@@ -12,18 +12,28 @@
 //!   reads after [`ValueLog::flush`]. Before it (a read-only database, or a database open
 //!   still checking its files) nothing is written.
 //! - Sealed segments are immutable; they are read with the configured mode (and, under
-//!   `direct`, through the database's page cache). Those sealed
-//!   by this process are synced. Those found at open may end in bytes the last process only
-//!   handed to the OS (a clean close does not sync, a crash leaves its cache behind): the
-//!   first [`ValueLog::sync`] syncs them, so that nothing made durable after it (the table
-//!   an open writes from the replayed WALs, above all) points at bytes a power cut can take.
-//! - Opening never appends to an existing segment (its tail may be torn): it starts a new
-//!   active segment whose id is larger than every existing one.
-//! - Segment ids only grow: a rollover creates `active + 1`.
+//!   `direct`, through the database's page cache). Those sealed by this process are synced
+//!   (a rollover syncs a segment before it creates the next one).
+//! - A segment found at open may end in bytes its last process only handed to the OS (a
+//!   crash leaves its cache behind) only if it was active when that process stopped: a
+//!   rollover syncs a segment before it creates the next. Such bytes matter only through the
+//!   WAL records pointing at them, which the open replays. [`ValueLog::start_active`] keeps
+//!   appending to the newest segment when it ends in a clean chain of entries, below the
+//!   size limit (its first sync then syncs the whole file), and otherwise marks it unsynced
+//!   before it starts a new segment; the caller marks the segments its replayed WAL records
+//!   point into ([`ValueLog::note_unsynced`]), which covers an older active segment whose
+//!   process stopped early (older builds started a segment at every open). The first
+//!   [`ValueLog::sync`] syncs exactly the marked segments and the active one, so nothing made
+//!   durable after it (the table an open writes from the replayed WALs, above all) points at
+//!   bytes a power cut can take, and segments nobody wrote to since their last sync cost no
+//!   fsync.
+//! - Appends never follow bytes that are not a valid entry: a segment whose tail is torn,
+//!   zero-filled or damaged is never appended to again.
+//! - Segment ids only grow: a rollover creates `active + 1`; a new segment at open takes an
+//!   id above every existing one and every one the manifest mentions.
 //!
-//! Locking: `active` (the writer) is taken before `unsynced_found`, and either before
-//! `segments` (the reader table); reads take only `segments`, briefly, to clone a reader
-//! handle.
+//! Locking: `active` (the writer) is taken before `unsynced`, and either before `segments`
+//! (the reader table); reads take only `segments`, briefly, to clone a reader handle.
 
 use super::fetch::{read_parallel, FetchPool};
 use super::segment::{
@@ -36,7 +46,7 @@ use crate::error::{Error, Result};
 use crate::cache::FileReads;
 use crate::fs::{FileSystem, ReadMode};
 use parking_lot::{Mutex, RwLock};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -49,6 +59,19 @@ pub struct SegmentInfo {
     pub size_bytes: u64,
     /// False only for the active segment.
     pub sealed: bool,
+}
+
+/// What [`ValueLog::start_active`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActiveStart {
+    /// The active segment's id.
+    pub segment: u64,
+    /// True if the newest existing segment was reused (appends continue after its last
+    /// entry); false if a new segment was created.
+    pub reused: bool,
+    /// A segment shorter than its header (its creation was torn) that was removed. It never
+    /// held an entry; the caller may record it as deleted.
+    pub removed_stub: Option<u64>,
 }
 
 /// One entry of the reader table.
@@ -106,9 +129,9 @@ pub struct ValueLog {
     next_id: u64,
     /// Readers of every live segment, the active one included.
     segments: RwLock<BTreeMap<u64, Slot>>,
-    /// Segments found at open and not synced by this process yet (see the module doc).
-    /// Lock order: after `active`.
-    unsynced_found: Mutex<Vec<u64>>,
+    /// Sealed segments that may hold bytes no sync made durable yet (see the module doc);
+    /// the next [`Self::sync`] syncs them. Lock order: after `active`.
+    unsynced: Mutex<BTreeSet<u64>>,
     /// Threads reading scan batches in parallel (0: the scanning thread reads alone).
     fetch_threads: usize,
     /// Started by the first batch that uses it.
@@ -151,7 +174,8 @@ impl ValueLog {
     }
 
     /// Opens the value log in `dir` (created if missing) for writing: [`Self::open_existing`],
-    /// then [`Self::start_active`] with `min_active_id` 1.
+    /// then [`Self::start_active`] with no id the caller rules out (`min_new_id` 1, nothing
+    /// deleted).
     ///
     /// # Errors
     /// As those two.
@@ -163,7 +187,7 @@ impl ValueLog {
     ) -> Result<ValueLog> {
         fs.create_dir_all(dir)?;
         let log = Self::open_existing(fs, dir, reads, segment_bytes)?;
-        log.start_active(1)?;
+        log.start_active(1, &|_| false)?;
         Ok(log)
     }
 
@@ -227,7 +251,6 @@ impl ValueLog {
             slots.insert(id, slot);
         }
 
-        let found: Vec<u64> = slots.keys().copied().collect();
         Ok(ValueLog {
             fs,
             dir: dir.to_path_buf(),
@@ -237,31 +260,44 @@ impl ValueLog {
             stub: Mutex::new(stub),
             next_id: ids.last().map_or(1, |max| max.saturating_add(1)),
             segments: RwLock::new(slots),
-            unsynced_found: Mutex::new(found),
+            unsynced: Mutex::new(BTreeSet::new()),
             fetch_threads: 0,
             fetch_pool: OnceLock::new(),
             compression: Compression::None,
         })
     }
 
-    /// Starts the active segment, with an id larger than every segment found at open and at
-    /// least `min_active_id` (the manifest passes one more than the largest segment id it
-    /// ever recorded, so an id whose file GC already deleted is never reused while metadata
-    /// may still mention it), after removing a segment whose creation a crash tore (see
-    /// [`Self::open_existing`]); then syncs the directory. Opening never appends to an
-    /// existing segment: its tail may be torn.
+    /// Starts the active segment (see docs/format/vlog.md, "Open"): after removing a segment
+    /// whose creation a crash tore (see [`Self::open_existing`]), it reuses the newest
+    /// segment found at open when it can, and otherwise creates a new one and syncs the
+    /// directory.
+    ///
+    /// The newest segment `n` is reused when `is_deleted(n)` is false, `n + 1 >= min_new_id`
+    /// (no id above `n` is one the caller rules out, so a rollover from `n` creates a fresh
+    /// id), it has the current format version, it is smaller than `segment_bytes`, and it is
+    /// a clean chain of entries ([`SegmentReader::clean_end`]: reads the segment once).
+    /// Appends then continue after its last byte; its bytes are synced by the first
+    /// [`Self::sync`]. A new segment gets an id larger than every segment found at open and at
+    /// least `min_new_id` (the manifest passes one more than the largest segment id it ever
+    /// recorded, so an id whose file GC already deleted is never reused while metadata may
+    /// still mention it); the newest segment found is then marked unsynced.
     ///
     /// # Errors
     /// `InvalidArgument` if the log already has an active segment; `Io` on file-system
     /// failures.
-    pub fn start_active(&self, min_active_id: u64) -> Result<()> {
+    pub fn start_active(
+        &self,
+        min_new_id: u64,
+        is_deleted: &dyn Fn(u64) -> bool,
+    ) -> Result<ActiveStart> {
         let mut active = self.active.lock();
         if active.is_some() {
             return Err(Error::InvalidArgument(
                 "the value log already has an active segment".into(),
             ));
         }
-        if let Some(id) = self.stub.lock().take() {
+        let removed_stub = self.stub.lock().take();
+        if let Some(id) = removed_stub {
             let path = self.segment_path(id);
             ::log::warn!(
                 "removing {}: torn during creation, holds no entries",
@@ -269,23 +305,107 @@ impl ValueLog {
             );
             self.fs.remove(&path)?;
         }
-        let next_id = self.next_id.max(min_active_id);
-        let writer = SegmentWriter::create(self.fs.as_ref(), &self.dir, next_id)?;
-        self.fs.sync_dir(&self.dir)?;
-        let reader = SegmentReader::open(self.fs.as_ref(), &self.dir, next_id, ReadMode::Pread)?;
+        let newest = self
+            .segments
+            .read()
+            .last_key_value()
+            .map(|(&id, slot)| (id, Arc::clone(&slot.reader)));
+        let reusable = match (&newest, removed_stub) {
+            (Some((id, reader)), None) => self.reusable(*id, reader, min_new_id, is_deleted)?,
+            _ => false,
+        };
+        let newest = newest.map(|(id, _)| id);
+        let writer = match newest {
+            Some(id) if reusable => SegmentWriter::reopen(self.fs.as_ref(), &self.dir, id)?,
+            _ => {
+                let next_id = self.next_id.max(min_new_id);
+                let writer = SegmentWriter::create(self.fs.as_ref(), &self.dir, next_id)?;
+                self.fs.sync_dir(&self.dir)?;
+                // Its last process may have stopped before syncing it.
+                if let Some(id) = newest.filter(|&id| !is_deleted(id)) {
+                    self.unsynced.lock().insert(id);
+                }
+                writer
+            }
+        };
+        let reused = reusable;
+        let id = writer.id();
+        // A reused segment's reader was opened with the configured mode; it grows now.
+        let reader = SegmentReader::open(self.fs.as_ref(), &self.dir, id, ReadMode::Pread)?;
+        self.unsynced.lock().remove(&id);
         self.segments.write().insert(
-            next_id,
+            id,
             Slot {
                 reader: Arc::new(reader),
                 sealed_size: None,
             },
         );
         *active = Some(Active {
-            synced_len: writer.len(),
+            // A reused segment may end in bytes its last process never synced: the first
+            // sync syncs it whatever this process appends.
+            synced_len: if reused { 0 } else { writer.len() },
             writer,
             failure: None,
         });
-        Ok(())
+        Ok(ActiveStart {
+            segment: id,
+            reused,
+            removed_stub,
+        })
+    }
+
+    /// Whether the newest segment found at open, `id`, may become the active one again (see
+    /// [`Self::start_active`]).
+    fn reusable(
+        &self,
+        id: u64,
+        reader: &SegmentReader,
+        min_new_id: u64,
+        is_deleted: &dyn Fn(u64) -> bool,
+    ) -> Result<bool> {
+        if is_deleted(id)
+            || id.saturating_add(1) < min_new_id
+            || reader.format_version() != super::SEGMENT_FORMAT_VERSION
+        {
+            return Ok(false);
+        }
+        let size = reader.file_len()?;
+        if size >= self.segment_bytes {
+            return Ok(false);
+        }
+        // One pass over the segment; it need not stay in the page cache (direct mode).
+        match crate::cache::without_cache_fill(|| reader.clean_end())? {
+            Some(end) if end == size => Ok(true),
+            _ => {
+                ::log::info!(
+                    "not reusing value-log segment {}: it does not end in a complete entry \
+                     (a crash can tear its tail); a new segment follows it",
+                    self.segment_path(id).display()
+                );
+                Ok(false)
+            }
+        }
+    }
+
+    /// Marks the sealed segments `ids` as possibly holding bytes no sync made durable yet,
+    /// so the next [`Self::sync`] syncs them. An open marks the segments its replayed WAL
+    /// records point into before it persists them in a table. Ids of the active segment or of
+    /// no segment are ignored.
+    pub fn note_unsynced(&self, ids: impl IntoIterator<Item = u64>) {
+        let active = self.active.lock();
+        let active_id = active.as_ref().map(|a| a.writer.id());
+        let segments = self.segments.read();
+        let mut unsynced = self.unsynced.lock();
+        for id in ids {
+            if Some(id) != active_id && segments.contains_key(&id) {
+                unsynced.insert(id);
+            }
+        }
+    }
+
+    /// The sealed segments the next [`Self::sync`] will sync besides the active one.
+    pub fn unsynced_segments(&self) -> Vec<u64> {
+        self.unsynced.lock().iter().copied().collect()
     }
 
     /// Appends `(key, value)` to the active segment and returns its pointer. When the
@@ -297,7 +417,7 @@ impl ValueLog {
     /// # Errors
     /// `InvalidArgument` for an oversized key or value; `Io` on a write, sync or create
     /// failure. A failed write or sync poisons the log: later appends, flushes and syncs
-    /// return `Poisoned` (reopen to continue in a new segment). If only creating the next
+    /// return `Poisoned` (reopen to continue). If only creating the next
     /// segment failed, the entry is durable but the error is returned, and a later append
     /// retries the rollover.
     pub fn append(&self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
@@ -364,7 +484,8 @@ impl ValueLog {
     }
 
     /// Makes every appended entry durable (segments sealed by this process already are),
-    /// and, the first time, every segment found at open.
+    /// and the segments marked unsynced (see the module doc): one fsync per segment written
+    /// since its last sync, none when nothing was.
     ///
     /// # Errors
     /// `Io` on a write or fsync failure; `Poisoned` after an earlier failed write.
@@ -375,10 +496,10 @@ impl ValueLog {
         };
         active.check()?;
         {
-            let mut found = self.unsynced_found.lock();
-            while let Some(&id) = found.last() {
+            let mut unsynced = self.unsynced.lock();
+            while let Some(&id) = unsynced.first() {
                 self.fs.sync_file(&self.segment_path(id))?;
-                found.pop();
+                unsynced.remove(&id);
             }
         }
         if active.writer.len() == active.synced_len {
@@ -455,8 +576,7 @@ impl ValueLog {
     }
 
     /// True if `ptr` refers to a complete, checksum-valid entry of the right length in an
-    /// existing segment. WAL replay uses it: a pointer to value-log bytes that did not
-    /// survive a crash ends the replay.
+    /// existing segment (whatever its key: WAL replay uses [`Self::read_with_key`]).
     pub fn is_valid(&self, ptr: &ValuePointer) -> bool {
         self.read(ptr).is_ok()
     }
@@ -517,7 +637,7 @@ impl ValueLog {
     /// `InvalidArgument` if `id` is the active segment or does not exist; `Io` if the file
     /// cannot be removed (the segment then stays readable) or the directory synced.
     pub fn delete_segment(&self, id: u64) -> Result<()> {
-        self.unsynced_found.lock().retain(|&s| s != id);
+        self.unsynced.lock().remove(&id);
         {
             let mut segments = self.segments.write();
             match segments.get(&id) {

@@ -127,29 +127,136 @@ fn sealed_segment_is_readable_without_flush() {
 }
 
 #[test]
-fn reopen_finds_segments_and_starts_a_new_active_one() {
+fn reopen_keeps_appending_to_the_last_segment() {
     let dir = tempfile::tempdir().unwrap();
-    let ptrs = {
+    let mut ptrs = {
         let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 3_000).unwrap();
         let ptrs = fill(&log, 0..100);
         log.sync().unwrap();
         ptrs
     };
-    let before = vlog_files(dir.path());
-    let max_id = before.len() as u64;
-    for mode in MODES {
+    for (round, mode) in MODES.into_iter().enumerate() {
+        let before = vlog_files(dir.path());
+        let last = before.len() as u64;
         let log = ValueLog::open(fs(), dir.path(), mode, 3_000).unwrap();
         let infos = log.segments();
-        let active = log.active_segment().unwrap();
-        assert!(active > max_id);
+        // The last segment is below the limit and ends in a complete entry: it is active
+        // again (nothing is created), the others are sealed.
+        assert_eq!(log.active_segment(), Some(last));
+        assert_eq!(vlog_files(dir.path()), before);
         assert_eq!(infos.iter().filter(|s| !s.sealed).count(), 1);
-        assert!(infos.iter().all(|s| s.sealed || s.id == active));
+        assert!(infos.iter().all(|s| s.sealed || s.id == last));
         check_all(&log, &ptrs);
-        // Appends go to the new segment only.
-        let p = log.append(b"after", b"reopen").unwrap();
+        // Appends continue after its last entry; a clean close does not sync them.
+        let i = 1_000 + round;
+        let (k, v) = kv(i);
+        let p = log.append(&k, &v).unwrap();
         log.flush().unwrap();
-        assert_eq!(p.segment, active);
-        assert_eq!(log.read(&p).unwrap(), b"reopen");
+        assert_eq!(p.segment, last);
+        ptrs.push((i, p));
+        check_all(&log, &ptrs);
+    }
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 3_000).unwrap();
+    let last = log.active_segment().unwrap();
+    assert_eq!(vlog_files(dir.path()).len() as u64, last);
+    let entries = log.segment_entries(last - 1).unwrap();
+    assert!(!entries.is_empty());
+    check_all(&log, &ptrs);
+}
+
+/// Many short-lived opens, each appending a little: one segment, not one per open.
+#[test]
+fn open_close_cycles_create_one_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ptrs = Vec::new();
+    for i in 0..50 {
+        let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+        ptrs.extend(fill(&log, i..i + 1));
+        if i % 2 == 0 {
+            log.sync().unwrap();
+        } else {
+            log.flush().unwrap();
+        }
+    }
+    assert_eq!(vlog_files(dir.path()), vec![segment_file_name(1)]);
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Pread, 1 << 20).unwrap();
+    check_all(&log, &ptrs);
+    // The segment still rolls over at the limit.
+    drop(log);
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Pread, 2_000).unwrap();
+    assert_eq!(log.active_segment(), Some(2), "segment 1 is over the new limit");
+    check_all(&log, &ptrs);
+}
+
+/// The newest segment is not reused when the caller rules out its id or one above it, or
+/// when it is of an older format.
+#[test]
+fn reuse_respects_deleted_ids_min_new_id_and_format() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1 << 20).unwrap());
+    type IsDeleted<'a> = &'a dyn Fn(u64) -> bool;
+    let cases: [(u64, IsDeleted<'_>, (bool, u64)); 4] = [
+        (1, &|_| false, (true, 1)),
+        (2, &|_| false, (true, 1)),
+        (3, &|_| false, (false, 3)),
+        (1, &|id| id == 1, (false, 2)),
+    ];
+    for (min_new_id, is_deleted, expected) in cases {
+        let log = ValueLog::open_existing(fs(), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+        let started = log.start_active(min_new_id, is_deleted).unwrap();
+        let (reused, id) = expected;
+        assert_eq!((started.reused, started.segment), (reused, id), "{min_new_id}");
+        assert_eq!(started.removed_stub, None);
+        drop(log);
+        for extra in vlog_files(dir.path()).into_iter().skip(1) {
+            std::fs::remove_file(dir.path().join(extra)).unwrap();
+        }
+    }
+    // A format-1 segment (no codec byte) is never appended to.
+    let path = dir.path().join(segment_file_name(1));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let crc = crate::checksum::crc_parts(&[&bytes[..20]]);
+    bytes[20..24].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+    assert_eq!(log.active_segment(), Some(2));
+}
+
+/// A segment whose tail is not a complete entry (torn, zero-filled or damaged) is never
+/// appended to: the next entry would follow bytes that are not an entry.
+#[test]
+fn a_segment_with_a_bad_tail_is_not_reused() {
+    let cut = |bytes: &mut Vec<u8>, last: ValuePointer| bytes.truncate(last.offset as usize + 5);
+    let zeros = |bytes: &mut Vec<u8>, _: ValuePointer| bytes.extend_from_slice(&[0; 100]);
+    let flip = |bytes: &mut Vec<u8>, _: ValuePointer| {
+        let n = bytes.len();
+        bytes[n - 1] ^= 1;
+    };
+    let hole = |bytes: &mut Vec<u8>, last: ValuePointer| {
+        // A zeroed entry followed by a valid one (a power cut that wrote a later page only).
+        let at = last.offset as usize - 150;
+        bytes[at..at + 20].fill(0);
+    };
+    type Damage<'a> = &'a dyn Fn(&mut Vec<u8>, ValuePointer);
+    let damages: [Damage<'_>; 4] = [&cut, &zeros, &flip, &hole];
+    for (n, damage) in damages.into_iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let ptrs = {
+            let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+            let ptrs = fill(&log, 0..20);
+            log.sync().unwrap();
+            ptrs
+        };
+        let path = dir.path().join(segment_file_name(1));
+        let mut bytes = std::fs::read(&path).unwrap();
+        damage(&mut bytes, ptrs[19].1);
+        std::fs::write(&path, &bytes).unwrap();
+        let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1 << 20).unwrap();
+        assert_eq!(log.active_segment(), Some(2), "damage {n}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "damage {n}: segment 1 untouched");
+        assert_eq!(log.unsynced_segments(), vec![1], "damage {n}");
+        check_all(&log, &ptrs[..10]);
     }
 }
 
@@ -267,10 +374,11 @@ fn delete_segment_removes_sealed_segments_only() {
         Err(Error::InvalidArgument(_))
     ));
 
-    // A deleted id is never reused by a rollover or a reopen.
+    // A deleted id is never reused by a rollover or a reopen (the reopen keeps appending to
+    // the last segment).
     drop(log);
     let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap();
-    assert!(log.active_segment().unwrap() > active);
+    assert_eq!(log.active_segment().unwrap(), active);
 }
 
 #[test]
@@ -283,7 +391,8 @@ fn min_active_id_is_respected() {
         "nothing written before start_active"
     );
     assert!(vlog_files(dir.path()).is_empty());
-    log.start_active(42).unwrap();
+    let started = log.start_active(42, &|_| false).unwrap();
+    assert_eq!((started.segment, started.reused), (42, false));
     assert_eq!(log.active_segment().unwrap(), 42);
     assert_eq!(vlog_files(dir.path()), vec!["000042.vlog".to_string()]);
 }
@@ -293,10 +402,10 @@ fn a_short_segment_before_the_newest_is_damage() {
     let dir = tempfile::tempdir().unwrap();
     {
         let log = ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap();
-        log.append(b"k", b"v").unwrap();
+        fill(&log, 0..20);
         log.sync().unwrap();
+        assert!(log.active_segment().unwrap() > 1);
     }
-    drop(ValueLog::open(fs(), dir.path(), ReadMode::Mmap, 1_000).unwrap());
     let first = dir.path().join(segment_file_name(1));
     std::fs::write(&first, b"AUGUR").unwrap();
     match ValueLog::open_existing(fs(), dir.path(), ReadMode::Mmap, 1_000) {
@@ -414,6 +523,12 @@ impl FileSystem for FlakyFs {
     fn create(&self, path: &Path) -> Result<Box<dyn crate::fs::WritableFile>> {
         Ok(Box::new(FlakyFile {
             inner: StdFs.create(path)?,
+            failing: Arc::clone(&self.failing),
+        }))
+    }
+    fn open_append(&self, path: &Path) -> Result<Box<dyn crate::fs::WritableFile>> {
+        Ok(Box::new(FlakyFile {
+            inner: StdFs.open_append(path)?,
             failing: Arc::clone(&self.failing),
         }))
     }
@@ -583,35 +698,69 @@ fn mapped_batches_verify_each_entry_once_and_catch_unread_damage() {
 }
 
 /// A segment found at open may end in bytes its last writer never synced: the first sync
-/// of the new log makes them durable, so a power cut after it keeps them.
+/// of the new log makes them durable, so a power cut after it keeps them — whether the open
+/// reuses the segment or starts a new one after it.
 #[test]
-fn first_sync_makes_the_segments_found_at_open_durable() {
+fn first_sync_makes_the_newest_segment_found_at_open_durable() {
     use crate::fs::FaultFs;
+    for reuse in [true, false] {
+        let fault = FaultFs::new();
+        let fs: Arc<dyn FileSystem> = Arc::new(fault.clone());
+        let dir = Path::new("/db");
+        let log = ValueLog::open(Arc::clone(&fs), dir, ReadMode::Pread, 1 << 20).unwrap();
+        let ptrs = fill(&log, 0..20);
+        log.flush().unwrap();
+        drop(log);
+        // A restart without a power cut: the bytes are still there, not durable.
+        fault.reset_faults();
+        let log = ValueLog::open_existing(Arc::clone(&fs), dir, ReadMode::Pread, 1 << 20)
+            .unwrap();
+        let started = log.start_active(if reuse { 1 } else { 3 }, &|_| false).unwrap();
+        assert_eq!(started.reused, reuse);
+        check_all(&log, &ptrs);
+        log.sync().unwrap();
+        drop(log);
+        fault.crash();
+        fault.reset_faults();
+        let log = ValueLog::open(Arc::clone(&fs), dir, ReadMode::Pread, 1 << 20).unwrap();
+        check_all(&log, &ptrs);
+    }
+}
+
+/// The first sync after an open fsyncs only what may hold unsynced bytes — the active
+/// segment and the segments marked unsynced — not every segment found (issue 28).
+#[test]
+fn first_sync_after_open_syncs_only_unsynced_segments() {
+    use crate::fs::{FaultFs, FaultOp};
     let fault = FaultFs::new();
     let fs: Arc<dyn FileSystem> = Arc::new(fault.clone());
     let dir = Path::new("/db");
-    let log = ValueLog::open(Arc::clone(&fs), dir, ReadMode::Pread, 1 << 20).unwrap();
-    let ptrs = fill(&log, 0..20);
-    log.flush().unwrap();
+    let log = ValueLog::open(Arc::clone(&fs), dir, ReadMode::Pread, 2_000).unwrap();
+    let ptrs = fill(&log, 0..200);
+    log.sync().unwrap();
+    let segments = log.segments().len() as u64;
+    assert!(segments > 10, "{segments}");
     drop(log);
-    // A restart without a power cut: the bytes are still there, not durable.
     fault.reset_faults();
-    let log = ValueLog::open(Arc::clone(&fs), dir, ReadMode::Pread, 1 << 20).unwrap();
-    check_all(&log, &ptrs);
+
+    // Reused: the first sync syncs the active segment only, later ones nothing.
+    let log = ValueLog::open(Arc::clone(&fs), dir, ReadMode::Pread, 2_000).unwrap();
+    assert_eq!(log.active_segment(), Some(segments));
+    assert!(log.unsynced_segments().is_empty());
+    let syncs = fault.op_count(FaultOp::Sync);
     log.sync().unwrap();
-    drop(log);
-    fault.crash();
-    fault.reset_faults();
-    let log = ValueLog::open(Arc::clone(&fs), dir, ReadMode::Pread, 1 << 20).unwrap();
-    check_all(&log, &ptrs);
-    // Later syncs do not sync them again; a deleted segment is not synced.
-    let syncs = fault.op_count(crate::fs::FaultOp::Sync);
-    log.delete_segment(1).unwrap();
-    let after_delete = fault.op_count(crate::fs::FaultOp::Sync);
+    assert_eq!(fault.op_count(FaultOp::Sync), syncs + 1);
     log.sync().unwrap();
+    assert_eq!(fault.op_count(FaultOp::Sync), syncs + 1);
+    // Segments marked unsynced (an open's replayed pointers) are synced once each; the active
+    // segment and unknown ids are ignored.
+    log.note_unsynced([3, 5, segments, 999]);
+    assert_eq!(log.unsynced_segments(), vec![3, 5]);
+    log.delete_segment(5).unwrap();
+    let syncs = fault.op_count(FaultOp::Sync);
     log.sync().unwrap();
-    // One sync for segment 2 (empty, found at this open), none for the deleted segment 1,
-    // none for the active segment (nothing appended).
-    assert_eq!(fault.op_count(crate::fs::FaultOp::Sync), after_delete + 1);
-    assert!(after_delete > syncs, "the deletion synced the directory");
+    assert_eq!(fault.op_count(FaultOp::Sync), syncs + 1, "segment 3 only");
+    log.sync().unwrap();
+    assert_eq!(fault.op_count(FaultOp::Sync), syncs + 1);
+    check_all(&log, &ptrs.iter().filter(|(_, p)| p.segment != 5).copied().collect::<Vec<_>>());
 }

@@ -6,7 +6,7 @@ mod log;
 mod pointer;
 mod segment;
 
-pub use log::{SegmentInfo, ValueLog};
+pub use log::{ActiveStart, SegmentInfo, ValueLog};
 pub use pointer::ValuePointer;
 pub use segment::{
     parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter,

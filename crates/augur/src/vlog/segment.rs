@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod batch;
+mod chain;
 mod verified;
 
 pub use batch::{ValueRequest, ValueSink};
@@ -111,6 +112,24 @@ impl SegmentWriter {
         let mut file = fs.create(&path)?;
         file.append(&encode_header(id))?;
         file.sync()?;
+        Ok(SegmentWriter {
+            file,
+            id,
+            path,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Opens the existing segment `id` in `dir` to append after its last byte, truncating
+    /// nothing. REQUIRES: the file holds a valid header of the current format version and
+    /// ends exactly after a complete entry (checked by the caller with
+    /// [`SegmentReader::clean_end`]), so what follows extends a valid chain of entries.
+    ///
+    /// # Errors
+    /// `Io` if the file cannot be opened.
+    pub fn reopen(fs: &dyn FileSystem, dir: &Path, id: u64) -> Result<SegmentWriter> {
+        let path = dir.join(segment_file_name(id));
+        let file = fs.open_append(&path)?;
         Ok(SegmentWriter {
             file,
             id,
@@ -379,6 +398,11 @@ impl SegmentReader {
     /// The segment file's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The segment's format version (from its header).
+    pub fn format_version(&self) -> u32 {
+        self.version
     }
 
     /// Current size of the segment file in bytes (what readers can see).

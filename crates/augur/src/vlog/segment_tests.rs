@@ -458,3 +458,67 @@ fn a_compressed_value_that_does_not_decompress_is_corruption() {
         assert!(scanned[1].as_ref().unwrap_err().is_corruption());
     }
 }
+
+/// `clean_end` agrees with the scan GC uses: a segment is a clean chain exactly when
+/// `entries` yields every entry without an error and the last one ends at the end of the
+/// file — for cuts anywhere (inside headers, keys and values of entries larger than the
+/// 1 MiB read chunk) and for damage, under every read mode.
+#[test]
+fn clean_end_agrees_with_the_entry_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SegmentWriter::create(&StdFs, dir.path(), 7).unwrap();
+    let mut ends = vec![SEGMENT_HEADER_LEN as u64];
+    for i in 0..24usize {
+        let len = match i {
+            3 => (1 << 20) + 333,
+            11 => 3 << 20,
+            _ => (i * 97) % 5000,
+        };
+        let value: Vec<u8> = (0..len).map(|j| (i * 7 + j) as u8).collect();
+        // Large values stored raw, so entries cross the 1 MiB read chunks.
+        let codec = if len > 5000 { Compression::None } else { Compression::Lz4 };
+        w.append(format!("key-{i}").as_bytes(), &value, codec)
+            .unwrap();
+        ends.push(w.len());
+    }
+    w.sync().unwrap();
+    let full = std::fs::read(w.path()).unwrap();
+    assert!(ends.windows(2).any(|w| w[1] - w[0] > 3 << 20));
+    let path = segment_path(dir.path());
+    let scan_is_clean = |r: &SegmentReader, len: u64| {
+        let entries = collect(r);
+        entries.is_ok_and(|e| e.last().map_or(SEGMENT_HEADER_LEN as u64, |(p, k, _)| {
+            p.offset + ENTRY_HEADER_LEN as u64 + k.len() as u64 + u64::from(p.len)
+        }) == len)
+    };
+    let mut cuts: Vec<u64> = ends.clone();
+    cuts.extend(ends.windows(2).flat_map(|w| [w[0] + 5, w[0] + 14, (w[0] + w[1]) / 2, w[1] - 1]));
+    cuts.push(10);
+    for (n, cut) in cuts.into_iter().enumerate() {
+        std::fs::write(&path, &full[..cut as usize]).unwrap();
+        let mode = MODES[n % MODES.len()];
+        let Ok(r) = SegmentReader::open(&StdFs, dir.path(), 7, mode) else {
+            assert!(cut < SEGMENT_HEADER_LEN as u64);
+            continue;
+        };
+        let clean = r.clean_end().unwrap();
+        let boundary = ends.contains(&cut);
+        assert_eq!(clean, boundary.then_some(cut), "cut at {cut} ({mode:?})");
+        assert_eq!(scan_is_clean(&r, cut), boundary, "cut at {cut}");
+    }
+    // Damage: a flipped bit in the middle, zeros after the end, a zeroed header before more.
+    let mid = ends[15] as usize + 20;
+    let mut flipped = full.clone();
+    flipped[mid] ^= 0x10;
+    let mut zeros = full.clone();
+    zeros.extend_from_slice(&[0; 64]);
+    let mut hole = full.clone();
+    hole[ends[20] as usize..ends[20] as usize + 12].fill(0);
+    for (what, bytes) in [("flip", flipped), ("zeros", zeros), ("hole", hole)] {
+        std::fs::write(&path, &bytes).unwrap();
+        for mode in MODES {
+            let r = open(dir.path(), mode);
+            assert_eq!(r.clean_end().unwrap(), None, "{what} ({mode:?})");
+        }
+    }
+}
