@@ -116,6 +116,42 @@ fn open_close_cycles_append_to_one_segment() {
     assert_eq!(segment_files(&fs), vec!["000001.vlog".to_string()]);
 }
 
+/// A database reopened for every batch of overwrites keeps its values, and their garbage,
+/// in the active segment: an explicit GC run seals it and collects it (automatic GC collects
+/// sealed segments only).
+#[test]
+fn explicit_gc_collects_garbage_in_the_active_segment() {
+    let fs = FaultFs::new();
+    let options = |fs: &FaultFs| Options {
+        value_log_segment_bytes: 1 << 20,
+        value_log_gc_ratio: 0.5,
+        ..options(fs)
+    };
+    let mut model = BTreeMap::new();
+    for round in 0..3u32 {
+        let db = Db::open(DIR, options(&fs)).unwrap();
+        for k in 0..50 {
+            db.put(key(k), value(k, round)).unwrap();
+            model.insert(k, round);
+        }
+        db.compact_range(None, None).unwrap();
+    }
+    assert_eq!(segment_files(&fs), vec!["000001.vlog".to_string()]);
+    let db = Db::open(DIR, options(&fs)).unwrap();
+    let stats = db.stats().value_log;
+    assert!(stats[0].active && stats[0].garbage_bytes > 0, "{stats:?}");
+    let report = db.run_value_log_gc().unwrap();
+    assert_eq!(report.segment, Some(1));
+    assert_eq!(report.entries_relocated, 50);
+    assert_eq!(db.run_value_log_gc().unwrap().segment, None);
+    assert_eq!(segment_files(&fs), vec!["000002.vlog".to_string()]);
+    check(&db, &model, "after GC");
+    db.verify().unwrap();
+    drop(db);
+    let db = Db::open(DIR, options(&fs)).unwrap();
+    check(&db, &model, "reopened");
+}
+
 /// Builds a database whose segment 1 holds 20 synced values, and reopens it (segment 1 is
 /// reused). Returns the open database and its model.
 fn reopened_base(fs: &FaultFs) -> (Db, BTreeMap<u32, u32>) {

@@ -146,7 +146,9 @@ impl DbInner {
     /// Starts a GC thread when a segment's garbage ratio passed the threshold.
     fn maybe_start_gc(&self, me: &Arc<DbInner>) {
         if self.opts.value_log_gc_ratio >= 1.0
-            || self.worst_segment(self.opts.value_log_gc_ratio).is_none()
+            || self
+                .worst_segment(self.opts.value_log_gc_ratio, false)
+                .is_none()
         {
             return;
         }

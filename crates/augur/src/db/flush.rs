@@ -237,7 +237,7 @@ impl DbInner {
             );
             let gc_due = gc_ratio < 1.0
                 && (self.gc_running.load(std::sync::atomic::Ordering::Acquire)
-                    || self.worst_segment(gc_ratio).is_some());
+                    || self.worst_segment(gc_ratio, false).is_some());
             if !flush_due && !compaction_due && !gc_due {
                 return Ok(());
             }

@@ -34,10 +34,11 @@ pub struct GcReport {
 
 impl DbInner {
     /// The sealed segment with the highest garbage ratio, if that ratio is at least
-    /// `min_ratio` and it has any garbage.
-    pub fn worst_segment(&self, min_ratio: f64) -> Option<(u64, u64)> {
+    /// `min_ratio` and it has any garbage; with `with_active`, the active segment competes
+    /// too.
+    pub fn worst_segment(&self, min_ratio: f64, with_active: bool) -> Option<(u64, u64)> {
         let version = self.versions.current();
-        let active = self.vlog.active_segment();
+        let active = self.vlog.active_segment().filter(|_| !with_active);
         let pending = self.pending_segment_deletions.lock();
         self.vlog
             .segments()
@@ -55,6 +56,12 @@ impl DbInner {
     /// Collects the worst segment if its garbage ratio is at least `min_ratio`. With
     /// `wait = false` it returns an empty report when another GC run is in progress (the
     /// automatic runs; inline mode may even re-enter from GC's own relocation writes).
+    ///
+    /// With `wait = true` (an explicit `Db::run_value_log_gc`) the active segment competes
+    /// too, and is sealed first when it is the worst: an open keeps appending to the newest
+    /// segment, so a database that is reopened often may hold all its values, and all its
+    /// garbage, in the active segment until it reaches `value_log_segment_bytes`. Automatic
+    /// runs collect sealed segments only.
     pub fn run_value_log_gc(&self, min_ratio: f64, wait: bool) -> Result<GcReport> {
         // GC reads the segment once: the page cache (direct mode) keeps the readers' pages.
         crate::cache::without_cache_fill(|| self.run_gc(min_ratio, wait))
@@ -71,9 +78,13 @@ impl DbInner {
             }
         };
         self.delete_unreachable_segments()?;
-        let Some((segment, segment_bytes)) = self.worst_segment(min_ratio) else {
+        let Some((segment, segment_bytes)) = self.worst_segment(min_ratio, wait) else {
             return Ok(GcReport::default());
         };
+        if self.vlog.active_segment() == Some(segment) {
+            // A failed sync leaves the segment's tail unknown: poison, as a write would.
+            self.vlog.seal(segment).inspect_err(|e| self.poison(e))?;
+        }
         let mut report = GcReport {
             segment: Some(segment),
             segment_bytes,

@@ -510,7 +510,9 @@ impl Db {
     }
 
     /// Runs value-log garbage collection on the segment with the most garbage (if any has
-    /// garbage). Returns what was done.
+    /// garbage), the active segment included: it is sealed first (an open keeps appending to
+    /// the newest segment, so a database reopened often can hold all its garbage there).
+    /// Returns what was done.
     pub fn run_value_log_gc(&self) -> Result<GcReport> {
         self.inner.run_value_log_gc(0.0, true)
     }

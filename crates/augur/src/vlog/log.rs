@@ -432,6 +432,26 @@ impl ValueLog {
         Ok(ptr)
     }
 
+    /// Seals segment `id` if it is the active segment and holds an entry, as a rollover at
+    /// `segment_bytes` would (synced, reader reopened with the configured mode, the next
+    /// segment created and the directory synced), so that GC can collect it. A no-op when
+    /// `id` is sealed already (a concurrent append may have rolled it over) or unknown.
+    ///
+    /// # Errors
+    /// As a rollover in [`Self::append`]: `Io`, and a failed sync poisons the log;
+    /// `Poisoned` after an earlier failed write.
+    pub fn seal(&self, id: u64) -> Result<()> {
+        let mut guard = self.active.lock();
+        let Some(active) = guard.as_mut() else {
+            return Ok(());
+        };
+        if active.writer.id() != id || active.writer.is_empty() {
+            return Ok(());
+        }
+        active.check()?;
+        self.roll(active)
+    }
+
     /// Seals the active segment and replaces it with a new one. REQUIRES: the caller holds
     /// the `active` lock (it passes the guarded state).
     fn roll(&self, active: &mut Active) -> Result<()> {
