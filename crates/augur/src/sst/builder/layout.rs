@@ -101,16 +101,9 @@ fn len_bytes(min_rest: u32, max_rest: u32) -> u8 {
 /// bytes (or with the head width the options ask for).
 pub(super) fn exact(pending: &Pending, opts: &BuilderOptions, block_records: u32) -> SlotParams {
     let o = observe(pending);
-    let (first, last) = match (pending.entries.first(), pending.entries.last()) {
-        (Some(f), Some(l)) => (pending.key(f), pending.key(l)),
-        _ => (&[][..], &[][..]),
-    };
+    let (first, last) = pending.first_and_last_key();
     let prefix = common_prefix_len(first, last);
-    let rests: Vec<u32> = pending
-        .entries
-        .iter()
-        .map(|e| (pending.key(e).len() - prefix) as u32)
-        .collect();
+    let rests = pending.rest_lengths(prefix);
     let longest = rests.iter().copied().max().unwrap_or(0);
     let shortest = rests.iter().copied().min().unwrap_or(0);
     let head = match opts.head_bytes {
@@ -197,10 +190,7 @@ impl Streaming {
         block_records: u32,
     ) -> Streaming {
         let o = observe(pending);
-        let (first, last) = match (pending.entries.first(), pending.entries.last()) {
-            (Some(f), Some(l)) => (pending.key(f), pending.key(l)),
-            _ => (&[][..], &[][..]),
-        };
+        let (first, last) = pending.first_and_last_key();
         // Later keys lie in [last, max_user_key]: they share that range's common prefix, a
         // prefix of `last`, as the sample's keys share the prefix of `first` and `last`.
         let prefix = match &hints.max_user_key {
@@ -213,11 +203,7 @@ impl Streaming {
         };
         let min_rest = (shortest.max(prefix) - prefix) as u32;
         let max_rest = (longest.min(MAX_KEY_LEN).max(prefix) - prefix) as u32;
-        let rests: Vec<u32> = pending
-            .entries
-            .iter()
-            .map(|e| (pending.key(e).len() - prefix) as u32)
-            .collect();
+        let rests = pending.rest_lengths(prefix);
         let sample_longest = rests.iter().copied().max().unwrap_or(0);
         let head = match opts.head_bytes {
             Some(h) => h.min(sample_longest),

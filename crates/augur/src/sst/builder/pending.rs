@@ -42,6 +42,23 @@ impl Pending {
             .unwrap_or_default()
     }
 
+    /// The first and last buffered keys (both empty when nothing is buffered).
+    pub(super) fn first_and_last_key(&self) -> (&[u8], &[u8]) {
+        match (self.entries.first(), self.entries.last()) {
+            (Some(f), Some(l)) => (self.key(f), self.key(l)),
+            _ => (&[][..], &[][..]),
+        }
+    }
+
+    /// Each buffered key's length past its first `prefix` bytes (every key is at least
+    /// `prefix` long: the callers' prefix is shared by all of them).
+    pub(super) fn rest_lengths(&self, prefix: usize) -> Vec<u32> {
+        self.entries
+            .iter()
+            .map(|e| (self.key(e).len() - prefix) as u32)
+            .collect()
+    }
+
     /// Appends an entry. `value` is the inline value for `Inline` (whose `start` and `len`
     /// are set here), ignored otherwise. REQUIRES: `key` is at most `MAX_KEY_LEN` bytes and
     /// an inline value is below 4 GiB (the builder checked both).
