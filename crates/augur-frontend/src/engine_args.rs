@@ -226,6 +226,15 @@ pub struct EngineArgs {
     /// machine's parallelism, at most 4).
     #[arg(long, global = true, value_name = "N", alias = "max_subcompactions")]
     pub max_subcompactions: Option<usize>,
+    /// Immutable memtables that may wait for their flush before writes stall (engine
+    /// default 2; RocksDB's `max_write_buffer_number` is this plus the active one).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        alias = "max_immutable_memtables"
+    )]
+    pub max_immutable_memtables: Option<usize>,
     /// MiB per second writes may ingest once L0 reaches its slowdown trigger (falling to a
     /// sixteenth near the stop trigger); 0 never slows writes (engine default 16).
     #[arg(long, global = true, value_name = "MB", alias = "delayed_write_mb")]
@@ -405,6 +414,9 @@ impl EngineArgs {
         }
         if let Some(n) = self.max_subcompactions {
             o.max_subcompactions = n;
+        }
+        if let Some(n) = self.max_immutable_memtables {
+            o.max_immutable_memtables = n;
         }
         if let Some(mb) = self.delayed_write_mb {
             o.delayed_write_rate = mb.saturating_mul(1 << 20);
