@@ -99,6 +99,8 @@ def open(
     rmi_root: str = "linear",
     fiting_fanout: int = 16,
     value_log_gc_ratio: float = 0.5,
+    no_level_merge: bool = False,
+    level_merge_threshold: float = 0.1,
     level_models: bool = False,
     accept_wal_loss: bool = False,
     scan_readahead: int = 64,
@@ -120,7 +122,9 @@ def open(
     ``static_level_sizes`` LevelDB's fixed level sizes instead of dynamic ones;
     ``max_subcompactions`` threads one compaction may use (``None``: the engine's default,
     the cores up to 4); ``delayed_write_mb`` MiB/s writes may ingest once L0 reaches its
-    slowdown trigger (0: never slowed). A bad value raises
+    slowdown trigger (0: never slowed); ``no_level_merge`` leaves separated values where
+    they are when compactions reach the last level (level merge rewrites the ones out of
+    key order once more than ``level_merge_threshold`` of a merge's are). A bad value raises
     :class:`InvalidArgumentError` (a ``ValueError``) naming the option.
     ``create=False`` refuses to create a missing database. ``read_only=True`` opens for
     reading only: the open writes nothing and takes no lock, so it works beside a process

@@ -22,6 +22,9 @@
 //! - `waitforcompaction`: waits until the flushes and compactions earlier writes left behind
 //!   are done (db_bench's name; timed as one op). Its `io_bytes_written` completes a fill's
 //!   write amplification: (fill's + this one's) / the fill's user bytes.
+//! - `gc`: explicit value-log GC (`Db::run_value_log_gc`) until no segment has garbage
+//!   (timed as one op; Augur only): each run rewrites in place the tables that point into
+//!   the worst segment. Reports the segments collected and the tables rewritten.
 //! - `waitforlearning`: waits until the background learner has no file waiting for `T_wait`,
 //!   queued or being learned (Augur only; timed as one op), and reports what was learned
 //!   meanwhile (`stats_view::learning_during`), so that the models earlier benchmarks caused
@@ -97,6 +100,7 @@ pub const NAMES: &[&str] = &[
     "flush",
     "compact",
     "waitforcompaction",
+    "gc",
     "waitforlearning",
     "learn",
     "stats",
@@ -123,7 +127,7 @@ const WRITES: &[&str] = &[
 
 /// The benchmarks after which the files change without a write of their own; their records
 /// carry the space use too (as the writes' do).
-const SETTLES: &[&str] = &["flush", "compact", "waitforcompaction"];
+const SETTLES: &[&str] = &["flush", "compact", "waitforcompaction", "gc"];
 
 /// Parameters shared by all benchmarks of a run.
 #[derive(Debug, Clone)]
@@ -394,6 +398,7 @@ impl Runner {
             "readseq" => self.read_seq(name, false)?,
             "readreverse" => self.read_seq(name, true)?,
             "flush" | "compact" | "waitforcompaction" => self.maintenance(name)?,
+            "gc" => self.gc(name)?,
             "learn" => self.learn(name)?,
             "waitforlearning" => self.wait_for_learning(name)?,
             n if n.starts_with("ycsb-") => self.ycsb(name, rng)?,

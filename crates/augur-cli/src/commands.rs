@@ -289,12 +289,14 @@ pub fn gc(db: &Db, all: bool, json: bool) -> Result<(), CliError> {
         let Some(segment) = r.segment else { break };
         runs.push(
             json!({"segment": segment, "entries_scanned": r.entries_scanned,
-            "entries_relocated": r.entries_relocated, "segment_bytes": r.segment_bytes}),
+            "entries_relocated": r.entries_relocated, "segment_bytes": r.segment_bytes,
+            "tables_rewritten": r.tables_rewritten}),
         );
         if !json {
             println!(
-                "collected segment {segment}: {} entries scanned, {} relocated, {} bytes",
-                r.entries_scanned, r.entries_relocated, r.segment_bytes
+                "collected segment {segment}: {} entries scanned, {} relocated, {} bytes, \
+                 {} tables rewritten",
+                r.entries_scanned, r.entries_relocated, r.segment_bytes, r.tables_rewritten
             );
         }
     }

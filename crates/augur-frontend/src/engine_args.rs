@@ -346,6 +346,19 @@ pub struct EngineArgs {
         alias = "value_log_gc_ratio"
     )]
     pub value_log_gc_ratio: Option<f64>,
+    /// Turn off level merge: compactions into the last level leave separated values where
+    /// they are instead of rewriting the ones out of key order (engine default: on).
+    #[arg(long, global = true, alias = "no_level_merge")]
+    pub no_level_merge: bool,
+    /// Level merge: fraction of a last-level merge's pointers that must be out of key order
+    /// for it to rewrite them, 0 up to (not including) 1 (engine default 0.1).
+    #[arg(
+        long,
+        global = true,
+        value_name = "RATIO",
+        alias = "level_merge_threshold"
+    )]
+    pub level_merge_threshold: Option<f64>,
     /// Learn one model per sorted level when idle (Bourbon level learning; read-mostly).
     #[arg(long, global = true, alias = "level_models")]
     pub level_models: bool,
@@ -501,6 +514,12 @@ impl EngineArgs {
         }
         if let Some(r) = self.value_log_gc_ratio {
             o.value_log_gc_ratio = r;
+        }
+        if self.no_level_merge {
+            o.level_merge = false;
+        }
+        if let Some(t) = self.level_merge_threshold {
+            o.level_merge_threshold = t;
         }
         o
     }

@@ -112,6 +112,8 @@ pub fn stats_json(s: &augur::Stats) -> Value {
             "compaction_entries_dropped": s.compaction_entries_dropped,
             "gc_runs": s.gc_runs,
             "gc_entries_relocated": s.gc_entries_relocated,
+            "values_relocated": s.values_relocated,
+            "value_log_bytes_relocated": s.value_log_bytes_relocated,
             "flush_ns": s.flush_ns,
             "flush_training_ns": s.flush_training_ns,
             "compaction_ns": s.compaction_ns,
@@ -449,6 +451,8 @@ fn counters_text(s: &augur::Stats) -> String {
         ("compaction entries dropped", s.compaction_entries_dropped),
         ("GC runs", s.gc_runs),
         ("GC entries relocated", s.gc_entries_relocated),
+        ("values relocated", s.values_relocated),
+        ("value-log bytes relocated", s.value_log_bytes_relocated),
         ("last seqno", s.last_seqno),
     ];
     let mut out = String::from("counters since this process opened the database:\n");

@@ -73,6 +73,7 @@ def test_oversized_key_is_invalid_argument(db):
         ("lazy_learning_reads", 0),
         ("lazy_learning_reads_per_key", float("nan")),
         ("value_log_gc_ratio", 0.0),
+        ("level_merge_threshold", 1.0),
         ("error_bound_per_level", "L0"),
         ("error_bound_per_level", {99: 4}),
         ("error_bound_per_level", [1, 2]),

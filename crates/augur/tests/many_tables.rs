@@ -118,6 +118,7 @@ fn write_fixture(dir: &Path) {
                 entries: s.entries,
                 smallest: s.smallest,
                 largest: s.largest,
+                value_segments: Some(s.value_segments),
             },
         ));
     }

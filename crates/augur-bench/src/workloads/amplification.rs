@@ -177,6 +177,12 @@ pub(super) fn background_work(
         ("learning_s", secs(|s| s.learning_ns_total)),
         ("write_stall_s", secs(|s| s.write_stall_ns)),
         ("write_slowdown_s", secs(|s| s.write_slowdown_ns)),
+        (
+            "value_log_bytes_relocated",
+            json!(a
+                .value_log_bytes_relocated
+                .saturating_sub(b.value_log_bytes_relocated)),
+        ),
     ]
 }
 

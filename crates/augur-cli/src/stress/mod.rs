@@ -694,6 +694,8 @@ fn randomized(rng: &mut StdRng) -> Options {
     };
     o.flsm.max_sstables_per_guard = rng.gen_range(2..6);
     o.flsm.top_level_bits = rng.gen_range(6..12);
+    o.level_merge = rng.gen_bool(0.7);
+    o.level_merge_threshold = [0.0, 0.1, 0.3][rng.gen_range(0..3)];
     o
 }
 

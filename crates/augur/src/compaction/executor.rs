@@ -16,12 +16,22 @@
 //! `InvalidArgument` naming the options to change, before the offending output is written,
 //! and the outputs it wrote are removed.
 //!
+//! Values may move too (`relocate.rs`): pointers into value-log segments chosen for garbage
+//! collection, and in a merge into the last level the pointers out of key order (Titan's
+//! level merge, `level_merge.rs`), are rewritten to copies in segments the compaction writes;
+//! the old entries count as garbage. The outcome lists those segments, which the caller makes
+//! readable before it installs the edit (which installs them in the manifest).
+//!
 //! What else a style asks of the outputs — FLSM cuts them at guards too, commits and removes
 //! guards, and keeps tombstones that sibling fragments may need — is its [`OutputLayout`]
 //! (`flsm_layout.rs`); leveled compaction asks nothing more ([`LeveledLayout`]). The strategy
 //! of the database's style gives the executor its layout, so the merge below tests no style.
 
+mod level_merge;
 mod output_hints;
+mod relocate;
+
+pub(crate) use relocate::ValueRelocation;
 
 use super::table_limit::TableLimit;
 use super::{Compaction, Strategy};
@@ -36,13 +46,12 @@ use crate::options::Options;
 use crate::sst::{Builder, BuilderOptions, LayoutHints, ModelTime, TableCursor};
 use crate::version::{FileMeta, Version, VersionEdit};
 use crate::vlog::ValuePointer;
+use relocate::{entry_bytes, Relocator};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-
-/// Bytes of a value-log entry's header (crc, key length, value length).
-const VLOG_ENTRY_HEADER_BYTES: u64 = 12;
 
 /// What the executor needs from the database.
 pub(crate) struct CompactionContext<'a> {
@@ -58,6 +67,8 @@ pub(crate) struct CompactionContext<'a> {
     pub last_seqno: SeqNo,
     /// Allocates file numbers.
     pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
+    /// What values the compaction relocates (`None`: none).
+    pub values: Option<&'a ValueRelocation<'a>>,
 }
 
 /// The result: the edit to apply and byte counts for statistics.
@@ -72,6 +83,14 @@ pub(crate) struct CompactionOutcome {
     /// files (FLSM fragments); false for merges that rewrite (leveled, the last level, in
     /// place).
     pub appended: bool,
+    /// Value-log segments the compaction wrote, synced (directory included), as (id, size):
+    /// the edit installs them (`vlog_installed`); the caller makes them readable first.
+    pub segments: Vec<(u64, u64)>,
+    /// Values relocated, and the bytes their copies take.
+    pub values_relocated: u64,
+    pub value_bytes_relocated: u64,
+    /// Pointers into segments chosen for relocation that stayed in place (damaged values).
+    pub values_kept: u64,
 }
 
 /// How a compaction's outputs are laid out at the output level besides the rules above, as
@@ -162,6 +181,10 @@ pub(crate) fn execute(
             entries_dropped: 0,
             model_time: ModelTime::default(),
             appended: false,
+            segments: Vec::new(),
+            values_relocated: 0,
+            value_bytes_relocated: 0,
+            values_kept: 0,
         });
     }
     let ranges = if ctx.strategy.splits_by_key_range() {
@@ -207,7 +230,7 @@ pub(crate) fn execute(
                 .map(|h| {
                     h.join().unwrap_or_else(|_| {
                         let e = std::io::Error::other("a sub-compaction thread panicked");
-                        Err((Error::io("compacting", e), Vec::new()))
+                        Err((Error::io("compacting", e), Written::default()))
                     })
                 })
                 .collect()
@@ -217,8 +240,9 @@ pub(crate) fn execute(
     let mut garbage: BTreeMap<u64, u64> = BTreeMap::new();
     let mut entries_dropped = 0;
     let mut model_time = ModelTime::default();
+    let mut values = RelocationTotals::default();
     let mut failure = None;
-    let mut written_on_failure = Vec::new();
+    let mut written_on_failure = Written::default();
     for r in results {
         match r {
             Ok(r) => {
@@ -228,23 +252,24 @@ pub(crate) fn execute(
                 }
                 entries_dropped += r.entries_dropped;
                 model_time.add(r.model_time);
+                written_on_failure.segments.extend(r.values.segments.iter().map(|s| s.0));
+                values.add(r.values);
             }
             Err((e, written)) => {
-                written_on_failure.extend(written);
+                written_on_failure.tables.extend(written.tables);
+                written_on_failure.segments.extend(written.segments);
                 failure.get_or_insert(e);
             }
         }
     }
     if let Some(e) = failure {
-        written_on_failure.extend(outputs.iter().map(|m| m.file_id));
-        for id in written_on_failure {
-            // Best effort: an output left behind is not referenced by the manifest and is
-            // removed as obsolete at the next open.
-            let _ = ctx.fs.remove(&filename::table_path(ctx.dir, id));
-        }
+        written_on_failure
+            .tables
+            .extend(outputs.iter().map(|m| m.file_id));
+        remove_written(ctx, &written_on_failure);
         return Err(e);
     }
-    if !outputs.is_empty() {
+    if !outputs.is_empty() || !values.segments.is_empty() {
         ctx.fs.sync_dir(ctx.dir)?;
     }
     layout.finish(&mut edit, &outputs, entries_dropped);
@@ -257,6 +282,7 @@ pub(crate) fn execute(
     let bytes_written = outputs.iter().map(|m| m.file_size).sum();
     edit.added = outputs.into_iter().map(|m| (c.output_level, m)).collect();
     edit.vlog_garbage = garbage.into_iter().collect();
+    edit.vlog_installed = values.segments.iter().map(|s| s.0).collect();
     Ok(CompactionOutcome {
         edit,
         bytes_read,
@@ -264,7 +290,25 @@ pub(crate) fn execute(
         entries_dropped,
         model_time,
         appended: layout.appended(),
+        segments: values.segments,
+        values_relocated: values.relocated,
+        value_bytes_relocated: values.relocated_bytes,
+        values_kept: values.kept,
     })
+}
+
+/// Removes what a failed compaction wrote. Best effort: a table left behind is not
+/// referenced by the manifest and is removed as obsolete at the next open, a segment left
+/// behind is reserved and never installed, and removed by the next open too.
+fn remove_written(ctx: &CompactionContext<'_>, written: &Written) {
+    for id in &written.tables {
+        let _ = ctx.fs.remove(&filename::table_path(ctx.dir, *id));
+    }
+    if let Some(values) = ctx.values {
+        for id in &written.segments {
+            let _ = values.vlog.discard_segment(*id);
+        }
+    }
 }
 
 /// A half-open range of user keys `[start, end)`; `None` is unbounded.
@@ -323,6 +367,33 @@ struct MergeResult {
     garbage: BTreeMap<u64, u64>,
     entries_dropped: u64,
     model_time: ModelTime,
+    values: RelocationTotals,
+}
+
+/// The value relocations of one or more merges.
+#[derive(Default)]
+struct RelocationTotals {
+    /// Segments written and synced: (id, size).
+    segments: Vec<(u64, u64)>,
+    relocated: u64,
+    relocated_bytes: u64,
+    kept: u64,
+}
+
+impl RelocationTotals {
+    fn add(&mut self, other: RelocationTotals) {
+        self.segments.extend(other.segments);
+        self.relocated += other.relocated;
+        self.relocated_bytes += other.relocated_bytes;
+        self.kept += other.kept;
+    }
+}
+
+/// The files a failed (sub-)merge created, which the caller removes.
+#[derive(Default)]
+struct Written {
+    tables: Vec<u64>,
+    segments: Vec<u64>,
 }
 
 /// What the sub-compactions of one compaction share: the live-table limit counts every
@@ -334,9 +405,9 @@ struct Shared<'a> {
     table_limit: &'a OnceLock<TableLimit>,
 }
 
-/// A (sub-)merge's result, or its error with the file numbers of the outputs it created
-/// (the caller removes them).
-type MergeOutcome = std::result::Result<MergeResult, (Error, Vec<u64>)>;
+/// A (sub-)merge's result, or its error with the files it created (the caller removes
+/// them).
+type MergeOutcome = std::result::Result<MergeResult, (Error, Written)>;
 
 /// Merges the entries of `range` (all of `c` with the default range).
 fn merge_range(
@@ -352,16 +423,28 @@ fn merge_range(
     // does not push the readers' hot set out of the page cache (direct mode). The flag is
     // per thread: each sub-compaction sets its own.
     match crate::cache::without_cache_fill(|| merge.run()) {
-        Ok(()) => Ok(MergeResult {
-            outputs: merge.outputs,
-            garbage: merge.garbage,
-            entries_dropped: merge.entries_dropped,
-            model_time: merge.model_time,
-        }),
+        Ok(()) => {
+            let values = merge.relocator.map_or_else(RelocationTotals::default, |r| {
+                RelocationTotals {
+                    segments: r.written,
+                    relocated: r.relocated,
+                    relocated_bytes: r.relocated_bytes,
+                    kept: r.kept,
+                }
+            });
+            Ok(MergeResult {
+                outputs: merge.outputs,
+                garbage: merge.garbage,
+                entries_dropped: merge.entries_dropped,
+                model_time: merge.model_time,
+                values,
+            })
+        }
         Err(e) => {
-            let mut written: Vec<u64> = merge.outputs.iter().map(|m| m.file_id).collect();
-            written.extend(merge.builder.as_ref().map(|(id, _)| *id));
-            Err((e, written))
+            let mut tables: Vec<u64> = merge.outputs.iter().map(|m| m.file_id).collect();
+            tables.extend(merge.builder.as_ref().map(|(id, _)| *id));
+            let segments = merge.relocator.map(|r| r.reserved).unwrap_or_default();
+            Err((e, Written { tables, segments }))
         }
     }
 }
@@ -387,6 +470,8 @@ struct Merge<'a, 'l> {
     garbage: BTreeMap<u64, u64>,
     entries_dropped: u64,
     model_time: ModelTime,
+    /// Relocates values (`None` when the compaction relocates none).
+    relocator: Option<Relocator<'a>>,
 }
 
 impl<'a, 'l> Merge<'a, 'l> {
@@ -418,12 +503,15 @@ impl<'a, 'l> Merge<'a, 'l> {
             garbage: BTreeMap::new(),
             entries_dropped: 0,
             model_time: ModelTime::default(),
+            relocator: ctx
+                .values
+                .filter(|v| !v.is_idle())
+                .map(|v| Relocator::new(v, &version.vlog_deleted)),
         }
     }
 
-    /// Merges every input entry of the range in order, dropping what no reader can see,
-    /// into outputs.
-    fn run(&mut self) -> Result<()> {
+    /// A merge of every input, unpositioned.
+    fn cursor(&self) -> MergeCursor {
         let mut sources: Vec<Source> = self
             .c
             .inputs
@@ -434,12 +522,45 @@ impl<'a, 'l> Merge<'a, 'l> {
         if let Some(m) = &self.c.memtable {
             sources.push(Source::Mem(MemtableCursor::new(m.mem.clone(), true)));
         }
-        let mut merged = MergeCursor::new(sources, true);
+        MergeCursor::new(sources, true)
+    }
+
+    /// Positions `merged` at the first entry of the range.
+    fn seek_start(&self, merged: &mut MergeCursor) -> Result<()> {
         match &self.range.start {
             // The first entry of the start key: the newest version sorts first.
-            Some(start) => merged.seek(start, u64::MAX)?,
-            None => merged.seek_to_first()?,
+            Some(start) => merged.seek(start, u64::MAX),
+            None => merged.seek_to_first(),
         }
+    }
+
+    /// Level merge: a first pass over the range's pointers decides whether this merge into
+    /// the last level rewrites the ones out of key order (`level_merge.rs`).
+    fn decide_level_merge(&mut self) -> Result<()> {
+        let last = self.version.levels.len().saturating_sub(1);
+        let Some(relocator) = self.relocator.as_ref() else {
+            return Ok(());
+        };
+        if self.c.output_level != last || relocator.level_merge_threshold().is_none() {
+            return Ok(());
+        }
+        let mut merged = self.cursor();
+        self.seek_start(&mut merged)?;
+        let end = self.range.end.as_deref();
+        let (out_of_order, pointers) =
+            level_merge::count_out_of_order(&mut merged, end, &self.version.vlog_deleted)?;
+        if let Some(r) = self.relocator.as_mut() {
+            r.decide_level_merge(out_of_order, pointers);
+        }
+        Ok(())
+    }
+
+    /// Merges every input entry of the range in order, dropping what no reader can see,
+    /// into outputs.
+    fn run(&mut self) -> Result<()> {
+        self.decide_level_merge()?;
+        let mut merged = self.cursor();
+        self.seek_start(&mut merged)?;
         let mut current_key: Vec<u8> = Vec::new();
         let mut has_key = false;
         // Seqno of the previous (newer) entry of the current key; MAX when it is the first.
@@ -470,14 +591,23 @@ impl<'a, 'l> Merge<'a, 'l> {
                 if self.builder.is_none() {
                     self.start_output(user_key)?;
                 }
+                let value = match (&mut self.relocator, kind) {
+                    (Some(r), ValueKind::Pointer) => {
+                        r.output(user_key, merged.value(), &mut self.garbage)?
+                    }
+                    _ => Cow::Borrowed(merged.value()),
+                };
                 if let Some((_, b)) = self.builder.as_mut() {
-                    b.add(user_key, seqno, kind, merged.value())?;
+                    b.add(user_key, seqno, kind, &value)?;
                 }
             }
             merged.advance()?;
         }
         if let Some((id, b)) = self.builder.take() {
             self.outputs.push(finish(id, b, &mut self.model_time)?);
+        }
+        if let Some(r) = self.relocator.as_mut() {
+            r.finish()?;
         }
         Ok(())
     }
@@ -516,8 +646,7 @@ impl<'a, 'l> Merge<'a, 'l> {
         self.entries_dropped += 1;
         if kind == ValueKind::Pointer {
             if let Some(p) = ValuePointer::decode(value) {
-                *self.garbage.entry(p.segment).or_default() +=
-                    VLOG_ENTRY_HEADER_BYTES + user_key.len() as u64 + u64::from(p.len);
+                *self.garbage.entry(p.segment).or_default() += entry_bytes(user_key.len(), &p);
             }
         }
     }
@@ -574,6 +703,7 @@ fn finish(file_id: u64, b: Builder, model_time: &mut ModelTime) -> Result<FileMe
         entries: s.entries,
         smallest: s.smallest,
         largest: s.largest,
+        value_segments: Some(s.value_segments),
     })
 }
 

@@ -278,6 +278,7 @@ mod tests {
                 entries: 1,
                 smallest: InternalKey::new(vec![lo], 1, ValueKind::Value),
                 largest: InternalKey::new(vec![hi], 1, ValueKind::Value),
+                value_segments: None,
             };
             Arc::new(TableFile::new(meta, self.table.clone(), self.fs.clone()))
         }

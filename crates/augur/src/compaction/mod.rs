@@ -13,7 +13,7 @@ pub mod guards;
 mod leveled;
 mod table_limit;
 
-pub(crate) use executor::{execute, CompactionContext, CompactionOutcome};
+pub(crate) use executor::{execute, CompactionContext, CompactionOutcome, ValueRelocation};
 pub use executor::{LeveledLayout, OutputLayout};
 pub use flsm::Flsm;
 pub use leveled::{l0_output_level, level_targets, pick_l0, LevelTargets, Leveled};

@@ -2,31 +2,25 @@
 //! does); leveled databases have a flush thread beside it, so a long compaction never holds
 //! up the flush that writers stalled on a full memtable wait for (RocksDB's flush pool).
 //! Under FLSM a flush may append to L1 like a compaction, so flushes stay on the one thread.
-//! Value-log GC runs on a short-lived thread of its own, because it writes through the
-//! foreground write path (a writer stalled on a flush must never wait on the thread that
-//! would flush).
+//! Automatic value-log GC is a unit of that thread's work too (`gc.rs`): it rewrites tables
+//! in place, as compactions do, and never writes through the foreground write path.
 //!
 //! With `Options::background_threads = false` the same units of work run inline, in the
 //! writer that made them necessary (deterministic, for tests).
 
 use super::DbInner;
-use crate::compaction::{self, Choice, Compaction, CompactionContext};
+use crate::compaction::{self, Choice, Compaction, CompactionContext, ValueRelocation};
 use crate::error::Result;
-use crate::version::LevelModel;
-use crate::version::Version;
+use crate::version::{LevelModel, Version, VersionEdit};
+use crate::vlog::SEGMENT_HEADER_LEN;
 use crate::work_signal::WorkSignal;
-use std::sync::atomic::Ordering;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Body of the background thread.
 pub(super) fn run(db: &Arc<DbInner>) {
-    serve(
-        db,
-        &db.background,
-        || db.do_one_unit(),
-        || db.maybe_start_gc(db),
-    );
+    serve(db, &db.background, || db.do_one_unit(), || {});
 }
 
 /// Body of the flush thread: flushes immutable memtables as they come. A new L0 file may
@@ -83,8 +77,9 @@ impl DbInner {
         self.background.wait_for_progress(Duration::from_millis(10));
     }
 
-    /// One unit of work: a flush, else a compaction, else deleting value-log segments no
-    /// snapshot needs any more. Returns whether a flush or compaction ran.
+    /// One unit of work: a flush, else a compaction, else automatic value-log GC of one
+    /// segment, else deleting value-log segments no snapshot needs any more. Returns whether
+    /// a flush, compaction or GC ran.
     pub fn do_one_unit(&self) -> Result<bool> {
         let _w = self.bg_work.lock();
         if !self.has_flush_thread() && self.flush_one()? {
@@ -93,6 +88,9 @@ impl DbInner {
         let version = self.versions.current();
         if let Choice::Merge(c) = self.strategy.choose(&version, &self.opts) {
             self.run_compaction(&c, &version)?;
+            return Ok(true);
+        }
+        if self.run_automatic_gc()? {
             return Ok(true);
         }
         self.delete_unreachable_segments()?;
@@ -126,62 +124,50 @@ impl DbInner {
         Ok(false)
     }
 
-    /// Runs flushes and compactions until none is due, then, with `gc`, GC if due (inline
-    /// mode). GC writes its relocations through the write queue while holding `gc_lock`, so
-    /// its own relocation writes and a writer that leads the queue pass `gc = false`:
-    /// starting GC from there would wait on itself.
-    pub fn run_pending_work_inline(&self, gc: bool) -> Result<()> {
+    /// Runs flushes, compactions and automatic GC until none is due (inline mode).
+    pub fn run_pending_work_inline(&self) -> Result<()> {
         while self.do_one_unit().inspect_err(|e| self.poison(e))? {}
-        if gc && self.opts.value_log_gc_ratio < 1.0 {
-            // As on the GC thread: a failure is logged, not returned, because the write
-            // that triggered GC is already committed. Failures that leave state unknown
-            // (relocation writes, the manifest edit) poison the database inside GC.
-            if let Err(e) = self.run_value_log_gc(self.opts.value_log_gc_ratio, false) {
-                log::warn!("value-log GC failed: {e}");
-            }
-        }
         Ok(())
     }
 
-    /// Starts a GC thread when a segment's garbage ratio passed the threshold.
-    fn maybe_start_gc(&self, me: &Arc<DbInner>) {
-        if self.opts.value_log_gc_ratio >= 1.0
-            || self
-                .worst_segment(self.opts.value_log_gc_ratio, false)
-                .is_none()
-        {
-            return;
-        }
-        if self.gc_running.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let db = me.clone();
-        let spawned = std::thread::Builder::new()
-            .name("augur-gc".into())
-            .spawn(move || {
-                if let Err(e) = db.run_value_log_gc(db.opts.value_log_gc_ratio, false) {
-                    log::warn!("value-log GC failed: {e}");
-                }
-                db.gc_running.store(false, Ordering::Release);
-            });
-        match spawned {
-            // The previous thread cleared `gc_running`, so it is ending: joining is quick.
-            Ok(handle) => {
-                if let Some(previous) = self.gc_thread.lock().replace(handle) {
-                    let _ = previous.join();
-                }
-            }
-            Err(_) => self.gc_running.store(false, Ordering::Release),
-        }
-    }
-
-    /// Runs the executor on `c` (the caller installs the outcome's edit).
+    /// Runs the executor on `c`, relocating every pointer into the `forced` segments besides
+    /// those the options choose (`compaction/executor/relocate.rs`), and makes the segments
+    /// it wrote readable; the caller installs the outcome's edit.
+    ///
+    /// A GC rewrite (`forced` not empty) does no level merge: moving values GC did not ask
+    /// for makes garbage GC would then collect, with more level merges, without end; GC's
+    /// relocations land in key order anyway.
     pub(crate) fn execute_compaction(
         &self,
         c: &Compaction,
         version: &Version,
+        forced: &BTreeSet<u64>,
     ) -> Result<compaction::CompactionOutcome> {
         let new_file_number = || self.versions.new_file_number();
+        let reserve = || -> Result<u64> {
+            let id = self.vlog.allocate_segment_id()?;
+            self.versions.log_and_apply(VersionEdit {
+                vlog_reserved: vec![id],
+                ..VersionEdit::default()
+            })?;
+            Ok(id)
+        };
+        let mut segments = forced.clone();
+        if self.opts.value_log_gc_ratio < 1.0 {
+            segments.extend(
+                self.gc_candidates(self.opts.value_log_gc_ratio, false)
+                    .into_iter()
+                    .map(|(id, _)| id),
+            );
+        }
+        let values = ValueRelocation {
+            vlog: &self.vlog,
+            segments,
+            level_merge_threshold: (self.opts.level_merge && forced.is_empty())
+                .then_some(self.opts.level_merge_threshold),
+            segment_bytes: self.opts.value_log_segment_bytes,
+            reserve: &reserve,
+        };
         let ctx = CompactionContext {
             strategy: self.strategy.as_ref(),
             fs: self.opts.fs.as_ref(),
@@ -191,15 +177,38 @@ impl DbInner {
             oldest_snapshot: self.oldest_readable_seqno(),
             last_seqno: self.versions.last_seqno(),
             new_file_number: &new_file_number,
+            values: Some(&values),
         };
-        compaction::execute(c, version, &ctx)
+        let outcome = compaction::execute(c, version, &ctx)?;
+        // Readable before any version points into them.
+        for &(id, size) in &outcome.segments {
+            self.vlog.add_sealed(id, size)?;
+        }
+        self.counters
+            .note_relocation(outcome.values_relocated, outcome.value_bytes_relocated);
+        Ok(outcome)
     }
 
     /// Executes one compaction and installs its result.
     pub fn run_compaction(&self, c: &Compaction, version: &Version) -> Result<()> {
+        self.run_compaction_with(c, version, &BTreeSet::new())
+            .map(|_| ())
+    }
+
+    /// Executes one compaction that also relocates every pointer into the `forced` segments,
+    /// installs its result (deleting the segments it made all garbage), and returns it.
+    pub(crate) fn run_compaction_with(
+        &self,
+        c: &Compaction,
+        version: &Version,
+        forced: &BTreeSet<u64>,
+    ) -> Result<compaction::CompactionOutcome> {
         let started = std::time::Instant::now();
-        let outcome = self.execute_compaction(c, version)?;
-        self.versions.log_and_apply(outcome.edit)?;
+        let mut outcome = self.execute_compaction(c, version, forced)?;
+        let all_garbage = self.all_garbage_after(&outcome.edit);
+        outcome.edit.vlog_deleted.extend(&all_garbage);
+        self.versions.log_and_apply(outcome.edit.clone())?;
+        self.schedule_segment_deletions(&all_garbage)?;
         self.counters.note_compaction(
             outcome.bytes_read,
             outcome.bytes_written,
@@ -208,7 +217,36 @@ impl DbInner {
             outcome.model_time,
             outcome.appended,
         );
-        Ok(())
+        Ok(outcome)
+    }
+
+    /// The sealed segments whose garbage reaches all their entries' bytes once `edit`'s
+    /// garbage is added: no table points into them any more (each entry's pointer was
+    /// dropped or relocated, which is when garbage is counted), so they are deleted without
+    /// being read. Garbage only grows, so a version older than the one `edit` is applied to
+    /// never makes a segment look emptier than it is.
+    fn all_garbage_after(&self, edit: &VersionEdit) -> Vec<u64> {
+        if edit.vlog_garbage.is_empty() {
+            return Vec::new();
+        }
+        let version = self.versions.current();
+        let sealed: std::collections::BTreeMap<u64, u64> = self
+            .vlog
+            .segments()
+            .into_iter()
+            .filter(|s| s.sealed)
+            .map(|s| (s.id, s.size_bytes))
+            .collect();
+        let active = self.vlog.active_segment();
+        edit.vlog_garbage
+            .iter()
+            .filter(|(seg, _)| Some(*seg) != active && !version.vlog_deleted.contains(*seg))
+            .filter_map(|&(seg, bytes)| {
+                let entries = sealed.get(&seg)?.saturating_sub(SEGMENT_HEADER_LEN as u64);
+                let garbage = version.vlog_garbage.get(&seg).copied().unwrap_or(0) + bytes;
+                (entries > 0 && garbage >= entries).then_some(seg)
+            })
+            .collect()
     }
 
     /// Compacts every file overlapping `[begin, end]` down to the level below the deepest

@@ -11,19 +11,8 @@ use crate::key::{SeqNo, ValueKind};
 /// One operation of a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum BatchOp {
-    Put {
-        key: Vec<u8>,
-        value: Vec<u8>,
-    },
-    Delete {
-        key: Vec<u8>,
-    },
-    /// Value-log GC: rewrite `value` of `key` if its newest entry still points at `old`.
-    Relocate {
-        key: Vec<u8>,
-        old: crate::vlog::ValuePointer,
-        value: Vec<u8>,
-    },
+    Put { key: Vec<u8>, value: Vec<u8> },
+    Delete { key: Vec<u8> },
 }
 
 /// An atomic group of writes. Later operations on the same key win.
@@ -63,17 +52,6 @@ impl WriteBatch {
     /// True when the batch has no operation.
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
-    }
-
-    /// Adds a GC relocation (crate-internal).
-    pub(crate) fn relocate(
-        &mut self,
-        key: Vec<u8>,
-        old: crate::vlog::ValuePointer,
-        value: Vec<u8>,
-    ) {
-        self.approximate_bytes += key.len() + value.len() + 8;
-        self.ops.push(BatchOp::Relocate { key, old, value });
     }
 
     /// Removes every operation.

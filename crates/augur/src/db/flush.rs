@@ -53,6 +53,7 @@ pub(crate) fn write_table_from_memtable(
         entries: summary.entries,
         smallest: summary.smallest,
         largest: summary.largest,
+        value_segments: Some(summary.value_segments),
     };
     Ok(Some((meta, summary.model_time)))
 }
@@ -189,7 +190,7 @@ impl DbInner {
                 hints: layout_hints(mem),
             }),
         };
-        let outcome = self.execute_compaction(&c, version)?;
+        let outcome = self.execute_compaction(&c, version, &Default::default())?;
         self.counters.note_flush(
             outcome.bytes_written,
             elapsed_ns(started),
@@ -226,7 +227,6 @@ impl DbInner {
             // No background work ever runs in a read-only database.
             return Ok(());
         }
-        let gc_ratio = self.opts.value_log_gc_ratio;
         loop {
             self.check_writable()?;
             let flush_due = !self.mem.lock().imm.is_empty();
@@ -235,9 +235,7 @@ impl DbInner {
                 self.strategy.choose(&version, &self.opts),
                 crate::compaction::Choice::Merge(_)
             );
-            let gc_due = gc_ratio < 1.0
-                && (self.gc_running.load(std::sync::atomic::Ordering::Acquire)
-                    || self.worst_segment(gc_ratio, false).is_some());
+            let gc_due = self.automatic_gc_candidate().is_some();
             if !flush_due && !compaction_due && !gc_due {
                 return Ok(());
             }
@@ -245,7 +243,7 @@ impl DbInner {
                 self.request_background_work();
                 self.wait_for_background_progress();
             } else {
-                self.run_pending_work_inline(true)?;
+                self.run_pending_work_inline()?;
             }
         }
     }

@@ -1,46 +1,63 @@
 //! Value-log garbage collection (WiscKey §3.3, done through the LSM instead of a tail
-//! pointer): pick the sealed segment with the highest garbage ratio, re-append its live
-//! entries through the write path, record the segment as deleted in the manifest, and delete
-//! its file once no snapshot or iterator can reach it.
+//! pointer, and without a detour through the memtable): pick the segment with the highest
+//! garbage ratio, rewrite in place the tables that may point into it — compactions that
+//! relocate every such pointer into a fresh segment (`compaction/executor/relocate.rs`) and
+//! leave every table at its level — then record the segment as deleted in the manifest and
+//! delete its file once no snapshot or iterator can reach it.
 //!
-//! Liveness is decided inside the write path (a relocation batch commits alone, so no
-//! concurrent write of the same key can slip between the check and the rewrite): an entry is
-//! live iff the newest entry of its key is a pointer to exactly it.
+//! Which tables: each table records the span of segment ids its pointers reach
+//! (`FileMeta::value_segments`); a table of an older build, without one, may point anywhere.
+//! L0 cannot be rewritten in place (its files are ordered by number), so when an L0 file may
+//! point into the segment, L0 is compacted down first, as a compaction of L0 would. Leveled
+//! levels are rewritten one contiguous run of such files at a time (the outputs then overlap
+//! nothing else of the level); FLSM levels whole guards at a time (a guard's files must be
+//! merged together).
 //!
-//! Crash safety: relocations are synced before the manifest records the deletion, and the
-//! file is removed only after that; a crash at any point leaves either the old entry or the
-//! relocated one reachable. After a restart, WAL records pointing into a deleted segment are
-//! known to be shadowed and are skipped.
+//! Memtables: a segment receives appends only while it is the newest, so only memtables
+//! written to while it was may point into it. Automatic GC skips such segments; an explicit
+//! run flushes them first. Both wait for the write group in flight (`committing`) before they
+//! look, so no pointer into the segment can still be on its way into a memtable.
+//!
+//! The old GC (which re-appended live entries through the write path, landing them in L0
+//! and slowing point reads) is gone: nothing needs it.
+//!
+//! Crash safety: each rewrite is a compaction with its own edit (its segments reserved before
+//! they are written, installed with its tables); the deletion is a later edit, and the file
+//! is removed after it. A crash anywhere leaves every table pointing at a live segment.
 
-use super::{DbInner, WriteBatch};
+use super::DbInner;
+use crate::compaction::{l0_output_level, Compaction};
 use crate::error::Result;
-use crate::version::VersionEdit;
-
-/// Live entries are relocated in batches of this many.
-const RELOCATION_BATCH: usize = 256;
+use crate::version::{CompactionStyle, TableFile, Version, VersionEdit};
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
 
 /// What one GC run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GcReport {
-    /// The segment collected, if one qualified.
+    /// The segment collected, if one qualified and could be collected.
     pub segment: Option<u64>,
-    /// Entries read from it.
+    /// Table entries the rewrites read.
     pub entries_scanned: u64,
-    /// Entries still live and rewritten.
+    /// Values the rewrites relocated into fresh segments (those of the collected segment
+    /// still live, and any of other segments past `value_log_gc_ratio` they met).
     pub entries_relocated: u64,
     /// Size of the collected segment file.
     pub segment_bytes: u64,
+    /// Tables the rewrites replaced (their levels unchanged, L0 aside).
+    pub tables_rewritten: u64,
 }
 
 impl DbInner {
-    /// The sealed segment with the highest garbage ratio, if that ratio is at least
-    /// `min_ratio` and it has any garbage; with `with_active`, the active segment competes
-    /// too.
-    pub fn worst_segment(&self, min_ratio: f64, with_active: bool) -> Option<(u64, u64)> {
+    /// Sealed segments (and, `with_active`, the active one) whose garbage ratio is at least
+    /// `min_ratio` and whose garbage is not 0, as `(id, size)`, worst first; segments
+    /// deleted already or waiting for their readers are left out.
+    pub(crate) fn gc_candidates(&self, min_ratio: f64, with_active: bool) -> Vec<(u64, u64)> {
         let version = self.versions.current();
         let active = self.vlog.active_segment().filter(|_| !with_active);
         let pending = self.pending_segment_deletions.lock();
-        self.vlog
+        let mut found: Vec<(u64, u64, f64)> = self
+            .vlog
             .segments()
             .into_iter()
             .filter(|s| Some(s.id) != active && !pending.iter().any(|(p, _)| *p == s.id))
@@ -49,78 +66,197 @@ impl DbInner {
                 let ratio = garbage as f64 / s.size_bytes.max(1) as f64;
                 (garbage > 0 && ratio >= min_ratio).then_some((s.id, s.size_bytes, ratio))
             })
-            .max_by(|a, b| a.2.total_cmp(&b.2))
-            .map(|(id, size, _)| (id, size))
+            .collect();
+        found.sort_by(|a, b| b.2.total_cmp(&a.2));
+        found.into_iter().map(|(id, size, _)| (id, size)).collect()
     }
 
-    /// Collects the worst segment if its garbage ratio is at least `min_ratio`. With
-    /// `wait = false` it returns an empty report when another GC run is in progress (the
-    /// automatic runs; inline mode may even re-enter from GC's own relocation writes).
-    ///
-    /// With `wait = true` (an explicit `Db::run_value_log_gc`) the active segment competes
-    /// too, and is sealed first when it is the worst: an open keeps appending to the newest
-    /// segment, so a database that is reopened often may hold all its values, and all its
-    /// garbage, in the active segment until it reaches `value_log_segment_bytes`. Automatic
-    /// runs collect sealed segments only.
-    pub fn run_value_log_gc(&self, min_ratio: f64, wait: bool) -> Result<GcReport> {
-        // GC reads the segment once: the page cache (direct mode) keeps the readers' pages.
-        crate::cache::without_cache_fill(|| self.run_gc(min_ratio, wait))
+    /// The segment with the highest garbage ratio, if that ratio is at least `min_ratio`
+    /// and it has any garbage; with `with_active`, the active segment competes too.
+    pub fn worst_segment(&self, min_ratio: f64, with_active: bool) -> Option<(u64, u64)> {
+        self.gc_candidates(min_ratio, with_active)
+            .into_iter()
+            .next()
     }
 
-    fn run_gc(&self, min_ratio: f64, wait: bool) -> Result<GcReport> {
-        self.check_writable()?;
-        let _gc = if wait {
-            self.gc_lock.lock()
-        } else {
-            match self.gc_lock.try_lock() {
-                Some(g) => g,
-                None => return Ok(GcReport::default()),
-            }
+    /// The segment automatic GC would collect now: the worst sealed one past
+    /// `value_log_gc_ratio` that no memtable may point into.
+    pub(crate) fn automatic_gc_candidate(&self) -> Option<(u64, u64)> {
+        if self.opts.value_log_gc_ratio >= 1.0 {
+            return None;
+        }
+        #[cfg(feature = "test-util")]
+        if self
+            .automatic_gc_held
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            return None;
+        }
+        let mut candidates = self.gc_candidates(self.opts.value_log_gc_ratio, false);
+        let skipped = self.gc_skipped.lock().clone();
+        candidates.retain(|(id, _)| !skipped.contains(id));
+        if candidates.is_empty() {
+            return None;
+        }
+        self.wait_for_write_group();
+        candidates
+            .into_iter()
+            .find(|&(id, _)| !self.memtables_may_point_into(id))
+    }
+
+    /// Automatic GC (a unit of background work): collects [`Self::automatic_gc_candidate`]
+    /// unless an explicit run is in progress. Returns whether it collected a segment.
+    /// REQUIRES: the caller holds `bg_work`.
+    pub(crate) fn run_automatic_gc(&self) -> Result<bool> {
+        let Some(_gc) = self.gc_lock.try_lock() else {
+            return Ok(false);
         };
+        let Some((segment, bytes)) = self.automatic_gc_candidate() else {
+            return Ok(false);
+        };
+        let report = crate::cache::without_cache_fill(|| self.collect_segment(segment, bytes))?;
+        Ok(report.segment.is_some())
+    }
+
+    /// An explicit GC run (`Db::run_value_log_gc`): collects the segment with the most
+    /// garbage, the active segment included (sealed first: an open keeps appending to the
+    /// newest segment, so a database reopened often can hold all its garbage there), after
+    /// flushing the memtables if they may point into it. Returns what it did; an empty
+    /// report when no segment has garbage.
+    pub fn run_value_log_gc(&self) -> Result<GcReport> {
+        self.check_writable()?;
+        let _gc = self.gc_lock.lock();
         self.delete_unreachable_segments()?;
-        let Some((segment, segment_bytes)) = self.worst_segment(min_ratio, wait) else {
+        let Some((segment, segment_bytes)) = self.worst_segment(0.0, true) else {
             return Ok(GcReport::default());
         };
         if self.vlog.active_segment() == Some(segment) {
             // A failed sync leaves the segment's tail unknown: poison, as a write would.
             self.vlog.seal(segment).inspect_err(|e| self.poison(e))?;
         }
-        let mut report = GcReport {
-            segment: Some(segment),
-            segment_bytes,
-            ..GcReport::default()
-        };
-        let entries = self.vlog.segment_entries(segment)?;
-        for chunk in entries.chunks(RELOCATION_BATCH) {
-            // A closing database abandons the run; the segment stays and is collected later.
-            if self.closed.load(std::sync::atomic::Ordering::Acquire) {
-                return Err(crate::Error::Closed);
-            }
-            let mut batch = WriteBatch::new();
-            for (ptr, key, value) in chunk {
-                batch.relocate(key.clone(), *ptr, value.clone());
-            }
-            report.entries_scanned += chunk.len() as u64;
-            report.entries_relocated += self.write_relocation(batch)?;
+        self.wait_for_write_group();
+        if self.memtables_may_point_into(segment) {
+            self.flush_and_wait()?;
         }
-        // Every relocation is durable (relocation batches are synced): record the deletion.
-        // A failed manifest write leaves the manifest's tail unknown (log_and_apply's
-        // contract): appending later edits after it could lose them, so poison.
-        self.versions
-            .log_and_apply(VersionEdit {
-                vlog_deleted: vec![segment],
-                ..VersionEdit::default()
+        let _w = self.bg_work.lock();
+        crate::cache::without_cache_fill(|| self.collect_segment(segment, segment_bytes))
+            .inspect_err(|e| {
+                if !matches!(e, crate::Error::Closed) {
+                    self.poison(e);
+                }
             })
-            .inspect_err(|e| self.poison(e))?;
-        self.pending_segment_deletions
-            .lock()
-            .push((segment, self.visible_seqno()));
-        self.delete_unreachable_segments()?;
+    }
+
+    /// Rewrites the tables that may point into `segment` (of `segment_bytes`) and, when none
+    /// is left that may, records it as deleted. REQUIRES: `bg_work` and `gc_lock` held, no
+    /// memtable points into the segment.
+    fn collect_segment(&self, segment: u64, segment_bytes: u64) -> Result<GcReport> {
+        let mut run = Rewrites {
+            forced: BTreeSet::from([segment]),
+            report: GcReport {
+                segment_bytes,
+                ..GcReport::default()
+            },
+            rewritten: HashSet::new(),
+            kept: 0,
+        };
+        let version = self.versions.current();
+        if version.levels[0].iter().any(|f| run.may_point_into(f)) {
+            run.compact(self, &self.l0_down(&version), &version)?;
+        }
+        for level in 1..version.levels.len() {
+            loop {
+                let version = self.versions.current();
+                let files: Vec<Arc<TableFile>> = version.levels[level]
+                    .iter()
+                    .filter(|f| run.may_point_into(f))
+                    .cloned()
+                    .collect();
+                let Some(c) = in_place(&version, level, files) else {
+                    break;
+                };
+                run.compact(self, &c, &version)?;
+            }
+        }
+        let version = self.versions.current();
+        let tables_left = version
+            .levels
+            .iter()
+            .flatten()
+            .any(|f| run.may_point_into(f));
+        self.wait_for_write_group();
+        let mut report = run.report;
+        if version.vlog_deleted.contains(segment) {
+            // A rewrite made it all garbage, and its edit deleted it.
+        } else if tables_left || run.kept > 0 || self.memtables_may_point_into(segment) {
+            log::warn!("value-log segment {segment} is still referenced; GC leaves it");
+            self.gc_skipped.lock().insert(segment);
+            return Ok(report);
+        } else {
+            // A failed manifest write leaves the manifest's tail unknown (log_and_apply's
+            // contract): appending later edits after it could lose them, so poison.
+            self.versions
+                .log_and_apply(VersionEdit {
+                    vlog_deleted: vec![segment],
+                    ..VersionEdit::default()
+                })
+                .inspect_err(|e| self.poison(e))?;
+            self.schedule_segment_deletions(&[segment])?;
+        }
         self.counters.note_gc(report.entries_relocated);
+        report.segment = Some(segment);
         Ok(report)
     }
 
-    /// Deletes the files of GC'd segments that no live snapshot can still read.
+    /// The compaction of every L0 file down, where a compaction of L0 would go (leveled:
+    /// L0's output level, merged with the files there it overlaps; FLSM: L1).
+    fn l0_down(&self, version: &Version) -> Compaction {
+        let inputs = version.levels[0].clone();
+        let output_level = match version.style {
+            CompactionStyle::Leveled => l0_output_level(version, &self.opts),
+            CompactionStyle::Flsm => 1,
+        };
+        let lo = inputs.iter().map(|f| f.smallest_key()).min();
+        let hi = inputs.iter().map(|f| f.largest_key()).max();
+        Compaction {
+            level: 0,
+            next_inputs: version
+                .whole_slots(output_level, version.overlapping(output_level, lo, hi)),
+            inputs,
+            output_level,
+            allow_trivial_move: false,
+            memtable: None,
+        }
+    }
+
+    /// Makes `segments`, just recorded as deleted in the manifest, wait for the readers that
+    /// may still reach them, and deletes the files none can.
+    pub(crate) fn schedule_segment_deletions(&self, segments: &[u64]) -> Result<()> {
+        if segments.is_empty() {
+            return Ok(());
+        }
+        // No write made the deletion visible: a reader registered at the current seqno may
+        // still hold a version that points into the segments, so wait for a later one.
+        let after = self.visible_seqno() + 1;
+        self.pending_segment_deletions
+            .lock()
+            .extend(segments.iter().map(|&s| (s, after)));
+        self.delete_unreachable_segments()
+    }
+
+    /// True when a memtable may hold a pointer into `segment`.
+    pub(crate) fn memtables_may_point_into(&self, segment: u64) -> bool {
+        let memtables = self.mem.lock().readable.clone();
+        memtables.iter().any(|m| m.may_point_into(segment))
+    }
+
+    /// Waits until the write group being committed (if any) has inserted its entries into
+    /// the memtable: its value-log appends are then visible there.
+    pub(crate) fn wait_for_write_group(&self) {
+        drop(self.committing.lock());
+    }
+
+    /// Deletes the files of deleted segments that no live snapshot can still read.
     pub fn delete_unreachable_segments(&self) -> Result<()> {
         let oldest = self.snapshots.oldest();
         let mut pending = self.pending_segment_deletions.lock();
@@ -135,4 +271,71 @@ impl DbInner {
         *pending = keep;
         Ok(())
     }
+}
+
+/// The rewrites of one GC run.
+struct Rewrites {
+    /// The segment collected.
+    forced: BTreeSet<u64>,
+    report: GcReport,
+    /// Outputs of this run: they hold no pointer into the segment, whatever their span.
+    rewritten: HashSet<u64>,
+    /// Pointers into the segment the rewrites left in place (damaged values).
+    kept: u64,
+}
+
+impl Rewrites {
+    /// True when `f` may point into the collected segment.
+    fn may_point_into(&self, f: &Arc<TableFile>) -> bool {
+        self.forced.iter().any(|&s| f.meta.may_point_into(s))
+            && !self.rewritten.contains(&f.meta.file_id)
+    }
+
+    /// Runs `c` against `version`, relocating every pointer into the segment.
+    fn compact(&mut self, db: &DbInner, c: &Compaction, version: &Version) -> Result<()> {
+        if db.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(crate::Error::Closed);
+        }
+        let outcome = db.run_compaction_with(c, version, &self.forced)?;
+        let inputs = c.inputs.iter().chain(&c.next_inputs);
+        self.report.entries_scanned += inputs.map(|f| f.meta.entries).sum::<u64>();
+        self.report.entries_relocated += outcome.values_relocated;
+        self.report.tables_rewritten += outcome.edit.added.len() as u64;
+        self.rewritten
+            .extend(outcome.edit.added.iter().map(|(_, m)| m.file_id));
+        self.kept += outcome.values_kept;
+        Ok(())
+    }
+}
+
+/// The in-place rewrite of `files` (of `level` >= 1, in key order) that GC runs next, or
+/// `None` when there are none: leveled, the first run of consecutive files of the level
+/// among them (outputs within its span overlap nothing else of the level); FLSM, all of
+/// them with every file of their guards. The files are the compaction's `next_inputs`, so a
+/// leveled rewrite splits into sub-compactions.
+fn in_place(version: &Version, level: usize, files: Vec<Arc<TableFile>>) -> Option<Compaction> {
+    let first = files.first()?;
+    let next_inputs = match version.style {
+        CompactionStyle::Flsm => version.whole_slots(level, files),
+        CompactionStyle::Leveled => {
+            let all = &version.levels[level];
+            let start = all
+                .iter()
+                .position(|f| f.meta.file_id == first.meta.file_id)?;
+            let picked: HashSet<u64> = files.iter().map(|f| f.meta.file_id).collect();
+            all[start..]
+                .iter()
+                .take_while(|f| picked.contains(&f.meta.file_id))
+                .cloned()
+                .collect()
+        }
+    };
+    Some(Compaction {
+        level,
+        inputs: Vec::new(),
+        next_inputs,
+        output_level: level,
+        allow_trivial_move: false,
+        memtable: None,
+    })
 }

@@ -132,20 +132,23 @@ pub(crate) struct DbInner {
     pub breakdown: crate::stats::breakdown::BreakdownTotals,
     /// The compaction strategy.
     pub strategy: Box<dyn crate::compaction::Strategy>,
-    /// One value-log GC at a time.
+    /// One value-log GC at a time. Lock order: `gc_lock` before `bg_work`.
     pub gc_lock: Mutex<()>,
-    /// A background GC thread is running.
-    pub gc_running: AtomicBool,
-    /// The last GC thread started; `close` joins it, because the thread holds the
-    /// `DbInner` (and so the directory lock) until it ends.
-    pub gc_thread: Mutex<Option<JoinHandle<()>>>,
-    /// Entries rewritten by the last relocation batch (read under `gc_lock`).
-    pub relocated: AtomicU64,
+    /// Held by a write group's leader from its value-log appends to its memtable inserts:
+    /// GC takes it to see every pointer into a segment that was just sealed.
+    pub committing: Mutex<()>,
+    /// Segments a GC run could not collect (a damaged value stays in place): automatic GC
+    /// does not pick them again in this process, so it never loops on them.
+    pub gc_skipped: Mutex<std::collections::BTreeSet<u64>>,
     pub closed: AtomicBool,
     /// Test support: while set, no immutable memtable is flushed
     /// ([`Db::hold_flushes_for_test`]).
     #[cfg(feature = "test-util")]
     pub flushes_held: AtomicBool,
+    /// Test support: while set, automatic value-log GC does not run
+    /// ([`Db::hold_automatic_gc_for_test`]).
+    #[cfg(feature = "test-util")]
+    pub automatic_gc_held: AtomicBool,
     /// The background learner and the learning statistics.
     pub learner: Arc<crate::learning::learner::Learner>,
     /// What the open dropped under `Options::accept_wal_loss` (missing or short WALs).
@@ -512,9 +515,15 @@ impl Db {
     /// Runs value-log garbage collection on the segment with the most garbage (if any has
     /// garbage), the active segment included: it is sealed first (an open keeps appending to
     /// the newest segment, so a database reopened often can hold all its garbage there).
-    /// Returns what was done.
+    /// The memtables are flushed if they may point into it, then the tables that may are
+    /// rewritten in place with its live values moved to a fresh segment, and it is deleted
+    /// (its file once no snapshot or iterator can read it). Returns what was done;
+    /// `GcReport::segment` is `None` when no segment has garbage.
+    ///
+    /// # Errors
+    /// As a compaction's; an I/O failure poisons the database.
     pub fn run_value_log_gc(&self) -> Result<GcReport> {
-        self.inner.run_value_log_gc(0.0, true)
+        self.inner.run_value_log_gc()
     }
 
     /// Counters and the shape of the tree.
@@ -575,6 +584,41 @@ impl Db {
         self.inner.flushes_held.store(held, Ordering::Release);
     }
 
+    /// Test support (feature `test-util`): while `held`, automatic value-log GC does not run
+    /// (compactions still relocate values out of segments past the GC ratio), so a test can
+    /// tell what compactions alone do.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)]
+    pub fn hold_automatic_gc_for_test(&self, held: bool) {
+        self.inner.automatic_gc_held.store(held, Ordering::Release);
+    }
+
+    /// Test support (feature `test-util`): the value pointer of the newest entry of every
+    /// key of `level`'s files that holds one, in the order of the level's files (key order
+    /// for a leveled level >= 1).
+    ///
+    /// # Errors
+    /// `Corruption` or `Io` when a table cannot be read.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)]
+    pub fn value_pointers_for_test(
+        &self,
+        level: usize,
+    ) -> Result<Vec<(Vec<u8>, crate::vlog::ValuePointer)>> {
+        self.inner.value_pointers(level)
+    }
+
+    /// Test support (feature `test-util`): the value-log segments some entry of a live table
+    /// or memtable (any version, tombstones aside) points into.
+    ///
+    /// # Errors
+    /// `Corruption` or `Io` when a table cannot be read.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)]
+    pub fn referenced_segments_for_test(&self) -> Result<std::collections::BTreeSet<u64>> {
+        self.inner.referenced_segments()
+    }
+
     /// Test support (feature `test-util`): makes the memtable immutable behind a new WAL
     /// without flushing it (see [`Db::hold_flushes_for_test`]).
     ///
@@ -604,12 +648,6 @@ impl Db {
             let _ = h.join();
         }
         self.inner.learner.shutdown();
-        // The background thread is gone, so no new GC thread can start; a running one
-        // stops at its next write (the database is closed).
-        let gc = self.inner.gc_thread.lock().take();
-        if let Some(h) = gc {
-            let _ = h.join();
-        }
         self.inner.close_logs()
     }
 }

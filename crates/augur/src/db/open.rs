@@ -28,7 +28,7 @@ use crate::key::SeqNo;
 use crate::learning::learner::{Learner, LearnerOptions};
 use crate::options::Options;
 use crate::version::CompactionStyle;
-use crate::version::{RecoveredState, SegmentSet, Version, VersionEdit, VersionSet};
+use crate::version::{RecoveredState, Version, VersionEdit, VersionSet};
 use crate::vlog::{ActiveStart, ValueLog, SEGMENT_HEADER_LEN};
 use crate::wal::{LogKind, LogWriter};
 use crate::work_signal::WorkSignal;
@@ -86,23 +86,28 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
     // must be durable first (an earlier process may have stopped without syncing them).
     vlog.note_unsynced(replayed.segments.iter().copied());
     // Keep appending to the newest segment when possible; a new one never takes the id of a
-    // segment the manifest still mentions.
+    // segment the manifest still mentions. Segments a compaction reserved and never
+    // installed are removed (`start_active`) and recorded as deleted.
     let min_new_segment = version
         .vlog_deleted
         .max()
         .into_iter()
         .chain(version.vlog_garbage.keys().copied())
+        .chain(version.vlog_reserved.iter().copied())
         .max()
         .map_or(1, |m| m.saturating_add(1));
     let deleted = &version.vlog_deleted;
-    let started = vlog.start_active(min_new_segment, &|id| deleted.contains(id))?;
+    let reserved = &version.vlog_reserved;
+    let started = vlog.start_active(min_new_segment, &|id| {
+        deleted.contains(id) || reserved.contains(&id)
+    })?;
     // Persist what the WALs held as an L0 table, then start a fresh WAL.
     let wal_number = versions.new_file_number();
     let mut edit = VersionEdit {
         log_number: Some(wal_number),
         last_seqno: Some(replayed.last_seqno),
         wals_added: vec![wal_number],
-        vlog_deleted: removed_segments(&vlog, deleted, started),
+        vlog_deleted: removed_segments(&vlog, &version, started),
         ..VersionEdit::default()
     };
     if !replayed.mem.is_empty() {
@@ -137,18 +142,25 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
 
 /// The segments an open removes without GC, to record as deleted in its edit (so the
 /// manifest's deleted segments stay runs of consecutive ids, see `version/segment_set.rs`):
-/// the one whose creation a crash tore, and every sealed segment that holds no entry (an
-/// open of an older build started a segment at every open). Nothing points into them; their
-/// files are removed once the edit is durable (`remove_obsolete_files`).
-fn removed_segments(vlog: &ValueLog, deleted: &SegmentSet, started: ActiveStart) -> Vec<u64> {
+/// the one whose creation a crash tore, every sealed segment that holds no entry (an open of
+/// an older build started a segment at every open), and every segment a compaction reserved
+/// but never installed (removed by `start_active` if it had a file; recording it drops the
+/// reservation). Nothing points into them; the files left are removed once the edit is
+/// durable (`remove_obsolete_files`).
+fn removed_segments(vlog: &ValueLog, version: &Version, started: ActiveStart) -> Vec<u64> {
+    let deleted = &version.vlog_deleted;
     let empty = vlog.segments().into_iter().filter(|s| {
         s.sealed && s.size_bytes <= SEGMENT_HEADER_LEN as u64 && !deleted.contains(s.id)
     });
-    started
+    let mut ids: Vec<u64> = started
         .removed_stub
         .into_iter()
         .chain(empty.map(|s| s.id))
-        .collect()
+        .chain(version.vlog_reserved.iter().copied())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// What phase 1 read and checked.
@@ -177,11 +189,16 @@ fn read_and_check(dir: &Path, opts: &Options) -> Result<Found> {
             false => table_limit.check_open(tables),
         },
     )?;
-    let vlog =
-        ValueLog::open_existing(fs.clone(), dir, reads.clone(), opts.value_log_segment_bytes)?
-            .with_fetch_threads(opts.scan_fetch_threads)
-            .with_compression(opts.compression);
     let version = versions.current();
+    let vlog = ValueLog::open_existing_with_orphans(
+        fs.clone(),
+        dir,
+        reads.clone(),
+        opts.value_log_segment_bytes,
+        &|id| version.vlog_reserved.contains(&id),
+    )?
+    .with_fetch_threads(opts.scan_fetch_threads)
+    .with_compression(opts.compression);
     check_garbage_segments(&version, &vlog)?;
     let mut replayed = replay_wals(
         fs.as_ref(),
@@ -348,12 +365,13 @@ fn finish(dir: &Path, opts: Options, opened: Opened) -> Result<DbInner> {
             opts.compaction.unwrap_or(CompactionStyle::Leveled),
         ),
         gc_lock: Mutex::new(()),
-        gc_running: AtomicBool::new(false),
-        gc_thread: Mutex::new(None),
-        relocated: AtomicU64::new(0),
+        committing: Mutex::new(()),
+        gc_skipped: Mutex::default(),
         closed: AtomicBool::new(false),
         #[cfg(feature = "test-util")]
         flushes_held: AtomicBool::new(false),
+        #[cfg(feature = "test-util")]
+        automatic_gc_held: AtomicBool::new(false),
         learner,
         wal_losses: losses,
         _lock: lock,

@@ -25,6 +25,8 @@ pub(crate) struct Counters {
     compaction_entries_dropped: AtomicU64,
     gc_runs: AtomicU64,
     gc_relocated: AtomicU64,
+    values_relocated: AtomicU64,
+    value_bytes_relocated: AtomicU64,
     user_bytes: AtomicU64,
     vlog_bytes: AtomicU64,
     level_models_built: AtomicU64,
@@ -100,6 +102,13 @@ impl Counters {
     pub fn note_level_model(&self, train_ns: u64) {
         add(&self.level_models_built, 1);
         add(&self.level_model_train_ns, train_ns);
+    }
+    /// A compaction (or GC rewrite) that relocated `values` into new value-log entries of
+    /// `bytes` (counted as value-log bytes written too).
+    pub fn note_relocation(&self, values: u64, bytes: u64) {
+        add(&self.values_relocated, values);
+        add(&self.value_bytes_relocated, bytes);
+        add(&self.vlog_bytes, bytes);
     }
     pub fn note_gc(&self, relocated: u64) {
         add(&self.gc_runs, 1);
@@ -269,7 +278,7 @@ pub struct Stats {
     pub wal_bytes_written: u64,
     /// Bytes of the live value-log segments.
     pub value_log_bytes: u64,
-    /// Bytes appended to the value log by writes and GC since open.
+    /// Bytes appended to the value log by writes and relocations since open.
     pub value_log_bytes_written: u64,
     /// Point reads served.
     pub gets: u64,
@@ -298,8 +307,14 @@ pub struct Stats {
     pub compaction_entries_dropped: u64,
     /// Value-log GC runs that collected a segment.
     pub gc_runs: u64,
-    /// Entries rewritten by GC.
+    /// Values GC runs relocated.
     pub gc_entries_relocated: u64,
+    /// Values compactions (GC rewrites included) relocated into fresh value-log segments:
+    /// out of segments past `value_log_gc_ratio`, or out of key order (level merge).
+    pub values_relocated: u64,
+    /// Bytes those relocations appended to the value log (part of
+    /// `value_log_bytes_written`).
+    pub value_log_bytes_relocated: u64,
     /// Live snapshots and iterators.
     pub live_snapshots: usize,
     /// Latest sequence number.
@@ -491,6 +506,8 @@ impl DbInner {
             compaction_entries_dropped: get(&c.compaction_entries_dropped),
             gc_runs: get(&c.gc_runs),
             gc_entries_relocated: get(&c.gc_relocated),
+            values_relocated: get(&c.values_relocated),
+            value_log_bytes_relocated: get(&c.value_bytes_relocated),
             live_snapshots: self.snapshots.count(),
             last_seqno: self.visible_seqno(),
             lookup_breakdown: self.breakdown.snapshot(),

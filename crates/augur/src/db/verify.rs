@@ -81,6 +81,60 @@ impl DbInner {
         Ok((table_entries, vlog_entries))
     }
 
+    /// The value pointer of the newest entry of every key of `level`'s files that holds one
+    /// (tests inspect where values live).
+    #[cfg(feature = "test-util")]
+    pub fn value_pointers(&self, level: usize) -> Result<Vec<(Vec<u8>, ValuePointer)>> {
+        let version = self.versions.current();
+        let mut out = Vec::new();
+        for f in version.levels.get(level).into_iter().flatten() {
+            let mut cursor = TableCursor::new(f.table.clone(), true);
+            cursor.seek_to_first()?;
+            let mut last: Option<Vec<u8>> = None;
+            while cursor.valid() {
+                if last.as_deref() != Some(cursor.key()) {
+                    last = Some(cursor.key().to_vec());
+                    if cursor.kind() == ValueKind::Pointer {
+                        if let Some(p) = ValuePointer::decode(cursor.value()) {
+                            out.push((cursor.key().to_vec(), p));
+                        }
+                    }
+                }
+                cursor.advance()?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The segments some entry of a live table or memtable points into.
+    #[cfg(feature = "test-util")]
+    pub fn referenced_segments(&self) -> Result<std::collections::BTreeSet<u64>> {
+        let (version, memtables) = {
+            let m = self.mem.lock();
+            (self.versions.current(), m.readable.clone())
+        };
+        let mut out = std::collections::BTreeSet::new();
+        for f in version.levels.iter().flatten() {
+            let mut cursor = TableCursor::new(f.table.clone(), true);
+            cursor.seek_to_first()?;
+            while cursor.valid() {
+                if cursor.kind() == ValueKind::Pointer {
+                    out.extend(ValuePointer::decode(cursor.value()).map(|p| p.segment));
+                }
+                cursor.advance()?;
+            }
+        }
+        for mem in memtables.iter() {
+            mem.for_each(|_, _, kind, value| {
+                if kind == ValueKind::Pointer {
+                    out.extend(ValuePointer::decode(value).map(|p| p.segment));
+                }
+                Ok::<(), crate::Error>(())
+            })?;
+        }
+        Ok(out)
+    }
+
     /// Checks that the value pointer `value` of `key` leads to its entry.
     fn verify_pointer(&self, key: &[u8], value: &[u8], deleted: &SegmentSet) -> Result<()> {
         let ptr = ValuePointer::decode(value).ok_or_else(|| {

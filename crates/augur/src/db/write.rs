@@ -42,8 +42,9 @@ const MAX_GROUP_BYTES: usize = 1 << 20;
 pub(crate) struct Writer {
     batch: WriteBatch,
     sync: bool,
-    /// Relocation batches from GC run alone (see [`DbInner::write_group`]).
-    relocation: bool,
+    /// Committed alone, never gathered into another leader's group (a memtable switch
+    /// queued as a writer).
+    alone: bool,
     /// Hand the batch back rather than wait for room ([`DbInner::try_write`]).
     no_wait: bool,
     done: bool,
@@ -74,7 +75,6 @@ fn validate(batch: &WriteBatch) -> Result<()> {
         let (key, value_len) = match op {
             BatchOp::Put { key, value } => (key, value.len()),
             BatchOp::Delete { key } => (key, 0),
-            BatchOp::Relocate { key, .. } => (key, 0),
         };
         if key.len() > MAX_KEY_LEN {
             return Err(Error::InvalidArgument(format!(
@@ -94,23 +94,15 @@ fn validate(batch: &WriteBatch) -> Result<()> {
 impl DbInner {
     /// Commits `batch`; see the module doc.
     pub fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
-        self.write_inner(batch, sync, false, false).map(|_| ())
+        self.write_inner(batch, sync, false).map(|_| ())
     }
 
     /// Commits `batch` (not synced) unless that needs a wait for room; see the module doc.
     pub fn try_write(&self, batch: WriteBatch) -> Result<TryWrite> {
-        Ok(match self.write_inner(batch, false, false, true)? {
+        Ok(match self.write_inner(batch, false, true)? {
             None => TryWrite::Written,
             Some(batch) => TryWrite::WouldWait(batch),
         })
-    }
-
-    /// Commits a GC relocation batch (alone in its group, synced). Returns how many of its
-    /// entries were still live and rewritten. REQUIRES: the caller holds `gc_lock`.
-    pub fn write_relocation(&self, batch: WriteBatch) -> Result<u64> {
-        self.relocated.store(0, Ordering::Relaxed);
-        self.write_inner(batch, true, true, false)?;
-        Ok(self.relocated.load(Ordering::Relaxed))
     }
 
     /// Commits `batch`, or with `no_wait` hands it back (`Ok(Some)`) when that needs a wait.
@@ -118,7 +110,6 @@ impl DbInner {
         &self,
         batch: WriteBatch,
         sync: bool,
-        relocation: bool,
         no_wait: bool,
     ) -> Result<Option<WriteBatch>> {
         validate(&batch)?;
@@ -133,7 +124,7 @@ impl DbInner {
         let me = Arc::new(parking_lot::Mutex::new(Writer {
             batch,
             sync,
-            relocation,
+            alone: false,
             no_wait,
             done: false,
             result: None,
@@ -187,13 +178,15 @@ impl DbInner {
         // With background threads, work is requested where it arises (memtable switch) and
         // the background thread loops until none is due; inline mode does it here.
         if result.is_ok() && !self.opts.background_threads && !no_wait {
-            self.run_pending_work_inline(!relocation)?;
+            self.run_pending_work_inline()?;
         }
         result.map(|()| None)
     }
 
     /// Writes one group: value log, WAL, memtable, then publishes the seqnos.
     fn write_group(&self, group: &[Arc<parking_lot::Mutex<Writer>>]) -> Result<()> {
+        // Value-log GC waits on this lock to see this group's pointers in the memtable.
+        let _committing = self.committing.lock();
         let first_seqno = self.visible_seqno() + 1;
         let mut entries: Vec<LoggedEntry> = Vec::new();
         let mut sync = false;
@@ -226,15 +219,6 @@ impl DbInner {
                             key,
                             value: Vec::new(),
                         })
-                    }
-                    BatchOp::Relocate { key, old, value } => {
-                        // Live iff the newest entry of the key still points at `old`; this
-                        // group runs alone, so nothing newer can be in flight.
-                        if self.newest_pointer(&key)? == Some(old) {
-                            self.relocated.fetch_add(1, Ordering::Relaxed);
-                            entries.push(self.separate(key, &value)?);
-                            separated = true;
-                        }
                     }
                 }
             }
@@ -352,14 +336,6 @@ impl DbInner {
         ))
     }
 
-    /// The pointer of the newest entry of `key`, if that entry is a pointer.
-    fn newest_pointer(&self, key: &[u8]) -> Result<Option<ValuePointer>> {
-        Ok(self
-            .get_entry(key, self.visible_seqno())?
-            .filter(|e| e.kind == ValueKind::Pointer)
-            .and_then(|e| ValuePointer::decode(&e.value)))
-    }
-
     /// Ensures the memtable has room: switches to a new memtable and WAL when full, and
     /// slows down or stops writes while flushes and L0 compactions are behind. Returns true
     /// when there is room; false, without waiting, when there is none and `no_wait`.
@@ -418,7 +394,7 @@ impl DbInner {
                     })?;
                     self.counters.note_stall(duration_ns(started.elapsed()));
                 } else {
-                    self.wait_for_room(q, || self.run_pending_work_inline(false))?;
+                    self.wait_for_room(q, || self.run_pending_work_inline())?;
                 }
                 continue;
             }
@@ -500,8 +476,7 @@ impl DbInner {
         let me = Arc::new(parking_lot::Mutex::new(Writer {
             batch: WriteBatch::new(),
             sync: false,
-            // Never gathered into another leader's group.
-            relocation: true,
+            alone: true,
             no_wait: false,
             done: false,
             result: None,
@@ -523,7 +498,7 @@ impl DbInner {
 }
 
 /// The writers the leader commits together: consecutive normal batches up to
-/// `MAX_GROUP_BYTES`; a relocation batch always alone.
+/// `MAX_GROUP_BYTES`; a writer marked `alone` always alone.
 fn collect_group(
     queue: &VecDeque<Arc<parking_lot::Mutex<Writer>>>,
 ) -> Vec<Arc<parking_lot::Mutex<Writer>>> {
@@ -531,11 +506,11 @@ fn collect_group(
     let mut bytes = 0;
     for (i, w) in queue.iter().enumerate() {
         let g = w.lock();
-        if i > 0 && (g.relocation || bytes + g.batch.approximate_bytes > MAX_GROUP_BYTES) {
+        if i > 0 && (g.alone || bytes + g.batch.approximate_bytes > MAX_GROUP_BYTES) {
             break;
         }
         bytes += g.batch.approximate_bytes;
-        let alone = g.relocation;
+        let alone = g.alone;
         drop(g);
         group.push(w.clone());
         if alone {

@@ -164,6 +164,9 @@ pub struct Memtable {
     filter: KeyFilter,
     approximate_bytes: AtomicUsize,
     max_seqno: std::sync::atomic::AtomicU64,
+    /// The smallest value-log segment a pointer inserted here points into (`u64::MAX`: no
+    /// pointer): value-log GC collects a segment only once no memtable may point into it.
+    min_pointer_segment: std::sync::atomic::AtomicU64,
 }
 
 /// The budget [`Memtable::new`] sizes its key filter for.
@@ -184,6 +187,7 @@ impl Memtable {
             filter: KeyFilter::for_budget(budget_bytes),
             approximate_bytes: AtomicUsize::new(0),
             max_seqno: std::sync::atomic::AtomicU64::new(0),
+            min_pointer_segment: std::sync::atomic::AtomicU64::new(u64::MAX),
         }
     }
 }
@@ -212,6 +216,12 @@ impl Memtable {
     /// [`Self::insert`] taking ownership of the key and value (no copy).
     pub fn insert_owned(&self, user_key: Vec<u8>, seqno: SeqNo, kind: ValueKind, value: Vec<u8>) {
         let charge = user_key.len() + value.len() + ENTRY_OVERHEAD_BYTES;
+        if kind == ValueKind::Pointer {
+            if let Some(p) = crate::vlog::ValuePointer::decode(&value) {
+                self.min_pointer_segment
+                    .fetch_min(p.segment, AtomicOrdering::Relaxed);
+            }
+        }
         // Before the entry is visible: a reader that can see it sees its filter bits.
         self.filter.insert(&user_key);
         let guard = &epoch::pin();
@@ -264,6 +274,14 @@ impl Memtable {
         let first = self.map.front(guard)?.key().user_key.to_vec();
         let last = self.map.back(guard)?.key().user_key.to_vec();
         Some((first, last))
+    }
+
+    /// True when a pointer inserted here may point into value-log segment `segment`: one
+    /// points into it or into an older one. Value-log segments only receive appends while
+    /// they are the newest, so a memtable started after a segment was sealed never points
+    /// into it.
+    pub fn may_point_into(&self, segment: u64) -> bool {
+        self.min_pointer_segment.load(AtomicOrdering::Relaxed) <= segment
     }
 
     /// Largest seqno in the memtable (0 when empty).

@@ -102,9 +102,24 @@ pub struct Options {
     /// segments are read through `read_mode`; GC rewrites one segment at a time). Default
     /// 64 MiB.
     pub value_log_segment_bytes: u64,
-    /// Garbage ratio (garbage bytes / segment bytes) past which background GC rewrites a
-    /// sealed segment. 1.0 or above disables automatic GC. Default 0.5.
+    /// Garbage ratio (garbage bytes / segment bytes) from which a sealed segment is
+    /// collected: every compaction relocates the values it meets in such a segment into a
+    /// fresh one (RocksDB BlobDB's GC during compaction), and background GC rewrites in place
+    /// the tables that still point into the worst such segment, then deletes it. A segment
+    /// whose garbage reaches all its bytes is deleted without being read. 1.0 or above
+    /// disables both (explicit `Db::run_value_log_gc` still works). Default 0.5.
     pub value_log_gc_ratio: f64,
+    /// Titan's level merge: a compaction into the last level rewrites, in key order, into
+    /// fresh value-log segments the values its output pointers reach out of key order (not
+    /// continuing one of the few segments the previous pointers went to, within 64 KiB), when
+    /// more than `level_merge_threshold` of its pointers are; so range scans over separated
+    /// values read the log nearly sequentially. Each value is rewritten about once, when it
+    /// first reaches the last level out of order. Default `true`.
+    pub level_merge: bool,
+    /// The fraction of a last-level merge's pointers that must be out of key order for
+    /// `level_merge` to rewrite them (0 rewrites any out-of-order value at once; near 1
+    /// almost never). Default 0.1 (docs/benchmarks/gc-in-compaction.md).
+    pub level_merge_threshold: f64,
     /// The learned index trained per SSTable (`--index`). Default Greedy-PLR.
     pub index: IndexKind,
     /// Error bound δ of learned indexes — the position boundary: a lookup reads at most
@@ -211,6 +226,8 @@ impl std::fmt::Debug for Options {
             .field("max_open_files", &self.max_open_files)
             .field("value_log_segment_bytes", &self.value_log_segment_bytes)
             .field("value_log_gc_ratio", &self.value_log_gc_ratio)
+            .field("level_merge", &self.level_merge)
+            .field("level_merge_threshold", &self.level_merge_threshold)
             .field("background_threads", &self.background_threads)
             .field("index", &self.index)
             .field("error_bound", &self.error_bound)
@@ -264,6 +281,8 @@ impl Default for Options {
             max_open_files: None,
             value_log_segment_bytes: 64 << 20,
             value_log_gc_ratio: 0.5,
+            level_merge: true,
+            level_merge_threshold: 0.1,
             fs: Arc::new(StdFs),
             background_threads: true,
             index: IndexKind::Plr,
@@ -367,6 +386,12 @@ impl Options {
         }
         if self.value_log_gc_ratio.is_nan() || self.value_log_gc_ratio <= 0.0 {
             return Err(invalid("value_log_gc_ratio", "must be a number above 0"));
+        }
+        if !(0.0..1.0).contains(&self.level_merge_threshold) {
+            return Err(invalid(
+                "level_merge_threshold",
+                "must be a number from 0 up to (not including) 1",
+            ));
         }
         self.validate_learning()
     }

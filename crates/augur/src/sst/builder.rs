@@ -40,7 +40,7 @@ use crate::sst::format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION};
 use crate::sst::properties::Properties;
 use crate::sst::slot::{self, POINTER_REF_BYTES};
 use crate::stats::cpu_time::CpuStopwatch;
-use crate::vlog::ValuePointer;
+use crate::vlog::{SegmentSpan, ValuePointer};
 use blocks::BlockWriter;
 use layout::Streaming;
 use pending::{Pending, PendingValue};
@@ -102,6 +102,8 @@ pub struct TableSummary {
     pub largest: InternalKey,
     /// What at-build learning cost this table.
     pub model_time: ModelTime,
+    /// The value-log segments its pointers point into (empty without pointers).
+    pub value_segments: SegmentSpan,
 }
 
 /// The cost of training a table's model while it is built (Bourbon "at build").
@@ -155,6 +157,8 @@ pub struct Builder {
     inline_values: u64,
     pointers: u64,
     pointer_value_bytes: u64,
+    /// The value-log segments the pointers point into.
+    value_segments: SegmentSpan,
 }
 
 impl std::fmt::Debug for Builder {
@@ -208,6 +212,7 @@ impl Builder {
             inline_values: 0,
             pointers: 0,
             pointer_value_bytes: 0,
+            value_segments: SegmentSpan::EMPTY,
         }
     }
 
@@ -320,8 +325,10 @@ impl Builder {
             }
             PendingValue::Pointer(_) => {
                 self.pointers += 1;
-                self.pointer_value_bytes +=
-                    ValuePointer::decode(value).map_or(0, |p| u64::from(p.len));
+                if let Some(p) = ValuePointer::decode(value) {
+                    self.pointer_value_bytes += u64::from(p.len);
+                    self.value_segments.include(p.segment);
+                }
             }
             PendingValue::Tombstone => self.deletes += 1,
         }
@@ -608,6 +615,7 @@ impl Builder {
                 train_ns: model_train_ns,
                 wait_ns: model_wait_ns,
             },
+            value_segments: self.value_segments,
         })
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::coding::{put_bytes, put_u64, put_varint, Decoder};
 use crate::key::{unpack_trailer, InternalKey};
+use crate::vlog::SegmentSpan;
 
 /// Metadata of one SSTable, as recorded in the manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +20,16 @@ pub struct FileMeta {
     pub smallest: InternalKey,
     /// Largest internal key.
     pub largest: InternalKey,
+    /// The value-log segments its pointers point into (tag 14); `None` for a table recorded
+    /// by an older build, which may point anywhere.
+    pub value_segments: Option<SegmentSpan>,
+}
+
+impl FileMeta {
+    /// True when the table may hold a pointer into value-log segment `segment`.
+    pub fn may_point_into(&self, segment: u64) -> bool {
+        self.value_segments.is_none_or(|s| s.contains(segment))
+    }
 }
 
 /// A change to a version.
@@ -43,6 +54,12 @@ pub struct VersionEdit {
     /// at least 1: how a manifest snapshot records the deleted segments (tag 13), so it
     /// stays as small as the number of live segments.
     pub vlog_deleted_runs: Vec<(u64, u64)>,
+    /// Value-log segments a compaction is about to write (tag 15): an open removes the ones
+    /// no later edit installed, and never reuses their ids.
+    pub vlog_reserved: Vec<u64>,
+    /// Value-log segments a compaction wrote and synced, installed with its tables (tag 16):
+    /// live from now on, with no garbage yet.
+    pub vlog_installed: Vec<u64>,
     /// WALs created (the database must find each of them at open until a log number moves
     /// past it).
     pub wals_added: Vec<u64>,
@@ -72,6 +89,9 @@ const TAG_COMPACTION_STYLE: u8 = 10;
 const TAG_GUARD_ADDED: u8 = 11;
 const TAG_GUARD_REMOVED: u8 = 12;
 const TAG_VLOG_DELETED_RUN: u8 = 13;
+const TAG_FILE_VALUE_SEGMENTS: u8 = 14;
+const TAG_VLOG_RESERVED: u8 = 15;
+const TAG_VLOG_INSTALLED: u8 = 16;
 
 fn put_ikey(out: &mut Vec<u8>, k: &InternalKey) {
     put_bytes(out, &k.user_key);
@@ -111,6 +131,18 @@ impl VersionEdit {
             put_varint(&mut out, f.entries);
             put_ikey(&mut out, &f.smallest);
             put_ikey(&mut out, &f.largest);
+            if let Some(span) = f.value_segments {
+                out.push(TAG_FILE_VALUE_SEGMENTS);
+                put_varint(&mut out, f.file_id);
+                // `first, count`; a count of 0 is a table without pointers.
+                let (first, count) = if span.is_empty() {
+                    (0, 0)
+                } else {
+                    (span.min, (span.max - span.min).saturating_add(1))
+                };
+                put_varint(&mut out, first);
+                put_varint(&mut out, count);
+            }
         }
         for (level, id) in &self.deleted {
             out.push(TAG_DELETE_FILE);
@@ -130,6 +162,15 @@ impl VersionEdit {
             out.push(TAG_VLOG_DELETED_RUN);
             put_varint(&mut out, *first);
             put_varint(&mut out, *count);
+        }
+        for (tag, ids) in [
+            (TAG_VLOG_RESERVED, &self.vlog_reserved),
+            (TAG_VLOG_INSTALLED, &self.vlog_installed),
+        ] {
+            for seg in ids {
+                out.push(tag);
+                put_varint(&mut out, *seg);
+            }
         }
         for wal in &self.wals_added {
             out.push(TAG_WAL_ADDED);
@@ -171,9 +212,25 @@ impl VersionEdit {
                         entries: d.varint()?,
                         smallest: get_ikey(&mut d)?,
                         largest: get_ikey(&mut d)?,
+                        value_segments: None,
                     };
                     e.added.push((level, meta));
                 }
+                TAG_FILE_VALUE_SEGMENTS => {
+                    let (file_id, first, count) = (d.varint()?, d.varint()?, d.varint()?);
+                    let span = match count {
+                        0 => SegmentSpan::EMPTY,
+                        n => SegmentSpan {
+                            min: first,
+                            max: first.checked_add(n - 1)?,
+                        },
+                    };
+                    // It describes a file this edit added (the record follows it).
+                    let (_, meta) = e.added.iter_mut().rev().find(|(_, m)| m.file_id == file_id)?;
+                    meta.value_segments = Some(span);
+                }
+                TAG_VLOG_RESERVED => e.vlog_reserved.push(d.varint()?),
+                TAG_VLOG_INSTALLED => e.vlog_installed.push(d.varint()?),
                 TAG_DELETE_FILE => {
                     let level = usize::try_from(d.varint()?).ok()?;
                     e.deleted.push((level, d.varint()?));
@@ -226,12 +283,15 @@ mod tests {
                     entries: 10,
                     smallest: InternalKey::new(b"a".to_vec(), 3, ValueKind::Value),
                     largest: InternalKey::new(b"z".to_vec(), 1, ValueKind::Delete),
+                    value_segments: Some(SegmentSpan { min: 4, max: 9 }),
                 },
             )],
             deleted: vec![(1, 3), (0, 4)],
             vlog_garbage: vec![(1, 100)],
             vlog_deleted: vec![0],
             vlog_deleted_runs: vec![(1, 1), (40, 1 << 20)],
+            vlog_reserved: vec![41, 42],
+            vlog_installed: vec![41],
             wals_added: vec![11, 12],
             wals_closed: vec![(11, 1 << 33)],
             compaction_style: Some(1),
@@ -249,5 +309,41 @@ mod tests {
         put_varint(&mut past_max, u64::MAX);
         put_varint(&mut past_max, 1);
         assert_eq!(VersionEdit::decode(&past_max), None);
+    }
+
+    #[test]
+    fn value_segment_spans_roundtrip_and_need_their_file() {
+        let meta = |id, value_segments| FileMeta {
+            file_id: id,
+            file_size: 1,
+            entries: 1,
+            smallest: InternalKey::new(b"a".to_vec(), 1, ValueKind::Value),
+            largest: InternalKey::new(b"a".to_vec(), 1, ValueKind::Value),
+            value_segments,
+        };
+        let e = VersionEdit {
+            added: vec![
+                (1, meta(3, None)),
+                (1, meta(4, Some(SegmentSpan::EMPTY))),
+                (2, meta(5, Some(SegmentSpan { min: 7, max: 7 }))),
+                (
+                    2,
+                    meta(
+                        6,
+                        Some(SegmentSpan {
+                            min: 0,
+                            max: u64::MAX - 1,
+                        }),
+                    ),
+                ),
+            ],
+            ..VersionEdit::default()
+        };
+        assert_eq!(VersionEdit::decode(&e.encode()), Some(e.clone()));
+        assert!(e.added[0].1.may_point_into(99));
+        assert!(!e.added[1].1.may_point_into(0));
+        assert!(e.added[2].1.may_point_into(7) && !e.added[2].1.may_point_into(8));
+        // A span for a file the edit does not add is malformed.
+        assert_eq!(VersionEdit::decode(&[14, 9, 1, 1]), None);
     }
 }

@@ -22,7 +22,7 @@ use crate::fs::FileSystem;
 use crate::sst::Table;
 use crate::wal::{read_log, LogKind, LogWriter};
 use parking_lot::Mutex;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -82,6 +82,8 @@ struct Replay {
     files: Vec<BTreeMap<u64, FileMeta>>,
     garbage: BTreeMap<u64, u64>,
     vlog_deleted: SegmentSet,
+    /// Segments reserved by compactions and not installed yet.
+    vlog_reserved: BTreeSet<u64>,
     /// Recorded WALs at or above `log_number`: number → synced bytes once closed.
     wals: BTreeMap<u64, Option<u64>>,
     log_number: u64,
@@ -137,7 +139,12 @@ impl Replay {
             })?;
             g.insert(key.clone());
         }
-        apply_vlog_changes(&mut self.garbage, &mut self.vlog_deleted, edit);
+        apply_vlog_changes(
+            &mut self.garbage,
+            &mut self.vlog_deleted,
+            &mut self.vlog_reserved,
+            edit,
+        );
         for wal in &edit.wals_added {
             self.wals.entry(*wal).or_insert(None);
         }
@@ -175,6 +182,8 @@ impl Replay {
                 .runs()
                 .filter(|&(_, count)| count > 1)
                 .collect(),
+            vlog_reserved: self.vlog_reserved.iter().copied().collect(),
+            vlog_installed: Vec::new(),
             wals_added: self.wals.keys().copied().collect(),
             wals_closed: self
                 .wals
@@ -280,6 +289,7 @@ impl VersionSet {
         }
         version.vlog_garbage = replay.garbage.clone();
         version.vlog_deleted = replay.vlog_deleted.clone();
+        version.vlog_reserved = replay.vlog_reserved.clone();
         version.rebuild_runs();
 
         // The number of the new manifest `start_manifest` writes, holding one snapshot edit.
@@ -448,7 +458,12 @@ impl VersionSet {
                 *slot = std::sync::OnceLock::new();
             }
         }
-        apply_vlog_changes(&mut next.vlog_garbage, &mut next.vlog_deleted, &edit);
+        apply_vlog_changes(
+            &mut next.vlog_garbage,
+            &mut next.vlog_deleted,
+            &mut next.vlog_reserved,
+            &edit,
+        );
         let next = Arc::new(next);
         *current = next.clone();
         drop(current);
@@ -461,15 +476,24 @@ impl VersionSet {
     }
 }
 
-/// Applies an edit's value-log changes to the garbage per segment and the deleted segments
-/// (manifest replay and `log_and_apply` alike): garbage that dropped pointers add to a
-/// segment already deleted is not recorded (the segment is gone), and a deleted segment's
-/// garbage goes with it.
+/// Applies an edit's value-log changes to the garbage per segment, the deleted segments and
+/// the reserved ones (manifest replay and `log_and_apply` alike): a reservation is dropped
+/// when its segment is installed (which starts its garbage at 0) or deleted; garbage that
+/// dropped pointers add to a segment already deleted is not recorded (the segment is gone),
+/// and a deleted segment's garbage goes with it.
 fn apply_vlog_changes(
     garbage: &mut BTreeMap<u64, u64>,
     deleted: &mut SegmentSet,
+    reserved: &mut BTreeSet<u64>,
     edit: &VersionEdit,
 ) {
+    reserved.extend(edit.vlog_reserved.iter().copied());
+    for &seg in &edit.vlog_installed {
+        reserved.remove(&seg);
+        if !deleted.contains(seg) {
+            garbage.entry(seg).or_default();
+        }
+    }
     for (seg, bytes) in &edit.vlog_garbage {
         if !deleted.contains(*seg) {
             *garbage.entry(*seg).or_default() += bytes;
@@ -482,6 +506,10 @@ fn apply_vlog_changes(
         let gone: Vec<u64> = garbage.range(first..end).map(|(&s, _)| s).collect();
         for seg in gone {
             garbage.remove(&seg);
+        }
+        let unreserved: Vec<u64> = reserved.range(first..end).copied().collect();
+        for seg in unreserved {
+            reserved.remove(&seg);
         }
     }
 }

@@ -78,6 +78,9 @@ pub struct Version {
     /// Segments deleted by GC, or removed by an open as empty (pointers into them are
     /// obsolete), as runs of consecutive ids.
     pub vlog_deleted: SegmentSet,
+    /// Segments reserved in the manifest by a compaction that has not installed them yet
+    /// (after a crash: segments an open removes).
+    pub vlog_reserved: BTreeSet<u64>,
     /// Level models (Bourbon level learning), per level; set at most once per version and
     /// carried to the next version while the level's files do not change.
     pub level_models: Vec<OnceLock<Arc<LevelModel>>>,
@@ -100,6 +103,7 @@ impl Version {
             seek_streaks: Arc::new(Vec::new()),
             vlog_garbage: BTreeMap::new(),
             vlog_deleted: SegmentSet::new(),
+            vlog_reserved: BTreeSet::new(),
             level_models: vec![OnceLock::new(); num_levels],
         };
         v.rebuild_runs();

@@ -2,9 +2,11 @@
 //!
 //! Where it sits: the write path appends large values with [`ValueLog::append`] before
 //! writing their WAL record; the read path resolves pointers with [`ValueLog::read`];
-//! recovery checks replayed pointers with [`ValueLog::read_with_key`]; GC (elsewhere) walks sealed
-//! segments with [`ValueLog::segment_entries`] and drops them with
-//! [`ValueLog::delete_segment`]. Garbage accounting and GC policy live in the manifest/db code.
+//! recovery checks replayed pointers with [`ValueLog::read_with_key`]; compactions copy
+//! values into segments of their own (`log_output.rs`, [`ValueLog::read_stored`]); GC (in
+//! the db layer) drops collected segments with [`ValueLog::delete_segment`]; `verify` walks
+//! sealed segments with [`ValueLog::segment_entries`]. Garbage accounting and GC policy live
+//! in the manifest/db code.
 //!
 //! Invariants:
 //! - Once [`ValueLog::start_active`] ran, exactly one segment is active (appended to); it is
@@ -29,8 +31,13 @@
 //!   fsync.
 //! - Appends never follow bytes that are not a valid entry: a segment whose tail is torn,
 //!   zero-filled or damaged is never appended to again.
-//! - Segment ids only grow: a rollover creates `active + 1`; a new segment at open takes an
-//!   id above every existing one and every one the manifest mentions.
+//! - Segment ids only grow and are never reused: rollovers and compactions (which write
+//!   segments of their own, `log_output.rs`) take them from one counter, under the `active`
+//!   lock, so a segment whose creation a crash tore is the newest id anyone was handed; a new
+//!   segment at open takes an id above every existing one and every one the manifest mentions.
+//! - Segments a compaction reserved in the manifest but never installed (a crash in
+//!   between) are orphans: [`ValueLog::open_existing_with_orphans`] does not open them and
+//!   [`ValueLog::start_active`] removes them.
 //!
 //! Locking: `active` (the writer) is taken before `unsynced`, and either before `segments`
 //! (the reader table); reads take only `segments`, briefly, to clone a reader handle.
@@ -48,6 +55,7 @@ use crate::fs::{FileSystem, ReadMode};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A snapshot of one segment's state, as reported by [`ValueLog::segments`].
@@ -62,7 +70,7 @@ pub struct SegmentInfo {
 }
 
 /// What [`ValueLog::start_active`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActiveStart {
     /// The active segment's id.
     pub segment: u64,
@@ -72,6 +80,9 @@ pub struct ActiveStart {
     /// A segment shorter than its header (its creation was torn) that was removed. It never
     /// held an entry; the caller may record it as deleted.
     pub removed_stub: Option<u64>,
+    /// Orphan segments (reserved by a compaction that never installed them) whose files were
+    /// removed; nothing points into them.
+    pub removed_orphans: Vec<u64>,
 }
 
 /// One entry of the reader table.
@@ -125,8 +136,11 @@ pub struct ValueLog {
     /// The newest segment found at open, when it is shorter than its header (a crash tore
     /// its creation): removed by [`Self::start_active`].
     stub: Mutex<Option<u64>>,
-    /// One more than the largest segment id found at open.
-    next_id: u64,
+    /// The next segment id to hand out (rollovers and compactions); taken under `active`.
+    next_id: AtomicU64,
+    /// Files of orphan segments found at open (see the module doc), removed by
+    /// [`Self::start_active`].
+    orphans: Mutex<Vec<u64>>,
     /// Readers of every live segment, the active one included.
     segments: RwLock<BTreeMap<u64, Slot>>,
     /// Sealed segments that may hold bytes no sync made durable yet (see the module doc);
@@ -210,6 +224,23 @@ impl ValueLog {
         reads: impl Into<FileReads>,
         segment_bytes: u64,
     ) -> Result<ValueLog> {
+        Self::open_existing_with_orphans(fs, dir, reads, segment_bytes, &|_| false)
+    }
+
+    /// [`Self::open_existing`], except that the segments `is_orphan` names (reserved in the
+    /// manifest by a compaction that never installed them) are neither opened nor checked:
+    /// their files, whatever they hold, are removed by [`Self::start_active`]. Their ids still
+    /// count when the next id is chosen.
+    ///
+    /// # Errors
+    /// As [`Self::open_existing`].
+    pub fn open_existing_with_orphans(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        reads: impl Into<FileReads>,
+        segment_bytes: u64,
+        is_orphan: &dyn Fn(u64) -> bool,
+    ) -> Result<ValueLog> {
         let reads = reads.into();
         if segment_bytes == 0 {
             return Err(Error::InvalidArgument(
@@ -222,6 +253,8 @@ impl ValueLog {
             .filter_map(|name| parse_segment_file_name(name))
             .collect();
         ids.sort_unstable();
+        let next_id = ids.last().map_or(1, |max| max.saturating_add(1));
+        let (orphans, ids): (Vec<u64>, Vec<u64>) = ids.into_iter().partition(|&id| is_orphan(id));
 
         let mut slots = BTreeMap::new();
         let mut stub = None;
@@ -258,7 +291,8 @@ impl ValueLog {
             segment_bytes,
             active: Mutex::new(None),
             stub: Mutex::new(stub),
-            next_id: ids.last().map_or(1, |max| max.saturating_add(1)),
+            next_id: AtomicU64::new(next_id),
+            orphans: Mutex::new(orphans),
             segments: RwLock::new(slots),
             unsynced: Mutex::new(BTreeSet::new()),
             fetch_threads: 0,
@@ -305,6 +339,15 @@ impl ValueLog {
             );
             self.fs.remove(&path)?;
         }
+        let removed_orphans = std::mem::take(&mut *self.orphans.lock());
+        for &id in &removed_orphans {
+            let path = self.segment_path(id);
+            ::log::info!(
+                "removing {}: written by a compaction that did not complete",
+                path.display()
+            );
+            self.fs.remove(&path)?;
+        }
         let newest = self
             .segments
             .read()
@@ -318,7 +361,8 @@ impl ValueLog {
         let writer = match newest {
             Some(id) if reusable => SegmentWriter::reopen(self.fs.as_ref(), &self.dir, id)?,
             _ => {
-                let next_id = self.next_id.max(min_new_id);
+                self.next_id.fetch_max(min_new_id, Ordering::SeqCst);
+                let next_id = self.take_id()?;
                 let writer = SegmentWriter::create(self.fs.as_ref(), &self.dir, next_id)?;
                 self.fs.sync_dir(&self.dir)?;
                 // Its last process may have stopped before syncing it.
@@ -347,10 +391,12 @@ impl ValueLog {
             writer,
             failure: None,
         });
+        self.next_id.fetch_max(id.saturating_add(1), Ordering::SeqCst);
         Ok(ActiveStart {
             segment: id,
             reused,
             removed_stub,
+            removed_orphans,
         })
     }
 
@@ -460,9 +506,7 @@ impl ValueLog {
         let sealed_id = active.writer.id();
         let sealed_size = active.writer.len();
         let sealed = SegmentReader::open(self.fs.as_ref(), &self.dir, sealed_id, self.reads.clone())?;
-        let next_id = sealed_id
-            .checked_add(1)
-            .ok_or_else(|| Error::InvalidArgument("value-log segment ids are exhausted".into()))?;
+        let next_id = self.take_id()?;
         let next = SegmentWriter::create(self.fs.as_ref(), &self.dir, next_id)?;
         self.fs.sync_dir(&self.dir)?;
         let next_reader =
@@ -607,7 +651,8 @@ impl ValueLog {
         self.active.lock().as_ref().map(|a| a.writer.id())
     }
 
-    /// Every live segment in id order, the active one last.
+    /// Every live segment in id order (the active one is the newest write-path segment, but
+    /// a compaction's segment may have a larger id).
     pub fn segments(&self) -> Vec<SegmentInfo> {
         let active = self.active.lock();
         let segments = self.segments.read();
@@ -639,7 +684,7 @@ impl ValueLog {
         }
     }
 
-    /// All complete, valid entries of sealed segment `id`, in file order (for GC). A torn
+    /// All complete, valid entries of sealed segment `id`, in file order (for `verify`). A torn
     /// tail (from a crash before the segment was sealed) is skipped.
     ///
     /// # Errors
@@ -691,6 +736,9 @@ impl ValueLog {
         self.dir.join(segment_file_name(id))
     }
 }
+
+#[path = "log_output.rs"]
+mod output;
 
 #[cfg(test)]
 #[path = "log_tests.rs"]

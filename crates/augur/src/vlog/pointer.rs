@@ -40,9 +40,62 @@ impl ValuePointer {
     }
 }
 
+/// The smallest and largest value-log segment id a set of pointers points into (an SSTable's
+/// pointers, recorded with the table in the manifest): value-log GC rewrites only the tables
+/// whose span holds the segment it collects. A span is a bound, not a set: a table whose span
+/// holds a segment may still have no pointer into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SegmentSpan {
+    /// Smallest segment id (above `max` when the span is empty).
+    pub min: u64,
+    /// Largest segment id.
+    pub max: u64,
+}
+
+impl SegmentSpan {
+    /// The span of no pointer.
+    pub const EMPTY: SegmentSpan = SegmentSpan {
+        min: u64::MAX,
+        max: 0,
+    };
+
+    /// True when no pointer contributed to the span.
+    pub fn is_empty(&self) -> bool {
+        self.min > self.max
+    }
+
+    /// Widens the span to hold `segment`.
+    pub fn include(&mut self, segment: u64) {
+        self.min = self.min.min(segment);
+        self.max = self.max.max(segment);
+    }
+
+    /// True when `segment` lies inside the span (a pointer into it may exist).
+    pub fn contains(&self, segment: u64) -> bool {
+        self.min <= segment && segment <= self.max
+    }
+}
+
+impl Default for SegmentSpan {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_grow_and_hold() {
+        let mut s = SegmentSpan::EMPTY;
+        assert!(s.is_empty() && !s.contains(0) && !s.contains(u64::MAX));
+        s.include(7);
+        s.include(3);
+        assert!(!s.is_empty() && s.contains(3) && s.contains(5) && s.contains(7));
+        assert!(!s.contains(2) && !s.contains(8));
+        assert_eq!(s, SegmentSpan { min: 3, max: 7 });
+    }
 
     #[test]
     fn roundtrip() {

@@ -2,7 +2,8 @@
 //!
 //! Where it sits: on the write path a large value is appended here before its WAL record
 //! (which holds the returned [`ValuePointer`]); on the read path a pointer found in the LSM is
-//! resolved with [`SegmentReader::read`]; GC and `verify` walk a segment with
+//! resolved with [`SegmentReader::read`]; compactions relocating values copy them with
+//! [`SegmentReader::read_stored`] and [`SegmentWriter::append_stored`]; `verify` walks a segment with
 //! [`SegmentReader::entries`].
 //!
 //! Format (specified in `docs/format/vlog.md`): a 24-byte header (magic, format version,
@@ -13,7 +14,7 @@
 //! entry's first byte and its `len` the stored value length (what the entry takes on disk).
 //!
 //! Invariants: a writer only appends; the header is synced at creation; each entry carries
-//! its key so GC can test liveness; a reader never trusts a length field before checking it
+//! its key (checked against the pointer's on every read); a reader never trusts a length field before checking it
 //! against the file's length (no allocation larger than the file), and never panics on bad
 //! bytes.
 
@@ -56,6 +57,16 @@ pub const ENTRY_HEADER_LEN: usize = 12;
 /// One value-log entry as yielded by [`SegmentReader::entries`]: the pointer to it, its key
 /// and its value.
 pub type SegmentEntry = (ValuePointer, Vec<u8>, Vec<u8>);
+
+/// A value as an entry stores it: its codec (0 raw, 1 LZ4, 2 zstd) and its stored bytes
+/// (`raw_len u32 | compressed bytes` when compressed). Relocation copies values in this form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredValue {
+    /// The entry's codec.
+    pub codec: u8,
+    /// The stored bytes (what the entry's checksum covers after the key).
+    pub bytes: Vec<u8>,
+}
 
 /// File name of segment `id`: the id zero-padded to at least 6 digits, then `.vlog`.
 pub fn segment_file_name(id: u64) -> String {
@@ -171,6 +182,39 @@ impl SegmentWriter {
         } else {
             [&stored_prefix, &compressed]
         };
+        let written = self.append_parts(key, codec, stored);
+        self.scratch = compressed;
+        written
+    }
+
+    /// Appends an entry whose value is already in its stored form (`stored.codec`, and for a
+    /// compressed value `raw_len u32 | compressed bytes`), as [`SegmentReader::read_stored`]
+    /// returns it: compaction relocates values this way without decompressing them. The
+    /// returned pointer has the same `len` as the entry the value came from.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an oversized key or stored value or an unknown codec; `Io` on a
+    /// write failure.
+    pub fn append_stored(&mut self, key: &[u8], stored: &StoredValue) -> Result<ValuePointer> {
+        if key.len() > MAX_KEY_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "key of {} bytes exceeds the {MAX_KEY_LEN}-byte limit",
+                key.len()
+            )));
+        }
+        if u32::try_from(stored.bytes.len()).is_err() || stored.codec > compression::CODEC_ZSTD {
+            return Err(Error::InvalidArgument(format!(
+                "stored value of {} bytes with codec {}",
+                stored.bytes.len(),
+                stored.codec
+            )));
+        }
+        self.append_parts(key, stored.codec, [&[], &stored.bytes])
+    }
+
+    /// Writes one entry whose stored value is the concatenation of `stored`. REQUIRES: the
+    /// key and the stored value fit their length fields (checked by the callers).
+    fn append_parts(&mut self, key: &[u8], codec: u8, stored: [&[u8]; 2]) -> Result<ValuePointer> {
         let stored_len = (stored[0].len() + stored[1].len()) as u32;
         let mut header = [0u8; ENTRY_HEADER_LEN];
         let key_field = key.len() as u32 | u32::from(codec) << KEY_LEN_BITS;
@@ -184,14 +228,12 @@ impl SegmentWriter {
             offset: self.file.len(),
             len: stored_len,
         };
-        let written = self
-            .file
+        self.file
             .append(&header)
             .and_then(|()| self.file.append(key))
             .and_then(|()| self.file.append(stored[0]))
-            .and_then(|()| self.file.append(stored[1]));
-        self.scratch = compressed;
-        written.map(|()| ptr)
+            .and_then(|()| self.file.append(stored[1]))
+            .map(|()| ptr)
     }
 
     /// Hands buffered entries to the operating system, so readers see them.
@@ -580,6 +622,52 @@ impl SegmentReader {
             )),
             Parsed::Zero => Err(corrupt("value pointer points at zero bytes".into())),
             Parsed::Bad { reason, .. } => Err(corrupt(reason)),
+        }
+    }
+
+    /// Reads and verifies the entry `ptr` points at, which must hold `key`, and returns its
+    /// value as stored (not decompressed): what [`SegmentWriter::append_stored`] copies.
+    ///
+    /// # Errors
+    /// As [`Self::read`] with an expected key.
+    pub fn read_stored(&self, ptr: &ValuePointer, key: &[u8]) -> Result<StoredValue> {
+        if ptr.segment != self.id {
+            return Err(Error::InvalidArgument(format!(
+                "pointer into segment {} passed to the reader of segment {}",
+                ptr.segment, self.id
+            )));
+        }
+        let corrupt = |reason: &str| Error::corruption(&self.path, ptr.offset, reason);
+        if ptr.offset < SEGMENT_HEADER_LEN as u64 {
+            return Err(corrupt("value pointer points into the segment header"));
+        }
+        if let Some(total) = known_entry_len(ptr, key) {
+            if let Some(entry) = self.read_at(ptr.offset, total)? {
+                if let Some((codec, stored)) = value_of_entry(&entry, ptr, key) {
+                    return Ok(StoredValue {
+                        codec,
+                        bytes: stored.to_vec(),
+                    });
+                }
+            }
+        }
+        let file_len = self.file.len()?;
+        match self.parse_entry(ptr.offset, file_len, Some(ptr.len))? {
+            Parsed::Valid {
+                key: stored_key,
+                value,
+                codec,
+                ..
+            } if *stored_key == *key => Ok(StoredValue {
+                codec,
+                bytes: value.into_owned(),
+            }),
+            Parsed::Valid { .. } => Err(corrupt(
+                "entry's key differs from the key the pointer was stored under",
+            )),
+            Parsed::Incomplete => Err(corrupt("value pointer points past the end of the segment")),
+            Parsed::Zero => Err(corrupt("value pointer points at zero bytes")),
+            Parsed::Bad { reason, .. } => Err(corrupt(&reason)),
         }
     }
 

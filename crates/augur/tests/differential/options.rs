@@ -158,6 +158,13 @@ pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize
     opts.dynamic_level_bytes = level_rng.gen_bool(0.7);
     opts.max_subcompactions = level_rng.gen_range(1..=4);
     opts.delayed_write_rate = [0, 1 << 20, 16 << 20][level_rng.gen_range(0..3)];
+    // Value relocation from a stream of its own: the GC ratio (which segments compactions
+    // relocate out of and automatic GC collects) and level merge (on or off, at thresholds
+    // from "any value out of order" up).
+    let mut vlog_rng = StdRng::seed_from_u64(seed ^ 0x0B10_B6C0);
+    opts.value_log_gc_ratio = [0.3, 0.5, 0.8][vlog_rng.gen_range(0..3)];
+    opts.level_merge = vlog_rng.gen_bool(0.6);
+    opts.level_merge_threshold = [0.0, 0.1, 0.3][vlog_rng.gen_range(0..3)];
     if cfg.style == CompactionStyle::Flsm {
         // Guards every few dozen keys, few levels (so the last level's rewrites and the
         // in-place rule run), crowded guards and seek-triggered compactions.
