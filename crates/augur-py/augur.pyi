@@ -78,6 +78,7 @@ def open(
     static_level_sizes: bool = False,
     max_subcompactions: Optional[int] = None,
     delayed_write_mb: int = 16,
+    max_immutable_memtables: int = 2,
     index: str = "plr",
     compaction: Optional[str] = None,
     flsm_top_level_bits: int = 20,
@@ -122,7 +123,8 @@ def open(
     ``static_level_sizes`` LevelDB's fixed level sizes instead of dynamic ones;
     ``max_subcompactions`` threads one compaction may use (``None``: the engine's default,
     the cores up to 4); ``delayed_write_mb`` MiB/s writes may ingest once L0 reaches its
-    slowdown trigger (0: never slowed); ``no_level_merge`` leaves separated values where
+    slowdown trigger (0: never slowed); ``max_immutable_memtables`` full memtables that
+    may wait for their flush before writes stop; ``no_level_merge`` leaves separated values where
     they are when compactions reach the last level (level merge rewrites the ones out of
     key order once more than ``level_merge_threshold`` of a merge's are). A bad value raises
     :class:`InvalidArgumentError` (a ``ValueError``) naming the option.

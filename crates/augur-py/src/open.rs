@@ -50,6 +50,7 @@ use std::path::PathBuf;
     static_level_sizes = false,
     max_subcompactions = None,
     delayed_write_mb = 16,
+    max_immutable_memtables = 2,
     index = "plr",
     compaction = None,
     flsm_top_level_bits = 20,
@@ -98,6 +99,7 @@ pub(crate) fn open(
     static_level_sizes: bool,
     max_subcompactions: Option<i64>,
     delayed_write_mb: i64,
+    max_immutable_memtables: i64,
     index: &str,
     compaction: Option<&str>,
     flsm_top_level_bits: i64,
@@ -151,6 +153,10 @@ pub(crate) fn open(
             .map(|n| unsigned("max_subcompactions", n))
             .transpose()?,
         delayed_write_mb: Some(unsigned("delayed_write_mb", delayed_write_mb)?),
+        max_immutable_memtables: Some(unsigned(
+            "max_immutable_memtables",
+            max_immutable_memtables,
+        )?),
         index: Some(choice::<IndexArg>("index", index)?),
         compaction: compaction
             .map(|c| choice::<CompactionArg>("compaction", c))
@@ -240,6 +246,7 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
             // The engine's default depends on the machine (its cores): None keeps it.
             "max_subcompactions" => py.None(),
             "delayed_write_mb" => (o.delayed_write_rate / MIB).into_py_any(py)?,
+            "max_immutable_memtables" => o.max_immutable_memtables.into_py_any(py)?,
             "index" => {
                 let kind = if o.auto_index {
                     Some(IndexArg::Auto)

@@ -62,6 +62,7 @@ def test_oversized_key_is_invalid_argument(db):
         ("error_bound", -1),
         ("error_bound", 2_000_000),
         ("memtable_mb", 0),
+        ("max_immutable_memtables", 0),
         ("bloom_bits", 65),
         ("radix_bits", 30),
         ("fiting_fanout", 1),
