@@ -9,7 +9,7 @@ mod segment;
 pub use log::{ActiveStart, SegmentInfo, ValueLog};
 pub use pointer::{SegmentSpan, ValuePointer};
 pub use segment::{
-    parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter, StoredValue,
+    entry_bytes, parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter, StoredValue,
     ValueRequest, ValueSink, ENTRY_HEADER_LEN, SEGMENT_FORMAT_VERSION, SEGMENT_HEADER_LEN,
     SEGMENT_MAGIC,
 };

@@ -296,6 +296,14 @@ fn split_key_field(field: u32) -> (u8, u32) {
     ((field >> KEY_LEN_BITS) as u8, field & ((1 << KEY_LEN_BITS) - 1))
 }
 
+/// Bytes the entry `ptr` points at takes in its segment (header, key, value) when it was
+/// stored under a key of `key_len` bytes: what it adds to its segment's garbage once nothing
+/// points at it.
+#[must_use]
+pub fn entry_bytes(key_len: usize, ptr: &ValuePointer) -> u64 {
+    (ENTRY_HEADER_LEN + key_len) as u64 + u64::from(ptr.len)
+}
+
 /// Bytes of the whole entry `ptr` points at when it was stored under `key`, or `None` when
 /// it is too large to read without first checking its header against the file length.
 fn known_entry_len(ptr: &ValuePointer, key: &[u8]) -> Option<usize> {

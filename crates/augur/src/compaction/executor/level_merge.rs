@@ -15,12 +15,11 @@
 //! ([`count_out_of_order`]); merges that bring few new values into an ordered range leave
 //! them where they are until enough accumulate, which keeps WiscKey's write savings.
 
-use super::relocate::entry_bytes;
 use crate::error::Result;
 use crate::iter::merge::MergeCursor;
 use crate::key::{unpack_trailer, ValueKind};
 use crate::version::SegmentSet;
-use crate::vlog::{ValuePointer, SEGMENT_HEADER_LEN};
+use crate::vlog::{entry_bytes, ValuePointer, SEGMENT_HEADER_LEN};
 
 /// Segments a merge's pointers are followed in at once (see the module doc): a last-level
 /// range keeps its values in a few interleaved streams (values rewritten by earlier merges,

@@ -23,18 +23,9 @@
 use super::level_merge::Streams;
 use crate::error::{Error, Result};
 use crate::version::SegmentSet;
-use crate::vlog::{SegmentWriter, ValueLog, ValuePointer};
+use crate::vlog::{entry_bytes, SegmentWriter, ValueLog, ValuePointer};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Bytes of a value-log entry's header (crc, key length, value length).
-const ENTRY_HEADER_BYTES: u64 = 12;
-
-/// Bytes the value-log entry `p` points at takes in its segment, stored under a key of
-/// `key_len` bytes: what it adds to its segment's garbage once nothing points at it.
-pub(super) fn entry_bytes(key_len: usize, p: &ValuePointer) -> u64 {
-    ENTRY_HEADER_BYTES + key_len as u64 + u64::from(p.len)
-}
 
 /// What a compaction relocates, decided when it starts (the database's part; see the module
 /// doc).

@@ -166,5 +166,5 @@ fn touch_entries(data: &[u8], requests: &[ValueRequest<'_>], verified: &Verified
 
 /// Bytes of the entry a request points at (header, key, value).
 fn entry_bytes(r: &ValueRequest<'_>) -> u64 {
-    (super::ENTRY_HEADER_LEN + r.key.len()) as u64 + u64::from(r.ptr.len)
+    super::entry_bytes(r.key.len(), &r.ptr)
 }
