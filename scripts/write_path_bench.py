@@ -21,8 +21,12 @@ For each (size, configuration, engine), on disk (--work-dir, ext4 here; never tm
      (directory bytes / live key+value bytes from a full scan), peak RSS during the fill,
      Augur's stall and slowdown time;
   2. `compact` in a fresh process: the full compaction's time;
-  3. `readwhilewriting` (1 reader thread, 1 writer thread; --reads lookups);
-  4. sep1k only: `readseq`, `seekrandom --seek_nexts 10` and `--seek_nexts 100`.
+  3. sep1k only: `readseq`, `seekrandom --seek_nexts 10` and `--seek_nexts 100` (after the
+     full compaction, whose last-level merge rewrites scattered values in key order);
+  4. `readwhilewriting` (1 reader thread, 1 writer thread; --reads lookups);
+  5. sep1k, Augur only: `overwrite` of --num keys (50% of the log's values dead), settled;
+     `readrandom` before and after an explicit `gc` (each in a fresh process).
+Engine `leveled-nolm` is Augur leveled with `--no-level-merge`.
 Each engine's database is deleted after its steps (at most one exists at a time).
 """
 import argparse
@@ -39,9 +43,9 @@ from json_tools import save_json  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INLINE = "18446744073709551615"
 CONFIGS = {"inline64": (64, INLINE), "inline128": (128, INLINE), "sep1k": (1024, "1024")}
-NAMES = {"leveled": "Augur leveled", "flsm": "Augur FLSM", "rocksdb": "RocksDB",
-         "leveldb": "LevelDB", "fjall": "fjall"}
-AUGUR = ("leveled", "flsm")
+NAMES = {"leveled": "Augur leveled", "leveled-nolm": "Augur leveled, no level merge",
+         "flsm": "Augur FLSM", "rocksdb": "RocksDB", "leveldb": "LevelDB", "fjall": "fjall"}
+AUGUR = ("leveled", "leveled-nolm", "flsm")
 
 
 def parse_args():
@@ -69,6 +73,8 @@ def engine_args(engine, db, num, config, read_mode):
         args.append(f"--read-mode={read_mode}")
         if engine == "flsm":
             args.append("--compaction=flsm")
+        if engine == "leveled-nolm":
+            args.append("--no-level-merge")
     else:
         args.append(f"--engine={engine}")
     return args
@@ -114,14 +120,6 @@ def run_cell(a, state, num, config, engine, commands):
         c = last_record(recs, "compact")
         cell["compact_s"] = c.get("seconds") if c else None
         save(a, state)
-        recs = bench(["--use_existing_db", f"--reads={a.reads}", "--threads=1",
-                      "--benchmarks=readwhilewriting"], "readwhilewriting")
-        r = last_record(recs, "readwhilewriting")
-        r = r or {}
-        cell["readwhilewriting"] = {"micros_per_op": r.get("micros_per_op"),
-                                    "ops_per_sec": r.get("ops_per_sec"),
-                                    "writes_per_sec": r.get("writes_per_sec")}
-        save(a, state)
         if config == "sep1k":
             for name, extra_args in (("readseq", ["--benchmarks=readseq"]),
                                      ("seek+10", ["--benchmarks=seekrandom", "--seek_nexts=10",
@@ -133,6 +131,29 @@ def run_cell(a, state, num, config, engine, commands):
                 r = last_record(recs, bench_name)
                 cell.setdefault("scans", {})[name] = r.get("micros_per_op") if r else None
                 save(a, state)
+        recs = bench(["--use_existing_db", f"--reads={a.reads}", "--threads=1",
+                      "--benchmarks=readwhilewriting"], "readwhilewriting")
+        r = last_record(recs, "readwhilewriting")
+        r = r or {}
+        cell["readwhilewriting"] = {"micros_per_op": r.get("micros_per_op"),
+                                    "ops_per_sec": r.get("ops_per_sec"),
+                                    "writes_per_sec": r.get("writes_per_sec")}
+        save(a, state)
+        if config == "sep1k" and engine in AUGUR:
+            # Value-log GC of 50% garbage: --num overwrites of the --num keys leave half the
+            # log's values dead; readrandom in fresh processes before and after the GC.
+            bench(["--use_existing_db", "--benchmarks=overwrite,waitforcompaction"], "overwrite")
+            gc = cell.setdefault("gc", {})
+            r = last_record(bench(["--use_existing_db", f"--reads={3 * a.reads}",
+                                   "--benchmarks=readrandom"], "readrandom before gc"), "readrandom")
+            gc["readrandom_before_us"] = r.get("micros_per_op") if r else None
+            r = last_record(bench(["--use_existing_db", "--benchmarks=gc"], "gc"), "gc") or {}
+            gc.update({"gc_s": r.get("seconds"), "segments": r.get("segments_collected"),
+                       "tables": r.get("tables_rewritten"), "relocated": r.get("values_relocated")})
+            r = last_record(bench(["--use_existing_db", f"--reads={3 * a.reads}",
+                                   "--benchmarks=readrandom"], "readrandom after gc"), "readrandom")
+            gc["readrandom_after_us"] = r.get("micros_per_op") if r else None
+            save(a, state)
     except BenchFailed as e:
         log(f"ERROR {key}: {e.short()}")
         cell["failed"] = e.short()
@@ -203,6 +224,23 @@ def render(a, state):
                 md += table(["engine", "readseq µs/entry", "seek+10 µs", "seek+100 µs",
                              "seek+10 speed ÷ LevelDB", "seek+100 ÷ LevelDB",
                              "seek+10 ÷ RocksDB", "seek+100 ÷ RocksDB"], body) + [""]
+                body = []
+                for c in rows:
+                    g = c.get("gc")
+                    if not g:
+                        continue
+                    body.append([NAMES[c["engine"]], fmt(g.get("readrandom_before_us")),
+                                 fmt(g.get("readrandom_after_us")),
+                                 vs({"t": g.get("readrandom_after_us")},
+                                    {"t": g.get("readrandom_before_us")}, ["t"]),
+                                 fmt(g.get("gc_s"), 1), fmt(g.get("segments"), 0),
+                                 fmt(g.get("tables"), 0), fmt(g.get("relocated"), 0)])
+                if body:
+                    md += ["Value-log GC of 50% garbage (`overwrite` of --num keys, settled; "
+                           "readrandom in a fresh process before and after `gc`):", ""]
+                    md += table(["engine", "readrandom µs before GC", "after GC",
+                                 "after ÷ before (time)", "gc s", "segments collected",
+                                 "tables rewritten", "values relocated"], body) + [""]
     report = os.path.join(a.out_dir, "write-path.md")
     md += ["## Findings", "", kept_findings(report, "## Commands"), ""]
     md += ["## Commands", "", "```"] + state.get("commands", []) + ["```", ""]
