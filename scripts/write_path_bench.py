@@ -24,8 +24,10 @@ For each (size, configuration, engine), on disk (--work-dir, ext4 here; never tm
   3. sep1k only: `readseq`, `seekrandom --seek_nexts 10` and `--seek_nexts 100` (after the
      full compaction, whose last-level merge rewrites scattered values in key order);
   4. `readwhilewriting` (1 reader thread, 1 writer thread; --reads lookups);
-  5. sep1k, Augur only: `overwrite` of --num keys (50% of the log's values dead), settled;
-     `readrandom` before and after an explicit `gc` (each in a fresh process).
+  5. sep1k, Augur only: `overwrite` of --num keys (50% of the log's values dead), settled,
+     with `--value-log-gc-ratio=1` (no automatic GC or relocation); `readrandom` with the
+     same option, an explicit `gc`, `readrandom` again (each in a fresh process that first
+     waits for the compactions its open starts, and reads twice: the second run counts).
 Engine `leveled-nolm` is Augur leveled with `--no-level-merge`.
 Each engine's database is deleted after its steps (at most one exists at a time).
 """
@@ -119,6 +121,8 @@ def run_cell(a, state, num, config, engine, commands):
         recs = bench(["--use_existing_db", "--benchmarks=compact"], "compact")
         c = last_record(recs, "compact")
         cell["compact_s"] = c.get("seconds") if c else None
+        # Bytes the full compaction wrote per user byte (level merge's rewrite, for sep1k).
+        cell["compact_wa"] = (c.get("io_bytes_written") or 0) / user if c else None
         save(a, state)
         if config == "sep1k":
             for name, extra_args in (("readseq", ["--benchmarks=readseq"]),
@@ -141,18 +145,25 @@ def run_cell(a, state, num, config, engine, commands):
         save(a, state)
         if config == "sep1k" and engine in AUGUR:
             # Value-log GC of 50% garbage: --num overwrites of the --num keys leave half the
-            # log's values dead; readrandom in fresh processes before and after the GC.
-            bench(["--use_existing_db", "--benchmarks=overwrite,waitforcompaction"], "overwrite")
+            # log's values dead; readrandom in fresh processes before and after the GC. Until
+            # the GC, ratio 1 holds automatic GC and compactions' relocation back, so the
+            # garbage stays and no background GC runs under the first readrandom.
+            no_gc = ["--value-log-gc-ratio=1"]
+            bench(["--use_existing_db", "--benchmarks=overwrite,waitforcompaction"] + no_gc,
+                  "overwrite")
             gc = cell.setdefault("gc", {})
             r = last_record(bench(["--use_existing_db", f"--reads={3 * a.reads}",
-                                   "--benchmarks=readrandom"], "readrandom before gc"), "readrandom")
+                                   "--benchmarks=waitforcompaction,readrandom,readrandom"] + no_gc, "readrandom before gc"),
+                            "readrandom")
+            gc["before_io_bytes"] = r.get("io_bytes_written") if r else None
             gc["readrandom_before_us"] = r.get("micros_per_op") if r else None
             r = last_record(bench(["--use_existing_db", "--benchmarks=gc"], "gc"), "gc") or {}
             gc.update({"gc_s": r.get("seconds"), "segments": r.get("segments_collected"),
                        "tables": r.get("tables_rewritten"), "relocated": r.get("values_relocated")})
             r = last_record(bench(["--use_existing_db", f"--reads={3 * a.reads}",
-                                   "--benchmarks=readrandom"], "readrandom after gc"), "readrandom")
+                                   "--benchmarks=waitforcompaction,readrandom,readrandom"], "readrandom after gc"), "readrandom")
             gc["readrandom_after_us"] = r.get("micros_per_op") if r else None
+            gc["after_io_bytes"] = r.get("io_bytes_written") if r else None
             save(a, state)
     except BenchFailed as e:
         log(f"ERROR {key}: {e.short()}")
@@ -216,12 +227,16 @@ def render(a, state):
                 body = []
                 for c in rows:
                     s = c.get("scans") or {}
-                    body.append([NAMES[c["engine"]]] + [fmt(s.get(n)) for n in ("readseq", "seek+10", "seek+100")]
+                    f = c.get("fill") or {}
+                    wa = (f.get("settled_wa") + c["compact_wa"]
+                          if f.get("settled_wa") and c.get("compact_wa") is not None else None)
+                    body.append([NAMES[c["engine"]], fmt(wa, 2)]
+                                + [fmt(s.get(n)) for n in ("readseq", "seek+10", "seek+100")]
                                 + [vs({"s": (level.get("scans") or {})}, {"s": s}, ["s", n])
                                    for n in ("seek+10", "seek+100")]
                                 + [vs({"s": (rocks.get("scans") or {})}, {"s": s}, ["s", n])
                                    for n in ("seek+10", "seek+100")])
-                md += table(["engine", "readseq µs/entry", "seek+10 µs", "seek+100 µs",
+                md += table(["engine", "write amp incl. full compact", "readseq µs/entry", "seek+10 µs", "seek+100 µs",
                              "seek+10 speed ÷ LevelDB", "seek+100 ÷ LevelDB",
                              "seek+10 ÷ RocksDB", "seek+100 ÷ RocksDB"], body) + [""]
                 body = []
@@ -236,8 +251,9 @@ def render(a, state):
                                  fmt(g.get("gc_s"), 1), fmt(g.get("segments"), 0),
                                  fmt(g.get("tables"), 0), fmt(g.get("relocated"), 0)])
                 if body:
-                    md += ["Value-log GC of 50% garbage (`overwrite` of --num keys, settled; "
-                           "readrandom in a fresh process before and after `gc`):", ""]
+                    md += ["Value-log GC of 50% garbage (`overwrite` of --num keys, settled, "
+                           "with `--value-log-gc-ratio=1`: no automatic GC or relocation; "
+                           "readrandom in a fresh process before (same option) and after `gc`):", ""]
                     md += table(["engine", "readrandom µs before GC", "after GC",
                                  "after ÷ before (time)", "gc s", "segments collected",
                                  "tables rewritten", "values relocated"], body) + [""]
