@@ -25,10 +25,13 @@ pub fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
-/// Bytes this process has passed to `write`, `pwrite` and similar calls so far (`wchar`
-/// of `/proc/self/io`; threads that exited count too).
+/// Bytes this process has handed to the OS to write so far: passed to `write`, `pwrite`
+/// and similar calls (`wchar` of `/proc/self/io`; threads that exited count too), plus the
+/// bytes Augur copied into files written through a mapping (its WAL), which `wchar` does
+/// not see.
 pub fn written_bytes() -> Option<u64> {
-    parse_written(&std::fs::read_to_string("/proc/self/io").ok()?)
+    let syscalls = parse_written(&std::fs::read_to_string("/proc/self/io").ok()?)?;
+    Some(syscalls + augur::fs::mapped_bytes_written())
 }
 
 /// The `wchar: <n>` line of `/proc/<pid>/io`.

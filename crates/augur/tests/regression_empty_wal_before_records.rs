@@ -13,20 +13,10 @@
 //! lies; one the manifest records lost its header to damage, and fails the open (issue 23,
 //! `tests/regression_silent_loss.rs`).
 
-use augur::{Db, Options};
-use std::path::Path;
+mod common;
 
-fn wal_numbers(dir: &Path) -> Vec<u64> {
-    let mut n: Vec<u64> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            name.strip_suffix(".wal")?.parse().ok()
-        })
-        .collect();
-    n.sort_unstable();
-    n
-}
+use augur::{Db, Options};
+use common::wal_numbers;
 
 #[test]
 fn an_empty_wal_followed_by_one_with_records_is_skipped() {

@@ -27,12 +27,12 @@
 use super::batch::{decode_record, LoggedEntry};
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
-use crate::fs::FileSystem;
+use crate::fs::{FileSystem, ReadMode};
 use crate::key::{SeqNo, ValueKind};
 use crate::memtable::Memtable;
 use crate::version::{RecoveredState, Version};
 use crate::vlog::{ValueLog, ValuePointer};
-use crate::wal::{read_log, LogKind, LogTail, HEADER_LEN};
+use crate::wal::{read_log, LogKind, LogTail, HEADER_LEN, RECORD_HEADER_LEN};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -142,12 +142,17 @@ pub(super) fn replay_wals(
             continue;
         }
         // Bytes known to be synced: a closed WAL's recorded size; a WAL followed by one
-        // with records was synced whole when the next one was created.
-        let newest = sizes
-            .get(i + 1..)
-            .unwrap_or(&[])
-            .iter()
-            .all(|&s| s <= header_len);
+        // with records was synced whole when the next one was created. A WAL without
+        // records may be longer than its header: one written through a mapping is
+        // preallocated (`FileSystem::create_log`), zeros past its header until it is trimmed.
+        let mut newest = true;
+        for (j, &later) in wals.iter().enumerate().skip(i + 1) {
+            let later_size = sizes.get(j).copied().unwrap_or(0);
+            if has_records(fs, &filename::wal_path(dir, later), later_size)? {
+                newest = false;
+                break;
+            }
+        }
         let synced_len = match recovered.live_wals.get(&number).copied().flatten() {
             Some(len) => len,
             None if !newest => size,
@@ -303,6 +308,21 @@ impl Replay<'_> {
         }
         Ok(None)
     }
+}
+
+/// True when the WAL at `path` (of `size` bytes) holds anything past its header: bytes of a
+/// first record header that are not all zero (a preallocated WAL without records is its
+/// header and zeros).
+fn has_records(fs: &dyn FileSystem, path: &Path, size: u64) -> Result<bool> {
+    let header_len = HEADER_LEN as u64;
+    if size <= header_len {
+        return Ok(false);
+    }
+    let file = fs.open(path, ReadMode::Pread)?;
+    let mut first = [0u8; RECORD_HEADER_LEN];
+    let n = (size - header_len).min(RECORD_HEADER_LEN as u64) as usize;
+    file.read_exact_at(header_len, &mut first[..n])?;
+    Ok(first[..n].iter().any(|&b| b != 0))
 }
 
 /// Checks the WALs the manifest records as live: each must exist and hold its header, and a

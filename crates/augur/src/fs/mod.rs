@@ -13,6 +13,8 @@ mod direct;
 pub mod fault;
 #[cfg(any(test, feature = "test-util"))]
 mod fault_plan;
+#[cfg(target_os = "linux")]
+mod mapped_append;
 #[cfg(any(test, feature = "test-util"))]
 pub mod mem;
 mod std_fs;
@@ -29,6 +31,21 @@ pub use std_fs::StdFs;
 use crate::error::Result;
 use std::path::Path;
 use std::sync::Arc;
+
+/// Bytes this process has copied into files written through a mapping
+/// ([`FileSystem::create_log`] on [`StdFs`]), ever: with the bytes passed to `write(2)`
+/// (`wchar` of `/proc/self/io`, which does not see them) they are every byte the engine
+/// handed to the OS, what a write-amplification count needs.
+pub fn mapped_bytes_written() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        mapped_append::MAPPED_BYTES_WRITTEN.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        0
+    }
+}
 
 /// How SSTables and value-log segments are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -110,6 +127,15 @@ pub trait FileSystem: Send + Sync + 'static {
     /// [`FileSystem::sync_file`]), whoever wrote them. Used to keep appending to the last
     /// value-log segment of an earlier process (docs/format/vlog.md, "Open").
     fn open_append(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Creates (or truncates) `path` for a log: a file only ever appended to by one writer
+    /// and read back only after that writer is gone (the WAL). Same contract as
+    /// [`Self::create`], except that while the writer lives the file may be longer than
+    /// [`WritableFile::len`], zero-filled past it (preallocated; a crash can leave that
+    /// zero tail, which ends a log like a torn append). [`StdFs`] writes such a file through
+    /// a memory mapping on Linux (no system call per record); the default is `create`.
+    fn create_log(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.create(path)
+    }
     /// Opens an existing file for positional reads. `mode` is a hint; an implementation
     /// without mmap may ignore it. Files still being appended to must be opened with
     /// [`ReadMode::Pread`] so reads see bytes appended after opening.

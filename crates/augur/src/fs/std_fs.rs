@@ -149,6 +149,24 @@ impl FileSystem for StdFs {
         }))
     }
 
+    fn create_log(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        #[cfg(target_os = "linux")]
+        {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(path)
+                .map_err(ctx("creating", path))?;
+            if let Some(mapped) = super::mapped_append::MappedAppend::new(path, file)? {
+                return Ok(Box::new(mapped));
+            }
+        }
+        // No mapping (or no `fallocate` here): `write(2)` per flush.
+        self.create(path)
+    }
+
     fn open_append(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let file = OpenOptions::new()
             .append(true)

@@ -29,7 +29,13 @@ impl LogWriter {
     /// # Errors
     /// `Io` if the file cannot be created, written or synced.
     pub fn create(fs: &dyn FileSystem, path: &Path, kind: LogKind) -> Result<LogWriter> {
-        let mut file = fs.create(path)?;
+        // The WAL takes a record per write group: written through a mapping where the file
+        // system offers one (`FileSystem::create_log`). The manifest, rewritten whole at
+        // times and appended to rarely, is written plainly.
+        let mut file = match kind {
+            LogKind::Wal => fs.create_log(path)?,
+            LogKind::Manifest => fs.create(path)?,
+        };
         file.append(&encode_header(kind))?;
         file.sync()?;
         debug_assert_eq!(file.len(), HEADER_LEN as u64);

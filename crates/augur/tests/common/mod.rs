@@ -181,3 +181,16 @@ pub fn flsm_options(base: augur::Options) -> augur::Options {
         ..base
     }
 }
+
+/// The numbers of the WAL files in `dir`, ascending.
+pub fn wal_numbers(dir: &std::path::Path) -> Vec<u64> {
+    let mut n: Vec<u64> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".wal")?.parse().ok()
+        })
+        .collect();
+    n.sort_unstable();
+    n
+}
