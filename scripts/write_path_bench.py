@@ -28,7 +28,9 @@ For each (size, configuration, engine), on disk (--work-dir, ext4 here; never tm
      with `--value-log-gc-ratio=1` (no automatic GC or relocation); `readrandom` with the
      same option, an explicit `gc`, `readrandom` again (each in a fresh process that first
      waits for the compactions its open starts, and reads twice: the second run counts).
-Engine `leveled-nolm` is Augur leveled with `--no-level-merge`.
+Engine `leveled-nolm` is Augur leveled with `--no-level-merge`; engine `rocksdb-inline` is
+RocksDB with every value inline whatever the configuration (sep1k's write-amplification
+target is a fraction of RocksDB's with the same values inline).
 Each engine's database is deleted after its steps (at most one exists at a time).
 """
 import argparse
@@ -46,7 +48,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INLINE = "18446744073709551615"
 CONFIGS = {"inline64": (64, INLINE), "inline128": (128, INLINE), "sep1k": (1024, "1024")}
 NAMES = {"leveled": "Augur leveled", "leveled-nolm": "Augur leveled, no level merge",
-         "flsm": "Augur FLSM", "rocksdb": "RocksDB", "leveldb": "LevelDB", "fjall": "fjall"}
+         "flsm": "Augur FLSM", "rocksdb": "RocksDB", "rocksdb-inline": "RocksDB, values inline",
+         "leveldb": "LevelDB", "fjall": "fjall"}
 AUGUR = ("leveled", "leveled-nolm", "flsm")
 
 
@@ -69,6 +72,8 @@ def parse_args():
 
 def engine_args(engine, db, num, config, read_mode):
     value_size, vsep = CONFIGS[config]
+    if engine == "rocksdb-inline":
+        engine, vsep = "rocksdb", INLINE
     args = [f"--db={db}", f"--num={num}", "--key_size=16", f"--value_size={value_size}",
             f"--value-separation-threshold={vsep}"]
     if engine in AUGUR:
@@ -224,19 +229,25 @@ def render(a, state):
                          "reads ÷ RocksDB"], body) + [""]
             if config == "sep1k":
                 level = next((c for c in rows if c["engine"] == "leveldb"), {})
+                inline = next((c for c in rows if c["engine"] == "rocksdb-inline"), {})
+                inline_wa = ((inline.get("fill") or {}).get("settled_wa"), inline.get("compact_wa"))
                 body = []
                 for c in rows:
                     s = c.get("scans") or {}
                     f = c.get("fill") or {}
                     wa = (f.get("settled_wa") + c["compact_wa"]
                           if f.get("settled_wa") and c.get("compact_wa") is not None else None)
-                    body.append([NAMES[c["engine"]], fmt(wa, 2)]
+                    body.append([NAMES[c["engine"]], fmt(wa, 2),
+                                 vs({"w": f.get("settled_wa")}, {"w": inline_wa[0]}, ["w"]),
+                                 vs({"w": wa}, {"w": inline_wa[0] + inline_wa[1]
+                                                if inline_wa[0] and inline_wa[1] is not None else None}, ["w"])]
                                 + [fmt(s.get(n)) for n in ("readseq", "seek+10", "seek+100")]
                                 + [vs({"s": (level.get("scans") or {})}, {"s": s}, ["s", n])
                                    for n in ("seek+10", "seek+100")]
                                 + [vs({"s": (rocks.get("scans") or {})}, {"s": s}, ["s", n])
                                    for n in ("seek+10", "seek+100")])
-                md += table(["engine", "write amp incl. full compact", "readseq µs/entry", "seek+10 µs", "seek+100 µs",
+                md += table(["engine", "write amp incl. full compact", "WA settled ÷ RocksDB inline",
+                             "incl. compact ÷ RocksDB inline", "readseq µs/entry", "seek+10 µs", "seek+100 µs",
                              "seek+10 speed ÷ LevelDB", "seek+100 ÷ LevelDB",
                              "seek+10 ÷ RocksDB", "seek+100 ÷ RocksDB"], body) + [""]
                 body = []
