@@ -72,6 +72,13 @@ pub(crate) struct LoggedEntry {
 /// Encodes a record of entries starting at `first_seqno`.
 pub(crate) fn encode_record(first_seqno: SeqNo, entries: &[LoggedEntry], out: &mut Vec<u8>) {
     out.clear();
+    // Sized once: a length prefix takes at most 10 bytes (a varint of a u64).
+    out.reserve(
+        12 + entries
+            .iter()
+            .map(|e| 21 + e.key.len() + e.value.len())
+            .sum::<usize>(),
+    );
     put_u64(out, first_seqno);
     put_u32(out, entries.len() as u32);
     for e in entries {

@@ -188,7 +188,8 @@ impl DbInner {
         // Value-log GC waits on this lock to see this group's pointers in the memtable.
         let _committing = self.committing.lock();
         let first_seqno = self.visible_seqno() + 1;
-        let mut entries: Vec<LoggedEntry> = Vec::new();
+        let ops: usize = group.iter().map(|w| w.lock().batch.ops.len()).sum();
+        let mut entries: Vec<LoggedEntry> = Vec::with_capacity(ops);
         let mut sync = false;
         let mut separated = false;
         let mut user_bytes = 0u64;
