@@ -90,3 +90,38 @@ fn a_new_wal_without_records_does_not_make_the_old_ones_zeros_synced_bytes() {
     assert_eq!(db.get(b"k1").unwrap().as_deref(), Some(&b"v1"[..]));
     assert_eq!(db.get(b"k2").unwrap().as_deref(), Some(&b"v2"[..]));
 }
+
+#[test]
+fn a_wal_killed_before_its_header_is_skipped_unless_recorded() {
+    // `create_log` preallocates before `LogWriter::create` copies the header in: a kill in
+    // between leaves a WAL of zeros. Unrecorded, it never held a record and is skipped.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    {
+        let db = Db::open(&dir, options()).unwrap();
+        db.put(b"k1", b"v1").unwrap();
+    }
+    let active = *wal_numbers(&dir).last().unwrap();
+    std::fs::write(wal_path(&dir, active + 1), vec![0u8; 1 << 20]).unwrap();
+    let db = Db::open(&dir, options()).expect("a WAL of zeros the manifest never recorded");
+    assert_eq!(db.get(b"k1").unwrap().as_deref(), Some(&b"v1"[..]));
+    drop(db);
+
+    // Recorded (its header was synced before the manifest named it), a zeroed header is
+    // damage: the open fails naming the WAL, it does not skip its writes.
+    let image = tmp.path().join("image");
+    let db = Db::open(&dir, options()).unwrap();
+    db.put(b"k2", b"v2").unwrap();
+    crash_image(&dir, &image);
+    drop(db);
+    let active = *wal_numbers(&image).last().unwrap();
+    let path = wal_path(&image, active);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[..20].fill(0);
+    std::fs::write(&path, bytes).unwrap();
+    let err = Db::open(&image, options()).expect_err("a recorded WAL lost its header");
+    assert!(
+        err.to_string().contains(&format!("{active:06}.wal")),
+        "{err}"
+    );
+}

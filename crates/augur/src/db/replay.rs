@@ -128,17 +128,20 @@ pub(super) fn replay_wals(
     for (i, &number) in wals.iter().enumerate() {
         let path = filename::wal_path(dir, number);
         let size = sizes.get(i).copied().unwrap_or(0);
-        // A WAL shorter than its header that the manifest does not record was being created
-        // when the process died: it never held a record, wherever it lies (regression test
-        // `regression_empty_wal_before_records`). One the manifest records is a loss,
-        // reported by `check_live_wals`.
-        if size < header_len {
-            if !recovered.live_wals.contains_key(&number) {
-                log::info!(
-                    "skipping {} ({size} bytes): its creation was interrupted",
-                    path.display()
-                );
-            }
+        // A WAL without its header that the manifest does not record was being created
+        // when the process died: it never held a record, wherever it lies (regression tests
+        // `regression_empty_wal_before_records`, `wal_preallocation`). One the manifest
+        // records is a loss: shorter than its header, reported by `check_live_wals`; a
+        // zeroed header, by reading it below.
+        let recorded = recovered.live_wals.contains_key(&number);
+        if size < header_len && recorded {
+            continue;
+        }
+        if !recorded && creation_interrupted(fs, &path, size)? {
+            log::info!(
+                "skipping {} ({size} bytes): its creation was interrupted",
+                path.display()
+            );
             continue;
         }
         // Bytes known to be synced: a closed WAL's recorded size; a WAL followed by one
@@ -308,6 +311,22 @@ impl Replay<'_> {
         }
         Ok(None)
     }
+}
+
+/// True when the WAL at `path` (of `size` bytes) lacks its header: shorter than it, or, for a
+/// WAL preallocated before its header was copied in (`FileSystem::create_log`; a process
+/// killed in between leaves zeros), all zero where it goes. `LogWriter::create` syncs the
+/// header before the manifest records the WAL or any record is written, so such a WAL never
+/// held a record unless the manifest records it.
+fn creation_interrupted(fs: &dyn FileSystem, path: &Path, size: u64) -> Result<bool> {
+    let header_len = HEADER_LEN as u64;
+    if size < header_len {
+        return Ok(true);
+    }
+    let file = fs.open(path, ReadMode::Pread)?;
+    let mut header = [0u8; HEADER_LEN];
+    file.read_exact_at(0, &mut header)?;
+    Ok(header.iter().all(|&b| b == 0))
 }
 
 /// True when the WAL at `path` (of `size` bytes) holds anything past its header: bytes of a
