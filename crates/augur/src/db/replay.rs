@@ -320,13 +320,7 @@ impl Replay<'_> {
 /// held a record unless the manifest records it.
 fn creation_interrupted(fs: &dyn FileSystem, path: &Path, size: u64) -> Result<bool> {
     let header_len = HEADER_LEN as u64;
-    if size < header_len {
-        return Ok(true);
-    }
-    let file = fs.open(path, ReadMode::Pread)?;
-    let mut header = [0u8; HEADER_LEN];
-    file.read_exact_at(0, &mut header)?;
-    Ok(header.iter().all(|&b| b == 0))
+    Ok(size < header_len || all_zero(fs, path, 0, header_len)?)
 }
 
 /// True when the WAL at `path` (of `size` bytes) holds anything past its header: bytes of a
@@ -334,14 +328,19 @@ fn creation_interrupted(fs: &dyn FileSystem, path: &Path, size: u64) -> Result<b
 /// header and zeros).
 fn has_records(fs: &dyn FileSystem, path: &Path, size: u64) -> Result<bool> {
     let header_len = HEADER_LEN as u64;
-    if size <= header_len {
-        return Ok(false);
-    }
-    let file = fs.open(path, ReadMode::Pread)?;
-    let mut first = [0u8; RECORD_HEADER_LEN];
-    let n = (size - header_len).min(RECORD_HEADER_LEN as u64) as usize;
-    file.read_exact_at(header_len, &mut first[..n])?;
-    Ok(first[..n].iter().any(|&b| b != 0))
+    let n = size
+        .saturating_sub(header_len)
+        .min(RECORD_HEADER_LEN as u64);
+    Ok(n > 0 && !all_zero(fs, path, header_len, n)?)
+}
+
+/// True when the `len` (at most a file header's) bytes of the file at `path` from `offset`
+/// are all zero.
+fn all_zero(fs: &dyn FileSystem, path: &Path, offset: u64, len: u64) -> Result<bool> {
+    let mut buf = [0u8; HEADER_LEN];
+    let buf = &mut buf[..len.min(HEADER_LEN as u64) as usize];
+    fs.open(path, ReadMode::Pread)?.read_exact_at(offset, buf)?;
+    Ok(buf.iter().all(|&b| b == 0))
 }
 
 /// Checks the WALs the manifest records as live: each must exist and hold its header, and a
