@@ -227,17 +227,6 @@ fn damages(len: u64, name: &str) -> Vec<Damage> {
     out
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    if to.exists() {
-        std::fs::remove_dir_all(to).expect("clean");
-    }
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
-    }
-}
-
 /// An error is clean if it is `Corruption` naming `file`, or `UnsupportedVersion`.
 fn check_error(e: &Error, file: &Path, ctx: &str) {
     match e {
@@ -339,7 +328,7 @@ fn run_file_type(select: impl Fn(&str) -> bool, modes: Modes, min_files: usize) 
             for mode in modes {
                 let learning = Learning::nth(cases);
                 let ctx = format!("{name} ({len} bytes) {d:?} {mode:?} {learning:?}");
-                copy_dir(&pristine, &work);
+                common::copy_dir(&pristine, &work);
                 let file = work.join(name);
                 damage(&file, d);
                 let outcome = catch_unwind(AssertUnwindSafe(|| {

@@ -14,6 +14,8 @@
 //! Regenerate (only with the v1 code, never after the format changed):
 //! `AUGUR_WRITE_V1_FIXTURE=1 cargo test --release -p augur --test format_v1_fixture -- --ignored`
 
+mod common;
+
 use augur::index::IndexKind;
 use augur::{Db, Options};
 use std::collections::BTreeMap;
@@ -153,14 +155,6 @@ fn check(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>, when: &str) {
     assert!(seen == *model, "{when}: a full scan differs from the model");
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-    }
-}
-
 #[test]
 fn a_v1_database_opens_reads_and_compacts() {
     opens_reads_and_compacts(&fixture_dir(), 1);
@@ -183,7 +177,7 @@ fn opens_reads_and_compacts(fixture: &Path, version: u32) {
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("db");
-        copy_dir(fixture, &dir);
+        common::copy_dir(fixture, &dir);
         let opts = || Options {
             read_mode: mode,
             cache_bytes: 256 << 10,
@@ -214,7 +208,7 @@ fn opens_reads_and_compacts(fixture: &Path, version: u32) {
 fn the_v1_database_as_first_tested() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    copy_dir(&fixture_dir(), &dir);
+    common::copy_dir(&fixture_dir(), &dir);
     let model = expected();
     assert!(model.len() > 1_000, "the plan writes a real database");
     {
@@ -252,7 +246,7 @@ fn table_versions(dir: &Path) -> Vec<u32> {
 fn a_mixed_v1_v2_database_reopens_and_compacts() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    copy_dir(&fixture_dir(), &dir);
+    common::copy_dir(&fixture_dir(), &dir);
     let mut model = expected();
     assert!(table_versions(&dir).iter().all(|&v| v == 1));
     let opts = || Options {

@@ -8,6 +8,8 @@
 //! with a `Corruption` naming the damaged file, changes nothing on disk, and opens with
 //! `Options::accept_wal_loss` only, listing what was dropped.
 
+mod common;
+
 use augur::{Db, Error, Options, WriteBatch, WriteOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -178,7 +180,7 @@ fn a_damaged_value_log_segment_under_unflushed_writes_fails_the_open() {
         .to_owned();
     for damage in ["flip", "truncate 0", "truncate 100"] {
         let dir = tmp.path().join(damage.replace(' ', "-"));
-        copy_dir(&pristine, &dir);
+        common::copy_dir(&pristine, &dir);
         let segment = dir.join(&segment_name);
         let len = std::fs::metadata(&segment).unwrap().len();
         match damage {
@@ -200,14 +202,6 @@ fn a_damaged_value_log_segment_under_unflushed_writes_fails_the_open() {
     let db = Db::open(&pristine, separated()).unwrap();
     for (k, v) in &model {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
     }
 }
 
@@ -250,7 +244,7 @@ fn a_truncated_manifest_never_opens_without_the_tables_it_lost() {
     let mut refused = 0;
     for size in 0..len {
         let _ = std::fs::remove_dir_all(&work);
-        copy_dir(&pristine, &work);
+        common::copy_dir(&pristine, &work);
         let tables = files(&work, ".sst");
         truncate(&work.join(&manifest_name), size);
         match Db::open(&work, opts.clone()) {
@@ -318,14 +312,14 @@ fn a_flipped_length_of_the_first_wal_record_fails_the_open() {
     // Header (20 bytes), then the first record's crc (4) and length (4).
     for bit in [0, 5, 7] {
         let work = tmp.path().join(format!("bit{bit}"));
-        copy_dir(&dir, &work);
+        common::copy_dir(&dir, &work);
         let wal = work.join(active.file_name().unwrap());
         flip(&wal, 24, bit);
         assert_refused(&work, opts.clone(), &wal);
     }
     for bit in [1, 6] {
         let work = tmp.path().join(format!("high{bit}"));
-        copy_dir(&dir, &work);
+        common::copy_dir(&dir, &work);
         let wal = work.join(active.file_name().unwrap());
         flip(&wal, 26, bit);
         assert_refused(&work, opts.clone(), &wal);
@@ -353,7 +347,7 @@ fn verify_checks_every_live_value_pointer() {
         .to_owned();
     for damage in ["flip last byte", "remove"] {
         let dir = tmp.path().join(damage.replace(' ', "-"));
-        copy_dir(&pristine, &dir);
+        common::copy_dir(&pristine, &dir);
         let path = dir.join(&segment);
         if damage == "remove" {
             std::fs::remove_file(&path).unwrap();

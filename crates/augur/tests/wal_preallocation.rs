@@ -7,7 +7,7 @@
 mod common;
 
 use augur::{Db, Options};
-use common::wal_numbers;
+use common::{copy_dir, wal_numbers};
 use std::path::{Path, PathBuf};
 
 fn options() -> Options {
@@ -19,15 +19,6 @@ fn options() -> Options {
 
 fn wal_path(dir: &Path, n: u64) -> PathBuf {
     dir.join(format!("{n:06}.wal"))
-}
-
-/// Copies every file of `from` into a new directory `to`.
-fn crash_image(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
 }
 
 #[test]
@@ -48,7 +39,7 @@ fn a_killed_writer_leaves_a_zero_tail_that_ends_the_log() {
         "the WAL being written is preallocated in whole windows"
     );
     assert_eq!(written.last(), Some(&0));
-    crash_image(&dir, &image);
+    copy_dir(&dir, &image); // the crash image
     drop(db);
     // The clean close trimmed the WAL to its records.
     let trimmed = std::fs::metadata(wal_path(&dir, active)).unwrap().len();
@@ -78,7 +69,7 @@ fn a_new_wal_without_records_does_not_make_the_old_ones_zeros_synced_bytes() {
     db.put(b"k1", b"v1").unwrap();
     db.put(b"k2", b"v2").unwrap();
     db.sync().unwrap();
-    crash_image(&dir, &image);
+    copy_dir(&dir, &image); // the crash image
     drop(db);
     let active = *wal_numbers(&image).last().unwrap();
     let old = std::fs::read(wal_path(&image, active)).unwrap();
@@ -112,7 +103,7 @@ fn a_wal_killed_before_its_header_is_skipped_unless_recorded() {
     let image = tmp.path().join("image");
     let db = Db::open(&dir, options()).unwrap();
     db.put(b"k2", b"v2").unwrap();
-    crash_image(&dir, &image);
+    copy_dir(&dir, &image); // the crash image
     drop(db);
     let active = *wal_numbers(&image).last().unwrap();
     let path = wal_path(&image, active);

@@ -125,6 +125,11 @@ pub(super) fn replay_wals(
         .map(|&n| fs.size(&filename::wal_path(dir, n)))
         .collect::<Result<Vec<u64>>>()?;
     let header_len = HEADER_LEN as u64;
+    let with_records = wals
+        .iter()
+        .zip(&sizes)
+        .map(|(&n, &size)| has_records(fs, &filename::wal_path(dir, n), size))
+        .collect::<Result<Vec<bool>>>()?;
     for (i, &number) in wals.iter().enumerate() {
         let path = filename::wal_path(dir, number);
         let size = sizes.get(i).copied().unwrap_or(0);
@@ -148,14 +153,7 @@ pub(super) fn replay_wals(
         // with records was synced whole when the next one was created. A WAL without
         // records may be longer than its header: one written through a mapping is
         // preallocated (`FileSystem::create_log`), zeros past its header until it is trimmed.
-        let mut newest = true;
-        for (j, &later) in wals.iter().enumerate().skip(i + 1) {
-            let later_size = sizes.get(j).copied().unwrap_or(0);
-            if has_records(fs, &filename::wal_path(dir, later), later_size)? {
-                newest = false;
-                break;
-            }
-        }
+        let newest = !with_records.get(i + 1..).unwrap_or(&[]).contains(&true);
         let synced_len = match recovered.live_wals.get(&number).copied().flatten() {
             Some(len) => len,
             None if !newest => size,

@@ -194,3 +194,16 @@ pub fn wal_numbers(dir: &std::path::Path) -> Vec<u64> {
     n.sort_unstable();
     n
 }
+
+/// Copies every file of the directory `from` into `to`, replacing `to` if it exists (a copy of
+/// a database directory: a backup, or a crash image when taken while the database is open).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    if to.exists() {
+        std::fs::remove_dir_all(to).expect("clean");
+    }
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+    }
+}
