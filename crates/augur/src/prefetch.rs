@@ -1,7 +1,8 @@
 //! Software prefetch: a hint that a cache line is about to be read, so that independent
 //! cache misses of one lookup overlap instead of following one another: the bloom-filter
 //! lines of every file a key may be in (`Version::get`), and a model's window of slots with
-//! the value it predicts (`Table::prefetch_window`). The one `unsafe` block of the crate's
+//! the value it predicts (`Table::prefetch_window`), and a memtable key filter's block ahead
+//! of the skiplist insert (`memtable/filter.rs`). The one `unsafe` block of the crate's
 //! read path; the A/B measurements that justify it are in `docs/benchmarks/read-path.md`.
 
 /// Asks the CPU to bring the cache line holding `bytes[0]` into every cache level. A hint
@@ -9,16 +10,25 @@
 /// without a prefetch instruction.
 #[inline(always)]
 pub fn prefetch_read(bytes: &[u8]) {
+    prefetch_ptr(bytes.as_ptr());
+}
+
+/// [`prefetch_read`] of the cache line holding `value` (the first byte of it).
+#[inline(always)]
+pub fn prefetch_value<T>(value: &T) {
+    prefetch_ptr(std::ptr::from_ref(value).cast());
+}
+
+#[inline(always)]
+fn prefetch_ptr(at: *const u8) {
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
     // SAFETY: `_mm_prefetch` is a cache hint with no memory-safety effect: it never faults,
-    // even on an invalid address, and here the address is of a live slice. SSE is part of
-    // the x86_64 baseline, so the target feature the intrinsic requires is always present.
+    // even on an invalid address, and here the address is of a live reference. SSE is part
+    // of the x86_64 baseline, so the target feature the intrinsic requires is always present.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            bytes.as_ptr().cast(),
-        );
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = bytes;
+    let _ = at;
 }

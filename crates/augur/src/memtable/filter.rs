@@ -7,10 +7,13 @@
 //! half and [`PROBES`] bits inside it with its low half (multiplicative stepping, as RocksDB's
 //! `FastLocalBloom`). Bits are only ever set (`fetch_or`), never cleared.
 //!
-//! Concurrency: the single inserting writer sets a key's bits before it inserts the entry and
-//! before it publishes the entry's seqno (a `Release` store), so a reader whose snapshot
-//! includes the entry (read with `Acquire`) sees the bits: no false negatives. Relaxed
-//! atomics suffice for the bits themselves.
+//! Concurrency: the single inserting writer sets a key's bits before it publishes the entry's
+//! seqno (a `Release` store), so a reader whose snapshot includes the entry (read with
+//! `Acquire`) sees the bits: no false negatives. A reader whose snapshot does not include it
+//! ignores the entry whether or not its bits are set. Relaxed atomics suffice for the bits
+//! themselves. The writer [`KeyFilter::locate`]s a key's block (a prefetch) before its
+//! skiplist insert and sets the bits after it, so the block's cache miss overlaps the
+//! skiplist's instead of adding to it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -28,11 +31,21 @@ const BUDGET_BYTES_PER_BIT: usize = 8;
 /// Most filter bytes (a 1 GiB memtable gets a 16 MiB filter; larger ones share it).
 const MAX_FILTER_BYTES: usize = 16 << 20;
 
+/// A key's place in the filter: its block and the hash half that picks its bits.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyBits {
+    block: usize,
+    h: u32,
+}
+
 /// The filter. See the module doc.
 pub(crate) struct KeyFilter {
-    words: Box<[AtomicU64]>,
-    blocks: u64,
+    blocks: Box<[Block]>,
 }
+
+/// One block: a cache line of bits.
+#[repr(align(64))]
+struct Block([AtomicU64; BLOCK_WORDS]);
 
 impl KeyFilter {
     /// A filter for a memtable of `budget_bytes` (its `memtable_size_bytes`); at least one
@@ -41,14 +54,29 @@ impl KeyFilter {
         let bits = (budget_bytes / BUDGET_BYTES_PER_BIT).min(MAX_FILTER_BYTES * 8);
         let blocks = (bits / (BLOCK_WORDS * 64)).max(1);
         KeyFilter {
-            words: (0..blocks * BLOCK_WORDS).map(|_| AtomicU64::new(0)).collect(),
-            blocks: blocks as u64,
+            blocks: (0..blocks)
+                .map(|_| Block(std::array::from_fn(|_| AtomicU64::new(0))))
+                .collect(),
         }
     }
 
-    /// Notes `key` (call before the entry becomes visible).
+    /// Notes `key` (call before the entry's seqno is published).
+    #[cfg(test)]
     pub(crate) fn insert(&self, key: &[u8]) {
-        self.for_each_bit(key, |word, mask| {
+        self.set(self.locate(key));
+    }
+
+    /// Hashes `key` and asks the CPU to fetch its block; [`Self::set`] notes it.
+    pub(crate) fn locate(&self, key: &[u8]) -> KeyBits {
+        let bits = self.bits_of(key);
+        crate::prefetch::prefetch_value(&self.blocks[bits.block]);
+        bits
+    }
+
+    /// Sets the bits of a key [`Self::locate`] returned (call before the entry's seqno is
+    /// published).
+    pub(crate) fn set(&self, bits: KeyBits) {
+        self.for_each_bit(bits, |word, mask| {
             // Skip the atomic write when the bit is set (repeated keys, dense filters).
             if word.load(Ordering::Relaxed) & mask == 0 {
                 word.fetch_or(mask, Ordering::Relaxed);
@@ -59,23 +87,32 @@ impl KeyFilter {
 
     /// False when `key` was certainly never inserted.
     pub(crate) fn may_contain(&self, key: &[u8]) -> bool {
-        self.for_each_bit(key, |word, mask| word.load(Ordering::Relaxed) & mask != 0)
+        self.for_each_bit(self.bits_of(key), |word, mask| {
+            word.load(Ordering::Relaxed) & mask != 0
+        })
     }
 
     /// Bytes of filter.
     #[cfg(test)]
     pub(crate) fn bytes(&self) -> usize {
-        self.words.len() * 8
+        self.blocks.len() * std::mem::size_of::<Block>()
+    }
+
+    /// Where `key`'s bits are: the high half of its hash picks the block (fast range
+    /// reduction), the low half the bits.
+    fn bits_of(&self, key: &[u8]) -> KeyBits {
+        let hash = xxhash_rust::xxh3::xxh3_64(key);
+        KeyBits {
+            block: (((hash >> 32) * self.blocks.len() as u64) >> 32) as usize,
+            h: hash as u32,
+        }
     }
 
     /// Calls `f` with each of the key's bits (its word and mask) until `f` returns false;
     /// returns whether every call returned true.
-    fn for_each_bit(&self, key: &[u8], mut f: impl FnMut(&AtomicU64, u64) -> bool) -> bool {
-        let hash = xxhash_rust::xxh3::xxh3_64(key);
-        // The high half picks the block (fast range reduction), the low half the bits.
-        let block = (((hash >> 32) * self.blocks) >> 32) as usize;
-        let words = &self.words[block * BLOCK_WORDS..(block + 1) * BLOCK_WORDS];
-        let mut h = hash as u32;
+    fn for_each_bit(&self, bits: KeyBits, mut f: impl FnMut(&AtomicU64, u64) -> bool) -> bool {
+        let words = &self.blocks[bits.block].0;
+        let mut h = bits.h;
         for _ in 0..PROBES {
             let bit = (h >> 23) as usize; // the top 9 bits: 0..512
             if !f(&words[bit >> 6], 1u64 << (bit & 63)) {

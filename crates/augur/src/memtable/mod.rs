@@ -222,8 +222,9 @@ impl Memtable {
                     .fetch_min(p.segment, AtomicOrdering::Relaxed);
             }
         }
-        // Before the entry is visible: a reader that can see it sees its filter bits.
-        self.filter.insert(&user_key);
+        // The filter block's cache miss overlaps the skiplist insert; the bits are set before
+        // the writer publishes the entry's seqno, so a reader that can see it sees them.
+        let filter_bits = self.filter.locate(&user_key);
         let guard = &epoch::pin();
         self.map
             .insert(
@@ -234,6 +235,7 @@ impl Memtable {
                 guard,
             )
             .release(guard);
+        self.filter.set(filter_bits);
         self.approximate_bytes
             .fetch_add(charge, AtomicOrdering::Relaxed);
         self.max_seqno.fetch_max(seqno, AtomicOrdering::Relaxed);
