@@ -7,7 +7,9 @@
 //!   stays as small as the number of live segments after any number of GC runs, while an
 //!   open still refuses a live segment that is missing and ignores obsolete ones;
 //! - the first value-log sync after an open fsyncs the segments that may hold unsynced
-//!   bytes, not every segment.
+//!   bytes, not every segment;
+//! - automatic GC seals an active segment whose garbage passed the GC ratio and a quarter
+//!   of the segment size, and collects it like any sealed one.
 
 use augur::fs::{FaultFs, FaultMode, FaultOp, FileSystem};
 use augur::version::VersionEdit;
@@ -118,8 +120,8 @@ fn open_close_cycles_append_to_one_segment() {
 }
 
 /// A database reopened for every batch of overwrites keeps its values, and their garbage,
-/// in the active segment: an explicit GC run seals it and collects it (automatic GC collects
-/// sealed segments only).
+/// in the active segment: an explicit GC run seals it and collects it (automatic GC leaves
+/// an active segment with less garbage than a quarter of the segment size).
 #[test]
 fn explicit_gc_collects_garbage_in_the_active_segment() {
     let fs = FaultFs::new();
@@ -155,6 +157,59 @@ fn explicit_gc_collects_garbage_in_the_active_segment() {
     drop(db);
     let db = Db::open(DIR, options(&fs)).unwrap();
     check(&db, &model, "reopened");
+}
+
+/// The same pattern with more garbage: once the active segment's garbage reaches the GC
+/// ratio and a quarter of the segment size, automatic GC seals it and, after the memtables
+/// pointing into it are flushed, collects it, with no explicit GC run.
+#[test]
+fn automatic_gc_seals_an_active_segment_full_of_garbage() {
+    let fs = FaultFs::new();
+    let options = |fs: &FaultFs| Options {
+        value_log_segment_bytes: 1 << 20,
+        value_log_gc_ratio: 0.5,
+        ..options(fs)
+    };
+    let big = |k: u32, round: u32| format!("{k:04}-{round:03}-{}", "b".repeat(1000)).into_bytes();
+    const KEYS: u32 = 50;
+    const ROUNDS: u32 = 12;
+    for round in 0..ROUNDS {
+        let db = Db::open(DIR, options(&fs)).unwrap();
+        for k in 0..KEYS {
+            db.put(key(k), big(k, round)).unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        db.close().unwrap();
+    }
+    // Every round appended ~50 KB and turned the previous round's into garbage: without
+    // the seal, segment 1 would hold all 12 rounds (~610 KB, 11/12 garbage).
+    let db = Db::open(DIR, options(&fs)).unwrap();
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    for k in 0..KEYS {
+        assert_eq!(db.get(key(k)).unwrap(), Some(big(k, ROUNDS - 1)), "key {k}");
+    }
+    let segments = segment_files(&fs);
+    assert!(
+        !segments.contains(&"000001.vlog".to_string()),
+        "segment 1 was never collected: {segments:?}"
+    );
+    let log_bytes: u64 = db.stats().value_log.iter().map(|s| s.bytes).sum();
+    assert!(
+        log_bytes < u64::from(KEYS * ROUNDS) * 1000 / 2,
+        "{log_bytes} bytes of value log: {:?}",
+        db.stats().value_log
+    );
+    db.verify().unwrap();
+    drop(db);
+    let db = Db::open(DIR, options(&fs)).unwrap();
+    for k in 0..KEYS {
+        assert_eq!(
+            db.get(key(k)).unwrap(),
+            Some(big(k, ROUNDS - 1)),
+            "reopened: key {k}"
+        );
+    }
 }
 
 /// Builds a database whose segment 1 holds 20 synced values, and reopens it (segment 1 is

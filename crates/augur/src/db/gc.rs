@@ -18,6 +18,11 @@
 //! run flushes them first. Both wait for the write group in flight (`committing`) before they
 //! look, so no pointer into the segment can still be on its way into a memtable.
 //!
+//! The active segment: an open keeps appending to the newest segment, so its garbage can
+//! grow without a rollover. An explicit run seals and collects it like any other; automatic
+//! GC seals it once its garbage passes the GC ratio and a quarter of the segment size, and
+//! collects it later like any sealed segment.
+//!
 //! The old GC (which re-appended live entries through the write path, landing them in L0
 //! and slowing point reads) is gone: nothing needs it.
 //!
@@ -47,6 +52,10 @@ pub struct GcReport {
     /// Tables the rewrites replaced (their levels unchanged, L0 aside).
     pub tables_rewritten: u64,
 }
+
+/// The least garbage, as a fraction of `value_log_segment_bytes`, for which automatic GC
+/// seals the active segment (see `seal_active_segment_with_garbage`).
+const ACTIVE_SEAL_GARBAGE_FRACTION: f64 = 0.25;
 
 impl DbInner {
     /// Sealed segments (and, `with_active`, the active one) whose garbage ratio is at least
@@ -111,11 +120,51 @@ impl DbInner {
         let Some(_gc) = self.gc_lock.try_lock() else {
             return Ok(false);
         };
+        self.seal_active_segment_with_garbage()?;
         let Some((segment, bytes)) = self.automatic_gc_candidate() else {
             return Ok(false);
         };
         let report = crate::cache::without_cache_fill(|| self.collect_segment(segment, bytes))?;
         Ok(report.segment.is_some())
+    }
+
+    /// Seals the active value-log segment when its garbage ratio reached
+    /// `value_log_gc_ratio` and its garbage is at least [`ACTIVE_SEAL_GARBAGE_FRACTION`] of
+    /// `value_log_segment_bytes`. An open keeps appending to the newest segment, so a
+    /// database reopened often can keep its garbage there, and automatic GC collects sealed
+    /// segments only: sealed, it is collected by a later automatic GC, once no memtable
+    /// points into it. The garbage floor bounds the churn: every seal frees at least that
+    /// much. REQUIRES: the caller holds `gc_lock`.
+    fn seal_active_segment_with_garbage(&self) -> Result<()> {
+        let ratio = self.opts.value_log_gc_ratio;
+        if ratio >= 1.0 || self.opts.read_only {
+            return Ok(());
+        }
+        let Some(active) = self.vlog.active_segment() else {
+            return Ok(());
+        };
+        let Some(size) = self
+            .vlog
+            .segments()
+            .into_iter()
+            .find(|s| s.id == active && !s.sealed)
+            .map(|s| s.size_bytes)
+        else {
+            return Ok(());
+        };
+        let garbage = self
+            .versions
+            .current()
+            .vlog_garbage
+            .get(&active)
+            .copied()
+            .unwrap_or(0);
+        let floor = self.opts.value_log_segment_bytes as f64 * ACTIVE_SEAL_GARBAGE_FRACTION;
+        if garbage == 0 || (garbage as f64) < floor || (garbage as f64) < ratio * size as f64 {
+            return Ok(());
+        }
+        // A failed sync leaves the segment's tail unknown: poison, as a write would.
+        self.vlog.seal(active).inspect_err(|e| self.poison(e))
     }
 
     /// An explicit GC run (`Db::run_value_log_gc`): collects the segment with the most
