@@ -106,8 +106,11 @@ pub struct Options {
     /// collected: every compaction relocates the values it meets in such a segment into a
     /// fresh one (RocksDB BlobDB's GC during compaction), and background GC rewrites in place
     /// the tables that still point into the worst such segment, then deletes it. A segment
-    /// whose garbage reaches all its bytes is deleted without being read. 1.0 or above
-    /// disables both (explicit `Db::run_value_log_gc` still works). Default 0.5.
+    /// whose garbage reaches all its bytes is deleted without being read. Background GC also
+    /// seals the active segment once its garbage reaches this ratio and a quarter of
+    /// `value_log_segment_bytes` (an open keeps appending to it, so a database reopened often
+    /// would otherwise keep that garbage). 1.0 or above disables all of these (explicit
+    /// `Db::run_value_log_gc` still works). Default 0.5.
     pub value_log_gc_ratio: f64,
     /// Titan's level merge: a compaction into the last level rewrites, in key order, into
     /// fresh value-log segments the values its output pointers reach out of key order (not
