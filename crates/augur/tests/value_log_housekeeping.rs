@@ -119,17 +119,22 @@ fn open_close_cycles_append_to_one_segment() {
     assert_eq!(segment_files(&fs), vec!["000001.vlog".to_string()]);
 }
 
+/// [`options`] with 1 MiB segments and automatic GC at a garbage ratio of 0.5.
+fn gc_options(fs: &FaultFs) -> Options {
+    Options {
+        value_log_segment_bytes: 1 << 20,
+        value_log_gc_ratio: 0.5,
+        ..options(fs)
+    }
+}
+
 /// A database reopened for every batch of overwrites keeps its values, and their garbage,
 /// in the active segment: an explicit GC run seals it and collects it (automatic GC leaves
 /// an active segment with less garbage than a quarter of the segment size).
 #[test]
 fn explicit_gc_collects_garbage_in_the_active_segment() {
     let fs = FaultFs::new();
-    let options = |fs: &FaultFs| Options {
-        value_log_segment_bytes: 1 << 20,
-        value_log_gc_ratio: 0.5,
-        ..options(fs)
-    };
+    let options = gc_options;
     let mut model = BTreeMap::new();
     for round in 0..3u32 {
         let db = Db::open(DIR, options(&fs)).unwrap();
@@ -165,11 +170,7 @@ fn explicit_gc_collects_garbage_in_the_active_segment() {
 #[test]
 fn automatic_gc_seals_an_active_segment_full_of_garbage() {
     let fs = FaultFs::new();
-    let options = |fs: &FaultFs| Options {
-        value_log_segment_bytes: 1 << 20,
-        value_log_gc_ratio: 0.5,
-        ..options(fs)
-    };
+    let options = gc_options;
     let big = |k: u32, round: u32| format!("{k:04}-{round:03}-{}", "b".repeat(1000)).into_bytes();
     const KEYS: u32 = 50;
     const ROUNDS: u32 = 12;

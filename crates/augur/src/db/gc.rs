@@ -143,24 +143,26 @@ impl DbInner {
         let Some(active) = self.vlog.active_segment() else {
             return Ok(());
         };
-        let Some(size) = self
-            .vlog
-            .segments()
-            .into_iter()
-            .find(|s| s.id == active && !s.sealed)
-            .map(|s| s.size_bytes)
-        else {
-            return Ok(());
-        };
+        // The garbage floor first: a map lookup, where the size needs the segment list (this
+        // runs with every unit of background work, after every write in inline mode).
         let garbage = self
             .versions
             .current()
             .vlog_garbage
             .get(&active)
             .copied()
-            .unwrap_or(0);
+            .unwrap_or(0) as f64;
         let floor = self.opts.value_log_segment_bytes as f64 * ACTIVE_SEAL_GARBAGE_FRACTION;
-        if garbage == 0 || (garbage as f64) < floor || (garbage as f64) < ratio * size as f64 {
+        if garbage == 0.0 || garbage < floor {
+            return Ok(());
+        }
+        let size = self
+            .vlog
+            .segments()
+            .into_iter()
+            .find(|s| s.id == active && !s.sealed)
+            .map_or(0, |s| s.size_bytes);
+        if size == 0 || garbage < ratio * size as f64 {
             return Ok(());
         }
         // A failed sync leaves the segment's tail unknown: poison, as a write would.
