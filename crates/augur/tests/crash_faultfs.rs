@@ -690,7 +690,7 @@ fn torn_wal_tail_survives_a_crash_at_every_point_of_recovery() {
 #[test]
 fn at_build_models_survive_a_crash_and_serve_every_policy_but_never() {
     use augur::learning::ALL_POLICIES;
-    let writes = workload(53, 600, 0);
+    let writes = workload(53, 800, 0);
     let total = dry_run(&writes, FaultOp::Any);
     for (i, index) in common::INDEX_KINDS.into_iter().enumerate() {
         let written = Learning {

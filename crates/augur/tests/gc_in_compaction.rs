@@ -24,7 +24,8 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 fn options(fs: &MemFs) -> Options {
     Options {
         fs: Arc::new(fs.clone()),
-        memtable_size_bytes: 32 << 10,
+        // About 360 entries (a node and a value pointer each) per memtable.
+        memtable_size_bytes: 26 << 10,
         target_file_size_bytes: 8 << 10,
         l1_max_bytes: 32 << 10,
         value_separation_threshold: 0,

@@ -259,7 +259,7 @@ impl DbInner {
         let mem = self.mem.lock().mem.clone();
         let count = entries.len() as u64;
         for (i, e) in entries.into_iter().enumerate() {
-            mem.insert_owned(e.key, first_seqno + i as u64, e.kind, e.value);
+            mem.insert(&e.key, first_seqno + i as u64, e.kind, &e.value);
         }
         self.counters.note_write(count, record.len() as u64);
         self.counters.note_user_bytes(user_bytes);

@@ -7,10 +7,8 @@
 //! once the buffers have grown. Because it re-seeks, a cursor may see entries inserted after
 //! it was created; scans filter by seqno.
 
-use super::{KeyView, Memtable, Probe};
+use super::{Memtable, NodeRef, Probe};
 use crate::key::{unpack_trailer, ValueKind};
-use crossbeam_epoch as epoch;
-use std::ops::Bound;
 use std::sync::Arc;
 
 /// Entries copied by the first batch after a seek.
@@ -178,43 +176,37 @@ impl MemtableCursor {
             ..
         } = self;
         let probe = Probe::new(resume_key, *resume_trailer);
-        let from: Bound<&dyn KeyView> = match resume {
-            Resume::At => Bound::Included(&probe),
-            Resume::After => Bound::Excluded(&probe),
-            _ => Bound::Unbounded,
-        };
-        let mut push = |k: &super::MemKey, v: &[u8]| {
-            keys.extend_from_slice(&k.user_key);
-            values.extend_from_slice(v);
+        let mut push = |e: NodeRef<'_>| {
+            keys.extend_from_slice(e.user_key());
+            values.extend_from_slice(e.value());
             items.push(Item {
                 key_end: keys.len(),
                 value_end: values.len(),
-                trailer: k.trailer,
+                trailer: e.trailer(),
             });
         };
-        let guard = &epoch::pin();
-        if *forward {
-            // One search, then the level-0 links.
-            let mut next = match from {
-                Bound::Unbounded => mem.map.front(guard),
-                b => mem.map.lower_bound(b, guard),
+        let map = &mem.map;
+        let inclusive = *resume == Resume::At;
+        let mut at = match (*forward, *resume) {
+            (true, Resume::At | Resume::After) => map.seek(&probe, inclusive),
+            (false, Resume::At | Resume::After) => map.seek_last_before(&probe, inclusive),
+            (true, _) => map.first(),
+            (false, _) => map.last(),
+        };
+        let mut taken = 0;
+        while let Some(e) = at {
+            push(e);
+            taken += 1;
+            if taken == *batch {
+                break;
+            }
+            // Forward: the level-0 link. Backward: links only point forward, so each step
+            // back is a search.
+            at = if *forward {
+                e.next()
+            } else {
+                map.seek_last_before(&Probe::new(e.user_key(), e.trailer()), false)
             };
-            let mut taken = 0;
-            while let Some(e) = next {
-                push(e.key(), e.value());
-                taken += 1;
-                if taken == *batch {
-                    break;
-                }
-                next = e.next();
-            }
-        } else {
-            let range = mem
-                .map
-                .range::<dyn KeyView, _>((Bound::Unbounded, from), guard);
-            for e in range.rev().take(*batch) {
-                push(e.key(), e.value());
-            }
         }
         let full = items.len() == *batch;
         *batch = (*batch * 2).min(MAX_BATCH);

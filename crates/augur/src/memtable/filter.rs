@@ -24,8 +24,9 @@ const PROBES: u32 = 6;
 const BLOCK_WORDS: usize = 8;
 
 /// Bytes of memtable budget per bit of filter (64 MiB get 1 MiB of filter). A memtable
-/// charges at least 64 bytes per entry, so a full memtable has at least 8 bits per key (about
-/// 2.5% false positives); 16-byte keys with 100-byte values get 22 (under 0.2%).
+/// charges an entry its skiplist node (at least 40 bytes) and its value, so a full memtable
+/// has at least 5 bits per key (about 10% false positives, for empty keys and values);
+/// 16-byte keys with 100-byte values get 20 (under 0.2%).
 const BUDGET_BYTES_PER_BIT: usize = 8;
 
 /// Most filter bytes (a 1 GiB memtable gets a 16 MiB filter; larger ones share it).

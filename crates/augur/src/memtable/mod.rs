@@ -7,161 +7,26 @@
 
 mod cursor;
 mod filter;
+mod skiplist;
 
 pub use cursor::MemtableCursor;
 
 use filter::KeyFilter;
+use skiplist::{NodeRef, Probe, SkipList};
 
-use crate::key::{self, pack_trailer, unpack_trailer, SeqNo, ValueKind, MAX_SEQNO};
+use crate::key::{unpack_trailer, SeqNo, ValueKind, MAX_SEQNO};
 use crate::sst::Entry;
-use crossbeam_epoch as epoch;
-use crossbeam_skiplist::base::SkipList;
-use smallvec::SmallVec;
-use std::cmp::Ordering;
-use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-
-/// User keys up to this many bytes are stored inside the skiplist node, not behind a pointer.
-const INLINE_KEY_BYTES: usize = 24;
-
-/// Key of a skiplist entry: user key and trailer, ordered as internal keys. `prefix` caches
-/// the first 8 key bytes (big-endian, zero-padded) so most comparisons during a skiplist
-/// search are one integer compare inside the node; keys of up to [`INLINE_KEY_BYTES`] are
-/// stored in the node too, so that keys sharing their first 8 bytes (`user:…`, `key:…`) are
-/// compared without another cache miss.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct MemKey {
-    prefix: u64,
-    user_key: SmallVec<[u8; INLINE_KEY_BYTES]>,
-    trailer: u64,
-}
-
-/// The first 8 bytes of `key`, zero-padded, as a big-endian integer. Ordering by it agrees
-/// with bytewise ordering wherever two prefixes differ.
-fn key_prefix(key: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    b[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(b)
-}
-
-impl MemKey {
-    fn new(user_key: Vec<u8>, trailer: u64) -> Self {
-        MemKey {
-            prefix: key_prefix(&user_key),
-            user_key: SmallVec::from_vec(user_key),
-            trailer,
-        }
-    }
-}
-
-/// Internal-key order with the prefix shortcut.
-fn compare_views(a: &(impl KeyView + ?Sized), b: &(impl KeyView + ?Sized)) -> Ordering {
-    a.prefix()
-        .cmp(&b.prefix())
-        .then_with(|| key::compare(a.user_key(), a.trailer(), b.user_key(), b.trailer()))
-}
-
-impl Ord for MemKey {
-    fn cmp(&self, other: &Self) -> Ordering {
-        compare_views(self, other)
-    }
-}
-
-impl PartialOrd for MemKey {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// A borrowed view of an internal key, so lookups can probe the skiplist with a `&[u8]`
-/// without allocating a `MemKey` (the `Borrow<dyn Trait>` pattern).
-pub(crate) trait KeyView {
-    fn prefix(&self) -> u64;
-    fn user_key(&self) -> &[u8];
-    fn trailer(&self) -> u64;
-}
-
-impl KeyView for MemKey {
-    fn prefix(&self) -> u64 {
-        self.prefix
-    }
-    fn user_key(&self) -> &[u8] {
-        &self.user_key
-    }
-    fn trailer(&self) -> u64 {
-        self.trailer
-    }
-}
-
-/// A lookup key borrowing the caller's bytes.
-pub(crate) struct Probe<'a> {
-    prefix: u64,
-    user_key: &'a [u8],
-    trailer: u64,
-}
-
-impl<'a> Probe<'a> {
-    pub(crate) fn new(user_key: &'a [u8], trailer: u64) -> Self {
-        Probe {
-            prefix: key_prefix(user_key),
-            user_key,
-            trailer,
-        }
-    }
-}
-
-impl KeyView for Probe<'_> {
-    fn prefix(&self) -> u64 {
-        self.prefix
-    }
-    fn user_key(&self) -> &[u8] {
-        self.user_key
-    }
-    fn trailer(&self) -> u64 {
-        self.trailer
-    }
-}
-
-impl<'a> std::borrow::Borrow<dyn KeyView + 'a> for MemKey {
-    fn borrow(&self) -> &(dyn KeyView + 'a) {
-        self
-    }
-}
-
-impl Ord for dyn KeyView + '_ {
-    fn cmp(&self, other: &Self) -> Ordering {
-        compare_views(self, other)
-    }
-}
-
-impl PartialOrd for dyn KeyView + '_ {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for dyn KeyView + '_ {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for dyn KeyView + '_ {}
-
-/// Bytes of bookkeeping charged per entry on top of key and value (skiplist node, trailer).
-const ENTRY_OVERHEAD_BYTES: usize = 64;
 
 /// A memtable. Shared as `Arc<Memtable>` by the writer, readers, iterators and the flusher.
 ///
-/// The skiplist is crossbeam's epoch-based `base::SkipList` rather than its `SkipMap`
-/// wrapper: readers pin an epoch once per operation and walk entries borrowed under that
-/// pin, where `SkipMap`'s iterators pinned and reference-counted every entry (a tenth of a
-/// short scan's time). Entries are never removed, so a long pin holds back no garbage.
+/// The skiplist (`skiplist.rs`) keeps each entry in one node of its own arena: readers walk
+/// it without locks, pins or reference counts, and the memtable is freed in blocks.
 pub struct Memtable {
-    pub(crate) map: SkipList<MemKey, Box<[u8]>>,
+    map: SkipList,
     /// The user keys inserted, for point lookups of keys not held (see `filter.rs`).
     filter: KeyFilter,
+    /// Bytes of the skiplist's nodes (what [`Self::approximate_bytes`] reports).
     approximate_bytes: AtomicUsize,
     max_seqno: std::sync::atomic::AtomicU64,
     /// The smallest value-log segment a pointer inserted here points into (`u64::MAX`: no
@@ -183,7 +48,7 @@ impl Memtable {
     /// (`Options::memtable_size_bytes`), which sizes its key filter.
     pub fn with_budget(budget_bytes: usize) -> Self {
         Memtable {
-            map: SkipList::new(epoch::default_collector().clone()),
+            map: SkipList::new(),
             filter: KeyFilter::for_budget(budget_bytes),
             approximate_bytes: AtomicUsize::new(0),
             max_seqno: std::sync::atomic::AtomicU64::new(0),
@@ -208,40 +73,29 @@ impl Memtable {
         Self::default()
     }
 
-    /// Inserts one entry. REQUIRES: `(user_key, seqno)` was never inserted before.
+    /// Inserts one entry (copied into the memtable's arena). A second entry with the same
+    /// `(user_key, seqno)` is ignored (a WAL replayed twice carries its writes twice; each
+    /// seqno is one write, so the first entry is the same write).
     pub fn insert(&self, user_key: &[u8], seqno: SeqNo, kind: ValueKind, value: &[u8]) {
-        self.insert_owned(user_key.to_vec(), seqno, kind, value.to_vec());
-    }
-
-    /// [`Self::insert`] taking ownership of the key and value (no copy).
-    pub fn insert_owned(&self, user_key: Vec<u8>, seqno: SeqNo, kind: ValueKind, value: Vec<u8>) {
-        let charge = user_key.len() + value.len() + ENTRY_OVERHEAD_BYTES;
         if kind == ValueKind::Pointer {
-            if let Some(p) = crate::vlog::ValuePointer::decode(&value) {
+            if let Some(p) = crate::vlog::ValuePointer::decode(value) {
                 self.min_pointer_segment
                     .fetch_min(p.segment, AtomicOrdering::Relaxed);
             }
         }
         // The filter block's cache miss overlaps the skiplist insert; the bits are set before
         // the writer publishes the entry's seqno, so a reader that can see it sees them.
-        let filter_bits = self.filter.locate(&user_key);
-        let guard = &epoch::pin();
-        self.map
-            .insert(
-                MemKey::new(user_key, pack_trailer(seqno, kind)),
-                // A boxed slice is 8 bytes smaller than a `Vec` in every node, and the
-                // write path's values have exact capacity, so this does not reallocate.
-                value.into_boxed_slice(),
-                guard,
-            )
-            .release(guard);
+        let filter_bits = self.filter.locate(user_key);
+        let node_bytes = self
+            .map
+            .insert(user_key, crate::key::pack_trailer(seqno, kind), value);
         self.filter.set(filter_bits);
         self.approximate_bytes
-            .fetch_add(charge, AtomicOrdering::Relaxed);
+            .fetch_add(node_bytes, AtomicOrdering::Relaxed);
         self.max_seqno.fetch_max(seqno, AtomicOrdering::Relaxed);
     }
 
-    /// Approximate memory used by keys, values and nodes.
+    /// Memory used by the entries: the bytes of their skiplist nodes (keys, values, links).
     pub fn approximate_bytes(&self) -> usize {
         self.approximate_bytes.load(AtomicOrdering::Relaxed)
     }
@@ -253,7 +107,7 @@ impl Memtable {
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.map.len() == 0
     }
 
     /// The newest entry of `user_key` with seqno <= `snapshot`, tombstones included.
@@ -262,21 +116,17 @@ impl Memtable {
             return None;
         }
         let probe = Probe::new(user_key, seek_trailer(snapshot));
-        let guard = &epoch::pin();
-        let e = self
-            .map
-            .lower_bound(Bound::Included(&probe as &dyn KeyView), guard)?;
-        if e.key().user_key[..] != *user_key {
+        let e = self.map.seek(&probe, true)?;
+        if e.user_key() != user_key {
             return None;
         }
-        to_entry(e.key(), e.value())
+        to_entry(e)
     }
 
     /// The smallest and largest user keys held, or `None` when empty.
     pub fn key_range(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let guard = &epoch::pin();
-        let first = self.map.front(guard)?.key().user_key.to_vec();
-        let last = self.map.back(guard)?.key().user_key.to_vec();
+        let first = self.map.first()?.user_key().to_vec();
+        let last = self.map.last()?.user_key().to_vec();
         Some((first, last))
     }
 
@@ -302,11 +152,10 @@ impl Memtable {
         &self,
         mut f: impl FnMut(&[u8], SeqNo, ValueKind, &[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        let guard = &epoch::pin();
-        let mut next = self.map.front(guard);
+        let mut next = self.map.first();
         while let Some(e) = next {
-            if let Some((seqno, kind)) = unpack_trailer(e.key().trailer) {
-                f(&e.key().user_key, seqno, kind, e.value())?;
+            if let Some((seqno, kind)) = unpack_trailer(e.trailer()) {
+                f(e.user_key(), seqno, kind, e.value())?;
             }
             next = e.next();
         }
@@ -319,14 +168,14 @@ fn seek_trailer(snapshot: SeqNo) -> u64 {
     (snapshot.min(MAX_SEQNO) << 8) | 0xff
 }
 
-fn to_entry(k: &MemKey, v: &[u8]) -> Option<Entry> {
+fn to_entry(e: NodeRef<'_>) -> Option<Entry> {
     // Every trailer in the map was packed from a valid kind, so this never fails.
-    let (seqno, kind) = unpack_trailer(k.trailer)?;
+    let (seqno, kind) = unpack_trailer(e.trailer())?;
     Some(Entry {
-        user_key: k.user_key.to_vec(),
+        user_key: e.user_key().to_vec(),
         seqno,
         kind,
-        value: v.to_vec(),
+        value: e.value().to_vec(),
     })
 }
 

@@ -1,0 +1,728 @@
+//! The memtable's skiplist: internal entries (user key, trailer, value) in arenas the list
+//! owns, ordered as internal keys; a node holds its links and its key, its value sits in a
+//! separate arena.
+//!
+//! Why not a general-purpose concurrent skiplist: a memtable only ever inserts (each write
+//! has a unique seqno) and is dropped whole after its flush, so nodes never need to be
+//! unlinked, reference-counted or reclaimed one by one. Nodes are bump-allocated from
+//! blocks the list owns and freed with it; a node is its header, its tower of links, then
+//! its key (56 bytes for a 16-byte key of height 1, where crossbeam's node with its epoch
+//! bookkeeping took about 100), so the nodes a search walks are dense in memory. Values go
+//! to their own arena: interleaved with the nodes they doubled the memory a search's cache
+//! misses land in, and made inserts slower than crossbeam's (measured: 2.36–3.19 µs vs
+//! 2.06–2.57 per insert into a 64 MiB memtable of 16 + 128-byte entries). Dropping a
+//! memtable frees a few dozen blocks instead of two allocations per entry
+//! (docs/benchmarks/write-path.md, "Arena skiplist").
+//!
+//! Invariants:
+//! - Inserts are serialised by the writer lock (the database's group-commit leader is the
+//!   only inserting thread; the lock makes any other caller safe too). Readers take no lock.
+//! - A node is completely written — header, key, value and its own links — before the
+//!   first link to it is stored with `Release`; readers load links with `Acquire`, so a
+//!   reader that reaches a node sees all of it. After that only its links change, and only
+//!   through atomics.
+//! - Nodes are never unlinked, moved or freed while the list lives: a [`NodeRef`] borrowed
+//!   from the list stays valid for the borrow.
+//! - Links at each level are sorted by (prefix, user key, newest trailer first); a node is
+//!   linked bottom-up, so level 0 always holds every published node in order.
+//!
+//! Heights follow RocksDB's `InlineSkipList`: branching factor 4, at most [`MAX_HEIGHT`].
+
+use crate::key;
+use parking_lot::Mutex;
+use std::alloc::{self, Layout};
+use std::cmp::Ordering;
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
+
+/// Most levels a node links into (4^12 ≈ 16.8M entries before searches lengthen).
+const MAX_HEIGHT: usize = 20;
+const BITS_PER_LEVEL: usize = 1;
+
+/// First arena block; later blocks double up to [`MAX_BLOCK_BYTES`].
+const FIRST_BLOCK_BYTES: usize = 64 << 10;
+/// Largest arena block; a node bigger than a quarter of it gets a block of its own.
+const MAX_BLOCK_BYTES: usize = 1 << 20;
+
+/// Alignment of every node (its header's `u64`s and its links).
+const NODE_ALIGN: usize = 8;
+
+/// A node's fixed part; its tower of `height` links follows, then the key.
+#[repr(C)]
+struct Node {
+    /// The key's first 8 bytes, big-endian, zero-padded ([`key_prefix`]).
+    prefix: u64,
+    trailer: u64,
+    /// The value's bytes, in the value arena (dangling when the value is empty).
+    value: NonNull<u8>,
+    value_len: u32,
+    key_len: u16,
+    height: u8,
+    _pad: u8,
+}
+
+const HEADER_BYTES: usize = std::mem::size_of::<Node>();
+const LINK_BYTES: usize = std::mem::size_of::<AtomicPtr<Node>>();
+
+/// The first 8 bytes of `key`, zero-padded, as a big-endian integer. Ordering by it agrees
+/// with bytewise ordering wherever two prefixes differ, so most comparisons of a search are
+/// one integer compare against the node's header.
+pub(crate) fn key_prefix(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
+}
+
+/// Bytes of a node of `height` links holding a `key_len`-byte key, rounded up to
+/// [`NODE_ALIGN`].
+fn node_bytes(height: usize, key_len: usize) -> usize {
+    let raw = HEADER_BYTES + height * LINK_BYTES + key_len;
+    raw.div_ceil(NODE_ALIGN) * NODE_ALIGN
+}
+
+/// A search key: a user key and a trailer, with the user key's prefix computed once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Probe<'a> {
+    prefix: u64,
+    user_key: &'a [u8],
+    trailer: u64,
+}
+
+impl<'a> Probe<'a> {
+    /// The internal key `(user_key, trailer)`.
+    pub(crate) fn new(user_key: &'a [u8], trailer: u64) -> Self {
+        Probe {
+            prefix: key_prefix(user_key),
+            user_key,
+            trailer,
+        }
+    }
+}
+
+/// A node of a [`SkipList`], borrowed from it: its key, trailer, value and successor.
+#[derive(Clone, Copy)]
+pub(crate) struct NodeRef<'a> {
+    node: NonNull<Node>,
+    _list: PhantomData<&'a SkipList>,
+}
+
+impl<'a> NodeRef<'a> {
+    fn new(node: NonNull<Node>) -> Self {
+        NodeRef {
+            node,
+            _list: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn header(self) -> &'a Node {
+        #[allow(unsafe_code)]
+        // SAFETY: a NodeRef is made only from the head or from a link loaded with Acquire,
+        // and both point at nodes written completely before they were published (module
+        // invariants); the arena holding it lives as long as the list borrowed for 'a, and
+        // the header is never written after publication.
+        unsafe {
+            self.node.as_ref()
+        }
+    }
+
+    #[inline]
+    fn link(self, level: usize) -> &'a AtomicPtr<Node> {
+        debug_assert!(level < self.header().height as usize);
+        #[allow(unsafe_code)]
+        // SAFETY: the node's allocation holds `height` links right after its header, each
+        // aligned to 8 (the node and the header are); `level < height` holds at every call
+        // (searches only descend from the list's height, and a node of height h is linked
+        // only at levels below h). Links are only ever accessed atomically. Lifetime as in
+        // `header`.
+        unsafe {
+            &*self
+                .node
+                .as_ptr()
+                .cast::<u8>()
+                .add(HEADER_BYTES + level * LINK_BYTES)
+                .cast::<AtomicPtr<Node>>()
+        }
+    }
+
+    /// The user key.
+    #[inline]
+    pub(crate) fn user_key(self) -> &'a [u8] {
+        let h = self.header();
+        #[allow(unsafe_code)]
+        // SAFETY: the node's allocation holds `key_len` key bytes after its tower, written by
+        // the insert before the node was published and never written again; lifetime as in
+        // `header`.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.node
+                    .as_ptr()
+                    .cast::<u8>()
+                    .add(HEADER_BYTES + h.height as usize * LINK_BYTES),
+                h.key_len as usize,
+            )
+        }
+    }
+
+    /// The value bytes (inline value, encoded pointer or empty).
+    #[inline]
+    pub(crate) fn value(self) -> &'a [u8] {
+        let h = self.header();
+        #[allow(unsafe_code)]
+        // SAFETY: `value` points at `value_len` bytes of the list's value arena (or dangles,
+        // aligned, for an empty value), written before the node was published and never
+        // written again; the arena lives as long as the list borrowed for 'a.
+        unsafe {
+            std::slice::from_raw_parts(h.value.as_ptr(), h.value_len as usize)
+        }
+    }
+
+    /// The trailer (seqno and kind).
+    #[inline]
+    pub(crate) fn trailer(self) -> u64 {
+        self.header().trailer
+    }
+
+    /// The next node at level 0, in internal order.
+    #[inline]
+    pub(crate) fn next(self) -> Option<NodeRef<'a>> {
+        self.next_at(0)
+    }
+
+    #[inline]
+    fn next_at(self, level: usize) -> Option<NodeRef<'a>> {
+        NonNull::new(self.link(level).load(AtomicOrdering::Acquire)).map(NodeRef::new)
+    }
+
+    /// Internal-key order of this node against `probe`.
+    #[inline]
+    fn cmp(self, probe: &Probe<'_>) -> Ordering {
+        self.header().prefix.cmp(&probe.prefix).then_with(|| {
+            key::compare(
+                self.user_key(),
+                self.trailer(),
+                probe.user_key,
+                probe.trailer,
+            )
+        })
+    }
+}
+
+/// The blocks nodes are bump-allocated from; freed when the list is dropped.
+struct Arena {
+    blocks: Vec<(NonNull<u8>, Layout)>,
+    /// The next free byte of the current block, and how many are left in it.
+    cursor: *mut u8,
+    left: usize,
+    next_block_bytes: usize,
+}
+
+impl Arena {
+    fn new() -> Self {
+        Arena {
+            blocks: Vec::new(),
+            cursor: ptr::null_mut(),
+            left: 0,
+            next_block_bytes: FIRST_BLOCK_BYTES,
+        }
+    }
+
+    /// `bytes` of uninitialised memory, valid until the arena is dropped; aligned to
+    /// [`NODE_ALIGN`] when every allocation of this arena is a multiple of it (the node
+    /// arena's are; the value arena needs no alignment).
+    fn alloc(&mut self, bytes: usize) -> NonNull<u8> {
+        if bytes > MAX_BLOCK_BYTES / 4 {
+            return self.new_block(bytes);
+        }
+        if bytes > self.left {
+            let size = self.next_block_bytes.max(bytes);
+            self.next_block_bytes = (self.next_block_bytes * 2).min(MAX_BLOCK_BYTES);
+            self.cursor = self.new_block(size).as_ptr();
+            self.left = size;
+        }
+        let at = self.cursor;
+        // `cursor` points into the current block with `left >= bytes` bytes after it.
+        self.cursor = at.wrapping_add(bytes);
+        self.left -= bytes;
+        NonNull::new(at).unwrap_or_else(|| alloc::handle_alloc_error(Self::layout(bytes)))
+    }
+
+    fn layout(bytes: usize) -> Layout {
+        Layout::from_size_align(bytes.max(NODE_ALIGN), NODE_ALIGN)
+            .unwrap_or_else(|_| Layout::new::<u64>())
+    }
+
+    fn new_block(&mut self, bytes: usize) -> NonNull<u8> {
+        let layout = Self::layout(bytes);
+        #[allow(unsafe_code)]
+        // SAFETY: the layout has a non-zero size (at least NODE_ALIGN bytes).
+        let block = unsafe { alloc::alloc(layout) };
+        let block = NonNull::new(block).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        self.blocks.push((block, layout));
+        block
+    }
+
+    /// Bytes of the blocks allocated.
+    #[cfg(test)]
+    fn allocated_bytes(&self) -> usize {
+        self.blocks.iter().map(|(_, l)| l.size()).sum()
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        for (block, layout) in self.blocks.drain(..) {
+            #[allow(unsafe_code)]
+            // SAFETY: each block was allocated by `new_block` with exactly this layout and
+            // is freed once, here; the list that handed out references into it is gone.
+            unsafe {
+                alloc::dealloc(block.as_ptr(), layout)
+            };
+        }
+    }
+}
+
+/// The inserting side: the arenas and the height generator, under the writer lock.
+struct Writer {
+    nodes: Arena,
+    values: Arena,
+    /// xorshift64 state for node heights.
+    rng: u64,
+}
+
+impl Writer {
+    /// 1 + the number of times a fair 4-sided die shows 0 in a row, at most [`MAX_HEIGHT`].
+    fn random_height(&mut self) -> usize {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        (1 + x.trailing_zeros() as usize / BITS_PER_LEVEL).min(MAX_HEIGHT)
+    }
+}
+
+/// An insert-only skiplist of internal entries. See the module doc.
+pub(crate) struct SkipList {
+    /// A node of [`MAX_HEIGHT`] with no key, before every entry; never compared.
+    head: NonNull<Node>,
+    /// Levels in use (1 ..= MAX_HEIGHT); only grows.
+    height: AtomicUsize,
+    len: AtomicUsize,
+    writer: Mutex<Writer>,
+}
+
+// SAFETY: the list owns its arena; nodes are immutable after publication except their links,
+// which are atomics; the arena itself is only touched under the writer lock. Sharing the
+// list between threads shares nothing else.
+#[allow(unsafe_code)]
+unsafe impl Send for SkipList {}
+// SAFETY: as for Send.
+#[allow(unsafe_code)]
+unsafe impl Sync for SkipList {}
+
+impl std::fmt::Debug for SkipList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkipList")
+            .field("len", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SkipList {
+    /// An empty list.
+    pub(crate) fn new() -> Self {
+        let mut nodes = Arena::new();
+        let mut values = Arena::new();
+        let head = write_node(&mut nodes, &mut values, MAX_HEIGHT, &[], 0, &[]);
+        SkipList {
+            head,
+            height: AtomicUsize::new(1),
+            len: AtomicUsize::new(0),
+            writer: Mutex::new(Writer {
+                nodes,
+                values,
+                rng: 0x2545_f491_4f6c_dd1d,
+            }),
+        }
+    }
+
+    fn head(&self) -> NodeRef<'_> {
+        NodeRef::new(self.head)
+    }
+
+    /// Entries inserted.
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(AtomicOrdering::Acquire)
+    }
+
+    /// Bytes of arena blocks allocated (entries plus the unused tails of current blocks).
+    #[cfg(test)]
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        let w = self.writer.lock();
+        w.nodes.allocated_bytes() + w.values.allocated_bytes()
+    }
+
+    /// Inserts `(user_key, trailer) → value` and returns the bytes the entry takes (node
+    /// and value), or 0 when the internal key is already present (a WAL replayed twice
+    /// carries the same writes twice): the first entry stays. REQUIRES: `user_key` at most
+    /// 65,535 bytes and `value` under 4 GiB ([`crate::key::MAX_KEY_LEN`]; the write path
+    /// admits values of half that).
+    pub(crate) fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> usize {
+        let mut writer = self.writer.lock();
+        let probe = Probe::new(user_key, trailer);
+        // Where the node goes at each level: after prev[l], before next[l]. Levels above
+        // the list's height start at the head and end the list.
+        let mut prev = [self.head; MAX_HEIGHT];
+        let mut next: [*mut Node; MAX_HEIGHT] = [ptr::null_mut(); MAX_HEIGHT];
+        let (_, successor) = self.descend(
+            |n| n.cmp(&probe) == Ordering::Less,
+            |level, p, n| {
+                prev[level] = p.node;
+                next[level] = n;
+            },
+        );
+        if successor.is_some_and(|n| n.cmp(&probe) == Ordering::Equal) {
+            return 0;
+        }
+        let height = writer.random_height();
+        let Writer { nodes, values, .. } = &mut *writer;
+        let node = write_node(nodes, values, height, user_key, trailer, value);
+        let node_ref = NodeRef::new(node);
+        for (level, succ) in next.iter().enumerate().take(height) {
+            // Not yet reachable: nothing reads these links until the stores below.
+            node_ref.link(level).store(*succ, AtomicOrdering::Relaxed);
+        }
+        if height > self.height.load(AtomicOrdering::Relaxed) {
+            // A reader that sees the new height before the links finds the head's upper
+            // links empty and descends: harmless.
+            self.height.store(height, AtomicOrdering::Relaxed);
+        }
+        for (level, p) in prev.iter().enumerate().take(height) {
+            NodeRef::new(*p)
+                .link(level)
+                .store(node.as_ptr(), AtomicOrdering::Release);
+        }
+        self.len.fetch_add(1, AtomicOrdering::Release);
+        node_bytes(height, user_key.len()) + value.len()
+    }
+
+    /// Walks down from the head and returns the last node `n` with `before(n)` (the head
+    /// when there is none) with the successor it had at level 0 when the walk passed it,
+    /// calling `leave(level, last, its successor)` as it leaves each level. `before` must
+    /// hold for a prefix of the list (it is a "less than" test).
+    ///
+    /// The successor is the one the walk compared, not a later load of the link: an entry
+    /// inserted meanwhile between the two may be one `before` holds for (a newer version
+    /// of the key sought, above the reader's snapshot).
+    #[inline]
+    fn descend(
+        &self,
+        before: impl Fn(NodeRef<'_>) -> bool,
+        mut leave: impl FnMut(usize, NodeRef<'_>, *mut Node),
+    ) -> (NodeRef<'_>, Option<NodeRef<'_>>) {
+        let mut x = self.head();
+        let mut level = self.height.load(AtomicOrdering::Relaxed).max(1) - 1;
+        // The successor found not `before` one level up: equal successors need no compare.
+        let mut known_after: *mut Node = ptr::null_mut();
+        loop {
+            let next = x.link(level).load(AtomicOrdering::Acquire);
+            match NonNull::new(next) {
+                Some(n) if next != known_after && before(NodeRef::new(n)) => x = NodeRef::new(n),
+                _ => {
+                    leave(level, x, next);
+                    if level == 0 {
+                        return (x, NonNull::new(next).map(NodeRef::new));
+                    }
+                    known_after = next;
+                    level -= 1;
+                }
+            }
+        }
+    }
+
+    /// The last node `before` holds for, or `None` when it holds for none.
+    fn last_where(&self, before: impl Fn(NodeRef<'_>) -> bool) -> Option<NodeRef<'_>> {
+        let (last, _) = self.descend(before, |_, _, _| {});
+        (last.node != self.head).then_some(last)
+    }
+
+    /// The first entry, in internal order.
+    pub(crate) fn first(&self) -> Option<NodeRef<'_>> {
+        self.head().next()
+    }
+
+    /// The last entry.
+    pub(crate) fn last(&self) -> Option<NodeRef<'_>> {
+        self.last_where(|_| true)
+    }
+
+    /// The first entry at or after `probe` (`inclusive`), or strictly after it.
+    pub(crate) fn seek(&self, probe: &Probe<'_>, inclusive: bool) -> Option<NodeRef<'_>> {
+        let (_, next) = if inclusive {
+            self.descend(|n| n.cmp(probe) == Ordering::Less, |_, _, _| {})
+        } else {
+            self.descend(|n| n.cmp(probe) != Ordering::Greater, |_, _, _| {})
+        };
+        next
+    }
+
+    /// The last entry before `probe`, or at or before it when `inclusive`.
+    pub(crate) fn seek_last_before(
+        &self,
+        probe: &Probe<'_>,
+        inclusive: bool,
+    ) -> Option<NodeRef<'_>> {
+        if inclusive {
+            self.last_where(|n| n.cmp(probe) != Ordering::Greater)
+        } else {
+            self.last_where(|n| n.cmp(probe) == Ordering::Less)
+        }
+    }
+}
+
+/// Copies `value` into the value arena and allocates and writes a node with empty links;
+/// returns the node, unpublished.
+fn write_node(
+    nodes: &mut Arena,
+    values: &mut Arena,
+    height: usize,
+    user_key: &[u8],
+    trailer: u64,
+    value: &[u8],
+) -> NonNull<Node> {
+    let value_at = if value.is_empty() {
+        NonNull::dangling()
+    } else {
+        let at = values.alloc(value.len());
+        #[allow(unsafe_code)]
+        // SAFETY: `at` is a fresh, exclusively owned allocation of `value.len()` bytes.
+        unsafe {
+            ptr::copy_nonoverlapping(value.as_ptr(), at.as_ptr(), value.len());
+        }
+        at
+    };
+    let header = Node {
+        prefix: key_prefix(user_key),
+        trailer,
+        value: value_at,
+        value_len: u32::try_from(value.len()).expect("memtable values are under 4 GiB"),
+        key_len: u16::try_from(user_key.len()).expect("keys are at most MAX_KEY_LEN bytes"),
+        height: u8::try_from(height).unwrap_or(u8::MAX),
+        _pad: 0,
+    };
+    let at = nodes.alloc(node_bytes(height, user_key.len()));
+    #[allow(unsafe_code)]
+    // SAFETY: `at` is a fresh, exclusively owned allocation of `node_bytes(height, key)`
+    // bytes aligned to 8 (every node allocation is a multiple of 8): room for the header,
+    // `height` links and the key at the offsets written here; nothing else can see it until
+    // it is linked.
+    unsafe {
+        let base = at.as_ptr();
+        base.cast::<Node>().write(header);
+        let links = base.add(HEADER_BYTES).cast::<AtomicPtr<Node>>();
+        for level in 0..height {
+            links.add(level).write(AtomicPtr::new(ptr::null_mut()));
+        }
+        let key_at = base.add(HEADER_BYTES + height * LINK_BYTES);
+        ptr::copy_nonoverlapping(user_key.as_ptr(), key_at, user_key.len());
+    }
+    at.cast()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn keys(list: &SkipList) -> Vec<(Vec<u8>, u64)> {
+        let mut out = Vec::new();
+        let mut n = list.first();
+        while let Some(node) = n {
+            out.push((node.user_key().to_vec(), node.trailer()));
+            n = node.next();
+        }
+        out
+    }
+
+    #[test]
+    fn orders_by_key_then_newest_trailer_and_seeks_both_ways() {
+        let list = SkipList::new();
+        assert!(list.first().is_none() && list.last().is_none());
+        for (k, t) in [(&b"b"[..], 2), (b"a", 1), (b"b", 5), (b"c", 3), (b"", 9)] {
+            list.insert(k, t, k);
+        }
+        let want: Vec<(Vec<u8>, u64)> = vec![
+            (b"".to_vec(), 9),
+            (b"a".to_vec(), 1),
+            (b"b".to_vec(), 5),
+            (b"b".to_vec(), 2),
+            (b"c".to_vec(), 3),
+        ];
+        assert_eq!(keys(&list), want);
+        assert_eq!(list.len(), 5);
+        assert_eq!(list.last().map(|n| n.user_key()), Some(&b"c"[..]));
+        let b5 = Probe::new(b"b", 5);
+        assert_eq!(list.seek(&b5, true).map(|n| n.trailer()), Some(5));
+        assert_eq!(list.seek(&b5, false).map(|n| n.trailer()), Some(2));
+        assert_eq!(
+            list.seek_last_before(&b5, false).map(|n| n.user_key()),
+            Some(&b"a"[..])
+        );
+        assert_eq!(
+            list.seek_last_before(&b5, true).map(|n| n.trailer()),
+            Some(5)
+        );
+        assert!(list
+            .seek_last_before(&Probe::new(b"", 10), false)
+            .is_none());
+        assert!(list.seek(&Probe::new(b"d", 0), true).is_none());
+        assert_eq!(list.seek(&b5, true).map(|n| n.value()), Some(&b"b"[..]));
+    }
+
+    #[test]
+    fn a_repeated_internal_key_keeps_the_first_entry() {
+        let list = SkipList::new();
+        assert!(list.insert(b"k", 7, b"first") > 0);
+        assert_eq!(list.insert(b"k", 7, b"again"), 0);
+        assert!(list.insert(b"k", 8, b"newer") > 0);
+        assert_eq!(list.len(), 2);
+        assert_eq!(keys(&list), vec![(b"k".to_vec(), 8), (b"k".to_vec(), 7)]);
+        assert_eq!(list.last().map(|n| n.value()), Some(&b"first"[..]));
+    }
+
+    #[test]
+    fn large_entries_get_their_own_blocks() {
+        let list = SkipList::new();
+        let big = vec![7u8; MAX_BLOCK_BYTES];
+        for i in 0..3u8 {
+            list.insert(&[i], 1, &big);
+            list.insert(&[i, 1], 1, b"small");
+        }
+        assert_eq!(list.len(), 6);
+        let mut n = list.first();
+        while let Some(node) = n {
+            let want: &[u8] = if node.user_key().len() == 1 { &big } else { b"small" };
+            assert_eq!(node.value(), want);
+            n = node.next();
+        }
+        assert!(list.allocated_bytes() >= 3 * MAX_BLOCK_BYTES);
+    }
+
+    #[test]
+    fn readers_see_whole_entries_while_one_thread_inserts() {
+        let list = Arc::new(SkipList::new());
+        // Small under Miri (`cargo +nightly miri test -p augur --lib memtable::skiplist`).
+        const N: u32 = if cfg!(miri) { 300 } else { 20_000 };
+        let writer = {
+            let list = Arc::clone(&list);
+            std::thread::spawn(move || {
+                for i in 0..N {
+                    // Scattered order, each value derived from its key.
+                    let k = i.wrapping_mul(2_654_435_761).to_be_bytes();
+                    list.insert(&k, u64::from(i), &[k[3]; 40]);
+                }
+            })
+        };
+        let mut checks = 0u64;
+        while !writer.is_finished() || checks == 0 {
+            let mut n = list.first();
+            let mut prev: Option<Vec<u8>> = None;
+            let mut seen = 0usize;
+            while let Some(node) = n {
+                let k = node.user_key();
+                assert!(node.value().iter().all(|&b| b == k[3]) && node.value().len() == 40);
+                if let Some(p) = &prev {
+                    assert!(p.as_slice() < k);
+                }
+                prev = Some(k.to_vec());
+                seen += 1;
+                n = node.next();
+            }
+            assert!(seen <= N as usize);
+            checks += 1;
+        }
+        writer.join().unwrap();
+        assert_eq!(keys(&list).len(), N as usize);
+    }
+
+    #[test]
+    fn readers_find_the_newest_version_published() {
+        // One writer puts seqno s to key s % KEYS and then publishes s; readers seek every key
+        // at the published seqno and must find exactly the newest version at or below it.
+        const KEYS: u64 = 64;
+        const N: u64 = if cfg!(miri) { 500 } else { 200_000 };
+        let list = Arc::new(SkipList::new());
+        let published = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let key = |k: u64| format!("key{k:05}").into_bytes();
+        let readers: Vec<_> = (0..2)
+            .map(|r| {
+                let (list, published) = (Arc::clone(&list), Arc::clone(&published));
+                std::thread::spawn(move || {
+                    let mut k = r;
+                    loop {
+                        let s = published.load(AtomicOrdering::Acquire);
+                        k = (k * 7 + 3) % KEYS;
+                        let want = if s >= k.max(1) { s - (s + KEYS - k) % KEYS } else { 0 };
+                        let user_key = key(k);
+                        let probe = Probe::new(&user_key, (s << 8) | 0xff);
+                        let found = list
+                            .seek(&probe, true)
+                            .filter(|n| n.user_key() == user_key.as_slice())
+                            .map_or(0, |n| n.trailer() >> 8);
+                        assert_eq!(found, want, "key {k} at {s}");
+                        if s == N {
+                            break;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for s in 1..=N {
+            list.insert(&key(s % KEYS), s << 8 | 1, &s.to_le_bytes());
+            published.store(s, AtomicOrdering::Release);
+        }
+        for r in readers {
+            r.join().unwrap();
+        }
+    }
+
+    proptest::proptest! {
+        /// Every seek agrees with a sorted model, for keys with zero bytes, shared prefixes
+        /// and lengths around 8 (the prefix shortcut's edge cases).
+        #[test]
+        fn seeks_match_a_sorted_model(
+            entries in proptest::collection::vec(
+                (proptest::collection::vec(proptest::prop_oneof![
+                    proptest::strategy::Just(0u8), proptest::strategy::Just(255u8), proptest::num::u8::ANY
+                ], 0..12), 0u64..4),
+                1..80,
+            ),
+            probe in (proptest::collection::vec(proptest::num::u8::ANY, 0..12), 0u64..5),
+        ) {
+            let list = SkipList::new();
+            let mut model = std::collections::BTreeSet::new();
+            for (k, t) in &entries {
+                if model.insert((k.clone(), std::cmp::Reverse(*t))) {
+                    list.insert(k, *t, &t.to_le_bytes());
+                }
+            }
+            let sorted: Vec<(Vec<u8>, u64)> = model.iter().map(|(k, t)| (k.clone(), t.0)).collect();
+            proptest::prop_assert_eq!(keys(&list), sorted.clone());
+            let p = Probe::new(&probe.0, probe.1);
+            let as_key = |n: Option<NodeRef<'_>>| n.map(|n| (n.user_key().to_vec(), n.trailer()));
+            let order = |e: &(Vec<u8>, u64)| key::compare(&e.0, e.1, &probe.0, probe.1);
+            let ge = sorted.iter().find(|e| order(e) != Ordering::Less).cloned();
+            let gt = sorted.iter().find(|e| order(e) == Ordering::Greater).cloned();
+            let lt = sorted.iter().rev().find(|e| order(e) == Ordering::Less).cloned();
+            let le = sorted.iter().rev().find(|e| order(e) != Ordering::Greater).cloned();
+            proptest::prop_assert_eq!(as_key(list.seek(&p, true)), ge);
+            proptest::prop_assert_eq!(as_key(list.seek(&p, false)), gt);
+            proptest::prop_assert_eq!(as_key(list.seek_last_before(&p, false)), lt);
+            proptest::prop_assert_eq!(as_key(list.seek_last_before(&p, true)), le);
+            proptest::prop_assert_eq!(as_key(list.last()), sorted.last().cloned());
+        }
+    }
+}
