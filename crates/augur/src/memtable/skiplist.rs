@@ -65,14 +65,12 @@ struct Node {
 const HEADER_BYTES: usize = std::mem::size_of::<Node>();
 const LINK_BYTES: usize = std::mem::size_of::<AtomicPtr<Node>>();
 
-/// The first 8 bytes of `key`, zero-padded, as a big-endian integer. Ordering by it agrees
-/// with bytewise ordering wherever two prefixes differ, so most comparisons of a search are
-/// one integer compare against the node's header.
-pub(crate) fn key_prefix(key: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    b[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(b)
+/// The first 8 bytes of `key`, zero-padded, as a big-endian integer (the learned indexes'
+/// projection with no shared prefix). Ordering by it agrees with bytewise ordering wherever
+/// two prefixes differ, so most comparisons of a search are one integer compare against the
+/// node's header.
+fn key_prefix(key: &[u8]) -> u64 {
+    crate::index::projection::project(key, 0)
 }
 
 /// Bytes of a node of `height` links holding a `key_len`-byte key, rounded up to
@@ -336,7 +334,7 @@ impl SkipList {
     pub(crate) fn new() -> Self {
         let mut nodes = Arena::new();
         let mut values = Arena::new();
-        let head = write_node(&mut nodes, &mut values, MAX_HEIGHT, &[], 0, &[]);
+        let head = write_node(&mut nodes, &mut values, MAX_HEIGHT, &Probe::new(&[], 0), &[]);
         SkipList {
             head,
             height: AtomicUsize::new(1),
@@ -389,7 +387,7 @@ impl SkipList {
         }
         let height = writer.random_height();
         let Writer { nodes, values, .. } = &mut *writer;
-        let node = write_node(nodes, values, height, user_key, trailer, value);
+        let node = write_node(nodes, values, height, &probe, value);
         let node_ref = NodeRef::new(node);
         for (level, succ) in next.iter().enumerate().take(height) {
             // Not yet reachable: nothing reads these links until the stores below.
@@ -483,16 +481,16 @@ impl SkipList {
     }
 }
 
-/// Copies `value` into the value arena and allocates and writes a node with empty links;
-/// returns the node, unpublished.
+/// Copies `value` into the value arena and allocates and writes the node of `key` with empty
+/// links; returns the node, unpublished.
 fn write_node(
     nodes: &mut Arena,
     values: &mut Arena,
     height: usize,
-    user_key: &[u8],
-    trailer: u64,
+    key: &Probe<'_>,
     value: &[u8],
 ) -> NonNull<Node> {
+    let user_key = key.user_key;
     let value_at = if value.is_empty() {
         NonNull::dangling()
     } else {
@@ -505,8 +503,8 @@ fn write_node(
         at
     };
     let header = Node {
-        prefix: key_prefix(user_key),
-        trailer,
+        prefix: key.prefix,
+        trailer: key.trailer,
         value: value_at,
         value_len: u32::try_from(value.len()).expect("memtable values are under 4 GiB"),
         key_len: u16::try_from(user_key.len()).expect("keys are at most MAX_KEY_LEN bytes"),
