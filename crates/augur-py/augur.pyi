@@ -79,6 +79,10 @@ def open(
     max_subcompactions: Optional[int] = None,
     delayed_write_mb: int = 16,
     max_immutable_memtables: int = 2,
+    compaction_nice: int = 10,
+    level0_file_num_compaction_trigger: int = 4,
+    level0_slowdown_writes_trigger: int = 8,
+    level0_stop_writes_trigger: int = 12,
     index: str = "plr",
     compaction: Optional[str] = None,
     flsm_top_level_bits: int = 20,
@@ -124,7 +128,11 @@ def open(
     ``max_subcompactions`` threads one compaction may use (``None``: the engine's default,
     the cores up to 4); ``delayed_write_mb`` MiB/s writes may ingest once L0 reaches its
     slowdown trigger (0: never slowed); ``max_immutable_memtables`` full memtables that
-    may wait for their flush before writes stop; ``no_level_merge`` leaves separated values where
+    may wait for their flush before writes stop; ``compaction_nice`` the nice value a leveled
+    database's compaction thread adds to its CPU priority on Linux (writers and flushes run
+    first; 0 keeps the process's); ``level0_file_num_compaction_trigger``,
+    ``level0_slowdown_writes_trigger`` and ``level0_stop_writes_trigger`` the L0 file counts
+    that start a compaction, slow writes down and stop them; ``no_level_merge`` leaves separated values where
     they are when compactions reach the last level (level merge rewrites the ones out of
     key order once more than ``level_merge_threshold`` of a merge's are). A bad value raises
     :class:`InvalidArgumentError` (a ``ValueError``) naming the option.

@@ -239,6 +239,38 @@ pub struct EngineArgs {
     /// sixteenth near the stop trigger); 0 never slows writes (engine default 16).
     #[arg(long, global = true, value_name = "MB", alias = "delayed_write_mb")]
     pub delayed_write_mb: Option<u64>,
+    /// Leveled: nice value the compaction thread adds to its CPU priority on Linux, so that
+    /// writers and flushes run first on a busy machine; 0 keeps the process's (engine
+    /// default 10).
+    #[arg(long, global = true, value_name = "N", alias = "compaction_nice")]
+    pub compaction_nice: Option<i32>,
+    /// L0 files that trigger a compaction out of L0 (engine default 4; db_bench's
+    /// `--level0_file_num_compaction_trigger`).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        alias = "level0_file_num_compaction_trigger"
+    )]
+    pub level0_file_num_compaction_trigger: Option<usize>,
+    /// L0 files from which writes are slowed down (engine default 8; db_bench's
+    /// `--level0_slowdown_writes_trigger`).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        alias = "level0_slowdown_writes_trigger"
+    )]
+    pub level0_slowdown_writes_trigger: Option<usize>,
+    /// L0 files at which writes wait for compaction (engine default 12; db_bench's
+    /// `--level0_stop_writes_trigger`).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        alias = "level0_stop_writes_trigger"
+    )]
+    pub level0_stop_writes_trigger: Option<usize>,
     /// Learned index type (engine default plr).
     #[arg(long, global = true, value_enum)]
     pub index: Option<IndexArg>,
@@ -433,6 +465,18 @@ impl EngineArgs {
         }
         if let Some(mb) = self.delayed_write_mb {
             o.delayed_write_rate = mb.saturating_mul(1 << 20);
+        }
+        if let Some(n) = self.compaction_nice {
+            o.compaction_nice = n;
+        }
+        if let Some(n) = self.level0_file_num_compaction_trigger {
+            o.l0_compaction_trigger = n;
+        }
+        if let Some(n) = self.level0_slowdown_writes_trigger {
+            o.l0_slowdown_trigger = n;
+        }
+        if let Some(n) = self.level0_stop_writes_trigger {
+            o.l0_stop_trigger = n;
         }
         if let Some(i) = self.index {
             o.index = i.to_engine();

@@ -51,6 +51,10 @@ use std::path::PathBuf;
     max_subcompactions = None,
     delayed_write_mb = 16,
     max_immutable_memtables = 2,
+    compaction_nice = 10,
+    level0_file_num_compaction_trigger = 4,
+    level0_slowdown_writes_trigger = 8,
+    level0_stop_writes_trigger = 12,
     index = "plr",
     compaction = None,
     flsm_top_level_bits = 20,
@@ -100,6 +104,10 @@ pub(crate) fn open(
     max_subcompactions: Option<i64>,
     delayed_write_mb: i64,
     max_immutable_memtables: i64,
+    compaction_nice: i64,
+    level0_file_num_compaction_trigger: i64,
+    level0_slowdown_writes_trigger: i64,
+    level0_stop_writes_trigger: i64,
     index: &str,
     compaction: Option<&str>,
     flsm_top_level_bits: i64,
@@ -156,6 +164,20 @@ pub(crate) fn open(
         max_immutable_memtables: Some(unsigned(
             "max_immutable_memtables",
             max_immutable_memtables,
+        )?),
+        // Range (0..=19) checked by the engine, whose message names the keyword.
+        compaction_nice: Some(unsigned("compaction_nice", compaction_nice)?),
+        level0_file_num_compaction_trigger: Some(unsigned(
+            "level0_file_num_compaction_trigger",
+            level0_file_num_compaction_trigger,
+        )?),
+        level0_slowdown_writes_trigger: Some(unsigned(
+            "level0_slowdown_writes_trigger",
+            level0_slowdown_writes_trigger,
+        )?),
+        level0_stop_writes_trigger: Some(unsigned(
+            "level0_stop_writes_trigger",
+            level0_stop_writes_trigger,
         )?),
         index: Some(choice::<IndexArg>("index", index)?),
         compaction: compaction
@@ -247,6 +269,10 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
             "max_subcompactions" => py.None(),
             "delayed_write_mb" => (o.delayed_write_rate / MIB).into_py_any(py)?,
             "max_immutable_memtables" => o.max_immutable_memtables.into_py_any(py)?,
+            "compaction_nice" => o.compaction_nice.into_py_any(py)?,
+            "level0_file_num_compaction_trigger" => o.l0_compaction_trigger.into_py_any(py)?,
+            "level0_slowdown_writes_trigger" => o.l0_slowdown_trigger.into_py_any(py)?,
+            "level0_stop_writes_trigger" => o.l0_stop_trigger.into_py_any(py)?,
             "index" => {
                 let kind = if o.auto_index {
                     Some(IndexArg::Auto)

@@ -1,7 +1,8 @@
 //! The write path's shape (issue 28): leveled compaction with dynamic level sizes keeps most
 //! data in the last level; sub-compactions give the same tree contents as one thread; the
 //! smooth slowdown delays writers and says for how long; an FLSM flush writes straight into
-//! L1's guards when L0 is empty.
+//! L1's guards when L0 is empty; the compaction thread runs at a lower CPU priority than the
+//! flush thread.
 
 use augur::fs::MemFs;
 use augur::{CompactionStyle, Db, FlsmOptions, Options};
@@ -170,5 +171,102 @@ fn an_flsm_flush_goes_straight_into_level_1_when_level_0_is_empty() {
     assert_eq!(s.flushes, 1);
     let model = load(&db, 3000, 2);
     assert_eq!(contents(&db), model.into_iter().collect::<BTreeMap<_, _>>());
+    drop(db);
+}
+
+/// The nice value in a `/proc/.../stat` line (field 19; fields count from the pid, and the
+/// thread's name, in parentheses, may hold spaces).
+#[cfg(target_os = "linux")]
+fn nice_in_stat(stat: &str) -> i32 {
+    let after_name = &stat[stat.rfind(')').expect("stat") + 2..];
+    let nice = after_name.split(' ').nth(16).expect("nice field");
+    nice.parse().expect("nice")
+}
+
+/// Nice values of this process's threads named `name` (Linux: `/proc/self/task`).
+#[cfg(target_os = "linux")]
+fn nice_of_threads(name: &str) -> Vec<i32> {
+    let mut nices = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").expect("tasks") {
+        let dir = task.expect("task").path();
+        // A thread that ended meanwhile has no files left: skip it.
+        let Ok(comm) = std::fs::read_to_string(dir.join("comm")) else {
+            continue;
+        };
+        if comm.trim_end() == name {
+            if let Ok(stat) = std::fs::read_to_string(dir.join("stat")) {
+                nices.push(nice_in_stat(&stat));
+            }
+        }
+    }
+    nices
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_leveled_compaction_thread_yields_to_writers_and_flushes() {
+    let base = nice_in_stat(&std::fs::read_to_string("/proc/thread-self/stat").expect("stat"));
+    let lowered = (base + 7).min(19);
+    let fs = MemFs::new();
+    let db = Db::open(
+        "/nice",
+        Options {
+            background_threads: true,
+            compaction_nice: 7,
+            ..options(&fs)
+        },
+    )
+    .expect("open");
+    // A thread names itself, and the compaction thread lowers its priority, as it starts:
+    // wait for both. (Other tests' databases keep the default of 10, so a thread at
+    // `lowered` is this one's.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let flush = loop {
+        let flush = nice_of_threads("augur-flush");
+        if nice_of_threads("augur-bg").contains(&lowered) && !flush.is_empty() {
+            break flush;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no compaction thread at nice {lowered} ({:?}) or no flush thread ({flush:?})",
+            nice_of_threads("augur-bg")
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    assert!(
+        flush.iter().all(|&n| n == base),
+        "flush threads lowered: {flush:?}"
+    );
+    drop(db);
+}
+
+#[test]
+fn waiting_for_compactions_leaves_no_replaced_table_behind() {
+    use augur::fs::FileSystem;
+    let fs = MemFs::new();
+    let db = Db::open(
+        "/settle",
+        Options {
+            background_threads: true,
+            ..options(&fs)
+        },
+    )
+    .expect("open");
+    let model = load(&db, 3000, 4);
+    let s = db.stats();
+    assert!(s.compactions > 0, "no compaction ran: {s:?}");
+    let live: usize = s.levels.iter().map(|l| l.files).sum();
+    let on_disk = fs
+        .list(std::path::Path::new("/settle"))
+        .expect("list")
+        .into_iter()
+        .filter(|name| name.ends_with(".sst"))
+        .count();
+    assert_eq!(
+        on_disk, live,
+        "tables on disk vs in the version: {:?}",
+        s.levels
+    );
+    assert_eq!(contents(&db), model);
     drop(db);
 }

@@ -2,6 +2,8 @@
 //! does); leveled databases have a flush thread beside it, so a long compaction never holds
 //! up the flush that writers stalled on a full memtable wait for (RocksDB's flush pool).
 //! Under FLSM a flush may append to L1 like a compaction, so flushes stay on the one thread.
+//! The compaction thread of a leveled database lowers its CPU priority
+//! (`Options::compaction_nice`, `thread_priority.rs`): writers and flushes come first.
 //! Automatic value-log GC is a unit of that thread's work too (`gc.rs`): it rewrites tables
 //! in place, as compactions do, and never writes through the foreground write path.
 //!
@@ -20,6 +22,11 @@ use std::time::Duration;
 
 /// Body of the background thread.
 pub(super) fn run(db: &Arc<DbInner>) {
+    // With a flush thread of its own, this thread only compacts (and collects garbage): it
+    // yields the CPU to writers and flushes (`Options::compaction_nice`).
+    if db.has_flush_thread() {
+        super::thread_priority::lower_current_thread(db.opts.compaction_nice);
+    }
     serve(db, &db.background, || db.do_one_unit(), || {});
 }
 

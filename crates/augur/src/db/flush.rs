@@ -221,7 +221,9 @@ impl DbInner {
 
     /// Waits until no background work is due: every immutable memtable is written, the
     /// compaction strategy picks nothing, and no value-log GC is running or due (the
-    /// database has settled after a burst of writes). Does not switch the active memtable.
+    /// database has settled after a burst of writes); and until the unit of background
+    /// work in flight has returned, so the tables its compaction replaced are deleted
+    /// unless a reader still holds them. Does not switch the active memtable.
     pub fn wait_for_compactions(&self) -> Result<()> {
         if self.opts.read_only {
             // No background work ever runs in a read-only database.
@@ -229,15 +231,14 @@ impl DbInner {
         }
         loop {
             self.check_writable()?;
-            let flush_due = !self.mem.lock().imm.is_empty();
-            let version = self.versions.current();
-            let compaction_due = matches!(
-                self.strategy.choose(&version, &self.opts),
-                crate::compaction::Choice::Merge(_)
-            );
-            let gc_due = self.automatic_gc_candidate().is_some();
-            if !flush_due && !compaction_due && !gc_due {
-                return Ok(());
+            if !self.background_work_due() {
+                // A compaction that just installed its outputs leaves nothing due while its
+                // thread (at a lower priority, `compaction_nice`) still holds the version
+                // with its inputs: wait for the unit to return, then look again.
+                drop(self.bg_work.lock());
+                if !self.background_work_due() {
+                    return Ok(());
+                }
             }
             if self.opts.background_threads {
                 self.request_background_work();
@@ -246,5 +247,16 @@ impl DbInner {
                 self.run_pending_work_inline()?;
             }
         }
+    }
+
+    /// Whether a flush, a compaction or automatic value-log GC is due.
+    fn background_work_due(&self) -> bool {
+        let flush_due = !self.mem.lock().imm.is_empty();
+        let version = self.versions.current();
+        let compaction_due = matches!(
+            self.strategy.choose(&version, &self.opts),
+            crate::compaction::Choice::Merge(_)
+        );
+        flush_due || compaction_due || self.automatic_gc_candidate().is_some()
     }
 }

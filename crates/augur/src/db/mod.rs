@@ -13,6 +13,7 @@ mod read;
 mod replay;
 mod snapshot;
 mod stats;
+mod thread_priority;
 mod verify;
 mod write;
 mod write_delay;
@@ -499,8 +500,9 @@ impl Db {
 
     /// Waits until the background work a burst of writes left behind is done: no immutable
     /// memtable waits for its flush, no compaction is due and no value-log GC is running or
-    /// due (RocksDB's `WaitForCompact`). Returns the error that stopped background work, if
-    /// any.
+    /// due (RocksDB's `WaitForCompact`), and the tables compactions replaced are deleted
+    /// (unless a snapshot or scan still reads them). Returns the error that stopped
+    /// background work, if any.
     pub fn wait_for_compactions(&self) -> Result<()> {
         self.inner.wait_for_compactions()
     }

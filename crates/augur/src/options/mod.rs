@@ -63,6 +63,14 @@ pub struct Options {
     /// with `background_threads = false` the ranges merge one after another (deterministic).
     /// Default: the machine's parallelism, at most 4.
     pub max_subcompactions: usize,
+    /// Nice value the compaction thread (and its sub-compaction threads) adds to its CPU
+    /// priority on Linux, under leveled compaction, whose flushes run on a thread of their
+    /// own: on a busy machine the writers and the flush then take the CPU first and
+    /// compaction the rest, so sealed memtables do not pile up behind a merge (peak memory)
+    /// and writes are slowed by L0's triggers rather than starved of CPU. 0 keeps the
+    /// process's priority; at most 19. Ignored elsewhere (FLSM flushes on the compaction
+    /// thread). Default 10.
+    pub compaction_nice: i32,
     /// How levels >= 1 are organized and compacted (`--compaction`): leveled (LevelDB) or
     /// PebblesDB's fragmented LSM. Fixed when the database is created and recorded in its
     /// manifest: `None` (the default) opens an existing database with its recorded style and
@@ -213,6 +221,7 @@ impl std::fmt::Debug for Options {
             .field("l0_slowdown_trigger", &self.l0_slowdown_trigger)
             .field("l0_stop_trigger", &self.l0_stop_trigger)
             .field("delayed_write_rate", &self.delayed_write_rate)
+            .field("compaction_nice", &self.compaction_nice)
             .field("l1_max_bytes", &self.l1_max_bytes)
             .field("level_size_ratio", &self.level_size_ratio)
             .field("dynamic_level_bytes", &self.dynamic_level_bytes)
@@ -272,6 +281,7 @@ impl Default for Options {
             level_size_ratio: 10,
             dynamic_level_bytes: true,
             max_subcompactions: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
+            compaction_nice: 10,
             compaction: None,
             flsm: FlsmOptions::default(),
             num_levels: 7,
@@ -337,6 +347,9 @@ impl Options {
         }
         if self.scan_fetch_threads > 256 {
             return Err(invalid("scan_fetch_threads", "must be at most 256"));
+        }
+        if !(0..=19).contains(&self.compaction_nice) {
+            return Err(invalid("compaction_nice", "must be between 0 and 19"));
         }
         if self.max_immutable_memtables == 0 {
             return Err(invalid("max_immutable_memtables", "must be at least 1"));

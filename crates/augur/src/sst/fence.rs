@@ -107,16 +107,34 @@ pub(crate) struct SectionLens {
     pub(crate) values_len: u64,
 }
 
+/// What the index keeps in memory per block: the [`BlockMeta`] fields that do not follow
+/// from the block before (where a block and its chunk start), 32 bytes instead of 48; the
+/// index is pinned for every open table, so its size per block is memory that grows with
+/// the data.
+#[derive(Debug, Clone, Copy)]
+struct StoredBlock {
+    data_end: u64,
+    values_end: u64,
+    slots_crc: u32,
+    values_crc: u32,
+    raw_len: u32,
+    codec: u8,
+}
+
 /// The decoded fence-pointer index of one table.
 #[derive(Debug)]
 pub(crate) struct FenceIndex {
     entries: u64,
     block_records: u64,
-    /// Last user keys of all blocks, concatenated; block `b`'s key ends at `key_ends[b]`.
+    /// Format 3 and later: block `b`'s value chunk follows it in the data section and
+    /// block `b + 1` starts where that chunk ends (see [`FenceIndex::meta`]).
+    interleaved: bool,
+    /// Last user keys of all blocks, concatenated; block `b`'s key ends at `key_ends[b]`
+    /// (decode refuses a section whose keys pass 4 GiB).
     last_keys: Vec<u8>,
-    key_ends: Vec<usize>,
+    key_ends: Vec<u32>,
     last_trailers: Vec<u64>,
-    blocks: Vec<BlockMeta>,
+    blocks: Vec<StoredBlock>,
 }
 
 impl FenceIndex {
@@ -138,9 +156,11 @@ impl FenceIndex {
             Error::corruption(file, offset + at as u64, format!("fence index: {why}"))
         };
         let capacity = usize::try_from(props.blocks.min(bytes.len() as u64)).unwrap_or(0);
+        let interleaved = sections.version >= INTERLEAVED_FORMAT_VERSION;
         let mut index = FenceIndex {
             entries: props.entries,
             block_records: u64::from(props.block_records),
+            interleaved,
             last_keys: Vec::new(),
             key_ends: Vec::with_capacity(capacity),
             last_trailers: Vec::with_capacity(capacity),
@@ -150,7 +170,6 @@ impl FenceIndex {
         let v1 = sections.version == 1;
         // Format 3: block b's value chunk follows it in the data section, and block b + 1
         // starts where that chunk ends; offsets of both are relative to the data section.
-        let interleaved = sections.version >= INTERLEAVED_FORMAT_VERSION;
         let values_len = if interleaved {
             if sections.values_len != 0 {
                 return Err(corrupt(0, "interleaved table with a non-empty value section"));
@@ -211,17 +230,17 @@ impl FenceIndex {
                 return Err(corrupt(at, "bad value chunk codec or length"));
             }
             index.last_keys.extend_from_slice(key);
-            index.key_ends.push(index.last_keys.len());
+            let key_end = u32::try_from(index.last_keys.len())
+                .map_err(|_| corrupt(at, "last keys pass 4 GiB"))?;
+            index.key_ends.push(key_end);
             index.last_trailers.push(trailer);
-            index.blocks.push(BlockMeta {
-                data_start,
+            index.blocks.push(StoredBlock {
                 data_end,
-                slots_crc,
-                values_start,
                 values_end,
+                slots_crc,
                 values_crc,
-                codec,
                 raw_len,
+                codec,
             });
             values_start = values_end;
             data_start = if interleaved { values_end } else { data_end };
@@ -247,10 +266,10 @@ impl FenceIndex {
     fn last_key(&self, end_block: u64) -> Option<(&[u8], u64)> {
         let b = usize::try_from(end_block.checked_sub(1)?).ok()?;
         let start = match b.checked_sub(1) {
-            Some(prev) => *self.key_ends.get(prev)?,
+            Some(prev) => *self.key_ends.get(prev)? as usize,
             None => 0,
         };
-        let end = *self.key_ends.get(b)?;
+        let end = *self.key_ends.get(b)? as usize;
         Some((self.last_keys.get(start..end)?, *self.last_trailers.get(b)?))
     }
 
@@ -286,7 +305,10 @@ impl FenceIndex {
 
     /// Stored (possibly compressed) bytes of all value chunks.
     pub(crate) fn stored_value_bytes(&self) -> u64 {
-        self.blocks.iter().map(|b| b.values_end - b.values_start).sum()
+        (0..self.block_count())
+            .filter_map(|b| self.meta(b))
+            .map(|m| m.values_end - m.values_start)
+            .sum()
     }
 
     /// Number of data blocks.
@@ -306,9 +328,30 @@ impl FenceIndex {
         start..end
     }
 
-    /// Checksums and value bounds of `block`.
-    pub(crate) fn meta(&self, block: u64) -> Option<&BlockMeta> {
-        self.blocks.get(usize::try_from(block).ok()?)
+    /// Checksums and bounds of `block` and of its value chunk. Where they start follows from
+    /// the block before: format 3 puts block `b`'s chunk right after it and block `b + 1`
+    /// right after that chunk; earlier formats put block `b + 1` where block `b` ends, and
+    /// chunk `b + 1` where chunk `b` ends, in a value section of their own.
+    pub(crate) fn meta(&self, block: u64) -> Option<BlockMeta> {
+        let b = usize::try_from(block).ok()?;
+        let this = self.blocks.get(b)?;
+        let before = b.checked_sub(1).and_then(|p| self.blocks.get(p));
+        let (data_start, values_start) = match (before, self.interleaved) {
+            (None, true) => (0, this.data_end),
+            (None, false) => (0, 0),
+            (Some(p), true) => (p.values_end, this.data_end),
+            (Some(p), false) => (p.data_end, p.values_end),
+        };
+        Some(BlockMeta {
+            data_start,
+            data_end: this.data_end,
+            slots_crc: this.slots_crc,
+            values_start,
+            values_end: this.values_end,
+            values_crc: this.values_crc,
+            codec: this.codec,
+            raw_len: this.raw_len,
+        })
     }
 
     /// The section this index decodes from (written as format `version`), with every length
@@ -348,9 +391,9 @@ impl FenceIndex {
     /// Heap bytes held by the index (model memory accounting).
     pub(crate) fn size_bytes(&self) -> usize {
         self.last_keys.len()
-            + self.key_ends.len() * std::mem::size_of::<usize>()
+            + self.key_ends.len() * std::mem::size_of::<u32>()
             + self.last_trailers.len() * 8
-            + self.blocks.len() * std::mem::size_of::<BlockMeta>()
+            + self.blocks.len() * std::mem::size_of::<StoredBlock>()
     }
 }
 

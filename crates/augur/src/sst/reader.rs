@@ -576,7 +576,7 @@ impl Table {
                 let (offset, len) = self
                     .inline_ref(slot.reference(), meta.values_start)
                     .ok_or_else(|| corrupt("malformed value reference"))?;
-                self.value_in_chunk(block.block, meta, offset, len)?
+                self.value_in_chunk(block.block, &meta, offset, len)?
                     .ok_or_else(|| corrupt("value reference outside its block's value chunk"))?
             }
             ValueKind::Pointer => {

@@ -40,7 +40,7 @@ impl Table {
     }
 
     /// Where block `block` lies and its checksums.
-    pub(super) fn meta_of(&self, block: u64) -> Result<&BlockMeta> {
+    pub(super) fn meta_of(&self, block: u64) -> Result<BlockMeta> {
         self.fence.meta(block).ok_or_else(|| {
             Error::corruption(&self.path, self.footer.index.offset, "block number out of range")
         })
@@ -76,7 +76,7 @@ impl Table {
         let slots_at = start + (from - positions.start) * slot;
         let slots_len = (to - from) * slot;
         if self.interleaved {
-            self.prefetch_through_values(self.meta_of(block)?, slots_at);
+            self.prefetch_through_values(&self.meta_of(block)?, slots_at);
         }
         let mut bytes = self.read(slots_at, slots_len)?.into_owned();
         let suffixes_at = start + (positions.end - positions.start) * slot;
@@ -110,7 +110,7 @@ impl Table {
         let verified = !force && self.checks_once() && self.verified_blocks.contains(block);
         if self.cached && self.interleaved {
             let meta = self.meta_of(block)?;
-            self.prefetch_through_values(meta, self.footer.data.offset + meta.data_start);
+            self.prefetch_through_values(&meta, self.footer.data.offset + meta.data_start);
         }
         // A verified block of a file without key suffixes lies at a computed offset: no
         // index record is touched (a cache miss per lookup otherwise).

@@ -38,7 +38,7 @@ pub(crate) struct ScanBlock {
 impl Table {
     /// The index record of `block` (where its slots and value chunk lie).
     pub(crate) fn block_meta(&self, block: u64) -> Result<BlockMeta> {
-        self.fence.meta(block).copied().ok_or_else(|| {
+        self.fence.meta(block).ok_or_else(|| {
             Error::corruption(&self.path, self.footer.index.offset, "block out of range")
         })
     }

@@ -116,7 +116,7 @@ impl Table {
         }
         let mut longest = 0u64;
         for block in 0..self.properties.blocks {
-            let meta = *self.meta_of(block)?;
+            let meta = self.meta_of(block)?;
             let chunk = u64::from(meta.raw_len);
             if chunk <= cap.max(longest) {
                 longest = longest.max(chunk);

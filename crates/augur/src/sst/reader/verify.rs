@@ -26,7 +26,7 @@ impl<'t> Checker<'t> {
 
     pub(super) fn check_block(&mut self, block: &LoadedBlock) -> Result<()> {
         let t = self.table;
-        let meta = *t.meta_of(block.block)?;
+        let meta = t.meta_of(block.block)?;
         let chunk = t.value_chunk(block.block, &meta, true)?;
         self.raw_value_bytes += chunk.len() as u64;
         let chunk_offset = t.value_chunk_offset(&meta);
