@@ -121,6 +121,25 @@ struct StoredBlock {
     codec: u8,
 }
 
+impl StoredBlock {
+    /// Where a block starts in the data section, after the block `before` it (`None`: the
+    /// first block): format 3 puts it where the previous block's value chunk ends, earlier
+    /// formats where the previous block ends.
+    fn data_start(before: Option<&StoredBlock>, interleaved: bool) -> u64 {
+        before.map_or(0, |p| if interleaved { p.values_end } else { p.data_end })
+    }
+
+    /// Where a block's value chunk starts: right after the block (ending at `data_end`) in
+    /// format 3, where the previous chunk ends in the value section of earlier formats.
+    fn values_start(before: Option<&StoredBlock>, data_end: u64, interleaved: bool) -> u64 {
+        if interleaved {
+            data_end
+        } else {
+            before.map_or(0, |p| p.values_end)
+        }
+    }
+}
+
 /// The decoded fence-pointer index of one table.
 #[derive(Debug)]
 pub(crate) struct FenceIndex {
@@ -179,8 +198,9 @@ impl FenceIndex {
             sections.values_len
         };
         let mut d = Decoder::new(bytes);
-        let (mut values_start, mut data_start) = (0u64, 0u64);
         while !d.is_empty() {
+            let before = index.blocks.last().copied();
+            let data_start = StoredBlock::data_start(before.as_ref(), interleaved);
             let at = d.position();
             let short = || corrupt(at, "record is truncated");
             let key = d.length_prefixed().ok_or_else(short)?;
@@ -193,9 +213,7 @@ impl FenceIndex {
                 d.u64().ok_or_else(short)?
             };
             let slots_crc = d.u32().ok_or_else(short)?;
-            if interleaved {
-                values_start = data_end;
-            }
+            let values_start = StoredBlock::values_start(before.as_ref(), data_end, interleaved);
             let values_end = d.u64().ok_or_else(short)?;
             let values_crc = d.u32().ok_or_else(short)?;
             let (codec, raw_len) = if v1 {
@@ -242,16 +260,15 @@ impl FenceIndex {
                 raw_len,
                 codec,
             });
-            values_start = values_end;
-            data_start = if interleaved { values_end } else { data_end };
         }
         if index.blocks.len() as u64 != props.blocks {
             return Err(corrupt(0, "record count differs from the block count"));
         }
-        if !interleaved && values_start != sections.values_len {
+        let last = index.blocks.last();
+        if !interleaved && last.map_or(0, |b| b.values_end) != sections.values_len {
             return Err(corrupt(0, "value chunks do not cover the value section"));
         }
-        if data_start != sections.data_len {
+        if StoredBlock::data_start(last, interleaved) != sections.data_len {
             return Err(corrupt(0, "data blocks do not cover the data section"));
         }
         let largest = &props.largest;
@@ -328,25 +345,17 @@ impl FenceIndex {
         start..end
     }
 
-    /// Checksums and bounds of `block` and of its value chunk. Where they start follows from
-    /// the block before: format 3 puts block `b`'s chunk right after it and block `b + 1`
-    /// right after that chunk; earlier formats put block `b + 1` where block `b` ends, and
-    /// chunk `b + 1` where chunk `b` ends, in a value section of their own.
+    /// Checksums and bounds of `block` and of its value chunk; where they start follows from
+    /// the block before (`StoredBlock::data_start`, `StoredBlock::values_start`).
     pub(crate) fn meta(&self, block: u64) -> Option<BlockMeta> {
         let b = usize::try_from(block).ok()?;
         let this = self.blocks.get(b)?;
         let before = b.checked_sub(1).and_then(|p| self.blocks.get(p));
-        let (data_start, values_start) = match (before, self.interleaved) {
-            (None, true) => (0, this.data_end),
-            (None, false) => (0, 0),
-            (Some(p), true) => (p.values_end, this.data_end),
-            (Some(p), false) => (p.data_end, p.values_end),
-        };
         Some(BlockMeta {
-            data_start,
+            data_start: StoredBlock::data_start(before, self.interleaved),
             data_end: this.data_end,
             slots_crc: this.slots_crc,
-            values_start,
+            values_start: StoredBlock::values_start(before, this.data_end, self.interleaved),
             values_end: this.values_end,
             values_crc: this.values_crc,
             codec: this.codec,
