@@ -14,6 +14,13 @@
 //! memtable frees a few dozen blocks instead of two allocations per entry
 //! (docs/benchmarks/write-path.md, "Arena skiplist").
 //!
+//! Each link carries, beside the successor's address, the successor's key prefix (its first
+//! 8 bytes as an integer): a search decides "the successor is past the key sought" from the
+//! node it stands on, without loading the successor, and about half of a search's steps
+//! decide that. The inserting thread sees exact prefixes; a reader may see the prefix of a
+//! node inserted into the link after the address it loaded, which is never larger, so a
+//! reader trusts a prefix only to rule a successor out (see [`SkipList::descend`]).
+//!
 //! Invariants:
 //! - Inserts are serialised by the writer lock (the database's group-commit leader is the
 //!   only inserting thread; the lock makes any other caller safe too). Readers take no lock.
@@ -23,10 +30,14 @@
 //!   through atomics.
 //! - Nodes are never unlinked, moved or freed while the list lives: a [`NodeRef`] borrowed
 //!   from the list stays valid for the borrow.
-//! - Links at each level are sorted by (prefix, user key, newest trailer first); a node is
-//!   linked bottom-up, so level 0 always holds every published node in order.
+//! - Links at each level are sorted by (user key, newest trailer first); a node is linked
+//!   bottom-up, so level 0 always holds every published node in order.
+//! - A link's prefix is stored before its address (the address with `Release`), so a reader
+//!   that loads an address with `Acquire` and then the prefix reads the prefix of that node
+//!   or of one inserted before it since: a lower bound of the node's prefix.
 //!
-//! Heights follow RocksDB's `InlineSkipList`: branching factor 4, at most [`MAX_HEIGHT`].
+//! Heights: branching factor 2 (a node reaches level `l + 1` with probability 1/2), at most
+//! [`MAX_HEIGHT`]; measured faster than RocksDB's 4 here (docs/benchmarks/write-path.md).
 
 use crate::key;
 use parking_lot::Mutex;
@@ -34,9 +45,9 @@ use std::alloc::{self, Layout};
 use std::cmp::Ordering;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 
-/// Most levels a node links into (4^12 ≈ 16.8M entries before searches lengthen).
+/// Most levels a node links into (2^20 ≈ 1M entries before searches lengthen).
 const MAX_HEIGHT: usize = 20;
 const BITS_PER_LEVEL: usize = 1;
 
@@ -51,8 +62,6 @@ const NODE_ALIGN: usize = 8;
 /// A node's fixed part; its tower of `height` links follows, then the key.
 #[repr(C)]
 struct Node {
-    /// The key's first 8 bytes, big-endian, zero-padded ([`key_prefix`]).
-    prefix: u64,
     trailer: u64,
     /// The value's bytes, in the value arena (dangling when the value is empty).
     value: NonNull<u8>,
@@ -62,13 +71,22 @@ struct Node {
     _pad: u8,
 }
 
+/// One level of a node's tower: its successor at that level and the successor's key prefix.
+#[repr(C)]
+struct Link {
+    next: AtomicPtr<Node>,
+    /// [`key_prefix`] of `next`'s user key (0 while `next` is null); a lower bound of it for
+    /// a reader (module invariants).
+    next_prefix: AtomicU64,
+}
+
 const HEADER_BYTES: usize = std::mem::size_of::<Node>();
-const LINK_BYTES: usize = std::mem::size_of::<AtomicPtr<Node>>();
+const LINK_BYTES: usize = std::mem::size_of::<Link>();
 
 /// The first 8 bytes of `key`, zero-padded, as a big-endian integer (the learned indexes'
 /// projection with no shared prefix). Ordering by it agrees with bytewise ordering wherever
 /// two prefixes differ, so most comparisons of a search are one integer compare against the
-/// node's header.
+/// link that leads to the node.
 fn key_prefix(key: &[u8]) -> u64 {
     crate::index::projection::project(key, 0)
 }
@@ -127,7 +145,7 @@ impl<'a> NodeRef<'a> {
     }
 
     #[inline]
-    fn link(self, level: usize) -> &'a AtomicPtr<Node> {
+    fn link(self, level: usize) -> &'a Link {
         debug_assert!(level < self.header().height as usize);
         #[allow(unsafe_code)]
         // SAFETY: the node's allocation holds `height` links right after its header, each
@@ -141,7 +159,7 @@ impl<'a> NodeRef<'a> {
                 .as_ptr()
                 .cast::<u8>()
                 .add(HEADER_BYTES + level * LINK_BYTES)
-                .cast::<AtomicPtr<Node>>()
+                .cast::<Link>()
         }
     }
 
@@ -191,20 +209,18 @@ impl<'a> NodeRef<'a> {
 
     #[inline]
     fn next_at(self, level: usize) -> Option<NodeRef<'a>> {
-        NonNull::new(self.link(level).load(AtomicOrdering::Acquire)).map(NodeRef::new)
+        NonNull::new(self.link(level).next.load(AtomicOrdering::Acquire)).map(NodeRef::new)
     }
 
     /// Internal-key order of this node against `probe`.
     #[inline]
     fn cmp(self, probe: &Probe<'_>) -> Ordering {
-        self.header().prefix.cmp(&probe.prefix).then_with(|| {
-            key::compare(
-                self.user_key(),
-                self.trailer(),
-                probe.user_key,
-                probe.trailer,
-            )
-        })
+        key::compare(
+            self.user_key(),
+            self.trailer(),
+            probe.user_key,
+            probe.trailer,
+        )
     }
 }
 
@@ -374,24 +390,31 @@ impl SkipList {
         // Where the node goes at each level: after prev[l], before next[l]. Levels above
         // the list's height start at the head and end the list.
         let mut prev = [self.head; MAX_HEIGHT];
-        let mut next: [*mut Node; MAX_HEIGHT] = [ptr::null_mut(); MAX_HEIGHT];
+        let mut next: [(*mut Node, u64); MAX_HEIGHT] = [(ptr::null_mut(), 0); MAX_HEIGHT];
+        // Under the writer lock every link's prefix is exact, so a successor with a smaller
+        // prefix is before the probe without a look at it.
         let (_, successor) = self.descend(
-            |n| n.cmp(&probe) == Ordering::Less,
-            |level, p, n| {
+            |prefix, n| {
+                prefix < probe.prefix || (prefix == probe.prefix && n.cmp(&probe) == Ordering::Less)
+            },
+            |level, p, n, prefix| {
                 prev[level] = p.node;
-                next[level] = n;
+                next[level] = (n, prefix);
             },
         );
-        if successor.is_some_and(|n| n.cmp(&probe) == Ordering::Equal) {
+        if successor.is_some_and(|n| next[0].1 == probe.prefix && n.cmp(&probe) == Ordering::Equal)
+        {
             return 0;
         }
         let height = writer.random_height();
         let Writer { nodes, values, .. } = &mut *writer;
         let node = write_node(nodes, values, height, &probe, value);
         let node_ref = NodeRef::new(node);
-        for (level, succ) in next.iter().enumerate().take(height) {
+        for (level, (succ, prefix)) in next.iter().enumerate().take(height) {
             // Not yet reachable: nothing reads these links until the stores below.
-            node_ref.link(level).store(*succ, AtomicOrdering::Relaxed);
+            let link = node_ref.link(level);
+            link.next_prefix.store(*prefix, AtomicOrdering::Relaxed);
+            link.next.store(*succ, AtomicOrdering::Relaxed);
         }
         if height > self.height.load(AtomicOrdering::Relaxed) {
             // A reader that sees the new height before the links finds the head's upper
@@ -399,18 +422,22 @@ impl SkipList {
             self.height.store(height, AtomicOrdering::Relaxed);
         }
         for (level, p) in prev.iter().enumerate().take(height) {
-            NodeRef::new(*p)
-                .link(level)
-                .store(node.as_ptr(), AtomicOrdering::Release);
+            // The prefix first: a reader that loads the new address reads its prefix (or a
+            // later, smaller one); one that loads the old address may read this smaller one.
+            let link = NodeRef::new(*p).link(level);
+            link.next_prefix.store(probe.prefix, AtomicOrdering::Relaxed);
+            link.next.store(node.as_ptr(), AtomicOrdering::Release);
         }
         self.len.fetch_add(1, AtomicOrdering::Release);
         node_bytes(height, user_key.len()) + value.len()
     }
 
-    /// Walks down from the head and returns the last node `n` with `before(n)` (the head
-    /// when there is none) with the successor it had at level 0 when the walk passed it,
-    /// calling `leave(level, last, its successor)` as it leaves each level. `before` must
-    /// hold for a prefix of the list (it is a "less than" test).
+    /// Walks down from the head and returns the last node `n` with `before(prefix, n)` (the
+    /// head when there is none) with the successor it had at level 0 when the walk passed
+    /// it, calling `leave(level, last, its successor, the successor's link prefix)` as it
+    /// leaves each level. `before` must hold for a prefix of the list (it is a "less than"
+    /// test); the `prefix` it gets is the link's: exact for the inserting thread, a lower
+    /// bound of `n`'s prefix for a reader (module invariants).
     ///
     /// The successor is the one the walk compared, not a later load of the link: an entry
     /// inserted meanwhile between the two may be one `before` holds for (a newer version
@@ -418,19 +445,24 @@ impl SkipList {
     #[inline]
     fn descend(
         &self,
-        before: impl Fn(NodeRef<'_>) -> bool,
-        mut leave: impl FnMut(usize, NodeRef<'_>, *mut Node),
+        before: impl Fn(u64, NodeRef<'_>) -> bool,
+        mut leave: impl FnMut(usize, NodeRef<'_>, *mut Node, u64),
     ) -> (NodeRef<'_>, Option<NodeRef<'_>>) {
         let mut x = self.head();
         let mut level = self.height.load(AtomicOrdering::Relaxed).max(1) - 1;
         // The successor found not `before` one level up: equal successors need no compare.
         let mut known_after: *mut Node = ptr::null_mut();
         loop {
-            let next = x.link(level).load(AtomicOrdering::Acquire);
+            let link = x.link(level);
+            let next = link.next.load(AtomicOrdering::Acquire);
+            // After the address (Acquire): this node's prefix or a smaller, later one.
+            let prefix = link.next_prefix.load(AtomicOrdering::Relaxed);
             match NonNull::new(next) {
-                Some(n) if next != known_after && before(NodeRef::new(n)) => x = NodeRef::new(n),
+                Some(n) if next != known_after && before(prefix, NodeRef::new(n)) => {
+                    x = NodeRef::new(n);
+                }
                 _ => {
-                    leave(level, x, next);
+                    leave(level, x, next, prefix);
                     if level == 0 {
                         return (x, NonNull::new(next).map(NodeRef::new));
                     }
@@ -442,8 +474,8 @@ impl SkipList {
     }
 
     /// The last node `before` holds for, or `None` when it holds for none.
-    fn last_where(&self, before: impl Fn(NodeRef<'_>) -> bool) -> Option<NodeRef<'_>> {
-        let (last, _) = self.descend(before, |_, _, _| {});
+    fn last_where(&self, before: impl Fn(u64, NodeRef<'_>) -> bool) -> Option<NodeRef<'_>> {
+        let (last, _) = self.descend(before, |_, _, _, _| {});
         (last.node != self.head).then_some(last)
     }
 
@@ -454,15 +486,15 @@ impl SkipList {
 
     /// The last entry.
     pub(crate) fn last(&self) -> Option<NodeRef<'_>> {
-        self.last_where(|_| true)
+        self.last_where(|_, _| true)
     }
 
     /// The first entry at or after `probe` (`inclusive`), or strictly after it.
     pub(crate) fn seek(&self, probe: &Probe<'_>, inclusive: bool) -> Option<NodeRef<'_>> {
         let (_, next) = if inclusive {
-            self.descend(|n| n.cmp(probe) == Ordering::Less, |_, _, _| {})
+            self.descend(|p, n| p <= probe.prefix && n.cmp(probe) == Ordering::Less, |_, _, _, _| {})
         } else {
-            self.descend(|n| n.cmp(probe) != Ordering::Greater, |_, _, _| {})
+            self.descend(|p, n| p <= probe.prefix && n.cmp(probe) != Ordering::Greater, |_, _, _, _| {})
         };
         next
     }
@@ -473,10 +505,12 @@ impl SkipList {
         probe: &Probe<'_>,
         inclusive: bool,
     ) -> Option<NodeRef<'_>> {
+        // A link's prefix above the probe's rules its node out (a reader's prefix is a lower
+        // bound of the node's); otherwise the keys decide.
         if inclusive {
-            self.last_where(|n| n.cmp(probe) != Ordering::Greater)
+            self.last_where(|p, n| p <= probe.prefix && n.cmp(probe) != Ordering::Greater)
         } else {
-            self.last_where(|n| n.cmp(probe) == Ordering::Less)
+            self.last_where(|p, n| p <= probe.prefix && n.cmp(probe) == Ordering::Less)
         }
     }
 }
@@ -503,7 +537,6 @@ fn write_node(
         at
     };
     let header = Node {
-        prefix: key.prefix,
         trailer: key.trailer,
         value: value_at,
         value_len: u32::try_from(value.len()).expect("memtable values are under 4 GiB"),
@@ -520,9 +553,12 @@ fn write_node(
     unsafe {
         let base = at.as_ptr();
         base.cast::<Node>().write(header);
-        let links = base.add(HEADER_BYTES).cast::<AtomicPtr<Node>>();
+        let links = base.add(HEADER_BYTES).cast::<Link>();
         for level in 0..height {
-            links.add(level).write(AtomicPtr::new(ptr::null_mut()));
+            links.add(level).write(Link {
+                next: AtomicPtr::new(ptr::null_mut()),
+                next_prefix: AtomicU64::new(0),
+            });
         }
         let key_at = base.add(HEADER_BYTES + height * LINK_BYTES);
         ptr::copy_nonoverlapping(user_key.as_ptr(), key_at, user_key.len());
