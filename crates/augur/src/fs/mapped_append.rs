@@ -11,29 +11,21 @@
 //!
 //! Layout: the file grows in windows of [`WINDOW_BYTES`]; a window's blocks are allocated
 //! with `fallocate` before it is mapped (so running out of space is an error here, never a
-//! `SIGBUS` on a later store), and only the window being written and the next one are
-//! mapped (2 MiB of the process's resident memory at most, whatever the log's size). The file's size is therefore
+//! `SIGBUS` on a later store), and only the window being written is mapped (a few pages
+//! of the process's resident memory, whatever the log's size). The file's size is therefore
 //! a whole number of windows while it is written, the bytes past [`WritableFile::len`]
 //! zeros; dropping the writer trims the file to `len`. A reader meets those zeros only after
 //! a crash, where they are the log's torn tail (an all-zero record header ends a log,
 //! `docs/format/wal.md`).
-//!
-//! The next window is prepared ahead by a short-lived helper thread: it allocates and maps
-//! it and faults its pages in writable (`MADV_POPULATE_WRITE`), so the writer's stores do
-//! not take a page fault per 4 KiB (a tenth of the writer thread's time in a fill:
-//! docs/benchmarks/write-path.md). The file's size then runs up to two windows past `len`.
 //!
 //! [`FileSystem::create_log`]: super::FileSystem::create_log
 
 use super::WritableFile;
 use crate::error::{Error, Result};
 use memmap2::{MmapMut, MmapOptions};
-use rustix::io::Errno;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 
 /// Bytes mapped and allocated at a time.
 pub(super) const WINDOW_BYTES: u64 = 1 << 20;
@@ -45,12 +37,10 @@ pub(super) static MAPPED_BYTES_WRITTEN: AtomicU64 = AtomicU64::new(0);
 /// An append-only file written through a mapping of its last window (see the module doc).
 pub(super) struct MappedAppend {
     path: PathBuf,
-    file: Arc<File>,
+    file: File,
     /// The mapped window, starting at file offset `window_start`.
     window: Option<MmapMut>,
     window_start: u64,
-    /// The window after it, being prepared by a helper thread: its start and the thread.
-    next: Option<(u64, JoinHandle<std::result::Result<MmapMut, Errno>>)>,
     /// Bytes appended.
     len: u64,
 }
@@ -69,81 +59,46 @@ impl MappedAppend {
     pub(super) fn new(path: &Path, file: File) -> Result<Option<MappedAppend>> {
         let mut w = MappedAppend {
             path: path.to_path_buf(),
-            file: Arc::new(file),
+            file,
             window: None,
             window_start: 0,
-            next: None,
             len: 0,
         };
         match w.map_window(0) {
             Ok(()) => Ok(Some(w)),
-            Err(e) if e == Errno::NOTSUP || e == Errno::NOSYS => Ok(None),
+            Err(e) if e == rustix::io::Errno::NOTSUP || e == rustix::io::Errno::NOSYS => Ok(None),
             Err(e) => Err(io_error("allocating", path, e)),
         }
     }
 
-    /// Maps the window that starts at `start` (a multiple of [`WINDOW_BYTES`]) — the one
-    /// the helper prepared, or one allocated and mapped here — unmapping the previous one
-    /// (its dirty pages stay in the page cache), and starts preparing the one after it.
-    fn map_window(&mut self, start: u64) -> std::result::Result<(), Errno> {
+    /// Allocates and maps the window that starts at `start` (a multiple of
+    /// [`WINDOW_BYTES`]), unmapping the previous one; its dirty pages stay in the page cache.
+    fn map_window(&mut self, start: u64) -> std::result::Result<(), rustix::io::Errno> {
         self.window = None;
-        let map = match self.next.take() {
-            Some((at, helper)) if at == start => helper.join().unwrap_or(Err(Errno::IO))?,
-            other => {
-                if let Some((_, helper)) = other {
-                    // Not the window wanted (never, appends are sequential): discard it.
-                    let _ = helper.join();
-                }
-                allocate_and_map(&self.file, start, false)?
-            }
-        };
+        rustix::fs::fallocate(
+            &self.file,
+            rustix::fs::FallocateFlags::empty(),
+            start,
+            WINDOW_BYTES,
+        )?;
+        // SAFETY: the mapping covers bytes `fallocate` just allocated inside the file's size
+        // (mode 0 extends it), so no access faults past the end of the file. Only this writer
+        // writes the file (the WAL is created by the process holding the database's lock and
+        // written by its group-commit leader alone), and nothing truncates it while it is
+        // mapped: `Drop` trims it after unmapping. Readers of the log (recovery, `verify`)
+        // read it with `read(2)` in a later open.
+        #[allow(unsafe_code)]
+        let map = unsafe {
+            MmapOptions::new()
+                .offset(start)
+                .len(WINDOW_BYTES as usize)
+                .map_mut(&self.file)
+        }
+        .map_err(|e| rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::IO))?;
         self.window = Some(map);
         self.window_start = start;
-        let (file, next) = (Arc::clone(&self.file), start + WINDOW_BYTES);
-        // Without a helper (spawning failed) the next window is allocated when reached.
-        self.next = std::thread::Builder::new()
-            .name("augur-wal-map".into())
-            .spawn(move || allocate_and_map(&file, next, true))
-            .ok()
-            .map(|helper| (next, helper));
         Ok(())
     }
-}
-
-/// Allocates the window of `file` that starts at `start`, maps it and, with `populate`,
-/// faults its pages in writable.
-fn allocate_and_map(
-    file: &File,
-    start: u64,
-    populate: bool,
-) -> std::result::Result<MmapMut, Errno> {
-    rustix::fs::fallocate(
-        file,
-        rustix::fs::FallocateFlags::empty(),
-        start,
-        WINDOW_BYTES,
-    )?;
-    // SAFETY: the mapping covers bytes `fallocate` just allocated inside the file's size
-    // (mode 0 extends it), so no access faults past the end of the file. Only this writer
-    // writes the file (the WAL is created by the process holding the database's lock and
-    // written by its group-commit leader alone; a helper only allocates and maps windows
-    // past the written bytes), and nothing truncates it while it is mapped: `Drop` joins
-    // the helper and trims the file after unmapping. Readers of the log (recovery, `verify`)
-    // read it with `read(2)` in a later open.
-    #[allow(unsafe_code)]
-    let map = unsafe {
-        MmapOptions::new()
-            .offset(start)
-            .len(WINDOW_BYTES as usize)
-            .map_mut(file)
-    }
-    .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
-    if populate {
-        // Best effort: a kernel before 5.14 refuses it, and the writer's stores fault the
-        // pages in instead.
-        let _ = map.advise(memmap2::Advice::PopulateWrite);
-    }
-    Ok(map)
 }
 
 impl WritableFile for MappedAppend {
@@ -194,10 +149,6 @@ impl Drop for MappedAppend {
     /// reads the same (a zero tail ends a log).
     fn drop(&mut self) {
         self.window = None;
-        if let Some((_, helper)) = self.next.take() {
-            // Its window is past `len`: unmapped here, trimmed below.
-            let _ = helper.join();
-        }
         let _ = self.file.set_len(self.len);
     }
 }
