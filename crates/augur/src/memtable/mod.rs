@@ -5,6 +5,7 @@
 //! readers can run concurrently with the single inserting writer (the group-commit leader).
 //! A memtable becomes immutable when full and is flushed to an L0 SSTable.
 
+mod arena;
 mod cursor;
 mod filter;
 mod skiplist;

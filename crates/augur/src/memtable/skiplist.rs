@@ -39,9 +39,9 @@
 //! Heights: branching factor 2 (a node reaches level `l + 1` with probability 1/2), at most
 //! [`MAX_HEIGHT`]; measured faster than RocksDB's 4 here (docs/benchmarks/write-path.md).
 
+use super::arena::{Arena, NODE_ALIGN};
 use crate::key;
 use parking_lot::Mutex;
-use std::alloc::{self, Layout};
 use std::cmp::Ordering;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
@@ -50,16 +50,6 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering as AtomicOrd
 /// Most levels a node links into (2^20 ≈ 1M entries before searches lengthen).
 const MAX_HEIGHT: usize = 20;
 const BITS_PER_LEVEL: usize = 1;
-
-/// First arena block; later blocks double up to [`MAX_BLOCK_BYTES`].
-const FIRST_BLOCK_BYTES: usize = 64 << 10;
-/// Largest arena block, one transparent huge page (blocks ask for them: a search's cache
-/// misses land all over the arena); an entry bigger than a quarter of it gets a block of
-/// its own.
-const MAX_BLOCK_BYTES: usize = 2 << 20;
-
-/// Alignment of every node (its header's `u64`s and its links).
-const NODE_ALIGN: usize = 8;
 
 /// A node's fixed part; its tower of `height` links follows, then the key.
 #[repr(C)]
@@ -223,140 +213,6 @@ impl<'a> NodeRef<'a> {
             probe.user_key,
             probe.trailer,
         )
-    }
-}
-
-/// One arena block: an anonymous memory mapping of its own, backed by transparent huge
-/// pages where the kernel allows, its pages faulted in at once.
-/// Not the global allocator's: its large-object pages kept about a fifth more memory
-/// resident than the blocks held (a full 64 MiB memtable of 16 + 128-byte entries: 81.8 MB
-/// resident under mimalloc with transparent huge pages, 67.3 MB as mappings;
-/// docs/benchmarks/write-path.md), and a memtable's budget is meant to be its memory.
-#[cfg(not(miri))]
-struct Block(memmap2::MmapMut);
-
-#[cfg(not(miri))]
-impl Block {
-    /// A block of `bytes` (more than 0), or the allocation-failure abort the global
-    /// allocator would take.
-    fn new(bytes: usize) -> Block {
-        let map = memmap2::MmapOptions::new()
-            .len(bytes)
-            .map_anon()
-            .unwrap_or_else(|_| alloc::handle_alloc_error(Arena::layout(bytes)));
-        let _ = map.advise(memmap2::Advice::HugePage);
-        let _ = map.advise(memmap2::Advice::PopulateWrite);
-        Block(map)
-    }
-
-    fn start(&mut self) -> NonNull<u8> {
-        NonNull::new(self.0.as_mut_ptr()).unwrap_or_else(|| {
-            alloc::handle_alloc_error(Arena::layout(self.0.len()))
-        })
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-}
-
-/// Under Miri, which cannot map memory, a block is a heap allocation.
-#[cfg(miri)]
-struct Block(NonNull<u8>, Layout);
-
-#[cfg(miri)]
-impl Block {
-    fn new(bytes: usize) -> Block {
-        let layout = Arena::layout(bytes);
-        #[allow(unsafe_code)]
-        // SAFETY: the layout has a non-zero size (at least NODE_ALIGN bytes).
-        let block = unsafe { alloc::alloc(layout) };
-        Block(
-            NonNull::new(block).unwrap_or_else(|| alloc::handle_alloc_error(layout)),
-            layout,
-        )
-    }
-
-    fn start(&mut self) -> NonNull<u8> {
-        self.0
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.1.size()
-    }
-}
-
-#[cfg(miri)]
-impl Drop for Block {
-    fn drop(&mut self) {
-        #[allow(unsafe_code)]
-        // SAFETY: allocated by `Block::new` with exactly this layout, freed once, here; the
-        // list that handed out references into it is gone (the arena drops it).
-        unsafe {
-            alloc::dealloc(self.0.as_ptr(), self.1)
-        };
-    }
-}
-
-/// The blocks nodes are bump-allocated from; freed (unmapped) when the list is dropped.
-struct Arena {
-    blocks: Vec<Block>,
-    /// The next free byte of the current block, and how many are left in it.
-    cursor: *mut u8,
-    left: usize,
-    next_block_bytes: usize,
-}
-
-impl Arena {
-    fn new() -> Self {
-        Arena {
-            blocks: Vec::new(),
-            cursor: ptr::null_mut(),
-            left: 0,
-            next_block_bytes: FIRST_BLOCK_BYTES,
-        }
-    }
-
-    /// `bytes` of uninitialised memory, valid until the arena is dropped; aligned to
-    /// [`NODE_ALIGN`] when every allocation of this arena is a multiple of it (the node
-    /// arena's are; the value arena needs no alignment).
-    fn alloc(&mut self, bytes: usize) -> NonNull<u8> {
-        if bytes > MAX_BLOCK_BYTES / 4 {
-            return self.new_block(bytes);
-        }
-        if bytes > self.left {
-            let size = self.next_block_bytes.max(bytes);
-            self.next_block_bytes = (self.next_block_bytes * 2).min(MAX_BLOCK_BYTES);
-            self.cursor = self.new_block(size).as_ptr();
-            self.left = size;
-        }
-        let at = self.cursor;
-        // `cursor` points into the current block with `left >= bytes` bytes after it.
-        self.cursor = at.wrapping_add(bytes);
-        self.left -= bytes;
-        NonNull::new(at).unwrap_or_else(|| alloc::handle_alloc_error(Self::layout(bytes)))
-    }
-
-    fn layout(bytes: usize) -> Layout {
-        Layout::from_size_align(bytes.max(NODE_ALIGN), NODE_ALIGN)
-            .unwrap_or_else(|_| Layout::new::<u64>())
-    }
-
-    /// A new block of `bytes` (at least [`NODE_ALIGN`]); page-aligned, so aligned to
-    /// [`NODE_ALIGN`]. Its memory does not move when the block does.
-    fn new_block(&mut self, bytes: usize) -> NonNull<u8> {
-        let mut block = Block::new(bytes.max(NODE_ALIGN));
-        let start = block.start();
-        self.blocks.push(block);
-        start
-    }
-
-    /// Bytes of the blocks allocated.
-    #[cfg(test)]
-    fn allocated_bytes(&self) -> usize {
-        self.blocks.iter().map(Block::len).sum()
     }
 }
 
@@ -631,6 +487,7 @@ fn write_node(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memtable::arena::MAX_BLOCK_BYTES;
     use std::sync::Arc;
 
     fn keys(list: &SkipList) -> Vec<(Vec<u8>, u64)> {
