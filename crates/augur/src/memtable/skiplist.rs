@@ -410,9 +410,9 @@ impl SkipList {
     /// The first entry at or after `probe` (`inclusive`), or strictly after it.
     pub(crate) fn seek(&self, probe: &Probe<'_>, inclusive: bool) -> Option<NodeRef<'_>> {
         let (_, next) = if inclusive {
-            self.descend(|p, n| p <= probe.prefix && n.cmp(probe) == Ordering::Less, |_, _, _, _| {})
+            self.descend(|p, n| read_before(p, n, probe, false), |_, _, _, _| {})
         } else {
-            self.descend(|p, n| p <= probe.prefix && n.cmp(probe) != Ordering::Greater, |_, _, _, _| {})
+            self.descend(|p, n| read_before(p, n, probe, true), |_, _, _, _| {})
         };
         next
     }
@@ -423,14 +423,26 @@ impl SkipList {
         probe: &Probe<'_>,
         inclusive: bool,
     ) -> Option<NodeRef<'_>> {
-        // A link's prefix above the probe's rules its node out (a reader's prefix is a lower
-        // bound of the node's); otherwise the keys decide.
         if inclusive {
-            self.last_where(|p, n| p <= probe.prefix && n.cmp(probe) != Ordering::Greater)
+            self.last_where(|p, n| read_before(p, n, probe, true))
         } else {
-            self.last_where(|p, n| p <= probe.prefix && n.cmp(probe) == Ordering::Less)
+            self.last_where(|p, n| read_before(p, n, probe, false))
         }
     }
+}
+
+/// Whether a reader's link to `node`, carrying `prefix`, leads before `probe` (at or before
+/// it when `or_equal`). A prefix above the probe's rules the node out (a reader's prefix is a
+/// lower bound of the node's); otherwise the keys decide. Call sites pass `or_equal` as a
+/// constant so each search compiles to its own comparison.
+#[inline(always)]
+fn read_before(prefix: u64, node: NodeRef<'_>, probe: &Probe<'_>, or_equal: bool) -> bool {
+    prefix <= probe.prefix
+        && match node.cmp(probe) {
+            Ordering::Less => true,
+            Ordering::Equal => or_equal,
+            Ordering::Greater => false,
+        }
 }
 
 /// Copies `value` into the value arena and allocates and writes the node of `key` with empty
