@@ -335,9 +335,8 @@ impl Runner {
         if WRITES.contains(&name) || SETTLES.contains(&name) {
             self.space_amplification(&mut outcome)?;
         }
-        if let Some(db) = self.db.as_deref() {
-            outcome.stats = db.stats().map(|s| crate::stats_view::stats_json(&s));
-        }
+        let stats = self.db.as_deref().and_then(|db| db.stats());
+        outcome.stats = stats.as_ref().map(crate::stats_view::stats_json);
         let mut budget = None;
         if let Some(after) = memory_after {
             memory::cache_fields(&mut outcome, memory_before.as_ref(), &after);
@@ -361,6 +360,12 @@ impl Runner {
             outcome
                 .extra
                 .push(("benchmark_peak_rss_mb", json!(memory::mb(bytes))));
+        }
+        // What the memtables held at once, since open (Augur): most of the peak RSS of a fill.
+        if let Some(s) = &stats {
+            outcome
+                .extra
+                .push(("memtable_peak_mb", json!(memory::mb(s.memtable_peak_bytes))));
         }
         if let Some(b) = budget {
             b.push_fields(&mut outcome, peak_rss);

@@ -270,3 +270,29 @@ fn waiting_for_compactions_leaves_no_replaced_table_behind() {
     assert_eq!(contents(&db), model);
     drop(db);
 }
+
+#[test]
+fn the_memtable_peak_is_one_sealed_memtable_or_more_and_no_more_than_allowed() {
+    let check = |max_immutable_memtables: usize| {
+        let fs = MemFs::new();
+        let opts = Options {
+            max_immutable_memtables,
+            ..options(&fs)
+        };
+        let memtable = opts.memtable_size_bytes as u64;
+        let db = Db::open("/peak", opts).expect("open");
+        assert_eq!(db.stats().memtable_peak_bytes, 0, "nothing written yet");
+        load(&db, 2_000, 1);
+        let peak = db.stats().memtable_peak_bytes;
+        // A memtable is sealed once it holds its size, so a sealed one holds at least that,
+        // and at most that plus one entry (well under 1 KiB here).
+        let held = max_immutable_memtables as u64 + 1;
+        assert!(peak >= memtable, "peak {peak} below one sealed memtable");
+        assert!(
+            peak <= held * (memtable + 1024),
+            "peak {peak} above {held} memtables"
+        );
+    };
+    check(1);
+    check(2);
+}

@@ -159,6 +159,8 @@ impl DbInner {
                 .first()
                 .is_some_and(|(first, _)| Arc::ptr_eq(first, &mem))
             {
+                // The most the memtables hold is reached just before one is released.
+                self.counters.note_memtable_bytes(m.charged_bytes());
                 m.imm.remove(0);
                 m.refresh();
             }

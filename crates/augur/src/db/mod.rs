@@ -84,6 +84,12 @@ impl MemState {
         }
     }
 
+    /// Bytes charged to the active memtable and those waiting for flush, together.
+    pub fn charged_bytes(&self) -> u64 {
+        let imm: usize = self.imm.iter().map(|(m, _)| m.approximate_bytes()).sum();
+        (self.mem.approximate_bytes() + imm) as u64
+    }
+
     /// Rebuilds `readable` after `mem` or `imm` changed.
     pub fn refresh(&mut self) {
         let mut all = Vec::with_capacity(1 + self.imm.len());

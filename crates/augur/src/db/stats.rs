@@ -16,6 +16,7 @@ pub(crate) struct Counters {
     stalls: AtomicU64,
     stall_ns: AtomicU64,
     slowdown_ns: AtomicU64,
+    memtable_peak_bytes: AtomicU64,
     flushes: AtomicU64,
     flush_bytes: AtomicU64,
     compactions: AtomicU64,
@@ -64,6 +65,10 @@ impl Counters {
     /// A writer delayed `ns` by the smooth slowdown.
     pub fn note_slowdown(&self, ns: u64) {
         add(&self.slowdown_ns, ns);
+    }
+    /// The memtables (active and immutable) hold `bytes` at once: keeps the largest.
+    pub fn note_memtable_bytes(&self, bytes: u64) {
+        self.memtable_peak_bytes.fetch_max(bytes, Ordering::Relaxed);
     }
     /// User bytes written since open.
     pub fn user_bytes(&self) -> u64 {
@@ -288,6 +293,12 @@ pub struct Stats {
     pub write_stall_ns: u64,
     /// Nanoseconds writers were delayed by the smooth slowdown (`delayed_write_rate`).
     pub write_slowdown_ns: u64,
+    /// The most bytes the memtables (the active one and those waiting for flush) were
+    /// charged at once since open, observed when a memtable is sealed and when a flushed one
+    /// is released: with `max_immutable_memtables` at its default of 2, up to three
+    /// memtables' worth. The process's resident memory holds them besides the tables'
+    /// pinned metadata.
+    pub memtable_peak_bytes: u64,
     /// Memtable flushes.
     pub flushes: u64,
     /// Bytes of SSTables written by flushes.
@@ -496,6 +507,7 @@ impl DbInner {
             write_stalls: get(&c.stalls),
             write_stall_ns: get(&c.stall_ns),
             write_slowdown_ns: get(&c.slowdown_ns),
+            memtable_peak_bytes: get(&c.memtable_peak_bytes),
             flushes: get(&c.flushes),
             flush_bytes_written: get(&c.flush_bytes),
             compactions: get(&c.compactions),

@@ -459,6 +459,7 @@ impl DbInner {
         let old_number = std::mem::replace(&mut m.wal_number, number);
         m.imm.push((old, old_number));
         m.refresh();
+        self.counters.note_memtable_bytes(m.charged_bytes());
         drop(m);
         drop(guard);
         self.request_background_work();
