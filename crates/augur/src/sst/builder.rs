@@ -157,6 +157,7 @@ pub struct Builder {
     inline_values: u64,
     pointers: u64,
     pointer_value_bytes: u64,
+    max_inline_value_len: u32,
     /// The value-log segments the pointers point into.
     value_segments: SegmentSpan,
 }
@@ -212,6 +213,7 @@ impl Builder {
             inline_values: 0,
             pointers: 0,
             pointer_value_bytes: 0,
+            max_inline_value_len: 0,
             value_segments: SegmentSpan::EMPTY,
         }
     }
@@ -322,6 +324,8 @@ impl Builder {
             PendingValue::Inline { .. } => {
                 self.inline_values += 1;
                 self.raw_value_bytes += value.len() as u64;
+                let len = u32::try_from(value.len()).unwrap_or(u32::MAX);
+                self.max_inline_value_len = self.max_inline_value_len.max(len);
             }
             PendingValue::Pointer(_) => {
                 self.pointers += 1;
@@ -602,6 +606,7 @@ impl Builder {
             smallest: smallest.clone(),
             largest: largest.clone(),
             slot: writer.params,
+            max_inline_value_len: Some(self.max_inline_value_len),
         };
         footer.properties = write_section(&mut self.file, &props.encode(), true)?;
         self.file.append(&footer.encode())?;

@@ -428,6 +428,7 @@ mod tests {
             smallest: InternalKey::new(b"a".to_vec(), 1, ValueKind::Value),
             largest: InternalKey::new(largest.to_vec(), trailer_seq, ValueKind::Value),
             slot: crate::sst::slot::SlotParams::v1(8),
+            max_inline_value_len: None,
         }
     }
 

@@ -18,8 +18,9 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"AUGURSST");
 /// The format version this build writes. Format 3 is format 2 with each data block's value
 /// chunk written right after the block, inside the data section (the value section is
 /// empty): a lookup's slots and value, and a scan's block and values, lie in one contiguous
-/// stretch of the file, read with one device request under direct reads.
-pub const FORMAT_VERSION: u32 = 3;
+/// stretch of the file, read with one device request under direct reads. Format 4 is format 3
+/// with the longest inline value recorded in the properties.
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The first format version whose value chunks are interleaved with the data blocks.
 pub const INTERLEAVED_FORMAT_VERSION: u32 = 3;

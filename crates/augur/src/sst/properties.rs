@@ -45,7 +45,14 @@ pub struct Properties {
     pub largest: InternalKey,
     /// The layout of the key slots (format 1: [`SlotParams::v1`] of `key_width`).
     pub slot: SlotParams,
+    /// Length of the longest inline value (0 without inline values); `None` in files before
+    /// [`MAX_INLINE_VALUE_FORMAT_VERSION`], which do not record it. A compaction sizes its
+    /// outputs' value references from it instead of reading every input slot.
+    pub max_inline_value_len: Option<u32>,
 }
+
+/// The first format version whose properties record the longest inline value.
+pub const MAX_INLINE_VALUE_FORMAT_VERSION: u32 = 4;
 
 impl Properties {
     /// Bytes of one key slot.
@@ -74,6 +81,9 @@ impl Properties {
         }
         if !self.slot.v1_refs {
             self.slot.encode_v2(&mut b);
+        }
+        if let Some(len) = self.max_inline_value_len {
+            put_u32(&mut b, len);
         }
         b
     }
@@ -112,6 +122,11 @@ impl Properties {
         } else {
             SlotParams::decode_v2(&mut d).ok_or_else(short)?
         };
+        let max_inline_value_len = if version >= MAX_INLINE_VALUE_FORMAT_VERSION {
+            Some(d.u32().ok_or_else(short)?)
+        } else {
+            None
+        };
         if !d.is_empty() {
             return Err(corrupt("trailing bytes"));
         }
@@ -133,6 +148,7 @@ impl Properties {
             smallest,
             largest,
             slot,
+            max_inline_value_len,
         };
         props.validate().map_err(corrupt)?;
         Ok(props)
@@ -167,6 +183,12 @@ impl Properties {
         }
         if self.smallest > self.largest {
             return Err("smallest key is after largest key");
+        }
+        if let Some(len) = self.max_inline_value_len {
+            let len = u64::from(len);
+            if (self.inline_values == 0 && len > 0) || len > self.raw_value_bytes {
+                return Err("longest inline value does not fit the inline values");
+            }
         }
         if !self.slot.v1_refs {
             let p = self.slot.prefix_len as usize;
@@ -205,6 +227,7 @@ mod tests {
             smallest: InternalKey::new(b"a".to_vec(), 9, ValueKind::Value),
             largest: InternalKey::new(b"azzzz".to_vec(), 1, ValueKind::Delete),
             slot: SlotParams::v1(5),
+            max_inline_value_len: None,
         }
     }
 
@@ -238,6 +261,33 @@ mod tests {
         let mut p = sample_v2();
         p.slot.ref_bytes = 8;
         assert!(Properties::decode(&p.encode(), 2, Path::new("x"), 0).is_err());
+    }
+
+    #[test]
+    fn the_longest_inline_value_is_recorded_from_version_4() {
+        let path = Path::new("x");
+        let mut p = sample_v2();
+        p.max_inline_value_len = Some(40);
+        let got = Properties::decode(&p.encode(), 4, path, 0).unwrap();
+        assert_eq!(got.max_inline_value_len, Some(40));
+        assert_eq!(got, p);
+        // Version 3 has no such field: its bytes are trailing there, and missing in 4.
+        assert!(Properties::decode(&p.encode(), 3, path, 0).is_err());
+        assert!(Properties::decode(&sample_v2().encode(), 4, path, 0).is_err());
+        assert_eq!(
+            Properties::decode(&sample_v2().encode(), 3, path, 0)
+                .unwrap()
+                .max_inline_value_len,
+            None
+        );
+        // Longer than all inline bytes together, or set without inline values: corrupt.
+        p.max_inline_value_len = Some(100);
+        assert!(Properties::decode(&p.encode(), 4, path, 0).is_err());
+        let mut p = sample_v2();
+        p.inline_values = 0;
+        p.deletes = 7;
+        p.max_inline_value_len = Some(1);
+        assert!(Properties::decode(&p.encode(), 4, path, 0).is_err());
     }
 
     #[test]

@@ -262,6 +262,13 @@ impl Table {
         &self.properties
     }
 
+    /// Drops the recorded longest inline value, as in a file of format 3 or older (tests of
+    /// the search that such files need).
+    #[cfg(test)]
+    pub(crate) fn forget_max_inline_value_len(&mut self) {
+        self.properties.max_inline_value_len = None;
+    }
+
     /// Where each section of the file lies (for inspection tools).
     pub fn footer(&self) -> &Footer {
         &self.footer

@@ -582,6 +582,33 @@ fn truncation_is_corruption() {
 }
 
 #[test]
+fn the_longest_inline_value_comes_from_the_properties_or_a_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.sst");
+    // Values of 1..=120 bytes, the longest (300) in the middle; a delete and a pointer too.
+    let mut entries: Vec<Entry> = (0..200u64)
+        .map(|i| {
+            let len = if i == 97 { 300 } else { 1 + (i * 7) % 120 };
+            entry(format!("k{i:04}").as_bytes(), 10 + i, ValueKind::Value, &vec![b'v'; len as usize])
+        })
+        .collect();
+    entries[5].kind = ValueKind::Delete;
+    entries[5].value.clear();
+    write_table_streamed(&path, &entries, opts(8, 0), None);
+    for mode in MODES {
+        let mut t = open(&path, mode).unwrap();
+        assert_eq!(t.properties().max_inline_value_len, Some(300));
+        assert_eq!(t.longest_inline_value(100).unwrap(), 300, "exact, whatever the cap");
+        t.forget_max_inline_value_len();
+        // Without the property: an upper bound, exact up to the cap.
+        let bound = t.longest_inline_value(1000).unwrap();
+        assert!((300..=1000).contains(&bound), "bound {bound}");
+        assert!(t.longest_inline_value(100).unwrap() > 100);
+        assert_eq!(t.longest_inline_value(299).unwrap(), 300);
+    }
+}
+
+#[test]
 fn bad_magic_and_wrong_version() {
     let f = fixture(mixed_entries(10), opts(8, 10));
     let good = std::fs::read(&f.path).unwrap();

@@ -1,9 +1,9 @@
 //! The layout hints of a compaction's outputs ([`LayoutHints`]): every output entry is an
 //! input entry, unchanged, so bounds over the inputs bound the outputs, and the builder can
 //! fix each output's slot layout after its sample and write it block by block. Taken from the
-//! inputs' metadata and properties (nothing read) except the longest inline value, which the
-//! properties lack: read from the inputs' slots when their value chunks cannot bound it
-//! (`Table::longest_inline_value`).
+//! inputs' metadata and properties (nothing read); the longest inline value is in the
+//! properties from format 4 on, and read from an older input's slots when its value chunks
+//! cannot bound it (`Table::longest_inline_value`).
 
 use crate::error::Result;
 use crate::key::{SeqNo, MAX_SEQNO};

@@ -105,7 +105,8 @@ impl Table {
     /// is bounded by its chunk's length without being read; another block's slots are read
     /// (not its values) until a value longer than `cap` is found, which ends the search. So
     /// the result is at most `cap` exactly when every inline value is. 0 without inline
-    /// values. What a compaction tells the builder of its outputs (`sst::ValueHints`).
+    /// values. What a compaction tells the builder of its outputs (`sst::ValueHints`). Exact
+    /// and read from the properties in format 4 and later; older files are searched.
     ///
     /// # Errors
     /// `Corruption` when a block read fails its checksum or holds a malformed slot; `Io` when
@@ -113,6 +114,9 @@ impl Table {
     pub(crate) fn longest_inline_value(&self, cap: u64) -> Result<u64> {
         if self.properties.inline_values == 0 {
             return Ok(0);
+        }
+        if let Some(len) = self.properties.max_inline_value_len {
+            return Ok(u64::from(len));
         }
         let mut longest = 0u64;
         for block in 0..self.properties.blocks {
