@@ -25,6 +25,9 @@ pub const FORMAT_VERSION: u32 = 4;
 /// The first format version whose value chunks are interleaved with the data blocks.
 pub const INTERLEAVED_FORMAT_VERSION: u32 = 3;
 
+/// The first format version whose properties record the longest inline value.
+pub const MAX_INLINE_VALUE_FORMAT_VERSION: u32 = 4;
+
 /// The oldest format version this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
 

@@ -9,6 +9,7 @@
 use crate::coding::{put_bytes, put_u32, put_u64, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{unpack_trailer, InternalKey, MAX_KEY_LEN};
+use crate::sst::format::MAX_INLINE_VALUE_FORMAT_VERSION;
 use crate::sst::slot::SlotParams;
 use std::path::Path;
 
@@ -50,9 +51,6 @@ pub struct Properties {
     /// outputs' value references from it instead of reading every input slot.
     pub max_inline_value_len: Option<u32>,
 }
-
-/// The first format version whose properties record the longest inline value.
-pub const MAX_INLINE_VALUE_FORMAT_VERSION: u32 = 4;
 
 impl Properties {
     /// Bytes of one key slot.
