@@ -146,8 +146,12 @@ impl DbInner {
             }
             self.writers_cv.wait(&mut q);
         }
-        // Leader.
-        let room = match self.make_room_for_write(&mut q, no_wait) {
+        // Leader. A group before this one may have failed and poisoned the database since
+        // this writer's first check: its WAL record may be torn, nothing may follow it.
+        let room = match self
+            .check_writable()
+            .and_then(|()| self.make_room_for_write(&mut q, no_wait))
+        {
             Ok(true) => Ok(()),
             Ok(false) => {
                 // Would wait: leave the queue; the next writer leads.
@@ -488,7 +492,9 @@ impl DbInner {
         while !q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
             self.writers_cv.wait(&mut q);
         }
-        let result = if self.mem.lock().mem.is_empty() {
+        let result = if let Err(e) = self.check_writable() {
+            Err(e)
+        } else if self.mem.lock().mem.is_empty() {
             Ok(())
         } else {
             self.switch_memtable().inspect_err(|e| self.poison(e))

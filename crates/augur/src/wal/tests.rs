@@ -274,3 +274,45 @@ proptest! {
         prop_assert_eq!(got.tail == LogTail::Clean, complete);
     }
 }
+
+/// A failed append leaves a torn record at the tail: the writer refuses every later append,
+/// flush and sync, so the torn record stays a droppable tail (never corruption in the middle
+/// of the log) and is never synced and counted as durable.
+#[test]
+fn a_writer_refuses_every_call_after_a_failed_append() {
+    use crate::fs::{FaultFs, FaultMode, FaultOp, FileSystem};
+    for (kind, mode) in [
+        (LogKind::Wal, FaultMode::Tear),
+        (LogKind::Manifest, FaultMode::Tear),
+        (LogKind::Wal, FaultMode::Error),
+    ] {
+        let fs = FaultFs::new();
+        fs.create_dir_all(Path::new("/db")).unwrap();
+        let path = Path::new("/db/000001.log");
+        let mut w = LogWriter::create(&fs, path, kind).unwrap();
+        w.add_record(b"first").unwrap();
+        w.sync().unwrap();
+        // The payload's append (the record's second) fails.
+        fs.fail_at(FaultOp::Write, 2, mode);
+        assert!(matches!(w.add_record(&[7; 64]), Err(Error::Io { .. })));
+        let len = w.len();
+        for refused in [w.add_record(b"after"), w.flush(), w.sync()] {
+            match refused {
+                Err(Error::Poisoned(why)) => assert!(why.contains("not written to again"), "{why}"),
+                other => panic!("{kind:?} {mode:?}: expected Poisoned, got {other:?}"),
+            }
+        }
+        assert_eq!(w.len(), len, "a refused call wrote bytes");
+        let got = read_log(&fs, path, kind).unwrap();
+        assert_eq!(got.records, vec![(HEADER_LEN as u64, b"first".to_vec())]);
+        // A torn payload leaves the record's header and part of it; a failed one, the
+        // header alone: both a torn tail.
+        let first_end = (HEADER_LEN + RECORD_HEADER_LEN + 5) as u64;
+        assert!(len > first_end, "{kind:?} {mode:?}: nothing of the record was written");
+        assert!(
+            matches!(got.tail, LogTail::Torn { offset, .. } if offset == first_end),
+            "{kind:?} {mode:?}: {:?}",
+            got.tail
+        );
+    }
+}

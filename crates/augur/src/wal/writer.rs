@@ -7,9 +7,17 @@ use std::path::{Path, PathBuf};
 
 /// Appends records to one log file. Not thread-safe by itself: the owner (the write path's
 /// group commit, or the manifest writer) serializes calls.
+///
+/// Invariant: after a failed append, flush or sync the file's tail is unknown (a torn
+/// record may sit there, durable or not), so every later call fails with
+/// [`Error::Poisoned`] naming that first failure. A record appended after a torn one would
+/// turn a droppable torn tail into corruption in the middle of the log, and a sync would
+/// make the torn bytes durable and count them as synced.
 pub struct LogWriter {
     file: Box<dyn WritableFile>,
     path: PathBuf,
+    /// The first failure, once one happened.
+    failed: Option<String>,
 }
 
 impl std::fmt::Debug for LogWriter {
@@ -42,6 +50,7 @@ impl LogWriter {
         Ok(LogWriter {
             file,
             path: path.to_path_buf(),
+            failed: None,
         })
     }
 
@@ -49,8 +58,9 @@ impl LogWriter {
     /// [`Self::flush`] or [`Self::sync`].
     ///
     /// # Errors
-    /// `InvalidArgument` if the payload exceeds `u32::MAX` bytes; `Io` on a write failure
-    /// (after which the file's tail is unknown and the log must not be appended to again).
+    /// `InvalidArgument` if the payload exceeds `u32::MAX` bytes (nothing written); `Io` on
+    /// a write failure, after which the file's tail is unknown; `Poisoned` after an earlier
+    /// failure (see the type's invariant).
     pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
         if u32::try_from(payload.len()).is_err() {
             return Err(Error::InvalidArgument(format!(
@@ -59,25 +69,54 @@ impl LogWriter {
                 self.path.display()
             )));
         }
-        self.file.append(&encode_record_header(payload))?;
-        self.file.append(payload)
+        self.check_usable()?;
+        let header = encode_record_header(payload);
+        let appended = self
+            .file
+            .append(&header)
+            .and_then(|()| self.file.append(payload));
+        self.note_failure(appended)
     }
 
     /// Hands buffered bytes to the operating system (survives a process crash, not a power
     /// cut).
     ///
     /// # Errors
-    /// `Io` on a write failure.
+    /// `Io` on a write failure; `Poisoned` after an earlier failure.
     pub fn flush(&mut self) -> Result<()> {
-        self.file.flush()
+        self.check_usable()?;
+        let flushed = self.file.flush();
+        self.note_failure(flushed)
     }
 
     /// Flushes and makes every appended record durable.
     ///
     /// # Errors
-    /// `Io` on a write or fsync failure.
+    /// `Io` on a write or fsync failure; `Poisoned` after an earlier failure.
     pub fn sync(&mut self) -> Result<()> {
-        self.file.sync()
+        self.check_usable()?;
+        let synced = self.file.sync();
+        self.note_failure(synced)
+    }
+
+    /// Fails once an append, flush or sync has failed.
+    fn check_usable(&self) -> Result<()> {
+        match &self.failed {
+            None => Ok(()),
+            Some(first) => Err(Error::Poisoned(format!(
+                "{} is not written to again after a failed write or sync left its tail \
+                 unknown: {first}",
+                self.path.display()
+            ))),
+        }
+    }
+
+    /// Remembers the first failure of `result`, then returns it.
+    fn note_failure(&mut self, result: Result<()>) -> Result<()> {
+        if let Err(e) = &result {
+            self.failed.get_or_insert_with(|| e.to_string());
+        }
+        result
     }
 
     /// Bytes in the file so far, header and buffered records included.
