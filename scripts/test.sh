@@ -10,6 +10,8 @@
 #      tests), then cargo test --workspace --release --features augur-cli/stress (`augur stress` and its
 #      tests are behind the CLI's cargo feature `stress`; this build also leaves the
 #      target/release/augur that step 5 runs as AUGUR_CLI)
+#   1b. the API docs built with rustdoc's warnings as errors (a broken or private intra-doc
+#      link fails the run)
 #   2. a virtual environment in target/py-venv (python3-venv from apt only when `venv`
 #      is missing), maturin, pytest and mypy (its stubtest checks augur.pyi) from the
 #      package index into it
@@ -54,6 +56,9 @@ if ! command -v redis-cli >/dev/null 2>&1 || ! command -v nutcracker >/dev/null 
 fi
 
 cargo test --workspace --release --features augur-cli/stress
+
+# The API documentation: every intra-doc link resolves to a public item.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 
 PYTHON=${PYTHON:-python3}
 VENV=${AUGUR_PY_VENV:-$ROOT/target/py-venv}

@@ -1,7 +1,7 @@
 //! Key sources of `augur bench`: which keys a run writes and reads.
 //!
 //! - **db_bench numbers** (no source flag): key numbers `0..num`, encoded by
-//!   [`super::keys::make_key`].
+//!   `super::keys::make_key`.
 //! - **`--keys=FILE`**: an SOSD binary file (little-endian u64 count, then that many
 //!   little-endian u64 keys). Each u64 becomes a db_bench-style key: 8 bytes big-endian, then
 //!   ASCII `'0'` padding up to `--key_size` (which must be at least 8), so `--key_size=16`

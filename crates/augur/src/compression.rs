@@ -99,7 +99,7 @@ impl Compression {
     }
 
     /// Compresses `raw` into `out` (cleared first) and returns the codec byte to record:
-    /// [`CODEC_NONE`] (and `out` left empty) when compression is off, fails, or saves less
+    /// `CODEC_NONE` (and `out` left empty) when compression is off, fails, or saves less
     /// than an eighth of the bytes — the caller then stores `raw` itself.
     pub fn compress(&self, raw: &[u8], out: &mut Vec<u8>) -> u8 {
         if raw.is_empty() || self.compress_always(raw, out) == CODEC_NONE {

@@ -26,7 +26,7 @@ use std::sync::Arc;
 /// Process-wide source of lazy-file numbers (never reused).
 static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
 
-/// Counts of an [`OpenFiles`] bound.
+/// Counts of an `OpenFiles` bound.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OpenFilesStats {
     /// The bound (`max_open_files`).

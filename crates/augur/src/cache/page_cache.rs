@@ -50,7 +50,7 @@ impl quick_cache::Weighter<PageKey, Bytes> for PageWeighter {
     }
 }
 
-/// Hit, miss and device-read counts of a [`PageCache`].
+/// Hit, miss and device-read counts of a `PageCache`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
     /// Bytes the cache may hold (its budget).

@@ -4,10 +4,11 @@
 //! # Segments
 //!
 //! The segmentation is FITing-Tree's **shrinking cone**, which is exactly the Greedy-PLR fitter
-//! of [`super::plr`] ([`GreedyPlr`], reused, not duplicated): one pass, each segment anchored at
-//! its first point, trained on both ends of every step of the lower-bound function `lb` so the
-//! error bound δ holds for every u64 key of the file's range, absent keys included (see the
-//! `plr` module docs). A segment is `(start key, start position, slope)`, slopes `≥ 0`.
+//! of [`super::plr`] ([`GreedyPlr`](super::plr::GreedyPlr), reused, not duplicated): one pass,
+//! each segment anchored at its first point, trained on both ends of every step of the
+//! lower-bound function `lb` so the error bound δ holds for every u64 key of the file's range,
+//! absent keys included (see the `plr` module docs). A segment is `(start key, start position,
+//! slope)`, slopes `≥ 0`.
 //!
 //! # The tree
 //!

@@ -17,7 +17,7 @@
 //! within ε of it wherever it is within ε at `r′`. The left end `(l′, y′)` is fed as well only
 //! where lifting cannot cover the gap: when the step rises by more than one position (after a
 //! run of duplicates) or ε = 0. One step is held back until the next says how to feed it
-//! ([`LevelFit`]). Lifting never widens what the lines may do at a key: between two sparse
+//! (`LevelFit`). Lifting never widens what the lines may do at a key: between two sparse
 //! keys, `lb` must be met at `r` and at `r + 1` anyway, and a line rises by its slope (well
 //! below one position) between them. Measured on the synthetic and real sets of
 //! `examples/index_bench.rs` at ε = 8: 0–1.1% more segments, training −25% on sparse

@@ -1,15 +1,15 @@
 //! PLEX (Stoian, Kipf, Marcus, Kraska, "PLEX: Towards Practical Learned Indexing", aiDM
-//! 2021): RadixSpline's error-bounded spline ([`super::spline`], the same GreedySplineCorridor
-//! fitter, shared) whose points are located by a **Compact Hist-Tree** ([`super::cht`]) or,
+//! 2021): RadixSpline's error-bounded spline (`super::spline`, the same GreedySplineCorridor
+//! fitter, shared) whose points are located by a **Compact Hist-Tree** (`super::cht`) or,
 //! when the cost model finds it cheaper, a flat radix table ([`super::radix_spline`]). Only
 //! δ is user-facing: the locator and its parameters are self-tuned from the spline points
-//! ([`super::plex_tune`], where the cost model and its constants are documented).
+//! (`super::plex_tune`, where the cost model and its constants are documented).
 //!
 //! Lookup: keys `<= first` or `> last` are answered directly (`[0, 1)`, `[n, n + 1)`);
 //! otherwise the locator gives a small knot range holding the first spline point `>= x`, a
 //! binary search there finds the segment, and the interpolation returns at most `2δ + 1`
 //! positions. The window contract holds for every u64 key for the reasons given in
-//! [`super::spline`]: the spline is within δ of `lb` over its whole range, and the knot range
+//! `super::spline`: the spline is within δ of `lb` over its whole range, and the knot range
 //! is only a hint the spline verifies.
 //!
 //! The locator is a function of the spline and the chosen parameters, so the encoding stores

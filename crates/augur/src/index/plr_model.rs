@@ -6,7 +6,7 @@
 //! 1. `key <= first key` → `lb = 0`, window `[0, 1)`; `key > last key` → `lb = n`, window
 //!    `[n, n + 1)`. No model is consulted.
 //! 2. Otherwise find the last segment `i` whose start key is `<= key`: a radix table over
-//!    the start keys (*Augur*; the RadixSpline table, [`super::radix_spline::RadixTable`],
+//!    the start keys (*Augur*; the RadixSpline table, `super::radix_spline::RadixTable`,
 //!    about one entry per two segments, rebuilt on decode) narrows the binary search to the
 //!    segments sharing the key's radix prefix, a few on most data.
 //! 3. Predict `p = pos_i + slope_i · (key − key_i)`. The difference `key − key_i` is taken in

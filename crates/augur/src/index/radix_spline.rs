@@ -1,5 +1,5 @@
 //! RadixSpline (Kipf et al., "RadixSpline: a single-pass learned index", aiDM 2020): an
-//! error-bounded linear spline over `lb` ([`super::spline`], GreedySplineCorridor, one pass)
+//! error-bounded linear spline over `lb` (`super::spline`, GreedySplineCorridor, one pass)
 //! plus a **radix table** over the spline points.
 //!
 //! # Radix table
@@ -10,9 +10,9 @@
 //! point whose prefix is `>= p`, for `p` in `0 ..= prefix(max) + 1`. A key `x` in
 //! `(min, max]` with prefix `p` has its first spline point `>= x` in `[table[p],
 //! table[p + 1]]`: points with a smaller prefix are `< x`, points with a larger prefix are
-//! `> x`. A binary search there finds the segment; [`super::spline::Spline::window`]
+//! `> x`. A binary search there finds the segment; `super::spline::Spline::window`
 //! interpolates it with exact integer differences and clamps, giving at most `2δ + 1`
-//! positions (see [`super::spline`] for why every u64 key's lower bound is inside).
+//! positions (see `super::spline` for why every u64 key's lower bound is inside).
 //!
 //! # Parameters
 //!
