@@ -3,7 +3,10 @@
 //! later release: the compatibility promise of the format issue ("version 1 files must still
 //! open and read; compaction rewrites them"). The same holds for format 2
 //! (`tests/fixtures/v2-db`, written by the same plan with the format-2 code, commit f1ec7d7,
-//! before format 3 interleaved the value chunks with the blocks).
+//! before format 3 interleaved the value chunks with the blocks), and for format 3
+//! (`tests/fixtures/v3-db`, the same plan with the format-3 code, commit 5a94b90, before
+//! format 4 recorded the longest inline value in the properties: a compaction of these
+//! tables still finds it by reading their blocks).
 //!
 //! The fixture holds tables of four index types (fence below L0; PLR, PGM and RadixSpline in
 //! L0: each phase reopened with another `--index`), short and long keys (a 200-byte shared prefix), values
@@ -13,6 +16,8 @@
 //!
 //! Regenerate (only with the v1 code, never after the format changed):
 //! `AUGUR_WRITE_V1_FIXTURE=1 cargo test --release -p augur --test format_v1_fixture -- --ignored`
+//! (the v2 and v3 fixtures: the same command in a checkout of their commit, with
+//! `fixture_dir` pointed at `v2-db` or `v3-db`).
 
 mod common;
 
@@ -27,6 +32,10 @@ fn fixture_dir() -> PathBuf {
 
 fn fixture_v2_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2-db")
+}
+
+fn fixture_v3_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v3-db")
 }
 
 /// A deterministic xorshift stream (the fixture must be reproducible from this file).
@@ -163,6 +172,11 @@ fn a_v1_database_opens_reads_and_compacts() {
 #[test]
 fn a_v2_database_opens_reads_and_compacts() {
     opens_reads_and_compacts(&fixture_v2_dir(), 2);
+}
+
+#[test]
+fn a_v3_database_opens_reads_and_compacts() {
+    opens_reads_and_compacts(&fixture_v3_dir(), 3);
 }
 
 /// The fixture in `fixture` (tables of format `version` only) reads as the plan wrote it,
