@@ -45,6 +45,7 @@ pub use crate::error::BenchError;
 pub use args::BenchArgs;
 use clap::{ArgAction, Args, ValueEnum};
 use config_record::{compression_name, config_json};
+pub use engine::L0Triggers;
 use engine::{Codec, EngineKind};
 use serde_json::{json, Value};
 use sources::{Distribution, KeySet, LoadOrder};
@@ -88,6 +89,9 @@ pub struct EngineSettings {
     /// `--use_direct_reads` and `--cache_size` (`memory::resolve`).
     pub read_mode: Option<augur::ReadMode>,
     pub cache_bytes: Option<u64>,
+    /// db_bench's L0 trigger flags when given (already in `options` for Augur): RocksDB
+    /// takes them too, LevelDB and fjall refuse them.
+    pub l0_triggers: engine::L0Triggers,
 }
 
 /// One database configuration of a run: a label (the subdirectory and the JSON
@@ -216,9 +220,12 @@ pub fn run(
         &mut base_opts,
     )?;
     base_opts.validate()?;
-    let p = params(a, keys, &memory);
+    let p = params(a, keys, &memory, engine.l0_triggers);
     let mut configs = run_configs(a, engine, &base_opts)?;
     memory::check_engines(configs.iter().map(|c| c.engine), &memory)?;
+    for c in &configs {
+        c.engine.check_l0_triggers(&engine.l0_triggers)?;
+    }
     let explicit = engine.options.compression != augur::Compression::None
         || compression_flag_given(std::env::args_os());
     apply_compression(&mut configs, a.compression_type, explicit)?;
@@ -378,7 +385,12 @@ fn compression_ratio(text: &str) -> Result<f64, String> {
 }
 
 /// The workloads' parameters from the flags, over `keys` (`--num` is their count).
-fn params(a: &BenchArgs, keys: KeySet, m: &memory::MemorySettings) -> Params {
+fn params(
+    a: &BenchArgs,
+    keys: KeySet,
+    m: &memory::MemorySettings,
+    l0_triggers: engine::L0Triggers,
+) -> Params {
     let num = keys.len();
     Params {
         num,
@@ -395,6 +407,7 @@ fn params(a: &BenchArgs, keys: KeySet, m: &memory::MemorySettings) -> Params {
         cache_bytes: m.cache_bytes,
         direct_reads: m.direct_reads,
         statistics: m.statistics,
+        l0_triggers,
         read_distribution: a.read_distribution,
         seek_nexts: a.seek_nexts,
         parallel_scan: workloads::ParallelScanParams {

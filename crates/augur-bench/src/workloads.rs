@@ -154,6 +154,8 @@ pub struct Params {
     pub direct_reads: bool,
     /// RocksDB keeps its statistics (`--statistics`).
     pub statistics: bool,
+    /// The L0 triggers given for the peers (Augur's are in its `Options`).
+    pub l0_triggers: engine::L0Triggers,
     /// The key chooser of the lookups (`--read_distribution`; `None`: uniform).
     pub read_distribution: Option<RequestDist>,
     /// Entries read after each seek of `seekrandom` (db_bench's `--seek_nexts`).
@@ -230,6 +232,7 @@ impl Runner {
                 codec: self.p.codec,
                 direct_reads: self.p.direct_reads,
                 statistics: self.p.statistics,
+                l0_triggers: self.p.l0_triggers,
             };
             self.db = Some(engine::open(self.kind, &self.dir, &o, settings)?);
         }

@@ -196,6 +196,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
             value_separation_threshold: cli.engine.value_separation_threshold,
             read_mode: cli.engine.read_mode.map(|m| m.to_engine()),
             cache_bytes: cli.engine.cache_mb.map(|mb| mb.saturating_mul(1 << 20)),
+            l0_triggers: augur_bench::L0Triggers {
+                compaction: cli.engine.level0_file_num_compaction_trigger,
+                slowdown: cli.engine.level0_slowdown_writes_trigger,
+                stop: cli.engine.level0_stop_writes_trigger,
+            },
         };
         return Ok(augur_bench::run(
             args,

@@ -245,7 +245,8 @@ pub struct EngineArgs {
     #[arg(long, global = true, value_name = "N", alias = "compaction_nice")]
     pub compaction_nice: Option<i32>,
     /// L0 files that trigger a compaction out of L0 (engine default 4; db_bench's
-    /// `--level0_file_num_compaction_trigger`).
+    /// `--level0_file_num_compaction_trigger`; `augur bench` gives RocksDB the same, and
+    /// refuses LevelDB and fjall, which cannot take it).
     #[arg(
         long,
         global = true,
@@ -254,7 +255,7 @@ pub struct EngineArgs {
     )]
     pub level0_file_num_compaction_trigger: Option<usize>,
     /// L0 files from which writes are slowed down (engine default 8; db_bench's
-    /// `--level0_slowdown_writes_trigger`).
+    /// `--level0_slowdown_writes_trigger`; RocksDB in `augur bench` too).
     #[arg(
         long,
         global = true,
@@ -263,7 +264,7 @@ pub struct EngineArgs {
     )]
     pub level0_slowdown_writes_trigger: Option<usize>,
     /// L0 files at which writes wait for compaction (engine default 12; db_bench's
-    /// `--level0_stop_writes_trigger`).
+    /// `--level0_stop_writes_trigger`; RocksDB in `augur bench` too).
     #[arg(
         long,
         global = true,

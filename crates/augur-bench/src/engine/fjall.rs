@@ -264,6 +264,7 @@ impl BenchEngine for FjallEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::L0Triggers;
 
     fn settings() -> OpenSettings {
         OpenSettings {
@@ -272,6 +273,7 @@ mod tests {
             codec: Codec::None,
             direct_reads: false,
             statistics: false,
+            l0_triggers: L0Triggers::default(),
         }
     }
 

@@ -176,6 +176,30 @@ impl EngineKind {
         )))
     }
 
+    /// Whether the engine takes the L0 triggers at open (LevelDB fixes them at compile
+    /// time; fjall's leveled strategy has no slowdown or stop trigger).
+    pub fn takes_l0_triggers(self) -> bool {
+        matches!(self, EngineKind::Augur | EngineKind::Rocksdb)
+    }
+
+    /// Refuses the L0 trigger flags for an engine that cannot take them, naming those that
+    /// can (a peer never runs with its own triggers while the record says otherwise).
+    pub fn check_l0_triggers(self, triggers: &L0Triggers) -> Result<(), BenchError> {
+        if !triggers.any() || self.takes_l0_triggers() {
+            return Ok(());
+        }
+        let takes: Vec<&str> = Self::ALL
+            .iter()
+            .filter(|k| k.takes_l0_triggers())
+            .map(|k| k.name())
+            .collect();
+        Err(BenchError::failed(format!(
+            "--level0_*_trigger: {} cannot set its L0 triggers (engines that can: {})",
+            self.name(),
+            takes.join(", ")
+        )))
+    }
+
     /// Fails with a clear message when this engine was not compiled in.
     pub fn check_available(self) -> Result<(), BenchError> {
         if self.is_built() {
@@ -320,6 +344,29 @@ pub struct OpenSettings {
     /// The peers' codec (Augur's is `Options::compression`); checked against
     /// [`EngineKind::codecs`] before a run starts.
     pub codec: Codec,
+    /// The L0 triggers given on the command line, for the peers (Augur's are in its
+    /// `Options`); checked against [`EngineKind::takes_l0_triggers`] before a run starts.
+    pub l0_triggers: L0Triggers,
+}
+
+/// db_bench's `--level0_file_num_compaction_trigger`, `--level0_slowdown_writes_trigger` and
+/// `--level0_stop_writes_trigger`, each when given: a peer keeps its own default for the
+/// others.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct L0Triggers {
+    /// L0 files that trigger a compaction out of L0.
+    pub compaction: Option<usize>,
+    /// L0 files from which writes are slowed down.
+    pub slowdown: Option<usize>,
+    /// L0 files at which writes stop until compaction catches up.
+    pub stop: Option<usize>,
+}
+
+impl L0Triggers {
+    /// Whether any trigger was given.
+    pub fn any(&self) -> bool {
+        self.compaction.is_some() || self.slowdown.is_some() || self.stop.is_some()
+    }
 }
 
 /// Opens the database in `dir` with `kind`; peers get settings comparable to `opts` (see the
@@ -394,5 +441,31 @@ pub fn owns_file(kind: EngineKind, name: &str) -> bool {
         // fjall 2's keyspace layout (checked on a real keyspace): the `version` marker file
         // and the `journals` and `partitions` directories.
         EngineKind::Fjall => ["version", "journals", "partitions"].contains(&name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn l0_triggers_are_refused_by_engines_that_cannot_take_them() {
+        let given = L0Triggers {
+            compaction: Some(8),
+            ..L0Triggers::default()
+        };
+        for kind in EngineKind::ALL {
+            assert!(kind.check_l0_triggers(&L0Triggers::default()).is_ok());
+            let checked = kind.check_l0_triggers(&given);
+            if matches!(kind, EngineKind::Augur | EngineKind::Rocksdb) {
+                assert!(checked.is_ok(), "{kind:?}");
+            } else {
+                let e = checked.unwrap_err().to_string();
+                assert!(
+                    e.contains(kind.name()) && e.contains("augur, rocksdb"),
+                    "{e}"
+                );
+            }
+        }
     }
 }

@@ -128,6 +128,17 @@ impl RocksEngine {
         o.set_compression_type(compression);
         o.set_bottommost_compression_type(compression);
         o.set_write_buffer_size(opts.memtable_size_bytes);
+        let l0 = settings.l0_triggers;
+        let as_i32 = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+        if let Some(n) = l0.compaction {
+            o.set_level_zero_file_num_compaction_trigger(as_i32(n));
+        }
+        if let Some(n) = l0.slowdown {
+            o.set_level_zero_slowdown_writes_trigger(as_i32(n));
+        }
+        if let Some(n) = l0.stop {
+            o.set_level_zero_stop_writes_trigger(as_i32(n));
+        }
         o.set_block_based_table_factory(&table);
         if opts.value_separation_threshold != usize::MAX {
             o.set_enable_blob_files(true);
