@@ -164,16 +164,21 @@ impl EngineKind {
         if self.has_direct_reads() {
             return Ok(());
         }
-        let has: Vec<&str> = Self::ALL
-            .iter()
-            .filter(|k| k.has_direct_reads())
-            .map(|k| k.name())
-            .collect();
         Err(BenchError::failed(format!(
             "--use_direct_reads=1: {} has no direct reads (engines with them: {})",
             self.name(),
-            has.join(", ")
+            Self::names_where(Self::has_direct_reads)
         )))
+    }
+
+    /// The names of the engines for which `pred` holds, comma-separated.
+    fn names_where(pred: fn(EngineKind) -> bool) -> String {
+        let names: Vec<&str> = Self::ALL
+            .iter()
+            .filter(|&&k| pred(k))
+            .map(|k| k.name())
+            .collect();
+        names.join(", ")
     }
 
     /// Whether the engine takes the L0 triggers at open (LevelDB fixes them at compile
@@ -188,15 +193,10 @@ impl EngineKind {
         if !triggers.any() || self.takes_l0_triggers() {
             return Ok(());
         }
-        let takes: Vec<&str> = Self::ALL
-            .iter()
-            .filter(|k| k.takes_l0_triggers())
-            .map(|k| k.name())
-            .collect();
         Err(BenchError::failed(format!(
             "--level0_*_trigger: {} cannot set its L0 triggers (engines that can: {})",
             self.name(),
-            takes.join(", ")
+            Self::names_where(Self::takes_l0_triggers)
         )))
     }
 
