@@ -1,7 +1,7 @@
 //! The `config` object of every benchmark record: the engine options and the workload that
 //! produced it, so a record can be read (and rerun) on its own.
 
-use crate::engine::{Codec, EngineKind};
+use crate::engine::{Codec, EngineKind, L0Triggers};
 use crate::workloads::Params;
 use crate::ycsb;
 use serde_json::{json, Value};
@@ -22,6 +22,26 @@ fn threshold_json(t: usize) -> Value {
     } else {
         json!(t)
     }
+}
+
+/// The L0 triggers `kind` ran with, as the record's `config.level0_triggers` shows them:
+/// Augur's from its options; a peer's given ones (`null`: the peer's own default; LevelDB
+/// and fjall never take any).
+pub(crate) fn level0_triggers_json(
+    kind: EngineKind,
+    o: &augur::Options,
+    given: &L0Triggers,
+) -> Value {
+    let (compaction, slowdown, stop) = if kind == EngineKind::Augur {
+        (
+            Some(o.l0_compaction_trigger),
+            Some(o.l0_slowdown_trigger),
+            Some(o.l0_stop_trigger),
+        )
+    } else {
+        (given.compaction, given.slowdown, given.stop)
+    };
+    json!({"compaction": compaction, "slowdown": slowdown, "stop": stop})
 }
 
 /// The `config` object of a record: what ran, with which options and workload.

@@ -44,7 +44,7 @@ use crate::error::io_err;
 pub use crate::error::BenchError;
 pub use args::BenchArgs;
 use clap::{ArgAction, Args, ValueEnum};
-use config_record::{compression_name, config_json};
+use config_record::{compression_name, config_json, level0_triggers_json};
 pub use engine::L0Triggers;
 use engine::{Codec, EngineKind};
 use serde_json::{json, Value};
@@ -478,6 +478,7 @@ impl Plan {
         config["engine"] = json!(kind.name());
         config["compression"] = json!(compression_name(kind, &opts, p.codec));
         config["use_direct_reads"] = json!(memory::reads_direct(kind, &opts, p.direct_reads));
+        config["level0_triggers"] = level0_triggers_json(kind, &opts, &p.l0_triggers);
         if let Some(s) = &self.string_shape {
             config["string_shape"] = json!({"min_len": s.min_len, "max_len": s.max_len,
                                             "prefix_len": s.prefix_len});
