@@ -375,7 +375,10 @@ impl VersionSet {
     ///
     /// # Errors
     /// On a manifest write/sync failure the version is unchanged; the caller must treat the
-    /// database as poisoned, as the manifest's state on disk is unknown.
+    /// database as poisoned, as the manifest's state on disk is unknown (the edit may be
+    /// whole in the file and applied by the next open). Every later call fails as well (the
+    /// manifest's `LogWriter` refuses after a failure): an edit built on the version without
+    /// the failed one must never follow it in the file.
     pub fn log_and_apply(&self, mut edit: VersionEdit) -> Result<Arc<Version>> {
         let mut manifest = self.manifest.lock();
         edit.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
