@@ -172,6 +172,7 @@ test utilities, which the shipped binary leaves out; build with \
 
 fn main() -> ExitCode {
     configure_allocator();
+    augur_frontend::logger::init(log::Level::Warn);
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

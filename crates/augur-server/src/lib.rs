@@ -11,7 +11,6 @@
 pub mod commands;
 pub mod config;
 pub mod glob;
-pub mod logger;
 pub mod reply;
 pub mod resp;
 pub mod server;

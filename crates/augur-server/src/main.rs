@@ -13,7 +13,7 @@ use std::sync::Arc;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    augur_server::logger::init();
+    augur_frontend::logger::init(log::Level::Info);
     let config = match Config::from_args(std::env::args()) {
         Ok(c) => c,
         Err(e) => {
