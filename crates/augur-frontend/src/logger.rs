@@ -4,7 +4,7 @@
 //! log tail dropped at open, files removed at open). `AUGUR_LOG=error|warn|info|debug|trace`
 //! sets the level; each binary picks its default (the server `info`, the CLI `warn`).
 
-use log::{Level, LevelFilter, Metadata, Record};
+use log::{Level, Metadata, Record};
 
 struct StderrLogger {
     level: Level,
@@ -37,7 +37,8 @@ impl log::Log for StderrLogger {
 pub fn init(default: Level) {
     let level = level_from(std::env::var("AUGUR_LOG").ok().as_deref(), default);
     if log::set_boxed_logger(Box::new(StderrLogger { level })).is_ok() {
-        log::set_max_level(LevelFilter::Trace);
+        // The macros skip every event below the level before reaching the logger.
+        log::set_max_level(level.to_level_filter());
     }
 }
 

@@ -492,13 +492,13 @@ impl DbInner {
         while !q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
             self.writers_cv.wait(&mut q);
         }
-        let result = if let Err(e) = self.check_writable() {
-            Err(e)
-        } else if self.mem.lock().mem.is_empty() {
-            Ok(())
-        } else {
-            self.switch_memtable().inspect_err(|e| self.poison(e))
-        };
+        let result = self.check_writable().and_then(|()| {
+            if self.mem.lock().mem.is_empty() {
+                Ok(())
+            } else {
+                self.switch_memtable().inspect_err(|e| self.poison(e))
+            }
+        });
         q.queue.pop_front();
         self.writers_cv.notify_all();
         result
