@@ -12,7 +12,9 @@ use std::path::Path;
 /// `--accept-wal-loss` let through is printed on stderr.
 pub fn open(args: &EngineArgs, dir: &Path, create: bool) -> Result<Db, CliError> {
     let may_create = create && !args.no_create && !args.read_only;
-    if !may_create && !dir.join("CURRENT").exists() {
+    // A directory whose CURRENT was lost but which holds a database's files is damaged:
+    // `exists` fails naming it, so no message here suggests a write that would start over.
+    if !may_create && !Db::exists(dir)? {
         let why = if !create {
             "this command only reads or deletes, so it never creates one"
         } else if args.read_only {

@@ -153,7 +153,7 @@ impl DbInner {
         let new_file_number = || self.versions.new_file_number();
         let reserve = || -> Result<u64> {
             let id = self.vlog.allocate_segment_id()?;
-            self.versions.log_and_apply(VersionEdit {
+            self.log_and_apply(VersionEdit {
                 vlog_reserved: vec![id],
                 ..VersionEdit::default()
             })?;
@@ -214,7 +214,7 @@ impl DbInner {
         let mut outcome = self.execute_compaction(c, version, forced)?;
         let all_garbage = self.all_garbage_after(&outcome.edit);
         outcome.edit.vlog_deleted.extend(&all_garbage);
-        self.versions.log_and_apply(outcome.edit.clone())?;
+        self.log_and_apply(outcome.edit.clone())?;
         self.schedule_segment_deletions(&all_garbage)?;
         self.counters.note_compaction(
             outcome.bytes_read,

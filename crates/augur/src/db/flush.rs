@@ -152,7 +152,7 @@ impl DbInner {
         };
         edit.log_number = Some(next_log);
         edit.last_seqno = Some(mem.max_seqno());
-        self.versions.log_and_apply(edit)?;
+        self.log_and_apply(edit)?;
         {
             let mut m = self.mem.lock();
             if m.imm

@@ -246,12 +246,11 @@ impl DbInner {
         } else {
             // A failed manifest write leaves the manifest's tail unknown (log_and_apply's
             // contract): appending later edits after it could lose them, so poison.
-            self.versions
-                .log_and_apply(VersionEdit {
-                    vlog_deleted: vec![segment],
-                    ..VersionEdit::default()
-                })
-                .inspect_err(|e| self.poison(e))?;
+            self.log_and_apply(VersionEdit {
+                vlog_deleted: vec![segment],
+                ..VersionEdit::default()
+            })
+            .inspect_err(|e| self.poison(e))?;
             self.schedule_segment_deletions(&[segment])?;
         }
         self.counters.note_gc(report.entries_relocated);

@@ -34,7 +34,7 @@ use crate::iter::{
 use crate::key::SeqNo;
 use crate::memtable::Memtable;
 use crate::options::Options;
-use crate::version::VersionSet;
+use crate::version::{Version, VersionEdit, VersionSet};
 use crate::vlog::ValueLog;
 use crate::wal::LogWriter;
 use crate::work_signal::WorkSignal;
@@ -193,6 +193,15 @@ impl DbInner {
         self.background.notify_all();
     }
 
+    /// Writes `edit` to the manifest and installs the version it makes
+    /// ([`VersionSet::log_and_apply`], whose contract on failure holds), recording with it
+    /// the size of every sealed value-log segment the manifest does not know yet (see
+    /// [`unrecorded_sealed_segments`]). Every edit of an open database goes through here.
+    pub fn log_and_apply(&self, mut edit: VersionEdit) -> Result<Arc<Version>> {
+        edit.vlog_sealed = unrecorded_sealed_segments(&self.vlog, &self.versions.current());
+        self.versions.log_and_apply(edit)
+    }
+
     /// Largest visible seqno.
     pub fn visible_seqno(&self) -> SeqNo {
         self.last_seqno.load(Ordering::Acquire)
@@ -208,6 +217,28 @@ impl DbInner {
     pub fn register_current(&self) -> SnapshotGuard {
         SnapshotGuard::new_current(self.snapshots.clone(), || self.visible_seqno())
     }
+}
+
+/// The sealed segments of `vlog` whose final size `version` does not record, with that size.
+///
+/// A segment's size is final once it is sealed (a rollover or `ValueLog::seal` syncs it; a
+/// compaction's segment is sealed when it is added), and the next edit records it, so an open
+/// can tell a truncated segment from a whole one; the first open of a database from an older
+/// build records what it finds. Sizes only ever repeat the same value, so two edits racing
+/// to record one are harmless.
+pub(crate) fn unrecorded_sealed_segments(vlog: &ValueLog, version: &Version) -> Vec<(u64, u64)> {
+    vlog.segments()
+        .into_iter()
+        .filter(|s| {
+            s.sealed
+                && !version.vlog_sealed.contains_key(&s.id)
+                && !version.vlog_deleted.contains(s.id)
+                // A compaction's segment is recorded once installed (an open removes an
+                // uninstalled one).
+                && !version.vlog_reserved.contains(&s.id)
+        })
+        .map(|s| (s.id, s.size_bytes))
+        .collect()
 }
 
 /// An open database. Cheap to share between threads (`Db` is `Send + Sync`; wrap it in an
@@ -281,6 +312,19 @@ impl Db {
         };
         db.inner.request_background_work();
         Ok(db)
+    }
+
+    /// Whether `path` holds an Augur database (on the real file system): `true` when it has
+    /// a CURRENT file; `false` when it does not exist, is empty, or holds only what a
+    /// creation interrupted by a crash leaves (a create replaces that).
+    ///
+    /// # Errors
+    /// `Corruption` naming CURRENT when CURRENT is missing but the directory holds a
+    /// database's WALs, tables, value-log segments or manifests (an open refuses such a
+    /// directory too, rather than start an empty database over the data); `Io` when it
+    /// cannot be listed.
+    pub fn exists(path: impl AsRef<Path>) -> Result<bool> {
+        open::database_exists(&crate::fs::StdFs, path.as_ref())
     }
 
     /// The database directory.

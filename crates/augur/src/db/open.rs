@@ -94,12 +94,15 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
         .into_iter()
         .chain(version.vlog_garbage.keys().copied())
         .chain(version.vlog_reserved.iter().copied())
+        .chain(version.vlog_sealed.keys().copied())
         .max()
         .map_or(1, |m| m.saturating_add(1));
     let deleted = &version.vlog_deleted;
     let reserved = &version.vlog_reserved;
+    // A segment recorded as sealed keeps its size for good: it is never appended to again.
+    let sealed = &version.vlog_sealed;
     let started = vlog.start_active(min_new_segment, &|id| {
-        deleted.contains(id) || reserved.contains(&id)
+        deleted.contains(id) || reserved.contains(&id) || sealed.contains_key(&id)
     })?;
     // Persist what the WALs held as an L0 table, then start a fresh WAL.
     let wal_number = versions.new_file_number();
@@ -108,6 +111,7 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
         last_seqno: Some(replayed.last_seqno),
         wals_added: vec![wal_number],
         vlog_deleted: removed_segments(&vlog, &version, started),
+        vlog_sealed: super::unrecorded_sealed_segments(&vlog, &version),
         ..VersionEdit::default()
     };
     if !replayed.mem.is_empty() {
@@ -147,10 +151,25 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
 /// but never installed (removed by `start_active` if it had a file; recording it drops the
 /// reservation). Nothing points into them; the files left are removed once the edit is
 /// durable (`remove_obsolete_files`).
+///
+/// An empty sealed segment a table may point into is kept: its size is either recorded (and
+/// checked, so it held no entry) or unknown (a manifest of an older build), and then a
+/// segment truncated to its header looks the same as an empty one.
 fn removed_segments(vlog: &ValueLog, version: &Version, started: ActiveStart) -> Vec<u64> {
     let deleted = &version.vlog_deleted;
+    let pointed_into = |id: u64| {
+        !version.vlog_sealed.contains_key(&id)
+            && version
+                .levels
+                .iter()
+                .flatten()
+                .any(|f| f.meta.may_point_into(id))
+    };
     let empty = vlog.segments().into_iter().filter(|s| {
-        s.sealed && s.size_bytes <= SEGMENT_HEADER_LEN as u64 && !deleted.contains(s.id)
+        s.sealed
+            && s.size_bytes <= SEGMENT_HEADER_LEN as u64
+            && !deleted.contains(s.id)
+            && !pointed_into(s.id)
     });
     let mut ids: Vec<u64> = started
         .removed_stub
@@ -200,6 +219,7 @@ fn read_and_check(dir: &Path, opts: &Options) -> Result<Found> {
     .with_fetch_threads(opts.scan_fetch_threads)
     .with_compression(opts.compression);
     check_garbage_segments(&version, &vlog)?;
+    check_sealed_segments(&version, &vlog)?;
     let mut replayed = replay_wals(
         fs.as_ref(),
         dir,
@@ -247,10 +267,35 @@ fn check_garbage_segments(version: &Version, vlog: &ValueLog) -> Result<()> {
     Ok(())
 }
 
+/// Fails unless every segment whose final size the manifest records exists with exactly
+/// that size. A sealed segment never changes until GC deletes it (which records the
+/// deletion first), so a shorter file lost entries — and would look emptier than it is to
+/// GC, which deletes a segment once its garbage reaches its bytes — and any other size is
+/// damage too.
+fn check_sealed_segments(version: &Version, vlog: &ValueLog) -> Result<()> {
+    let segments = vlog.segments();
+    for (&id, &recorded) in &version.vlog_sealed {
+        let found = segments.iter().find(|s| s.id == id).map(|s| s.size_bytes);
+        let why = match found {
+            Some(size) if size == recorded => continue,
+            Some(size) => format!(
+                "this sealed value-log segment holds {size} bytes, but the manifest records \
+                 {recorded} (a sealed segment never changes)"
+            ),
+            None => format!(
+                "the manifest records this sealed value-log segment ({recorded} bytes), so it \
+                 is live, but it is missing or shorter than its header (GC never deleted it)"
+            ),
+        };
+        return Err(Error::corruption(vlog.segment_path(id), 0, why));
+    }
+    Ok(())
+}
+
 /// Opens `dir` for reading only (see the module doc).
 fn open_read_only(dir: &Path, mut opts: Options) -> Result<DbInner> {
     let fs = opts.fs.clone();
-    if !fs.exists(&filename::current_path(dir)) {
+    if !database_exists(fs.as_ref(), dir)? {
         return Err(missing_database(dir));
     }
     let mut attempt = 1;
@@ -402,28 +447,96 @@ fn refuse_foreign_directory(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
 /// Creates an empty database in `dir`, refusing a directory that holds foreign files.
 fn create_new(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
     refuse_foreign_directory(fs, dir)?;
-    let names = fs.list(dir)?;
-    if names
-        .iter()
-        .any(|n| matches!(filename::parse(n), Some(FileKind::Table(_))))
-    {
-        return Err(Error::corruption(
-            filename::current_path(dir),
-            0,
-            "CURRENT is missing but SSTables exist; refusing to start an empty database over them",
-        ));
-    }
+    refuse_headless_database(fs, dir)?;
     if !opts.create_if_missing {
         return Err(missing_database(dir));
     }
-    // Leftovers of a crash during creation (a manifest without CURRENT) are replaced.
-    for n in &names {
+    // Leftovers of a crash during creation (the first manifest without CURRENT, a temporary
+    // CURRENT) are replaced.
+    for n in fs.list(dir)? {
         if matches!(
-            filename::parse(n),
-            Some(FileKind::Manifest(_) | FileKind::Temp | FileKind::Wal(_))
+            filename::parse(&n),
+            Some(FileKind::Manifest(_) | FileKind::Temp)
         ) {
             fs.remove(&dir.join(n))?;
         }
     }
     VersionSet::create(fs, dir, opts.compaction.unwrap_or(CompactionStyle::Leveled))
+}
+
+/// Whether `dir` holds an Augur database: `true` when it has a CURRENT file, `false` when it
+/// does not exist or holds nothing a database wrote beyond an interrupted creation (see
+/// [`refuse_headless_database`]).
+///
+/// # Errors
+/// `Corruption` naming CURRENT when CURRENT is missing but the directory holds a database's
+/// files; `Io` when the directory cannot be listed.
+pub(crate) fn database_exists(fs: &dyn FileSystem, dir: &Path) -> Result<bool> {
+    if fs.exists(&filename::current_path(dir)) {
+        return Ok(true);
+    }
+    if !fs.exists(dir) {
+        return Ok(false);
+    }
+    refuse_headless_database(fs, dir)?;
+    Ok(false)
+}
+
+/// Fails when `dir`, which has no CURRENT, holds files only a created database writes.
+///
+/// Creation writes the first manifest (`MANIFEST-000001`) and then CURRENT, before any WAL,
+/// table or value-log segment exists, and CURRENT is only ever replaced by a rename, never
+/// removed. So the only files a database directory can hold without CURRENT are the LOCK,
+/// a temporary CURRENT and the first manifest, left by a crash during creation. Anything
+/// else — a WAL (a database that never flushed keeps all its writes there), a table, a
+/// value-log segment, a later manifest — means CURRENT was lost: starting an empty database
+/// would overwrite the data, so the open refuses and names the newest manifest, which
+/// CURRENT normally names.
+fn refuse_headless_database(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    let mut names = fs.list(dir)?;
+    names.sort();
+    let data: Vec<&String> = names
+        .iter()
+        .filter(|n| match filename::parse(n) {
+            Some(FileKind::Lock | FileKind::Temp | FileKind::Current) | None => false,
+            Some(FileKind::Manifest(number)) => number != 1,
+            Some(FileKind::Wal(_) | FileKind::Table(_) | FileKind::ValueLog(_)) => true,
+        })
+        .collect();
+    if data.is_empty() {
+        return Ok(());
+    }
+    const SHOWN: usize = 5;
+    let mut listed = data
+        .iter()
+        .take(SHOWN)
+        .map(|n| n.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if data.len() > SHOWN {
+        listed.push_str(&format!(" and {} more", data.len() - SHOWN));
+    }
+    let newest_manifest = names
+        .iter()
+        .filter_map(|n| match filename::parse(n) {
+            Some(FileKind::Manifest(number)) => Some(number),
+            _ => None,
+        })
+        .max();
+    let hint = match newest_manifest {
+        Some(number) => format!(
+            "; CURRENT normally holds the line {}",
+            filename::manifest_name(number)
+        ),
+        None => "; no manifest is left".to_string(),
+    };
+    Err(Error::corruption(
+        filename::current_path(dir),
+        0,
+        format!(
+            "CURRENT is missing but {} holds a database's files ({listed}): the database is \
+             damaged, and an empty database will not be started over it{hint}",
+            dir.display()
+        ),
+    ))
 }

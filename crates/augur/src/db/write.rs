@@ -326,7 +326,7 @@ impl DbInner {
         wal.sync()?;
         let synced = wal.len();
         let number = self.mem.lock().wal_number;
-        self.versions.log_and_apply(VersionEdit {
+        self.log_and_apply(VersionEdit {
             wals_closed: vec![(number, synced)],
             ..VersionEdit::default()
         })?;
@@ -452,7 +452,7 @@ impl DbInner {
         // Record the closed WAL's synced size and the new WAL, so that an open finding
         // either missing (or the old one short) fails instead of losing writes silently.
         let closed = self.mem.lock().wal_number;
-        self.versions.log_and_apply(VersionEdit {
+        self.log_and_apply(VersionEdit {
             wals_added: vec![number],
             wals_closed: vec![(closed, synced)],
             ..VersionEdit::default()

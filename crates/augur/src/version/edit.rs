@@ -60,6 +60,10 @@ pub struct VersionEdit {
     /// Value-log segments a compaction wrote and synced, installed with its tables (tag 16):
     /// live from now on, with no garbage yet.
     pub vlog_installed: Vec<u64>,
+    /// Sealed value-log segments with their final size in bytes (tag 17): a sealed segment
+    /// never changes, so an open refuses one whose file has another size (a truncated
+    /// segment would otherwise look emptier than it is to GC).
+    pub vlog_sealed: Vec<(u64, u64)>,
     /// WALs created (the database must find each of them at open until a log number moves
     /// past it).
     pub wals_added: Vec<u64>,
@@ -92,6 +96,7 @@ const TAG_VLOG_DELETED_RUN: u8 = 13;
 const TAG_FILE_VALUE_SEGMENTS: u8 = 14;
 const TAG_VLOG_RESERVED: u8 = 15;
 const TAG_VLOG_INSTALLED: u8 = 16;
+const TAG_VLOG_SEALED: u8 = 17;
 
 fn put_ikey(out: &mut Vec<u8>, k: &InternalKey) {
     put_bytes(out, &k.user_key);
@@ -172,6 +177,11 @@ impl VersionEdit {
                 put_varint(&mut out, *seg);
             }
         }
+        for (seg, size) in &self.vlog_sealed {
+            out.push(TAG_VLOG_SEALED);
+            put_varint(&mut out, *seg);
+            put_varint(&mut out, *size);
+        }
         for wal in &self.wals_added {
             out.push(TAG_WAL_ADDED);
             put_varint(&mut out, *wal);
@@ -231,6 +241,7 @@ impl VersionEdit {
                 }
                 TAG_VLOG_RESERVED => e.vlog_reserved.push(d.varint()?),
                 TAG_VLOG_INSTALLED => e.vlog_installed.push(d.varint()?),
+                TAG_VLOG_SEALED => e.vlog_sealed.push((d.varint()?, d.varint()?)),
                 TAG_DELETE_FILE => {
                     let level = usize::try_from(d.varint()?).ok()?;
                     e.deleted.push((level, d.varint()?));
@@ -292,6 +303,7 @@ mod tests {
             vlog_deleted_runs: vec![(1, 1), (40, 1 << 20)],
             vlog_reserved: vec![41, 42],
             vlog_installed: vec![41],
+            vlog_sealed: vec![(2, 24), (41, 1 << 36)],
             wals_added: vec![11, 12],
             wals_closed: vec![(11, 1 << 33)],
             compaction_style: Some(1),

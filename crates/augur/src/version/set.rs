@@ -13,7 +13,7 @@
 use super::edit::{FileMeta, VersionEdit};
 use super::segment_set::SegmentSet;
 use super::style::CompactionStyle;
-use super::table_file::TableFile;
+use super::table_file::{check_table_matches, TableFile};
 use super::version::Version;
 use crate::error::{Error, Result};
 use crate::filename;
@@ -84,6 +84,8 @@ struct Replay {
     vlog_deleted: SegmentSet,
     /// Segments reserved by compactions and not installed yet.
     vlog_reserved: BTreeSet<u64>,
+    /// Final sizes of the live sealed segments.
+    vlog_sealed: BTreeMap<u64, u64>,
     /// Recorded WALs at or above `log_number`: number → synced bytes once closed.
     wals: BTreeMap<u64, Option<u64>>,
     log_number: u64,
@@ -143,6 +145,7 @@ impl Replay {
             &mut self.garbage,
             &mut self.vlog_deleted,
             &mut self.vlog_reserved,
+            &mut self.vlog_sealed,
             edit,
         );
         for wal in &edit.wals_added {
@@ -184,6 +187,7 @@ impl Replay {
                 .collect(),
             vlog_reserved: self.vlog_reserved.iter().copied().collect(),
             vlog_installed: Vec::new(),
+            vlog_sealed: self.vlog_sealed.iter().map(|(s, b)| (*s, *b)).collect(),
             wals_added: self.wals.keys().copied().collect(),
             wals_closed: self
                 .wals
@@ -290,6 +294,7 @@ impl VersionSet {
         version.vlog_garbage = replay.garbage.clone();
         version.vlog_deleted = replay.vlog_deleted.clone();
         version.vlog_reserved = replay.vlog_reserved.clone();
+        version.vlog_sealed = replay.vlog_sealed.clone();
         version.rebuild_runs();
 
         // The number of the new manifest `start_manifest` writes, holding one snapshot edit.
@@ -405,13 +410,12 @@ impl VersionSet {
                 .flatten();
             let table = match existing {
                 Some(t) => t,
-                None => Arc::new(Table::open_in(
-                    &self.fs,
-                    &path,
-                    meta.file_id,
-                    &self.reads,
-                    self.use_models,
-                )?),
+                None => {
+                    let table =
+                        Table::open_in(&self.fs, &path, meta.file_id, &self.reads, self.use_models)?;
+                    check_table_matches(meta, &table)?;
+                    Arc::new(table)
+                }
             };
             added.push((
                 *level,
@@ -465,6 +469,7 @@ impl VersionSet {
             &mut next.vlog_garbage,
             &mut next.vlog_deleted,
             &mut next.vlog_reserved,
+            &mut next.vlog_sealed,
             &edit,
         );
         let next = Arc::new(next);
@@ -479,15 +484,17 @@ impl VersionSet {
     }
 }
 
-/// Applies an edit's value-log changes to the garbage per segment, the deleted segments and
-/// the reserved ones (manifest replay and `log_and_apply` alike): a reservation is dropped
-/// when its segment is installed (which starts its garbage at 0) or deleted; garbage that
-/// dropped pointers add to a segment already deleted is not recorded (the segment is gone),
-/// and a deleted segment's garbage goes with it.
+/// Applies an edit's value-log changes to the garbage per segment, the deleted segments, the
+/// reserved ones and the sealed sizes (manifest replay and `log_and_apply` alike): a
+/// reservation is dropped when its segment is installed (which starts its garbage at 0) or
+/// deleted; garbage that dropped pointers add to a segment already deleted is not recorded
+/// (the segment is gone), nor is its size, and a deleted segment's garbage and size go with
+/// it.
 fn apply_vlog_changes(
     garbage: &mut BTreeMap<u64, u64>,
     deleted: &mut SegmentSet,
     reserved: &mut BTreeSet<u64>,
+    sealed: &mut BTreeMap<u64, u64>,
     edit: &VersionEdit,
 ) {
     reserved.extend(edit.vlog_reserved.iter().copied());
@@ -502,6 +509,11 @@ fn apply_vlog_changes(
             *garbage.entry(*seg).or_default() += bytes;
         }
     }
+    for &(seg, size) in &edit.vlog_sealed {
+        if !deleted.contains(seg) {
+            sealed.insert(seg, size);
+        }
+    }
     let runs = edit.vlog_deleted.iter().map(|&seg| (seg, 1));
     for (first, count) in runs.chain(edit.vlog_deleted_runs.iter().copied()) {
         deleted.insert_run(first, count);
@@ -513,6 +525,10 @@ fn apply_vlog_changes(
         let unreserved: Vec<u64> = reserved.range(first..end).copied().collect();
         for seg in unreserved {
             reserved.remove(&seg);
+        }
+        let unsealed: Vec<u64> = sealed.range(first..end).map(|(&s, _)| s).collect();
+        for seg in unsealed {
+            sealed.remove(&seg);
         }
     }
 }
@@ -607,6 +623,7 @@ fn open_table(
         ));
     }
     let table = Table::open_in(fs, &path, meta.file_id, reads, use_models)?;
+    check_table_matches(meta, &table)?;
     Ok(TableFile::new(meta.clone(), Arc::new(table), fs.clone()))
 }
 

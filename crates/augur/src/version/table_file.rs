@@ -3,6 +3,7 @@
 //! it obsolete.
 
 use super::edit::FileMeta;
+use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::sst::Table;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,6 +57,53 @@ impl TableFile {
     pub fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
         lo.is_none_or(|lo| self.largest_key() >= lo)
             && hi.is_none_or(|hi| self.smallest_key() <= hi)
+    }
+}
+
+/// Fails unless the open `table` is the file `meta` records: its size, entry count and
+/// first and last internal keys must all match.
+///
+/// Every table file passes its own checksums, so a file replaced by another valid table (a
+/// copy gone wrong, a backup restored over the wrong name) is only caught here: without the
+/// check it would be read as the recorded one, and its missing keys would vanish without an
+/// error (issue 40, finding 2).
+///
+/// # Errors
+/// `Corruption` naming the table file and what differs.
+pub fn check_table_matches(meta: &FileMeta, table: &Table) -> Result<()> {
+    let mismatch = if table.file_size() != meta.file_size {
+        Some(format!(
+            "holds {} bytes, but the manifest records {}",
+            table.file_size(),
+            meta.file_size
+        ))
+    } else if table.entries() != meta.entries {
+        Some(format!(
+            "holds {} entries, but the manifest records {}",
+            table.entries(),
+            meta.entries
+        ))
+    } else if table.smallest() != &meta.smallest || table.largest() != &meta.largest {
+        let show = |k: &crate::key::InternalKey| {
+            format!("\"{}\"@{}", k.user_key.escape_ascii(), k.seqno)
+        };
+        Some(format!(
+            "holds the keys {}..={}, but the manifest records {}..={}",
+            show(table.smallest()),
+            show(table.largest()),
+            show(&meta.smallest),
+            show(&meta.largest)
+        ))
+    } else {
+        None
+    };
+    match mismatch {
+        None => Ok(()),
+        Some(what) => Err(Error::corruption(
+            table.path(),
+            0,
+            format!("not the table the manifest records as file {}: it {what}", meta.file_id),
+        )),
     }
 }
 

@@ -81,6 +81,9 @@ pub struct Version {
     /// Segments reserved in the manifest by a compaction that has not installed them yet
     /// (after a crash: segments an open removes).
     pub vlog_reserved: BTreeSet<u64>,
+    /// The final size of each live sealed segment the manifest recorded (segment id →
+    /// bytes); an open checks every segment file against it.
+    pub vlog_sealed: BTreeMap<u64, u64>,
     /// Level models (Bourbon level learning), per level; set at most once per version and
     /// carried to the next version while the level's files do not change.
     pub level_models: Vec<OnceLock<Arc<LevelModel>>>,
@@ -104,6 +107,7 @@ impl Version {
             vlog_garbage: BTreeMap::new(),
             vlog_deleted: SegmentSet::new(),
             vlog_reserved: BTreeSet::new(),
+            vlog_sealed: BTreeMap::new(),
             level_models: vec![OnceLock::new(); num_levels],
         };
         v.rebuild_runs();
