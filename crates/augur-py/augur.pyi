@@ -123,7 +123,9 @@ def open(
     pread or direct (O_DIRECT through a page cache of ``cache_mb`` MiB);
     ``max_open_files`` bounds the table files held open (``None``: all); ``rmi_root`` linear or cubic; ``compression`` none, lz4, zstd or
     zstd:LEVEL (values compressed as written; files of any setting stay readable);
-    ``slot_head_bytes`` the SSTable slot's key-head width (``None``: chosen per file);
+    ``slot_head_bytes`` the SSTable slot's key-head width, 0 to 65535 (``None``: chosen per
+    file; key bytes past the head are read from the block's suffix chunk when heads tie, so
+    0 and other narrow heads trade speed for size);
     ``static_level_sizes`` LevelDB's fixed level sizes instead of dynamic ones;
     ``max_subcompactions`` threads one compaction may use (``None``: the engine's default,
     the cores up to 4); ``delayed_write_mb`` MiB/s writes may ingest once L0 reaches its

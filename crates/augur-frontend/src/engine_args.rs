@@ -211,7 +211,9 @@ pub struct EngineArgs {
     /// chunks (one per data block) and value-log records.
     #[arg(long, global = true, value_name = "CODEC", value_parser = parse_compression)]
     pub compression: Option<augur::Compression>,
-    /// Width of an SSTable slot's key head in bytes (engine default: chosen per file).
+    /// Width of an SSTable slot's key head in bytes, 0 to 65535 (engine default: chosen per
+    /// file); key bytes past the head are read from the block's suffix chunk when heads tie,
+    /// so 0 (no head: every comparison reads it) and other narrow heads trade speed for size.
     #[arg(long, global = true, value_name = "N", alias = "slot_head_bytes")]
     pub slot_head_bytes: Option<u32>,
     /// Target SSTable size in MiB (engine default 32).

@@ -160,20 +160,29 @@ fn build(dir: &Path) -> Model {
     model
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Damage {
     Flip(u64),
     Truncate(u64),
+    /// The file is deleted.
+    Remove,
+    /// The file's bytes are replaced by another file's (another valid table, an older copy).
+    Replace {
+        from: String,
+        bytes: Vec<u8>,
+    },
 }
 
-fn damage(path: &Path, d: Damage) {
+fn damage(path: &Path, d: &Damage) {
     let mut bytes = std::fs::read(path).expect("read");
     match d {
         Damage::Flip(at) => {
-            let i = at as usize;
+            let i = *at as usize;
             bytes[i] ^= 1 << (at % 8);
         }
-        Damage::Truncate(len) => bytes.truncate(len as usize),
+        Damage::Truncate(len) => bytes.truncate(*len as usize),
+        Damage::Remove => return std::fs::remove_file(path).expect("remove"),
+        Damage::Replace { bytes: other, .. } => bytes.clone_from(other),
     }
     std::fs::write(path, bytes).expect("write");
 }
@@ -227,11 +236,18 @@ fn damages(len: u64, name: &str) -> Vec<Damage> {
     out
 }
 
-/// An error is clean if it is `Corruption` naming `file`, or `UnsupportedVersion`.
+/// An error is clean if it is `Corruption` naming `file` (as the file it reports, or in its
+/// reason: a removed manifest is reported in the CURRENT that names it), or
+/// `UnsupportedVersion`.
 fn check_error(e: &Error, file: &Path, ctx: &str) {
     match e {
-        Error::Corruption { file: f, .. } => assert!(
-            f.file_name() == file.file_name(),
+        Error::Corruption {
+            file: f, reason, ..
+        } => assert!(
+            f.file_name() == file.file_name()
+                || file
+                    .file_name()
+                    .is_some_and(|n| reason.contains(n.to_string_lossy().as_ref())),
             "{ctx}: corruption reported in {} instead of the damaged file: {e}",
             f.display()
         ),
@@ -284,6 +300,35 @@ fn check_damaged(
     if let Err(e) = db.verify() {
         check_error(&e, file, ctx);
     }
+    gc_after_damage(&db, file, model, ctx);
+}
+
+/// Value-log GC run on the damaged database must never make the damage disappear: it fails
+/// naming the damaged file, or every key still reads back exactly (or fails naming it), and
+/// when any read fails, `verify` fails too (issue 40: GC deleted a truncated segment, after
+/// which `verify` said OK while reads failed).
+fn gc_after_damage(db: &Db, file: &Path, model: &Model, ctx: &str) {
+    if let Err(e) = db.run_value_log_gc() {
+        return check_error(&e, file, ctx);
+    }
+    let mut failed = false;
+    for (k, v) in model {
+        match db.get(k) {
+            Ok(Some(got)) => assert_eq!(&got, v, "{ctx}: wrong value after GC for {k:?}"),
+            Ok(None) => panic!(
+                "{ctx}: key {} is missing after GC without an error",
+                String::from_utf8_lossy(k)
+            ),
+            Err(e) => {
+                check_error(&e, file, ctx);
+                failed = true;
+            }
+        }
+    }
+    match db.verify() {
+        Ok(_) => assert!(!failed, "{ctx}: verify passed after GC while reads fail"),
+        Err(e) => check_error(&e, file, ctx),
+    }
 }
 
 /// The read modes each damaged copy is opened with.
@@ -319,7 +364,17 @@ fn run_file_type(select: impl Fn(&str) -> bool, modes: Modes, min_files: usize) 
     let mut cases = 0;
     for name in &chosen {
         let len = std::fs::metadata(pristine.join(name)).expect("meta").len();
-        for (j, d) in damages(len, name).into_iter().enumerate() {
+        let mut kinds = damages(len, name);
+        // Another file of the type in its place (a swapped table, a segment copied over
+        // another), and the file removed.
+        if let Some(other) = names.iter().find(|n| *n != name) {
+            kinds.push(Damage::Replace {
+                from: other.clone(),
+                bytes: std::fs::read(pristine.join(other)).expect("read"),
+            });
+        }
+        kinds.push(Damage::Remove);
+        for (j, d) in kinds.into_iter().enumerate() {
             let modes = match modes {
                 Modes::Two if full_sweep() => READ_MODES.to_vec(),
                 Modes::Two => vec![READ_MODES[j % 3], READ_MODES[(j + 1) % 3]],
@@ -327,10 +382,14 @@ fn run_file_type(select: impl Fn(&str) -> bool, modes: Modes, min_files: usize) 
             };
             for mode in modes {
                 let learning = Learning::nth(cases);
-                let ctx = format!("{name} ({len} bytes) {d:?} {mode:?} {learning:?}");
+                let what = match &d {
+                    Damage::Replace { from, .. } => format!("replaced by {from}"),
+                    other => format!("{other:?}"),
+                };
+                let ctx = format!("{name} ({len} bytes) {what} {mode:?} {learning:?}");
                 common::copy_dir(&pristine, &work);
                 let file = work.join(name);
-                damage(&file, d);
+                damage(&file, &d);
                 let outcome = catch_unwind(AssertUnwindSafe(|| {
                     check_damaged(&work, &file, &model, mode, &learning, &ctx)
                 }));
@@ -379,4 +438,75 @@ fn damaged_current() {
 #[test]
 fn damaged_value_log_segment() {
     run_file_type(|n| n.ends_with(".vlog"), Modes::Two, 3);
+}
+
+/// A database that never flushed (every write in its WAL and value log), cleanly closed;
+/// returns the model and the CURRENT it had while open (an older copy: a clean close
+/// rewrites the manifest).
+fn build_wal_only(dir: &Path) -> (Model, Vec<u8>) {
+    let mut model = Model::new();
+    let db = Db::open(dir, options(ReadMode::Mmap, &build_learning(0))).expect("open");
+    let opts = Options {
+        memtable_size_bytes: 1 << 20,
+        ..options(ReadMode::Mmap, &build_learning(0))
+    };
+    drop(db);
+    let db = Db::open(dir, opts).expect("open");
+    for i in 0..200 {
+        let key = wal_key("only", i);
+        let value = wal_value("only", i);
+        db.put(&key, &value).expect("put");
+        model.insert(key, value);
+    }
+    let older_current = std::fs::read(dir.join("CURRENT")).expect("CURRENT");
+    drop(db);
+    let tables = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .filter(|e| {
+            e.as_ref()
+                .expect("entry")
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sst")
+        })
+        .count();
+    assert_eq!(tables, 0, "the database flushed");
+    (model, older_current)
+}
+
+#[test]
+fn damaged_current_of_a_wal_only_database() {
+    // Issue 40: a missing (or damaged) CURRENT beside a WAL holding every write must never
+    // let an open start an empty database over it.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pristine = tmp.path().join("pristine");
+    let (model, older) = build_wal_only(&pristine);
+    let current = pristine.join("CURRENT");
+    let len = std::fs::metadata(&current).expect("meta").len();
+    let mut kinds = damages(len, "CURRENT");
+    kinds.push(Damage::Remove);
+    kinds.push(Damage::Replace {
+        from: "an older CURRENT".into(),
+        bytes: older,
+    });
+    let work = tmp.path().join("work");
+    for (i, d) in (0u64..).zip(kinds) {
+        let learning = Learning::nth(i);
+        let mode = Reads::nth(i).mode;
+        let what = match &d {
+            Damage::Replace { from, .. } => format!("replaced by {from}"),
+            other => format!("{other:?}"),
+        };
+        let ctx = format!("CURRENT of a WAL-only database, {what} {mode:?}");
+        common::copy_dir(&pristine, &work);
+        let file = work.join("CURRENT");
+        damage(&file, &d);
+        check_damaged(&work, &file, &model, mode, &learning, &ctx);
+        // Whatever the outcome, no open may have replaced the WAL's writes.
+        if let Ok(db) = Db::open(&work, options(mode, &learning)) {
+            for (k, v) in &model {
+                assert_eq!(db.get(k).expect("get").as_ref(), Some(v), "{ctx}");
+            }
+        }
+    }
 }

@@ -31,15 +31,24 @@ fn an_empty_wal_followed_by_one_with_records_is_skipped() {
         db.put(b"k1", b"v1").unwrap();
         db.put(b"k2", b"v2").unwrap();
     }
+    // A later session's WAL, with newer writes: made in a copy of the database, whose open
+    // persists the first session's writes and logs the new one in a fresh WAL.
+    let donor = tmp.path().join("donor");
+    common::copy_dir(&dir, &donor);
+    {
+        let db = Db::open(&donor, options()).unwrap();
+        db.put(b"k3", b"v3").unwrap();
+    }
+    let donor_wal = wal_numbers(&donor).last().copied().unwrap();
     // The state the SIGKILL loop left: a WAL of 0 bytes that the manifest never recorded
     // (its creation was interrupted, before the switch's manifest edit) lies before a WAL
-    // with records. The later WAL here holds a copy of the closed WAL's records (replaying
-    // the same writes twice changes nothing).
+    // with records (the later session's, newer than the first session's).
     let active = wal_numbers(&dir).last().copied().unwrap();
     let path = |n: u64| dir.join(format!("{n:06}.wal"));
     std::fs::write(path(active + 1), b"").unwrap();
-    std::fs::copy(path(active), path(active + 2)).unwrap();
+    std::fs::copy(donor.join(format!("{donor_wal:06}.wal")), path(active + 2)).unwrap();
     let db = Db::open(&dir, options()).expect("an empty WAL before one with records");
     assert_eq!(db.get(b"k1").unwrap().as_deref(), Some(&b"v1"[..]));
     assert_eq!(db.get(b"k2").unwrap().as_deref(), Some(&b"v2"[..]));
+    assert_eq!(db.get(b"k3").unwrap().as_deref(), Some(&b"v3"[..]));
 }

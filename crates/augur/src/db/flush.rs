@@ -15,6 +15,8 @@ use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::sst::{Builder, LayoutHints, ModelTime, ValueHints};
 use crate::version::{FileMeta, Version, VersionEdit};
+use crate::vlog::{entry_bytes, ValuePointer};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,15 +26,43 @@ fn elapsed_ns(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// Writes the entries of `mem` to table `file_id` in `dir` and syncs it; returns its metadata
-/// and what training its model cost. `None` when the memtable is empty.
+/// A table a flush wrote from a memtable.
+pub(crate) struct FlushedTable {
+    /// The table's manifest record.
+    pub meta: FileMeta,
+    /// What training its model cost.
+    pub model_time: ModelTime,
+    /// Value-log garbage per segment: the pointers the flush dropped.
+    pub garbage: BTreeMap<u64, u64>,
+}
+
+impl FlushedTable {
+    /// The edit that adds the table to L0 and counts the garbage.
+    pub(crate) fn into_edit(self) -> VersionEdit {
+        VersionEdit {
+            added: vec![(0, self.meta)],
+            vlog_garbage: self.garbage.into_iter().collect(),
+            ..VersionEdit::default()
+        }
+    }
+}
+
+/// Writes the entries of `mem` to table `file_id` in `dir` and syncs it; returns the table.
+/// `None` when the memtable is empty.
+///
+/// As a compaction does (`compaction/executor.rs`), the flush drops each entry shadowed by
+/// a newer entry of its key that every reader sees (seqno at most `oldest_snapshot`), and
+/// counts the value-log bytes of each dropped pointer as garbage: the pointer dies here, and
+/// no compaction will ever see it (issue 40, finding 4: overwritten values never freed their
+/// disk when no compaction followed the flush).
 pub(crate) fn write_table_from_memtable(
     fs: &dyn FileSystem,
     dir: &Path,
     file_id: u64,
     mem: &Memtable,
     opts: &Options,
-) -> Result<Option<(FileMeta, ModelTime)>> {
+    oldest_snapshot: SeqNo,
+) -> Result<Option<FlushedTable>> {
     if mem.is_empty() {
         return Ok(None);
     }
@@ -44,7 +74,28 @@ pub(crate) fn write_table_from_memtable(
         opts.builder_options(0),
         hints,
     );
-    mem.for_each(|key, seqno, kind, value| builder.add(key, seqno, kind, value))?;
+    let mut garbage: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut current_key: Vec<u8> = Vec::new();
+    // Seqno of the previous (newer) entry of the current key; MAX at a new key.
+    let mut newer_seqno = SeqNo::MAX;
+    mem.for_each(|key, seqno, kind, value| {
+        if key != current_key.as_slice() {
+            current_key.clear();
+            current_key.extend_from_slice(key);
+            newer_seqno = SeqNo::MAX;
+        }
+        let shadowed = newer_seqno <= oldest_snapshot;
+        newer_seqno = seqno;
+        if !shadowed {
+            return builder.add(key, seqno, kind, value);
+        }
+        if kind == ValueKind::Pointer {
+            if let Some(p) = ValuePointer::decode(value) {
+                *garbage.entry(p.segment).or_default() += entry_bytes(key.len(), &p);
+            }
+        }
+        Ok(())
+    })?;
     let summary = builder.finish()?;
     fs.sync_dir(dir)?;
     let meta = FileMeta {
@@ -55,7 +106,11 @@ pub(crate) fn write_table_from_memtable(
         largest: summary.largest,
         value_segments: Some(summary.value_segments),
     };
-    Ok(Some((meta, summary.model_time)))
+    Ok(Some(FlushedTable {
+        meta,
+        model_time: summary.model_time,
+        garbage,
+    }))
 }
 
 /// The exact bounds of `mem`'s entries (one pass over it), so the builder can fix the table's
@@ -140,14 +195,22 @@ impl DbInner {
         } else {
             let file_id = self.versions.new_file_number();
             let fs = self.opts.fs.as_ref();
-            let meta = write_table_from_memtable(fs, &self.dir, file_id, &mem, &self.opts)?;
-            if let Some((m, model_time)) = &meta {
-                self.counters
-                    .note_flush(m.file_size, elapsed_ns(started), *model_time);
-            }
-            VersionEdit {
-                added: meta.into_iter().map(|(m, _)| (0, m)).collect(),
-                ..VersionEdit::default()
+            let oldest_snapshot = self.oldest_readable_seqno();
+            let table = write_table_from_memtable(
+                fs,
+                &self.dir,
+                file_id,
+                &mem,
+                &self.opts,
+                oldest_snapshot,
+            )?;
+            match table {
+                Some(t) => {
+                    self.counters
+                        .note_flush(t.meta.file_size, elapsed_ns(started), t.model_time);
+                    t.into_edit()
+                }
+                None => VersionEdit::default(),
             }
         };
         edit.log_number = Some(next_log);

@@ -191,11 +191,7 @@ impl DbInner {
         }
         let _w = self.bg_work.lock();
         crate::cache::without_cache_fill(|| self.collect_segment(segment, segment_bytes))
-            .inspect_err(|e| {
-                if !matches!(e, crate::Error::Closed) {
-                    self.poison(e);
-                }
-            })
+            .inspect_err(|e| self.poison(e))
     }
 
     /// Rewrites the tables that may point into `segment` (of `segment_bytes`) and, when none

@@ -183,8 +183,12 @@ impl DbInner {
         }
     }
 
-    /// Records an unrecoverable error; every later write fails.
+    /// Records an unrecoverable error; every later write fails. `Closed` is not one: work
+    /// that stops because the database is closing (a GC run, a flush) did not fail.
     pub fn poison(&self, e: &Error) {
+        if matches!(e, Error::Closed) {
+            return;
+        }
         let mut p = self.poisoned.lock();
         if p.is_none() {
             log::error!("database poisoned: {e}");
@@ -715,5 +719,25 @@ impl Drop for Db {
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Db").field("dir", &self.inner.dir).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Db, Error, Options};
+
+    #[test]
+    fn work_stopped_by_a_close_does_not_poison_the_database() {
+        // A GC run or flush that meets the close returns `Closed`, which the background
+        // thread hands to `poison` like any failure: it logged "database poisoned: database
+        // is closed" at every close of a Python database, and skipped the clean close's
+        // record of the WAL's size.
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let db = Db::open(tmp.path(), Options::default()).expect("open");
+        db.inner.poison(&Error::Closed);
+        assert!(db.inner.poisoned.lock().is_none());
+        db.put(b"k", b"v").expect("a write after it");
+        db.inner.poison(&Error::InvalidArgument("a failure".into()));
+        assert!(db.put(b"k", b"v").is_err());
     }
 }

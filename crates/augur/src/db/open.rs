@@ -117,10 +117,14 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
     if !replayed.mem.is_empty() {
         vlog.sync()?;
         let id = versions.new_file_number();
-        if let Some((meta, _)) =
-            write_table_from_memtable(fs.as_ref(), dir, id, &replayed.mem, &opts)?
-        {
-            edit.added.push((0, meta));
+        // Nothing reads yet: every shadowed entry goes, its value counted as garbage.
+        let oldest_snapshot = replayed.last_seqno;
+        let table =
+            write_table_from_memtable(fs.as_ref(), dir, id, &replayed.mem, &opts, oldest_snapshot)?;
+        if let Some(t) = table {
+            let flushed = t.into_edit();
+            edit.added = flushed.added;
+            edit.vlog_garbage = flushed.vlog_garbage;
         }
     }
     let wal = LogWriter::create(

@@ -19,6 +19,8 @@
 //!   switch or a clean close, which record its synced size in the manifest), or any WAL
 //!   followed by a WAL with records (synced when the next one was created);
 //! - a bad record followed by a valid one (`LogTail::Damaged`);
+//! - a record whose writes are not newer than every write replayed before it (the manifest's
+//!   flushed ones, earlier records and WALs): a WAL replaced by another, or rolled back;
 //! - a record in a WAL's synced bytes whose value pointer does not reach a complete, valid
 //!   value-log entry: the value log is synced before a WAL is closed, so its bytes were
 //!   durable. Pointers into segments GC deleted (recorded in the manifest) are shadowed by
@@ -235,6 +237,21 @@ impl Replay<'_> {
                     .note(path, *offset, "malformed write-batch record".into())?;
                 return Ok(Flow::Go);
             };
+            // Writes are logged in seqno order, across WALs too: a record not newer than the
+            // writes before it belongs to another WAL (one copied over this one, or an older
+            // copy of it), and this WAL's own records are gone.
+            if !entries.is_empty() && first <= self.last_seqno {
+                self.losses.note(
+                    path,
+                    *offset,
+                    format!(
+                        "the record's writes (from seqno {first}) are not newer than those \
+                         before them (seqno {}): the WAL holds another WAL's records",
+                        self.last_seqno
+                    ),
+                )?;
+                continue;
+            }
             match self.lost_value(path, *offset, synced_len, first, &entries)? {
                 Some(Flow::Stop) => return Ok(Flow::Stop),
                 Some(Flow::Go) => continue,

@@ -33,6 +33,12 @@ pub struct Memtable {
     /// The smallest value-log segment a pointer inserted here points into (`u64::MAX`: no
     /// pointer): value-log GC collects a segment only once no memtable may point into it.
     min_pointer_segment: std::sync::atomic::AtomicU64,
+    /// Value-log bytes (as garbage counts them) this memtable's writes make garbage: exactly,
+    /// for the pointers a newer entry of the same key inserted here shadows (the flush
+    /// counts them, unless a snapshot still reads them); estimated by the write path, for
+    /// values the tables hold ([`Self::note_overwritten_value_bytes`]), which compactions
+    /// count once they merge this memtable's table with them.
+    garbage_value_bytes: std::sync::atomic::AtomicU64,
 }
 
 /// The budget [`Memtable::new`] sizes its key filter for.
@@ -54,6 +60,7 @@ impl Memtable {
             approximate_bytes: AtomicUsize::new(0),
             max_seqno: std::sync::atomic::AtomicU64::new(0),
             min_pointer_segment: std::sync::atomic::AtomicU64::new(u64::MAX),
+            garbage_value_bytes: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -87,13 +94,44 @@ impl Memtable {
         // The filter block's cache miss overlaps the skiplist insert; the bits are set before
         // the writer publishes the entry's seqno, so a reader that can see it sees them.
         let filter_bits = self.filter.locate(user_key);
-        let node_bytes = self
-            .map
-            .insert(user_key, crate::key::pack_trailer(seqno, kind), value);
+        let (node_bytes, older) =
+            self.map
+                .insert_over(user_key, crate::key::pack_trailer(seqno, kind), value);
         self.filter.set(filter_bits);
+        if let Some(older) = older {
+            self.note_shadowed(older);
+        }
         self.approximate_bytes
             .fetch_add(node_bytes, AtomicOrdering::Relaxed);
         self.max_seqno.fetch_max(seqno, AtomicOrdering::Relaxed);
+    }
+
+    /// Adds the value-log bytes of `older`, an entry a newer one of its key now shadows, to
+    /// [`Self::garbage_value_bytes`] when it is a pointer.
+    fn note_shadowed(&self, older: NodeRef<'_>) {
+        let pointer = unpack_trailer(older.trailer())
+            .filter(|(_, kind)| *kind == ValueKind::Pointer)
+            .and_then(|_| crate::vlog::ValuePointer::decode(older.value()));
+        if let Some(p) = pointer {
+            let bytes = crate::vlog::entry_bytes(older.user_key().len(), &p);
+            self.garbage_value_bytes
+                .fetch_add(bytes, AtomicOrdering::Relaxed);
+        }
+    }
+
+    /// Adds `bytes` to [`Self::garbage_value_bytes`]: the write path's estimate of the
+    /// value-log bytes its writes into this memtable make garbage in the tables.
+    pub fn note_overwritten_value_bytes(&self, bytes: u64) {
+        self.garbage_value_bytes
+            .fetch_add(bytes, AtomicOrdering::Relaxed);
+    }
+
+    /// Value-log bytes this memtable's writes make garbage (exact for keys it holds twice,
+    /// estimated for keys the tables hold): garbage that no GC can see until the memtable is
+    /// flushed (and, for the tables' values, compacted), so the write path switches the
+    /// memtable once this reaches its budget.
+    pub fn garbage_value_bytes(&self) -> u64 {
+        self.garbage_value_bytes.load(AtomicOrdering::Relaxed)
     }
 
     /// Memory used by the entries: the bytes of their skiplist nodes (keys, values, links).
@@ -184,6 +222,36 @@ fn to_entry(e: NodeRef<'_>) -> Option<Entry> {
 mod tests {
     use super::*;
     use proptest::strategy::Just;
+
+    #[test]
+    fn garbage_counts_the_pointers_a_newer_entry_of_their_key_shadows() {
+        use crate::vlog::{entry_bytes, ValuePointer};
+        let ptr = |segment, len| ValuePointer {
+            segment,
+            offset: 24,
+            len,
+        };
+        let m = Memtable::new();
+        // Another key's pointer, and an inline value shadowed: no garbage.
+        m.insert(b"a", 1, ValueKind::Pointer, &ptr(1, 100).encode());
+        m.insert(b"b", 2, ValueKind::Value, b"inline");
+        m.insert(b"b", 3, ValueKind::Pointer, &ptr(1, 200).encode());
+        m.insert(b"ab", 4, ValueKind::Pointer, &ptr(1, 300).encode());
+        assert_eq!(m.garbage_value_bytes(), 0);
+        // A pointer shadowed by a pointer, then by a tombstone.
+        m.insert(b"b", 5, ValueKind::Pointer, &ptr(2, 400).encode());
+        let first = entry_bytes(1, &ptr(1, 200));
+        assert_eq!(m.garbage_value_bytes(), first);
+        m.insert(b"b", 6, ValueKind::Delete, b"");
+        assert_eq!(m.garbage_value_bytes(), first + entry_bytes(1, &ptr(2, 400)));
+        // A replayed duplicate adds nothing; the write path's estimate adds to it.
+        m.insert(b"b", 6, ValueKind::Delete, b"");
+        m.note_overwritten_value_bytes(7);
+        assert_eq!(
+            m.garbage_value_bytes(),
+            first + entry_bytes(1, &ptr(2, 400)) + 7
+        );
+    }
 
     fn mem() -> Memtable {
         let m = Memtable::new();

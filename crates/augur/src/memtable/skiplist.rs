@@ -297,12 +297,27 @@ impl SkipList {
         w.nodes.allocated_bytes() + w.values.allocated_bytes()
     }
 
+    /// [`Self::insert_over`], returning only the bytes.
+    #[cfg(test)]
+    pub(crate) fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> usize {
+        self.insert_over(user_key, trailer, value).0
+    }
+
     /// Inserts `(user_key, trailer) → value` and returns the bytes the entry takes (node
     /// and value), or 0 when the internal key is already present (a WAL replayed twice
     /// carries the same writes twice): the first entry stays. REQUIRES: `user_key` at most
     /// 65,535 bytes and `value` under 4 GiB ([`crate::key::MAX_KEY_LEN`]; the write path
     /// admits values of half that).
-    pub(crate) fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> usize {
+    ///
+    /// Also returns the entry of the same user key the new one was inserted in front of, if
+    /// any: the key's newest entry before this insert when the trailers arrive in increasing
+    /// order (as writes do), which the new entry shadows.
+    pub(crate) fn insert_over(
+        &self,
+        user_key: &[u8],
+        trailer: u64,
+        value: &[u8],
+    ) -> (usize, Option<NodeRef<'_>>) {
         let mut writer = self.writer.lock();
         let probe = Probe::new(user_key, trailer);
         // Where the node goes at each level: after prev[l], before next[l]. Levels above
@@ -320,9 +335,11 @@ impl SkipList {
                 next[level] = (n, prefix);
             },
         );
-        if successor.is_some_and(|n| next[0].1 == probe.prefix && n.cmp(&probe) == Ordering::Equal)
-        {
-            return 0;
+        // Under the writer lock the link's prefix is exact: a successor with another prefix
+        // holds another key, without a look at it.
+        let same_key = successor.filter(|n| next[0].1 == probe.prefix && n.user_key() == user_key);
+        if same_key.is_some_and(|n| n.trailer() == trailer) {
+            return (0, None);
         }
         let height = writer.random_height();
         let Writer { nodes, values, .. } = &mut *writer;
@@ -347,7 +364,7 @@ impl SkipList {
             link.next.store(node.as_ptr(), AtomicOrdering::Release);
         }
         self.len.fetch_add(1, AtomicOrdering::Release);
-        node_bytes(height, user_key.len()) + value.len()
+        (node_bytes(height, user_key.len()) + value.len(), same_key)
     }
 
     /// Walks down from the head and returns the last node `n` with `before(prefix, n)` (the

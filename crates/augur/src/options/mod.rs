@@ -90,7 +90,12 @@ pub struct Options {
     /// record. Default `None` (see README "Compression").
     pub compression: Compression,
     /// Width of an SSTable slot's key head; `None` (default) lets each file choose the width
-    /// that stores its keys in the fewest bytes. For layout experiments.
+    /// that stores its keys in the fewest bytes (at least 8 bytes, or the longest key after
+    /// the file's common prefix when that is shorter). For layout experiments: any width
+    /// from 0 to 65,535 is valid; a file uses `min(width, longest key after its prefix)`.
+    /// Narrow heads make slots smaller and searches slower: a key's bytes past the head live
+    /// in its block's suffix chunk, which a comparison reads whenever two heads tie — with
+    /// a head of 0, every comparison (with 1, most of them).
     pub slot_head_bytes: Option<u32>,
     /// How SSTables and sealed value-log segments are read. Default `Mmap`.
     pub read_mode: ReadMode,

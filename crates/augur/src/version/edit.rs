@@ -78,6 +78,9 @@ pub struct VersionEdit {
     pub guards_added: Vec<(usize, Vec<u8>)>,
     /// FLSM guards removed: (level, guard key).
     pub guards_removed: Vec<(usize, Vec<u8>)>,
+    /// The snapshot edit a clean close writes as the only record of a fresh manifest (tag
+    /// 18, no body): nothing may follow it in the file.
+    pub closed_cleanly: bool,
 }
 
 const TAG_LOG_NUMBER: u8 = 1;
@@ -97,6 +100,7 @@ const TAG_FILE_VALUE_SEGMENTS: u8 = 14;
 const TAG_VLOG_RESERVED: u8 = 15;
 const TAG_VLOG_INSTALLED: u8 = 16;
 const TAG_VLOG_SEALED: u8 = 17;
+const TAG_CLOSED_CLEANLY: u8 = 18;
 
 fn put_ikey(out: &mut Vec<u8>, k: &InternalKey) {
     put_bytes(out, &k.user_key);
@@ -191,6 +195,9 @@ impl VersionEdit {
             put_varint(&mut out, *wal);
             put_varint(&mut out, *synced);
         }
+        if self.closed_cleanly {
+            out.push(TAG_CLOSED_CLEANLY);
+        }
         for (tag, guards) in [
             (TAG_GUARD_ADDED, &self.guards_added),
             (TAG_GUARD_REMOVED, &self.guards_removed),
@@ -242,6 +249,7 @@ impl VersionEdit {
                 TAG_VLOG_RESERVED => e.vlog_reserved.push(d.varint()?),
                 TAG_VLOG_INSTALLED => e.vlog_installed.push(d.varint()?),
                 TAG_VLOG_SEALED => e.vlog_sealed.push((d.varint()?, d.varint()?)),
+                TAG_CLOSED_CLEANLY => e.closed_cleanly = true,
                 TAG_DELETE_FILE => {
                     let level = usize::try_from(d.varint()?).ok()?;
                     e.deleted.push((level, d.varint()?));
@@ -309,6 +317,7 @@ mod tests {
             compaction_style: Some(1),
             guards_added: vec![(1, b"g".to_vec()), (6, Vec::new())],
             guards_removed: vec![(3, b"\xff\x00".to_vec())],
+            closed_cleanly: true,
         };
         let buf = e.encode();
         assert_eq!(VersionEdit::decode(&buf), Some(e));

@@ -4,6 +4,7 @@
 mod edit;
 pub mod guards;
 mod level_model;
+mod manifest;
 mod runs;
 mod segment_set;
 mod set;

@@ -11,7 +11,7 @@
 //! rename, sync the directory).
 
 use super::edit::{FileMeta, VersionEdit};
-use super::segment_set::SegmentSet;
+use super::manifest::{apply_vlog_changes, read_manifest, write_manifest, RecordedState};
 use super::style::CompactionStyle;
 use super::table_file::{check_table_matches, TableFile};
 use super::version::Version;
@@ -20,9 +20,9 @@ use crate::filename;
 use crate::cache::FileReads;
 use crate::fs::FileSystem;
 use crate::sst::Table;
-use crate::wal::{read_log, LogKind, LogWriter};
+use crate::wal::LogWriter;
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -44,12 +44,15 @@ pub struct RecoveredState {
 }
 
 struct ManifestState {
-    /// `None` until [`VersionSet::start_manifest`] (never, in a read-only database).
+    /// `None` until [`VersionSet::start_manifest`] (never, in a read-only database), and
+    /// after [`VersionSet::close_manifest`].
     writer: Option<LogWriter>,
-    /// The snapshot edit `start_manifest` writes first, and the new manifest's number.
-    pending: Option<(VersionEdit, u64)>,
-    log_number: u64,
-    last_seqno: u64,
+    /// The number `start_manifest` gives the new manifest.
+    pending: Option<u64>,
+    /// The manifest appended to (the one replayed, until `start_manifest`).
+    path: PathBuf,
+    /// What the manifest records, every logged edit applied.
+    recorded: RecordedState,
 }
 
 /// Told about every installed version's file changes (the background learner).
@@ -76,136 +79,6 @@ pub struct VersionSet {
     listener: std::sync::OnceLock<Arc<dyn VersionListener>>,
 }
 
-/// Files and value-log state accumulated while replaying edits.
-#[derive(Default)]
-struct Replay {
-    files: Vec<BTreeMap<u64, FileMeta>>,
-    garbage: BTreeMap<u64, u64>,
-    vlog_deleted: SegmentSet,
-    /// Segments reserved by compactions and not installed yet.
-    vlog_reserved: BTreeSet<u64>,
-    /// Final sizes of the live sealed segments.
-    vlog_sealed: BTreeMap<u64, u64>,
-    /// Recorded WALs at or above `log_number`: number → synced bytes once closed.
-    wals: BTreeMap<u64, Option<u64>>,
-    log_number: u64,
-    next_file_number: u64,
-    last_seqno: u64,
-    /// The recorded compaction style code (`None`: a manifest of an older build, leveled).
-    style: Option<u64>,
-    /// FLSM guards per level.
-    guards: Vec<std::collections::BTreeSet<Vec<u8>>>,
-}
-
-impl Replay {
-    fn apply(&mut self, edit: &VersionEdit, manifest: &Path, offset: u64) -> Result<()> {
-        if let Some(n) = edit.log_number {
-            self.log_number = n;
-        }
-        if let Some(n) = edit.next_file_number {
-            self.next_file_number = n;
-        }
-        if let Some(n) = edit.last_seqno {
-            self.last_seqno = self.last_seqno.max(n);
-        }
-        for (level, id) in &edit.deleted {
-            if let Some(l) = self.files.get_mut(*level) {
-                l.remove(id);
-            }
-        }
-        for (level, meta) in &edit.added {
-            let l = self.files.get_mut(*level).ok_or_else(|| {
-                Error::corruption(
-                    manifest,
-                    offset,
-                    format!("file at level {level} beyond the configured num_levels"),
-                )
-            })?;
-            l.insert(meta.file_id, meta.clone());
-        }
-        if let Some(style) = edit.compaction_style {
-            self.style = Some(style);
-        }
-        for (level, key) in &edit.guards_removed {
-            if let Some(g) = self.guards.get_mut(*level) {
-                g.remove(key);
-            }
-        }
-        for (level, key) in &edit.guards_added {
-            let g = self.guards.get_mut(*level).ok_or_else(|| {
-                Error::corruption(
-                    manifest,
-                    offset,
-                    format!("guard at level {level} beyond the configured num_levels"),
-                )
-            })?;
-            g.insert(key.clone());
-        }
-        apply_vlog_changes(
-            &mut self.garbage,
-            &mut self.vlog_deleted,
-            &mut self.vlog_reserved,
-            &mut self.vlog_sealed,
-            edit,
-        );
-        for wal in &edit.wals_added {
-            self.wals.entry(*wal).or_insert(None);
-        }
-        for (wal, synced) in &edit.wals_closed {
-            self.wals.insert(*wal, Some(*synced));
-        }
-        // WALs below the log number are flushed: they may be deleted.
-        self.wals = self.wals.split_off(&self.log_number);
-        Ok(())
-    }
-
-    /// The edit that recreates this state from nothing.
-    fn snapshot_edit(&self) -> VersionEdit {
-        VersionEdit {
-            log_number: Some(self.log_number),
-            next_file_number: Some(self.next_file_number),
-            last_seqno: Some(self.last_seqno),
-            added: self
-                .files
-                .iter()
-                .enumerate()
-                .flat_map(|(level, fs)| fs.values().map(move |m| (level, m.clone())))
-                .collect(),
-            deleted: Vec::new(),
-            vlog_garbage: self.garbage.iter().map(|(s, b)| (*s, *b)).collect(),
-            // Runs of one id keep the tag older builds read; longer runs take tag 13.
-            vlog_deleted: self
-                .vlog_deleted
-                .runs()
-                .filter(|&(_, count)| count == 1)
-                .map(|(first, _)| first)
-                .collect(),
-            vlog_deleted_runs: self
-                .vlog_deleted
-                .runs()
-                .filter(|&(_, count)| count > 1)
-                .collect(),
-            vlog_reserved: self.vlog_reserved.iter().copied().collect(),
-            vlog_installed: Vec::new(),
-            vlog_sealed: self.vlog_sealed.iter().map(|(s, b)| (*s, *b)).collect(),
-            wals_added: self.wals.keys().copied().collect(),
-            wals_closed: self
-                .wals
-                .iter()
-                .filter_map(|(w, s)| s.map(|s| (*w, s)))
-                .collect(),
-            compaction_style: self.style,
-            guards_added: self
-                .guards
-                .iter()
-                .enumerate()
-                .flat_map(|(level, g)| g.iter().map(move |k| (level, k.clone())))
-                .collect(),
-            guards_removed: Vec::new(),
-        }
-    }
-}
-
 fn sort_level(level: usize, files: &mut [Arc<TableFile>]) {
     if level == 0 {
         files.sort_by_key(|f| std::cmp::Reverse(f.meta.file_id));
@@ -230,12 +103,7 @@ impl VersionSet {
             compaction_style: Some(style.code()),
             ..VersionEdit::default()
         };
-        let path = filename::manifest_path(dir, 1);
-        let mut w = LogWriter::create(fs, &path, LogKind::Manifest)?;
-        w.add_record(&edit.encode())?;
-        w.sync()?;
-        fs.sync_dir(dir)?;
-        set_current(fs, dir, 1)
+        write_manifest(fs, dir, 1, &edit).map(drop)
     }
 
     /// Replays the manifest named by CURRENT and opens every live table, writing nothing:
@@ -300,6 +168,7 @@ impl VersionSet {
         // The number of the new manifest `start_manifest` writes, holding one snapshot edit.
         let number = replay.next_file_number;
         replay.next_file_number += 1;
+        let next_file_number = replay.next_file_number;
 
         let state = RecoveredState {
             log_number: replay.log_number,
@@ -316,11 +185,11 @@ impl VersionSet {
             current: Mutex::new(Arc::new(version)),
             manifest: Mutex::new(ManifestState {
                 writer: None,
-                pending: Some((replay.snapshot_edit(), number)),
-                log_number: replay.log_number,
-                last_seqno: replay.last_seqno,
+                pending: Some(number),
+                path: state.manifest.clone(),
+                recorded: replay,
             }),
-            next_file_number: AtomicU64::new(replay.next_file_number),
+            next_file_number: AtomicU64::new(next_file_number),
             listener: std::sync::OnceLock::new(),
         };
         Ok((set, state))
@@ -333,17 +202,48 @@ impl VersionSet {
     /// `InvalidArgument` when the manifest was started already; `Io` on write failures.
     pub fn start_manifest(&self) -> Result<()> {
         let mut manifest = self.manifest.lock();
-        let (snapshot, number) = manifest
+        let number = manifest
             .pending
             .take()
             .ok_or_else(|| Error::InvalidArgument("the manifest was started already".into()))?;
-        let path = filename::manifest_path(&self.dir, number);
-        let mut writer = LogWriter::create(self.fs.as_ref(), &path, LogKind::Manifest)?;
-        writer.add_record(&snapshot.encode())?;
-        writer.sync()?;
-        self.fs.sync_dir(&self.dir)?;
-        set_current(self.fs.as_ref(), &self.dir, number)?;
-        manifest.writer = Some(writer);
+        let snapshot = manifest.recorded.snapshot_edit();
+        manifest.writer = Some(write_manifest(
+            self.fs.as_ref(),
+            &self.dir,
+            number,
+            &snapshot,
+        )?);
+        manifest.path = filename::manifest_path(&self.dir, number);
+        Ok(())
+    }
+
+    /// Ends the manifest at a clean close: writes a fresh manifest holding one snapshot edit
+    /// marked `closed_cleanly` and points CURRENT at it, then removes the old one. No edit
+    /// follows (the writer is gone, and [`Self::log_and_apply`] refuses), so the next open
+    /// knows any byte after that record is damage (`manifest.rs`). A no-op when no manifest
+    /// was started (read-only) or it was closed already.
+    ///
+    /// # Errors
+    /// `Io` on write failures: CURRENT then still names the old manifest, whole, or the new
+    /// one, whole (the rename is atomic).
+    pub fn close_manifest(&self) -> Result<()> {
+        let mut manifest = self.manifest.lock();
+        if manifest.writer.take().is_none() {
+            return Ok(());
+        }
+        let number = self.new_file_number();
+        let mut snapshot = manifest.recorded.snapshot_edit();
+        snapshot.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
+        snapshot.closed_cleanly = true;
+        drop(write_manifest(self.fs.as_ref(), &self.dir, number, &snapshot)?);
+        let old = std::mem::replace(
+            &mut manifest.path,
+            filename::manifest_path(&self.dir, number),
+        );
+        if let Err(e) = self.fs.remove(&old) {
+            // The next open removes it.
+            log::info!("could not remove the old manifest {}: {e}", old.display());
+        }
         Ok(())
     }
 
@@ -366,12 +266,12 @@ impl VersionSet {
     /// The largest seqno recorded by flushes: no table of any version holds a larger one
     /// (compaction copies seqnos). Takes the manifest lock.
     pub fn last_seqno(&self) -> u64 {
-        self.manifest.lock().last_seqno
+        self.manifest.lock().recorded.last_seqno
     }
 
     /// The WAL number below which logs are flushed.
     pub fn log_number(&self) -> u64 {
-        self.manifest.lock().log_number
+        self.manifest.lock().recorded.log_number
     }
 
     /// Writes `edit` to the manifest, syncs it, and installs the resulting version. Added
@@ -388,7 +288,7 @@ impl VersionSet {
         let mut manifest = self.manifest.lock();
         edit.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
         if let Some(n) = edit.log_number {
-            debug_assert!(n >= manifest.log_number);
+            debug_assert!(n >= manifest.recorded.log_number);
         }
         // Open the new tables before touching the manifest, so a bad table fails cleanly.
         // A trivially moved file keeps its open table: its lookup statistics, its opening
@@ -427,12 +327,8 @@ impl VersionSet {
         })?;
         writer.add_record(&edit.encode())?;
         writer.sync()?;
-        if let Some(n) = edit.log_number {
-            manifest.log_number = n;
-        }
-        if let Some(n) = edit.last_seqno {
-            manifest.last_seqno = manifest.last_seqno.max(n);
-        }
+        let path = manifest.path.clone();
+        manifest.recorded.apply(&edit, &path, 0)?;
 
         let mut current = self.current.lock();
         let mut next = Version::clone(&current);
@@ -484,55 +380,6 @@ impl VersionSet {
     }
 }
 
-/// Applies an edit's value-log changes to the garbage per segment, the deleted segments, the
-/// reserved ones and the sealed sizes (manifest replay and `log_and_apply` alike): a
-/// reservation is dropped when its segment is installed (which starts its garbage at 0) or
-/// deleted; garbage that dropped pointers add to a segment already deleted is not recorded
-/// (the segment is gone), nor is its size, and a deleted segment's garbage and size go with
-/// it.
-fn apply_vlog_changes(
-    garbage: &mut BTreeMap<u64, u64>,
-    deleted: &mut SegmentSet,
-    reserved: &mut BTreeSet<u64>,
-    sealed: &mut BTreeMap<u64, u64>,
-    edit: &VersionEdit,
-) {
-    reserved.extend(edit.vlog_reserved.iter().copied());
-    for &seg in &edit.vlog_installed {
-        reserved.remove(&seg);
-        if !deleted.contains(seg) {
-            garbage.entry(seg).or_default();
-        }
-    }
-    for (seg, bytes) in &edit.vlog_garbage {
-        if !deleted.contains(*seg) {
-            *garbage.entry(*seg).or_default() += bytes;
-        }
-    }
-    for &(seg, size) in &edit.vlog_sealed {
-        if !deleted.contains(seg) {
-            sealed.insert(seg, size);
-        }
-    }
-    let runs = edit.vlog_deleted.iter().map(|&seg| (seg, 1));
-    for (first, count) in runs.chain(edit.vlog_deleted_runs.iter().copied()) {
-        deleted.insert_run(first, count);
-        let end = first.saturating_add(count);
-        let gone: Vec<u64> = garbage.range(first..end).map(|(&s, _)| s).collect();
-        for seg in gone {
-            garbage.remove(&seg);
-        }
-        let unreserved: Vec<u64> = reserved.range(first..end).copied().collect();
-        for seg in unreserved {
-            reserved.remove(&seg);
-        }
-        let unsealed: Vec<u64> = sealed.range(first..end).map(|(&s, _)| s).collect();
-        for seg in unsealed {
-            sealed.remove(&seg);
-        }
-    }
-}
-
 /// Applies an edit's guard changes to `v`'s guard lists (kept sorted).
 fn apply_guards(v: &mut Version, edit: &VersionEdit) {
     if edit.guards_added.is_empty() && edit.guards_removed.is_empty() {
@@ -553,52 +400,6 @@ fn apply_guards(v: &mut Version, edit: &VersionEdit) {
         }
         *guards = Arc::new(set.into_iter().collect());
     }
-}
-
-/// Reads the manifest CURRENT names and replays its edits (levels `0..num_levels`).
-/// Returns the manifest's path and the replayed state.
-///
-/// # Errors
-/// `Corruption` for a CURRENT that names no manifest, a damaged or malformed manifest, or
-/// one whose edits are incomplete (`check_edits_complete`).
-fn read_manifest(fs: &dyn FileSystem, dir: &Path, num_levels: usize) -> Result<(PathBuf, Replay)> {
-    let current = filename::current_path(dir);
-    let text = fs.read_all(&current)?;
-    let name = std::str::from_utf8(&text)
-        .ok()
-        .and_then(|s| s.strip_suffix('\n'))
-        .filter(|s| matches!(filename::parse(s), Some(filename::FileKind::Manifest(_))))
-        .ok_or_else(|| Error::corruption(&current, 0, "CURRENT does not name a manifest"))?;
-    let manifest = dir.join(name);
-    if !fs.exists(&manifest) {
-        // CURRENT is replaced only after its manifest is durable: a damaged CURRENT.
-        return Err(Error::corruption(
-            &current,
-            0,
-            format!("CURRENT names {name}, which does not exist"),
-        ));
-    }
-    let contents = read_log(fs, &manifest, LogKind::Manifest)?;
-    contents.fail_on_damage(&manifest)?;
-    let mut replay = Replay {
-        files: vec![BTreeMap::new(); num_levels],
-        guards: vec![std::collections::BTreeSet::new(); num_levels],
-        ..Replay::default()
-    };
-    for (offset, record) in &contents.records {
-        let edit = VersionEdit::decode(record)
-            .ok_or_else(|| Error::corruption(&manifest, *offset, "malformed version edit"))?;
-        replay.apply(&edit, &manifest, *offset)?;
-    }
-    if replay.next_file_number < 2 {
-        return Err(Error::corruption(
-            &manifest,
-            0,
-            "manifest has no file counter",
-        ));
-    }
-    check_edits_complete(fs, dir, &manifest, replay.log_number)?;
-    Ok((manifest, replay))
 }
 
 /// Opens the table `meta` describes, which `manifest` lists.
@@ -625,44 +426,4 @@ fn open_table(
     let table = Table::open_in(fs, &path, meta.file_id, reads, use_models)?;
     check_table_matches(meta, &table)?;
     Ok(TableFile::new(meta.clone(), Arc::new(table), fs.clone()))
-}
-
-/// Fails if the manifest's log number names a WAL that is gone while a later WAL holds
-/// records. A WAL is removed only after a synced edit moved the log number past it, so this
-/// means edits were lost: damage in the manifest that looked like a torn last record.
-fn check_edits_complete(
-    fs: &dyn FileSystem,
-    dir: &Path,
-    manifest: &Path,
-    log_number: u64,
-) -> Result<()> {
-    if fs.exists(&filename::wal_path(dir, log_number)) {
-        return Ok(());
-    }
-    for name in fs.list(dir)? {
-        if let Some(filename::FileKind::Wal(n)) = filename::parse(&name) {
-            if n > log_number && fs.size(&dir.join(&name))? > crate::wal::HEADER_LEN as u64 {
-                return Err(Error::corruption(
-                    manifest,
-                    0,
-                    format!(
-                        "edits are missing: the log number names WAL {log_number}, which was \
-                         removed, and WAL {n} holds records"
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Points CURRENT at manifest `number` atomically.
-fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
-    let tmp = filename::current_temp_path(dir);
-    let mut w = fs.create(&tmp)?;
-    w.append(format!("{}\n", filename::manifest_name(number)).as_bytes())?;
-    w.sync()?;
-    drop(w);
-    fs.rename(&tmp, &filename::current_path(dir))?;
-    fs.sync_dir(dir)
 }

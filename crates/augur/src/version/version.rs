@@ -414,6 +414,24 @@ impl Version {
         Ok(None)
     }
 
+    /// True when some file may hold an entry of `user_key`: its key range covers the key
+    /// and its filter does not rule it out (no block is read). The write path samples it to
+    /// estimate how much of what it writes overwrites values the tables hold.
+    pub fn may_hold(&self, user_key: &[u8]) -> bool {
+        let covers = |f: &TableFile| f.smallest_key() <= user_key && user_key <= f.largest_key();
+        let l0 = self.levels.first().map_or(&[][..], Vec::as_slice);
+        if l0.iter().any(|f| covers(f) && f.table.may_contain(user_key)) {
+            return true;
+        }
+        let key_prefix = project(user_key, 0);
+        self.runs.iter().any(|run| {
+            let i = run.file_index(user_key, key_prefix);
+            run.files
+                .get(i)
+                .is_some_and(|f| f.smallest_key() <= user_key && f.table.may_contain(user_key))
+        })
+    }
+
     /// Files of `level` overlapping the inclusive user-key range.
     pub fn overlapping(
         &self,
