@@ -1,13 +1,42 @@
 //! Commands on the keyspace: DEL/UNLINK, EXISTS, TYPE, SCAN, KEYS, DBSIZE, FLUSHDB.
 //!
-//! Augur's keys are ordered, so a `SCAN` cursor stands for the last key returned (a number
-//! the server maps to it, `Server::save_cursor`): the next call continues after that key.
-//! Every key present for the whole scan is returned exactly once; keys added or removed
-//! meanwhile may or may not be, as Redis promises. A `MATCH` pattern's literal prefix bounds
-//! the key range read. `KEYS` and `DBSIZE` scan every key (keys only: no value is read).
+//! `KEYS` and `DBSIZE` scan every key (keys only: no value is read). A `MATCH` pattern's
+//! literal prefix bounds the key range a walk reads.
+//!
+//! # SCAN cursors
+//!
+//! Augur's keys are ordered, so a scan's state is one position in key order: a cursor stands
+//! for a byte string `S`, and the next call returns keys from the first one `>= S`. When a
+//! call has returned `COUNT` keys it reads one more key, `next`, and the position is the
+//! shortest string `S` with `last < S <= next` (`next` up to its first byte that differs from
+//! `last`, as LevelDB's `FindShortestSeparator` picks index keys), so positions are often much
+//! shorter than the keys. Every key present for the whole scan is returned exactly once: keys
+//! up to `last` were returned and no key lay between `last` and `next`. Keys added or removed
+//! meanwhile may or may not be returned, as Redis promises. The call that reaches the end
+//! returns cursor 0 (so a scan never ends with an empty call).
+//!
+//! A cursor must be a number (clients parse it; redis-py and `redis-cli --scan` stop at
+//! "0"), so `cursor.rs` maps positions to numbers below 2^53:
+//!
+//! - a position of at most 5 bytes is **in the number** (with a check of its bytes): it means
+//!   the same position in every process, so such a cursor resumes exactly across restarts
+//!   and however many other scans ran meanwhile;
+//! - a longer position is kept in the process's **table** under a number never issued
+//!   before in this process, with a random per-process epoch in it. The table keeps the
+//!   newest 262,144 such cursors (and 16 MiB of positions): a cursor stays valid across any
+//!   number of direct cursors and of other scans up to that bound. A cursor the table no
+//!   longer holds (evicted, or issued before a restart) is refused with `ERR invalid cursor`.
+//!
+//! So a cursor either resumes exactly where its scan stopped or is refused; it never resumes
+//! another scan's position (the old scheme numbered cursors from 1048576 at every start, so
+//! after a restart an old cursor silently continued another client's scan). A made-up number
+//! is refused too, except with a small chance for a number that happens to pass a direct
+//! cursor's check (then it resumes at the position it spells). Kvrocks refuses every
+//! cursor after a restart; direct cursors do better where they apply.
 
 use super::store::{read, write, Writes};
 use super::{engine_error, is, Ctx};
+use crate::cursor::resume_position;
 use crate::glob;
 use augur::ScanOptions;
 use std::ops::Bound;
@@ -67,27 +96,27 @@ struct KeyWalk<'p> {
 }
 
 impl KeyWalk<'_> {
-    /// Calls `each` on every key after `after` (all keys for `None`) in key order, until it
+    /// Calls `each` on every key from `from` on (all keys for `None`) in key order, until it
     /// returns false; passes whether the key matches the pattern. Returns whether the walk
     /// reached the end of the keys.
     fn run(
         &self,
         ctx: &mut Ctx<'_>,
-        after: Option<Vec<u8>>,
+        from: Option<Vec<u8>>,
         mut each: impl FnMut(&[u8], bool) -> bool,
     ) -> Result<bool, ()> {
-        let start = match after {
-            Some(k) if k.as_slice() >= self.prefix.as_slice() => Bound::Excluded(k),
-            _ => Bound::Included(self.prefix.clone()),
+        let start = match from {
+            Some(p) if p.as_slice() >= self.prefix.as_slice() => p,
+            _ => self.prefix.clone(),
         };
         let options = ScanOptions {
             keys_only: true,
             ..ScanOptions::default()
         };
-        let mut scan = ctx
-            .server
-            .db
-            .scan_with((start, Bound::<Vec<u8>>::Unbounded), &options);
+        let mut scan = ctx.server.db.scan_with(
+            (Bound::Included(start), Bound::<Vec<u8>>::Unbounded),
+            &options,
+        );
         loop {
             match scan.next() {
                 Ok(Some((key, _))) => {
@@ -118,19 +147,13 @@ fn walk(pattern: Option<&[u8]>) -> KeyWalk<'_> {
 
 /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`.
 pub(super) fn scan(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let after = match std::str::from_utf8(&a[0])
+    let from = match std::str::from_utf8(&a[0])
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
+        .map(|c| ctx.server.cursors.resolve(c))
     {
-        Some(0) => None,
-        Some(id) => match ctx.server.cursor_key(id) {
-            Some(k) => Some(k),
-            None => {
-                ctx.out.error("ERR invalid cursor");
-                return;
-            }
-        },
-        None => {
+        Some(Ok(from)) => from,
+        None | Some(Err(_)) => {
             ctx.out.error("ERR invalid cursor");
             return;
         }
@@ -175,24 +198,29 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
         return;
     }
     let walker = walk(pattern);
-    let (mut found, mut seen, mut last) = (Vec::new(), 0usize, None);
-    let Ok(finished) = walker.run(ctx, after, |key, hit| {
-        if hit {
-            found.push(key.to_vec());
-        }
-        seen += 1;
-        if seen >= count {
-            last = Some(key.to_vec());
-            return false;
-        }
-        true
-    }) else {
+    let (mut found, mut seen) = (Vec::new(), 0usize);
+    // The last key of this call once COUNT keys are seen, then where the next call resumes.
+    let (mut last, mut resume) = (None::<Vec<u8>>, None);
+    if walker
+        .run(ctx, from, |key, hit| {
+            if let Some(last) = &last {
+                resume = Some(resume_position(last, key));
+                return false;
+            }
+            if hit {
+                found.push(key.to_vec());
+            }
+            seen += 1;
+            if seen >= count {
+                last = Some(key.to_vec());
+            }
+            true
+        })
+        .is_err()
+    {
         return;
-    };
-    let cursor = match (finished, last) {
-        (false, Some(k)) => ctx.server.save_cursor(k),
-        _ => 0,
-    };
+    }
+    let cursor = resume.map_or(0, |p| ctx.server.cursors.issue(&p));
     ctx.out.array(2);
     ctx.out.bulk(cursor.to_string().as_bytes());
     ctx.out.bulk_array(&found);
