@@ -1,6 +1,6 @@
 //! What every connection shares: the database, the configuration, the connected clients (for
 //! `CLIENT LIST` and `maxclients`), the counters `INFO` reports, the key locks that make
-//! read-modify-write commands atomic, and the `SCAN` cursors (`cursor.rs`).
+//! read-modify-write commands and transactions atomic, and the `SCAN` cursors (`cursor.rs`).
 
 use crate::config::Config;
 use crate::cursor::Cursors;
@@ -28,7 +28,7 @@ pub struct Server {
     next_client_id: AtomicU64,
     /// Counters for `INFO stats`.
     pub counters: Counters,
-    /// Key-lock stripes, always locked in stripe order (`lock_keys`).
+    /// Key-lock stripes, always locked in stripe order (`lock_keys`, `lock_all_keys`).
     key_locks: Vec<Mutex<()>>,
     /// The `SCAN` cursors issued (its own lock, never held with another).
     pub cursors: Cursors,
@@ -160,6 +160,13 @@ impl Server {
             .into_iter()
             .filter_map(|s| self.key_locks.get(s).map(Mutex::lock))
             .collect()
+    }
+
+    /// Locks every stripe (in stripe order), for a transaction that reads or writes the
+    /// whole keyspace (SCAN, KEYS, DBSIZE, FLUSHDB inside MULTI): no other client's write of
+    /// any key can land while it runs.
+    pub fn lock_all_keys(&self) -> Vec<MutexGuard<'_, ()>> {
+        self.key_locks.iter().map(Mutex::lock).collect()
     }
 
     /// Clients connected now.

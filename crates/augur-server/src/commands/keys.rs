@@ -1,7 +1,9 @@
 //! Commands on the keyspace: DEL/UNLINK, EXISTS, TYPE, SCAN, KEYS, DBSIZE, FLUSHDB.
 //!
 //! `KEYS` and `DBSIZE` scan every key (keys only: no value is read). A `MATCH` pattern's
-//! literal prefix bounds the key range a walk reads.
+//! literal prefix bounds the key range a walk reads. Inside a run or a transaction (`store.rs`)
+//! a walk merges the run's own writes into the engine's keys, so `MATCH`, `KEYS`, `DBSIZE` and
+//! `FLUSHDB` in a transaction see its earlier writes.
 //!
 //! # SCAN cursors
 //!
@@ -97,7 +99,8 @@ struct KeyWalk<'p> {
 
 impl KeyWalk<'_> {
     /// Calls `each` on every key from `from` on (all keys for `None`) in key order, until it
-    /// returns false; passes whether the key matches the pattern. Returns whether the walk
+    /// returns false; passes whether the key matches the pattern. Inside a run, the run's own
+    /// writes are merged in (its puts appear, its deletes hide keys). Returns whether the walk
     /// reached the end of the keys.
     fn run(
         &self,
@@ -109,6 +112,12 @@ impl KeyWalk<'_> {
             Some(p) if p.as_slice() >= self.prefix.as_slice() => p,
             _ => self.prefix.clone(),
         };
+        let own = ctx
+            .pending
+            .as_ref()
+            .map(|p| p.written_from(&start, &self.prefix))
+            .unwrap_or_default();
+        let mut own = own.into_iter().peekable();
         let options = ScanOptions {
             keys_only: true,
             ..ScanOptions::default()
@@ -117,22 +126,34 @@ impl KeyWalk<'_> {
             (Bound::Included(start), Bound::<Vec<u8>>::Unbounded),
             &options,
         );
+        let mut offer = |key: &[u8]| {
+            let hit = self.pattern.is_none_or(|p| glob::matches(p, key));
+            each(key, hit)
+        };
         loop {
-            match scan.next() {
-                Ok(Some((key, _))) => {
-                    if !key.starts_with(&self.prefix) {
-                        return Ok(true);
-                    }
-                    let hit = self.pattern.is_none_or(|p| glob::matches(p, key));
-                    if !each(key, hit) {
-                        return Ok(false);
-                    }
-                }
-                Ok(None) => return Ok(true),
+            let stored = match scan.next() {
+                Ok(Some((key, _))) if key.starts_with(&self.prefix) => Some(key),
+                Ok(_) => None,
                 Err(e) => {
                     engine_error(ctx.out, &e);
                     return Err(());
                 }
+            };
+            // The run's own writes of keys up to the stored one come first; its write of the
+            // stored key itself replaces it.
+            let mut replaced = false;
+            while let Some((key, present)) =
+                own.next_if(|(k, _)| stored.is_none_or(|s| k.as_slice() <= s))
+            {
+                replaced |= stored == Some(key.as_slice());
+                if present && !offer(&key) {
+                    return Ok(false);
+                }
+            }
+            match stored {
+                None => return Ok(true),
+                Some(key) if !replaced && !offer(key) => return Ok(false),
+                Some(_) => {}
             }
         }
     }
@@ -258,7 +279,8 @@ pub(super) fn dbsize(ctx: &mut Ctx<'_>, _a: &[Vec<u8>]) {
 }
 
 /// `FLUSHDB [ASYNC|SYNC]` and `FLUSHALL`: deletes every key, when `--enable-flush` allows it
-/// (not atomic: writes that run meanwhile may survive).
+/// (not atomic: writes that run meanwhile may survive; inside a transaction it is, as the
+/// transaction holds every key lock).
 pub(super) fn flush(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
     if a.len() > 1 || a.first().is_some_and(|m| !is(m, "async") && !is(m, "sync")) {
         ctx.out.error("ERR syntax error");
@@ -271,12 +293,14 @@ pub(super) fn flush(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
         );
         return;
     }
+    // Inside a transaction every delete joins its one batch anyway: one walk collects all.
+    let in_run = ctx.pending.is_some();
     loop {
         let mut keys = Vec::new();
         if walk(None)
             .run(ctx, None, |key, _| {
                 keys.push(key.to_vec());
-                keys.len() < FLUSH_BATCH
+                in_run || keys.len() < FLUSH_BATCH
             })
             .is_err()
         {
@@ -291,6 +315,9 @@ pub(super) fn flush(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
         }
         if !write(ctx, batch) {
             return;
+        }
+        if in_run {
+            break;
         }
     }
     ctx.out.ok();
