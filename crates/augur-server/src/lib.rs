@@ -6,10 +6,12 @@
 //!
 //! Follow a request: `server.rs` accepts the connection, `session.rs` reads and parses
 //! (`resp.rs`) a pipeline of commands, `commands/` checks and runs each one against the
-//! database (`state.rs` holds what sessions share), and `reply.rs` encodes the replies.
+//! database (`state.rs` holds what sessions share, `cursor.rs` the `SCAN` cursors), and
+//! `reply.rs` encodes the replies.
 
 pub mod commands;
 pub mod config;
+pub mod cursor;
 pub mod glob;
 pub mod reply;
 pub mod resp;

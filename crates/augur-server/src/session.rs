@@ -48,6 +48,7 @@ pub async fn serve(
         authenticated: server.config.password.is_none(),
         close: false,
         shutdown: None,
+        multi: None,
     };
     let mut decoder = Decoder::new();
     let mut input: Vec<u8> = Vec::with_capacity(16 << 10);
@@ -158,7 +159,7 @@ fn run_batch(server: &Arc<Server>, client: &mut Client, out: &mut Out, cmds: &[V
         pending: None,
     };
     let sync_always = server.config.sync == SyncPolicy::Always;
-    if cmds.iter().any(|c| commands::is_blocking(c, sync_always)) {
+    if commands::batch_is_blocking(ctx.client, cmds, sync_always) {
         tokio::task::block_in_place(|| commands::execute_batch(&mut ctx, cmds));
     } else {
         commands::execute_batch(&mut ctx, cmds);

@@ -1,11 +1,12 @@
 //! What every connection shares: the database, the configuration, the connected clients (for
 //! `CLIENT LIST` and `maxclients`), the counters `INFO` reports, the key locks that make
-//! read-modify-write commands atomic, and the cursors of running `SCAN`s.
+//! read-modify-write commands and transactions atomic, and the `SCAN` cursors (`cursor.rs`).
 
 use crate::config::Config;
+use crate::cursor::Cursors;
 use augur::Db;
 use parking_lot::{Mutex, MutexGuard};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -13,9 +14,6 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Stripes of the key locks: a key's lock is the stripe its hash picks.
 const KEY_LOCK_STRIPES: usize = 1024;
-
-/// `SCAN` cursors remembered at once; the oldest is forgotten first.
-const MAX_CURSORS: usize = 65_536;
 
 /// The shared state of a running server.
 pub struct Server {
@@ -30,8 +28,10 @@ pub struct Server {
     next_client_id: AtomicU64,
     /// Counters for `INFO stats`.
     pub counters: Counters,
+    /// Key-lock stripes, always locked in stripe order (`lock_keys`, `lock_all_keys`).
     key_locks: Vec<Mutex<()>>,
-    cursors: Mutex<Cursors>,
+    /// The `SCAN` cursors issued (its own lock, never held with another).
+    pub cursors: Cursors,
     /// Unix time of the last successful SAVE (or of the start).
     pub last_save: AtomicU64,
     /// A BGSAVE is running.
@@ -116,13 +116,6 @@ impl ClientInfo {
     }
 }
 
-/// `SCAN` cursors: a number handed to the client stands for the last key returned.
-struct Cursors {
-    next: u64,
-    keys: HashMap<u64, Vec<u8>>,
-    order: VecDeque<u64>,
-}
-
 impl Server {
     /// The state of a server over `db` configured by `config`.
     pub fn new(db: Db, config: Config) -> Server {
@@ -134,12 +127,7 @@ impl Server {
             next_client_id: AtomicU64::new(1),
             counters: Counters::default(),
             key_locks: (0..KEY_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
-            cursors: Mutex::new(Cursors {
-                // Cursor numbers start high so that none is mistaken for the start (0).
-                next: 1 << 20,
-                keys: HashMap::new(),
-                order: VecDeque::new(),
-            }),
+            cursors: Cursors::new(),
             last_save: AtomicU64::new(unix_seconds()),
             bgsave_running: AtomicBool::new(false),
             dirty: AtomicBool::new(false),
@@ -174,24 +162,11 @@ impl Server {
             .collect()
     }
 
-    /// Remembers that a `SCAN` stopped after `key`; returns the cursor to give the client.
-    pub fn save_cursor(&self, key: Vec<u8>) -> u64 {
-        let mut c = self.cursors.lock();
-        let id = c.next;
-        c.next += 1;
-        c.keys.insert(id, key);
-        c.order.push_back(id);
-        while c.order.len() > MAX_CURSORS {
-            if let Some(old) = c.order.pop_front() {
-                c.keys.remove(&old);
-            }
-        }
-        id
-    }
-
-    /// The key a cursor stands for (`None` for an unknown or forgotten cursor).
-    pub fn cursor_key(&self, id: u64) -> Option<Vec<u8>> {
-        self.cursors.lock().keys.get(&id).cloned()
+    /// Locks every stripe (in stripe order), for a transaction that reads or writes the
+    /// whole keyspace (SCAN, KEYS, DBSIZE, FLUSHDB inside MULTI): no other client's write of
+    /// any key can land while it runs.
+    pub fn lock_all_keys(&self) -> Vec<MutexGuard<'_, ()>> {
+        self.key_locks.iter().map(Mutex::lock).collect()
     }
 
     /// Clients connected now.

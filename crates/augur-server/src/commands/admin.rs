@@ -77,6 +77,9 @@ fn command_info(ctx: &mut Ctx<'_>, s: &Spec) {
     if s.flags.noauth {
         flags.push("no_auth");
     }
+    if s.flags.no_multi {
+        flags.push("no_multi");
+    }
     if !s.flags.blocking && (s.flags.readonly || s.flags.write) {
         flags.push("fast");
     }

@@ -1,7 +1,8 @@
 //! The command table and dispatch: each command's name, arity and flags (what `COMMAND`
 //! reports), the checks Redis makes before running one (unknown command, wrong arity,
-//! authentication), and the handlers, grouped as Redis groups them: `strings.rs` (values),
-//! `keys.rs` (the keyspace), `connection.rs` and `admin.rs` (the server itself).
+//! authentication, queuing inside a transaction), and the handlers, grouped as Redis groups
+//! them: `strings.rs` (values), `keys.rs` (the keyspace), `transaction.rs` (MULTI, EXEC,
+//! DISCARD), `connection.rs` and `admin.rs` (the server itself).
 //!
 //! A handler writes its reply into the context's [`Out`] and never fails: errors are replies,
 //! with Redis's texts.
@@ -12,6 +13,7 @@ pub mod info;
 mod keys;
 mod store;
 mod strings;
+mod transaction;
 
 use crate::reply::Out;
 use crate::state::{ClientInfo, Server};
@@ -19,6 +21,7 @@ use parking_lot::MutexGuard;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use store::Pending;
+pub use transaction::Transaction;
 
 /// What a running command may change on its connection.
 pub struct Ctx<'a> {
@@ -54,6 +57,9 @@ pub struct Client {
     pub close: bool,
     /// `SHUTDOWN` asked the server to stop.
     pub shutdown: Option<Shutdown>,
+    /// The transaction MULTI opened, queuing commands until EXEC or DISCARD; dropped with
+    /// the connection.
+    pub multi: Option<Transaction>,
 }
 
 /// How `SHUTDOWN` stops the server.
@@ -81,6 +87,8 @@ pub struct Flags {
     /// (each waits for an fsync); otherwise they try the engine's no-wait write on the I/O
     /// thread and move off it only when that would wait (`strings::write`).
     pub blocking: bool,
+    /// Refused inside a transaction (Redis's `no-multi`).
+    pub no_multi: bool,
 }
 
 const fn flags(write: bool, readonly: bool, admin: bool, noauth: bool, blocking: bool) -> Flags {
@@ -90,6 +98,7 @@ const fn flags(write: bool, readonly: bool, admin: bool, noauth: bool, blocking:
         admin,
         noauth,
         blocking,
+        no_multi: false,
     }
 }
 
@@ -107,6 +116,11 @@ const PLAIN: Flags = flags(false, false, false, false, false);
 const NOAUTH: Flags = flags(false, false, false, true, false);
 /// Administration that may wait on the engine.
 const ADMIN: Flags = flags(false, false, true, false, true);
+/// The same, refused inside a transaction.
+const ADMIN_NO_MULTI: Flags = Flags {
+    no_multi: true,
+    ..ADMIN
+};
 
 /// One command.
 pub struct Spec {
@@ -169,6 +183,9 @@ pub static COMMANDS: &[Spec] = &[
     spec!("dbsize", 1, SCAN, (0, 0, 0), "server", "Counts the keys (a full key scan).", keys::dbsize),
     spec!("flushdb", -1, FLUSH, (0, 0, 0), "server", "Deletes every key (when enabled).", keys::flush),
     spec!("flushall", -1, FLUSH, (0, 0, 0), "server", "Deletes every key (when enabled).", keys::flush),
+    spec!("multi", 1, PLAIN, (0, 0, 0), "transactions", "Starts a transaction: later commands are queued.", transaction::multi),
+    spec!("exec", 1, PLAIN, (0, 0, 0), "transactions", "Runs the queued commands as one atomic step.", transaction::exec),
+    spec!("discard", 1, PLAIN, (0, 0, 0), "transactions", "Drops the queued commands.", transaction::discard),
     spec!("ping", -1, PLAIN, (0, 0, 0), "connection", "Returns PONG, or the message.", connection::ping),
     spec!("echo", 2, PLAIN, (0, 0, 0), "connection", "Returns the message.", connection::echo),
     spec!("quit", -1, NOAUTH, (0, 0, 0), "connection", "Closes the connection.", connection::quit),
@@ -179,11 +196,11 @@ pub static COMMANDS: &[Spec] = &[
     spec!("command", -1, PLAIN, (0, 0, 0), "server", "Describes the commands (COUNT, DOCS, INFO).", admin::command),
     spec!("config", -2, PLAIN, (0, 0, 0), "server", "CONFIG GET of the server's settings.", admin::config),
     spec!("info", -1, PLAIN, (0, 0, 0), "server", "Server, clients, memory, persistence, stats, keyspace and engine sections.", admin::info),
-    spec!("save", 1, ADMIN, (0, 0, 0), "server", "Flushes the memtable and syncs.", admin::save),
+    spec!("save", 1, ADMIN_NO_MULTI, (0, 0, 0), "server", "Flushes the memtable and syncs.", admin::save),
     spec!("bgsave", -1, ADMIN, (0, 0, 0), "server", "Flushes and syncs in the background.", admin::bgsave),
     spec!("lastsave", 1, PLAIN, (0, 0, 0), "server", "Unix time of the last SAVE.", admin::lastsave),
     spec!("time", 1, PLAIN, (0, 0, 0), "server", "The server's time.", admin::time),
-    spec!("shutdown", -1, ADMIN, (0, 0, 0), "server", "Stops the server (SAVE or NOSAVE).", admin::shutdown),
+    spec!("shutdown", -1, ADMIN_NO_MULTI, (0, 0, 0), "server", "Stops the server (SAVE or NOSAVE).", admin::shutdown),
 ];
 
 /// The spec of `name` (any case).
@@ -198,25 +215,27 @@ pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
     table.get(std::str::from_utf8(lower).ok()?).copied()
 }
 
-/// Runs one command (`args[0]` is its name) with Redis's checks first.
+/// Runs one command (`args[0]` is its name) with Redis's checks first; inside a transaction
+/// queues it instead (`transaction.rs`).
 pub fn execute(ctx: &mut Ctx<'_>, args: &[Vec<u8>]) {
     let Some(name) = args.first() else {
         return;
     };
     let Some(spec) = lookup(name) else {
-        unknown_command(ctx.out, name, &args[1..]);
+        let text = unknown_command(name, &args[1..]);
+        transaction::reject(ctx, None, &text);
         return;
     };
     if !ctx.client.authenticated && !spec.flags.noauth {
-        ctx.out.error("NOAUTH Authentication required.");
+        transaction::reject(ctx, Some(spec), "NOAUTH Authentication required.");
         return;
     }
-    let n = args.len() as i64;
-    if (spec.arity > 0 && n != spec.arity) || (spec.arity < 0 && n < -spec.arity) {
-        ctx.out.error(&format!(
-            "ERR wrong number of arguments for '{}' command",
-            spec.name
-        ));
+    if !arity_ok(spec, args.len()) {
+        let text = format!("ERR wrong number of arguments for '{}' command", spec.name);
+        transaction::reject(ctx, Some(spec), &text);
+        return;
+    }
+    if ctx.client.multi.is_some() && transaction::queue(ctx, spec, args) {
         return;
     }
     crate::state::Counters::add(&ctx.server.counters.commands, 1);
@@ -224,14 +243,21 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[Vec<u8>]) {
     (spec.run)(ctx, &args[1..]);
 }
 
+/// Whether `n` words (the name included) fit `spec`'s arity.
+fn arity_ok(spec: &Spec, n: usize) -> bool {
+    let n = n as i64;
+    (spec.arity > 0 && n == spec.arity) || (spec.arity < 0 && n >= -spec.arity)
+}
+
 /// Runs a client's batch of pipelined commands in order. Consecutive commands on keys (reads
 /// and writes of the string commands, DEL, EXISTS, …) run as one run under all their keys'
 /// locks, with their writes committed as one write batch at the run's end — one WAL record
-/// and, under `--sync always`, one fsync for the run (`store.rs`).
+/// and, under `--sync always`, one fsync for the run (`store.rs`). Inside a transaction no
+/// run forms: each command is queued.
 pub fn execute_batch(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
     let mut i = 0;
     while i < cmds.len() && !ctx.client.close {
-        let run: Vec<Vec<&[u8]>> = if ctx.client.authenticated {
+        let run: Vec<Vec<&[u8]>> = if ctx.client.authenticated && ctx.client.multi.is_none() {
             cmds[i..].iter().map_while(|c| run_keys(c)).collect()
         } else {
             Vec::new()
@@ -253,15 +279,8 @@ fn execute_run(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>], keys: &[&[u8]]) {
     let server: &Server = ctx.server;
     let _locks = server.lock_keys(keys);
     let replies_from = ctx.out.buf.len();
-    ctx.pending = Some(Pending::default());
-    for cmd in cmds {
-        execute(ctx, cmd);
-    }
-    let pending = ctx.pending.take().unwrap_or_default();
-    let error_from = ctx.out.buf.len();
-    if !store::commit_pending(ctx, pending) {
+    if let Err(error) = run_deferred(ctx, cmds) {
         // No reply of the run may claim a write that did not happen: each gets the error.
-        let error = ctx.out.buf[error_from..].to_vec();
         ctx.out.buf.truncate(replies_from);
         for _ in cmds {
             ctx.out.buf.extend_from_slice(&error);
@@ -269,14 +288,71 @@ fn execute_run(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>], keys: &[&[u8]]) {
     }
 }
 
+/// Runs a transaction's queued commands (checked when queued) as one step, EXEC's reply an
+/// array of theirs: every key they name is locked for the whole step (every key when one of
+/// them walks or flushes the keyspace), so no other client's write lands between them; their
+/// writes are committed as one batch, which other clients see all at once. If the commit
+/// fails, EXEC's reply is the error alone: nothing of the transaction was written.
+fn execute_transaction(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
+    let server: &Server = ctx.server;
+    let _locks = match transaction_keys(cmds) {
+        Some(keys) => server.lock_keys(&keys),
+        None => server.lock_all_keys(),
+    };
+    let reply_from = ctx.out.buf.len();
+    ctx.out.array(cmds.len());
+    if let Err(error) = run_deferred(ctx, cmds) {
+        ctx.out.buf.truncate(reply_from);
+        ctx.out.buf.extend_from_slice(&error);
+    }
+}
+
+/// Runs `cmds` with their writes deferred (`ctx.pending`) and commits them at the end. The
+/// caller holds the locks. `Err` holds the commit's error reply (not left in `out`; the
+/// commands' replies are, for the caller to replace).
+fn run_deferred(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) -> Result<(), Vec<u8>> {
+    ctx.pending = Some(Pending::default());
+    for cmd in cmds {
+        execute(ctx, cmd);
+    }
+    let pending = ctx.pending.take().unwrap_or_default();
+    let error_from = ctx.out.buf.len();
+    if store::commit_pending(ctx, pending) {
+        return Ok(());
+    }
+    let error = ctx.out.buf.split_off(error_from).to_vec();
+    Err(error)
+}
+
+/// The keys a transaction's commands name, or `None` when one of them reads or writes the
+/// whole keyspace (SCAN, KEYS, DBSIZE, FLUSHDB: every key must be locked).
+fn transaction_keys(cmds: &[Vec<Vec<u8>>]) -> Option<Vec<&[u8]>> {
+    let mut keys = Vec::new();
+    for cmd in cmds {
+        match run_keys(cmd) {
+            Some(k) => keys.extend(k),
+            None => {
+                let spec = cmd.first().and_then(|n| lookup(n))?;
+                if spec.flags.write || spec.flags.readonly {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(keys)
+}
+
 /// The keys of `args` when it can be part of a run: a known command on keys that reads or
 /// writes through `store.rs` (not a scan or a flush), with a valid arity; `None` otherwise.
 fn run_keys(args: &[Vec<u8>]) -> Option<Vec<&[u8]>> {
     let spec = lookup(args.first()?)?;
     let n = args.len() as i64;
-    let arity_ok = (spec.arity > 0 && n == spec.arity) || (spec.arity < 0 && n >= -spec.arity);
     let (first, last, step) = spec.keys;
-    if !arity_ok || spec.flags.blocking || !(spec.flags.write || spec.flags.readonly) || first < 1 {
+    if !arity_ok(spec, args.len())
+        || spec.flags.blocking
+        || !(spec.flags.write || spec.flags.readonly)
+        || first < 1
+    {
         return None;
     }
     let last = if last < 0 { n + last } else { last };
@@ -288,8 +364,8 @@ fn run_keys(args: &[Vec<u8>]) -> Option<Vec<&[u8]>> {
     Some(keys)
 }
 
-/// Redis's reply to an unknown command: the name and the first arguments, quoted.
-fn unknown_command(out: &mut Out, name: &[u8], rest: &[Vec<u8>]) {
+/// Redis's error for an unknown command: the name and the first arguments, quoted.
+fn unknown_command(name: &[u8], rest: &[Vec<u8>]) -> String {
     let mut text = format!(
         "ERR unknown command '{}', with args beginning with: ",
         printable(name, 128)
@@ -297,7 +373,7 @@ fn unknown_command(out: &mut Out, name: &[u8], rest: &[Vec<u8>]) {
     for a in rest.iter().take(16) {
         text.push_str(&format!("'{}' ", printable(a, 128)));
     }
-    out.error(&text);
+    text
 }
 
 /// `bytes` as text for an error message: at most `max` characters, control characters
@@ -328,6 +404,16 @@ pub fn is_blocking(args: &[Vec<u8>], sync_always: bool) -> bool {
     args.first()
         .and_then(|n| lookup(n))
         .is_some_and(|s| s.flags.blocking || (s.flags.write && sync_always))
+}
+
+/// Whether a batch should run off the I/O thread: one of its commands is blocking, or the
+/// client's open transaction holds one (an EXEC in the batch would run it).
+pub fn batch_is_blocking(client: &Client, cmds: &[Vec<Vec<u8>>], sync_always: bool) -> bool {
+    cmds.iter().any(|c| is_blocking(c, sync_always))
+        || client
+            .multi
+            .as_ref()
+            .is_some_and(|t| t.is_blocking(sync_always))
 }
 
 /// The reply to an engine failure.

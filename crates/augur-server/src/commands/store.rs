@@ -4,11 +4,12 @@
 //! A client's pipeline often holds runs of commands on keys (SET, INCR, GET, MSET, …). Such a
 //! run executes under the locks of all its keys, taken once in stripe order, with its writes
 //! gathered in a [`Pending`] set and committed as one write batch when the run ends: one WAL
-//! record (and under `--sync always` one fsync) for the run instead of one per command. Reads
-//! inside the run see the run's own earlier writes (the overlay), so the run behaves as its
-//! commands one after another; other clients see all of it or none of it, which is one of the
-//! orders Redis could have run it in. Replies are written only after the commit, so no client
-//! is told of a write that is not yet in the log.
+//! record (and under `--sync always` one fsync) for the run instead of one per command. A
+//! transaction's EXEC is such a run too (`transaction.rs`). Reads (point reads here, key
+//! walks in `keys.rs`) inside the run see the run's own earlier writes (the overlay), so the
+//! run behaves as its commands one after another; other clients see all of it or none of it,
+//! which is one of the orders Redis could have run it in. Replies are written only after the
+//! commit, so no client is told of a write that is not yet in the log.
 
 use super::{engine_error, Ctx};
 use crate::config::SyncPolicy;
@@ -57,6 +58,20 @@ impl Pending {
     fn get(&self, key: &[u8]) -> Option<Option<&Vec<u8>>> {
         let i = *self.newest.get(key)?;
         self.writes.0.get(i).map(|(_, v)| v.as_ref())
+    }
+
+    /// The keys the run has written that are `>= start` and begin with `prefix`, in key
+    /// order, each with whether the run leaves it present (a put) or not (a delete): the
+    /// overlay a key walk inside the run merges with the engine's keys (`keys.rs`).
+    pub(super) fn written_from(&self, start: &[u8], prefix: &[u8]) -> Vec<(Vec<u8>, bool)> {
+        let mut keys: Vec<(Vec<u8>, bool)> = self
+            .newest
+            .iter()
+            .filter(|(k, _)| k.as_slice() >= start && k.starts_with(prefix))
+            .filter_map(|(k, &i)| Some((k.clone(), self.writes.0.get(i)?.1.is_some())))
+            .collect();
+        keys.sort_unstable();
+        keys
     }
 
     fn add(&mut self, writes: Writes) {

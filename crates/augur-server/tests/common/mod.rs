@@ -222,3 +222,80 @@ fn reply_len(buf: &[u8], at: usize) -> Option<usize> {
         _ => panic!("not a reply: {:?}", String::from_utf8_lossy(&buf[at..])),
     }
 }
+
+/// True when `program` is on the PATH.
+pub fn installed(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A real `redis-server` on a free loopback port, with no persistence (killed when dropped):
+/// the reference the differential tests compare augur-server with.
+pub struct RedisProcess {
+    child: Child,
+    pub addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisProcess {
+    /// Starts redis-server and waits until it answers PING; `None` when it is not installed.
+    pub fn start() -> Option<RedisProcess> {
+        if !installed("redis-server") {
+            return None;
+        }
+        // The port is free when checked; another process may take it before redis-server
+        // binds it, so a server that exits at once is retried on another port.
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().expect("a directory");
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            let mut child = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .arg("--dir")
+                .arg(dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start redis-server");
+            let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+            let deadline = Instant::now() + TIMEOUT;
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                if TcpStream::connect(addr).is_ok() {
+                    let mut redis = RedisProcess {
+                        child,
+                        addr,
+                        _dir: dir,
+                    };
+                    let mut c = redis.raw();
+                    assert_eq!(c.cmd(&[b"PING"]), b"+PONG\r\n");
+                    redis.child.try_wait().expect("redis-server is running");
+                    return Some(redis);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("redis-server did not start");
+    }
+
+    /// A raw connection.
+    pub fn raw(&self) -> Raw {
+        Raw::connect(self.addr)
+    }
+}
+
+impl Drop for RedisProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,254 @@
+//! Differential tests: the same raw RESP bytes sent to augur-server and to a real
+//! redis-server (started on a free port when installed; skipped with a message otherwise),
+//! and the replies compared byte for byte. The sequences are deterministic in both servers
+//! (no hash-ordered replies of several keys, no server-specific values).
+
+mod common;
+
+use common::{encode, Raw, RedisProcess, ServerProcess};
+
+/// One write to the socket and how many replies it gets.
+struct Write {
+    bytes: Vec<u8>,
+    replies: usize,
+}
+
+/// Commands sent in one write (a pipeline, as redis-py sends a transaction).
+fn pipelined(cmds: &[&[&str]]) -> Write {
+    let bytes = cmds
+        .iter()
+        .flat_map(|words| {
+            let words: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+            encode(&words)
+        })
+        .collect();
+    Write {
+        bytes,
+        replies: cmds.len(),
+    }
+}
+
+/// Commands sent one write each, each reply read before the next command is sent.
+fn one_by_one(cmds: &[&[&str]]) -> Vec<Write> {
+    cmds.iter().map(|c| pipelined(&[c])).collect()
+}
+
+/// Inline commands (as `printf '…' | redis-cli` would type them), in one write.
+fn inline(text: &str, replies: usize) -> Write {
+    Write {
+        bytes: text.as_bytes().to_vec(),
+        replies,
+    }
+}
+
+/// A named scenario: sessions run one after another, each on a fresh connection.
+struct Scenario {
+    name: &'static str,
+    sessions: Vec<Vec<Write>>,
+}
+
+/// Runs `scenario` on the server at `addr` (emptied first), returning every reply in order.
+fn run(addr: std::net::SocketAddr, scenario: &Scenario) -> Vec<String> {
+    let mut setup = Raw::connect(addr);
+    assert_eq!(setup.cmd(&[b"FLUSHALL"]), b"+OK\r\n");
+    let mut replies = Vec::new();
+    for session in &scenario.sessions {
+        let mut c = Raw::connect(addr);
+        for write in session {
+            c.send(&write.bytes);
+            for _ in 0..write.replies {
+                let reply = c.reply().unwrap_or_else(|| b"<closed>".to_vec());
+                replies.push(String::from_utf8_lossy(&reply).into_owned());
+            }
+        }
+    }
+    replies
+}
+
+fn scenarios() -> Vec<Scenario> {
+    let tx_incr: &[&[&str]] = &[
+        &["MULTI"],
+        &["SET", "a", "1"],
+        &["INCR", "a"],
+        &["GET", "a"],
+        &["EXEC"],
+    ];
+    vec![
+        Scenario {
+            name: "the issue's example",
+            sessions: vec![vec![inline(
+                "DEL c\r\nMULTI\r\nINCR c\r\nINCR c\r\nEXEC\r\nGET c\r\n",
+                6,
+            )]],
+        },
+        Scenario {
+            name: "a transaction pipelined in one write (redis-py)",
+            sessions: vec![vec![pipelined(tx_incr)]],
+        },
+        Scenario {
+            name: "a transaction, one command per write",
+            sessions: vec![one_by_one(tx_incr)],
+        },
+        Scenario {
+            name: "pipelined commands around a transaction",
+            sessions: vec![vec![pipelined(&[
+                &["SET", "a", "1"],
+                &["INCR", "a"],
+                &["MULTI"],
+                &["INCR", "a"],
+                &["GET", "a"],
+                &["MSET", "b", "1", "c", "2"],
+                &["EXEC"],
+                &["INCR", "a"],
+                &["MGET", "a", "b", "c"],
+            ])]],
+        },
+        Scenario {
+            name: "EXEC and DISCARD without MULTI, nested MULTI, empty transaction",
+            sessions: vec![one_by_one(&[
+                &["EXEC"],
+                &["DISCARD"],
+                &["MULTI"],
+                &["MULTI"],
+                &["SET", "a", "1"],
+                &["EXEC"],
+                &["MULTI"],
+                &["EXEC"],
+                &["GET", "a"],
+            ])],
+        },
+        Scenario {
+            name: "errors while queuing abort the transaction",
+            sessions: vec![vec![
+                pipelined(&[
+                    &["SET", "a", "0"],
+                    &["MULTI"],
+                    &["SET", "a", "1"],
+                    &["FOO", "bar", "baz"],
+                    &["GET"],
+                    &["INCR", "a"],
+                    &["EXEC"],
+                    &["GET", "a"],
+                ]),
+                pipelined(&[&["MULTI"], &["EXEC", "x"], &["EXEC"]]),
+                pipelined(&[&["MULTI"], &["DISCARD", "x"], &["EXEC"]]),
+                pipelined(&[&["MULTI"], &["MULTI", "x"], &["EXEC"]]),
+                pipelined(&[
+                    &["MULTI"],
+                    &["SAVE"],
+                    &["SHUTDOWN", "NOSAVE"],
+                    &["SET", "a", "9"],
+                    &["EXEC"],
+                    &["GET", "a"],
+                ]),
+            ]],
+        },
+        Scenario {
+            name: "runtime errors are elements of EXEC's reply",
+            sessions: vec![vec![pipelined(&[
+                &["MULTI"],
+                &["SET", "s", "x"],
+                &["INCR", "s"],
+                &["SET", "k", "v", "NX", "XX"],
+                &["MSET", "a", "1", "b"],
+                &["INCRBY", "s", "nope"],
+                &["INCRBYFLOAT", "s", "1"],
+                &["GETRANGE", "s", "0", "x"],
+                &["APPEND", "s", "y"],
+                &["GET", "s"],
+                &["PING", "a", "b"],
+                &["EXEC"],
+            ])]],
+        },
+        Scenario {
+            name: "DISCARD drops the queue",
+            sessions: vec![one_by_one(&[
+                &["MULTI"],
+                &["SET", "d", "1"],
+                &["DISCARD"],
+                &["GET", "d"],
+                &["EXEC"],
+            ])],
+        },
+        Scenario {
+            name: "QUIT inside a transaction closes and drops the queue",
+            sessions: vec![
+                one_by_one(&[&["MULTI"], &["SET", "q", "1"], &["QUIT"]]),
+                one_by_one(&[&["GET", "q"]]),
+            ],
+        },
+        Scenario {
+            name: "reads inside a transaction see its writes",
+            sessions: vec![vec![pipelined(&[
+                &["SET", "old", "x"],
+                &["MULTI"],
+                &["SET", "only", "1"],
+                &["DEL", "old"],
+                &["EXISTS", "only", "old"],
+                &["TYPE", "only"],
+                &["DBSIZE"],
+                &["KEYS", "o*"],
+                &["SCAN", "0", "MATCH", "o*", "COUNT", "100"],
+                &["STRLEN", "only"],
+                &["SETRANGE", "only", "3", "z"],
+                &["GETRANGE", "only", "0", "-1"],
+                &["GETDEL", "only"],
+                &["DBSIZE"],
+                &["EXEC"],
+                &["DBSIZE"],
+            ])]],
+        },
+        Scenario {
+            name: "FLUSHDB inside a transaction",
+            sessions: vec![vec![pipelined(&[
+                &["SET", "x", "1"],
+                &["MULTI"],
+                &["SET", "y", "2"],
+                &["FLUSHDB"],
+                &["DBSIZE"],
+                &["SET", "z", "3"],
+                &["EXEC"],
+                &["DBSIZE"],
+                &["GET", "z"],
+            ])]],
+        },
+        Scenario {
+            name: "string commands inside a transaction",
+            sessions: vec![vec![pipelined(&[
+                &["MULTI"],
+                &["MSET", "a", "1", "b", "2"],
+                &["MSETNX", "b", "3", "c", "4"],
+                &["SETNX", "c", "5"],
+                &["GETSET", "c", "6"],
+                &["SET", "a", "7", "GET"],
+                &["SET", "a", "8", "XX"],
+                &["DECRBY", "a", "3"],
+                &["INCRBYFLOAT", "a", "0.5"],
+                &["MGET", "a", "b", "c", "none"],
+                &["DEL", "a", "b", "none"],
+                &["UNLINK", "c"],
+                &["ECHO", "hi"],
+                &["PING"],
+                &["SELECT", "0"],
+                &["CLIENT", "SETNAME", "tx"],
+                &["CLIENT", "GETNAME"],
+                &["EXEC"],
+            ])]],
+        },
+    ]
+}
+
+#[test]
+fn transactions_reply_byte_for_byte_as_redis() {
+    let Some(redis) = RedisProcess::start() else {
+        eprintln!("skipped: redis-server is not installed (apt-get install redis-server)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let augur = ServerProcess::start(&tmp.path().join("db"), &["--enable-flush"]);
+    for scenario in scenarios() {
+        let want = run(redis.addr, &scenario);
+        let got = run(augur.addr, &scenario);
+        assert_eq!(got, want, "{}", scenario.name);
+    }
+}
