@@ -341,3 +341,23 @@ def test_compression_keyword_writes_readable_files_and_refuses_bad_codecs(path):
     with augur.open(path) as db:
         assert db[b"key001234"] == b"value 1234 " * 8
         assert len(list(db.items())) == 2000
+
+
+def test_missing_current_beside_a_wal_is_a_corruption_error_not_an_empty_database(path):
+    # Issue 40, finding 1: a database that never flushed keeps every write in its WAL; with
+    # CURRENT lost, open() must refuse rather than start an empty database over it.
+    with augur.open(path) as db:
+        for i in range(1000):
+            db.put(b"%06d" % i, b"v%d" % i)
+    assert not any(p.suffix == ".sst" for p in pathlib.Path(path).iterdir())
+    current = pathlib.Path(path) / "CURRENT"
+    saved = current.read_bytes()
+    current.unlink()
+    with pytest.raises(augur.CorruptionError, match="CURRENT is missing"):
+        augur.open(path)
+    with pytest.raises(augur.CorruptionError, match="CURRENT is missing"):
+        augur.open(path, create=False)
+    current.write_bytes(saved)
+    with augur.open(path) as db:
+        assert db[b"000999"] == b"v999"
+
