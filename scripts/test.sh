@@ -6,8 +6,8 @@
 #      imports point down, no module or file cycles, front ends independent), and from
 #      `cargo tree` (no build): the default `augur` binary does not enable the engine's
 #      `test-util`, and the Python package does not depend on the benchmark harness
-#   1. redis-tools and nutcracker from apt when missing (the server's client and proxy
-#      tests), then cargo test --workspace --release --features augur-cli/stress (`augur stress` and its
+#   1. redis-tools, redis-server and nutcracker from apt when missing (the server's client,
+#      proxy and byte-for-byte differential tests against redis-server), then cargo test --workspace --release --features augur-cli/stress (`augur stress` and its
 #      tests are behind the CLI's cargo feature `stress`; this build also leaves the
 #      target/release/augur that step 5 runs as AUGUR_CLI)
 #   1b. the API docs built with rustdoc's warnings as errors (a broken or private intra-doc
@@ -44,14 +44,16 @@ if grep -q 'augur-bench' <<<"$py_deps"; then
   exit 1
 fi
 
-# The server's tests drive the real clients and proxy (redis-cli, redis-benchmark, twemproxy):
+# The server's tests drive the real clients and proxy (redis-cli, redis-benchmark, twemproxy)
+# and compare replies with a real redis-server:
 # installed from the Debian packages when missing and apt is usable (the tests say "skipped"
 # when they are still missing).
-if ! command -v redis-cli >/dev/null 2>&1 || ! command -v nutcracker >/dev/null 2>&1; then
+if ! command -v redis-cli >/dev/null 2>&1 || ! command -v nutcracker >/dev/null 2>&1 ||
+  ! command -v redis-server >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    echo "installing redis-tools and nutcracker from the Debian packages" >&2
-    (apt-get update -qq && apt-get install -y -qq redis-tools nutcracker >/dev/null) ||
-      echo "warning: could not install redis-tools/nutcracker; their tests will be skipped" >&2
+    echo "installing redis-tools, redis-server and nutcracker from the Debian packages" >&2
+    (apt-get update -qq && apt-get install -y -qq redis-tools redis-server nutcracker >/dev/null) ||
+      echo "warning: could not install redis-tools/redis-server/nutcracker; their tests will be skipped" >&2
   fi
 fi
 
