@@ -1,5 +1,6 @@
 //! `load` (bulk loading from an SOSD key file or a CSV file) and `verify` (checksums, and
-//! optionally that every key of an SOSD file holds the value `load` derives for it).
+//! optionally that every key of an SOSD file holds the value `load` derives for it; the key
+//! file is read in chunks).
 
 use crate::codec::{print_json, Codec};
 use crate::error::{io_err, CliError};
@@ -7,6 +8,7 @@ use crate::JsonFlag;
 use augur::{Db, WriteBatch, WriteOptions};
 use augur_bench::sosd::{derived_value, key_bytes, read_keys};
 use augur_cli::csv;
+use augur_cli::keyfile::KeyFile;
 use clap::{ArgGroup, Args};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::SliceRandom;
@@ -145,26 +147,32 @@ pub fn verify(db: &Db, a: &VerifyArgs, json: bool) -> Result<(), CliError> {
     let mut problems = 0u64;
     let mut hint = None;
     if let Some(path) = &a.keys {
-        let keys = read_keys(path)?;
-        let (mut missing, mut wrong) = (0u64, 0u64);
+        let mut file = KeyFile::open(path)?;
+        let (mut missing, mut wrong, mut checked) = (0u64, 0u64, 0u64);
         let mut wrong_sizes = WrongSizes::default();
-        let bar = progress(keys.len() as u64, json);
-        for (i, &k) in keys.iter().enumerate() {
-            match db.get(key_bytes(k))? {
-                None => missing += 1,
-                Some(v) if v != derived_value(k, a.value_size) => {
-                    wrong += 1;
-                    wrong_sizes.note(k, &v);
+        let bar = progress(file.count(), json);
+        let mut keys = Vec::new();
+        loop {
+            file.next_chunk(&mut keys)?;
+            if keys.is_empty() {
+                break;
+            }
+            for &k in &keys {
+                match db.get(key_bytes(k))? {
+                    None => missing += 1,
+                    Some(v) if v != derived_value(k, a.value_size) => {
+                        wrong += 1;
+                        wrong_sizes.note(k, &v);
+                    }
+                    Some(_) => {}
                 }
-                Some(_) => {}
             }
-            if i % 4096 == 0 {
-                bar.set_position(i as u64);
-            }
+            checked += keys.len() as u64;
+            bar.set_position(checked);
         }
         bar.finish_and_clear();
         problems = missing + wrong;
-        report["keys_checked"] = json!(keys.len());
+        report["keys_checked"] = json!(checked);
         report["keys_missing"] = json!(missing);
         report["keys_wrong_value"] = json!(wrong);
         if let Some(size) = wrong_sizes.common_load_size(a.value_size) {
