@@ -9,12 +9,12 @@
 //! [`PARTITION_BYTES`] of data each) that N threads scan over one snapshot. Each partition's
 //! chunks pass through its own channel of [`CHANNEL_CHUNKS`], and the calling thread prints
 //! the channels in output order. Partitions are handed to the threads in that order, and one
-//! starts only within a window of [`WINDOW_PER_THREAD`] × N partitions from the one being
-//! printed ([`Gate`]). So the partition being printed always has a thread, a thread waiting
-//! on a full channel or at the gate waits only for partitions printed before its own (no
-//! deadlock), and at most the window's channels hold output. Small partitions keep the
-//! threads busy: a thread whose partition fits its channel finishes it and takes the next
-//! while the printer is still on an earlier one.
+//! starts only within a window of [`WINDOW_PER_THREAD`] × N partitions (at most
+//! [`MAX_WINDOW`]) from the one being printed ([`Gate`]). So the partition being printed
+//! always has a thread, a thread waiting on a full channel or at the gate waits only for
+//! partitions printed before its own (no deadlock), and at most the window's channels hold
+//! output. Small partitions keep the threads busy: a thread whose partition fits its channel
+//! finishes it and takes the next while the printer is still on an earlier one.
 //!
 //! `--json` prints what serde_json prints for the whole object, `count` first; a keys-only
 //! pass over the same snapshot counts the entries before the entries are read.
@@ -47,8 +47,11 @@ const CHANNEL_CHUNKS: usize = 32;
 /// before the ones ahead of it are printed.
 const PARTITION_BYTES: u64 = 1 << 20;
 
-/// Partitions that may be scanned ahead of the one being printed, per thread.
+/// Partitions that may be scanned ahead of the one being printed, per thread...
 const WINDOW_PER_THREAD: usize = 2;
+
+/// ... and at most (so their channels hold at most 128 MiB, however many threads).
+const MAX_WINDOW: usize = 64;
 
 /// Most `--threads`, and most partitions (the engine's bound).
 const MAX_PARTITIONS: usize = 4096;
@@ -317,7 +320,7 @@ fn stream_parallel<W: Write>(
             (Mutex::new(Some(tx)), rx)
         })
         .unzip();
-    let gate = Gate::new(WINDOW_PER_THREAD * threads);
+    let gate = Gate::new((WINDOW_PER_THREAD * threads).min(MAX_WINDOW));
     let work = |i: usize| {
         // Each partition is taken once; its sender ends with its thread's work.
         let tx: Option<SyncSender<Msg>> = senders
