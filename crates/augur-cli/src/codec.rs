@@ -34,6 +34,15 @@ impl Codec {
         }
     }
 
+    /// Appends the bytes [`Codec::display`] returns to `out`.
+    pub fn display_into(self, out: &mut Vec<u8>, bytes: &[u8]) {
+        if self.hex {
+            out.extend_from_slice(hex::encode(bytes).as_bytes());
+        } else {
+            out.extend_from_slice(bytes);
+        }
+    }
+
     /// Inserts `bytes` into a JSON object as `name` (hex text with `--hex`, else UTF-8
     /// text); bytes that are not valid UTF-8 go to `<name>_hex` instead, so no information
     /// is lost.
@@ -63,6 +72,10 @@ mod tests {
         let c = Codec { hex: true };
         assert_eq!(c.decode("key", "00ff").unwrap(), vec![0, 255]);
         assert_eq!(c.display(&[0, 255]), b"00ff".to_vec());
+        let mut out = b"k=".to_vec();
+        c.display_into(&mut out, &[0, 255]);
+        Codec { hex: false }.display_into(&mut out, b"!");
+        assert_eq!(out, b"k=00ff!".to_vec());
         assert!(c.decode("key", "0g").is_err());
         assert!(c.decode("key", "abc").is_err());
     }

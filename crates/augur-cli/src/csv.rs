@@ -23,6 +23,18 @@ pub fn records<'a, R: BufRead + 'a>(
     source: &'a str,
     input: R,
 ) -> impl Iterator<Item = Result<Record, CliError>> + 'a {
+    numbered_records(c, source, input).map(|r| r.map(|(_, record)| record))
+}
+
+/// [`records`], each with its line number (from 1; empty lines count).
+///
+/// # Errors
+/// As [`records`].
+pub fn numbered_records<'a, R: BufRead + 'a>(
+    c: Codec,
+    source: &'a str,
+    input: R,
+) -> impl Iterator<Item = Result<(usize, Record), CliError>> + 'a {
     raw_lines(input).enumerate().filter_map(move |(i, line)| {
         let line = match line {
             Ok(line) => line,
@@ -41,7 +53,9 @@ pub fn records<'a, R: BufRead + 'a>(
                 ))));
             }
         };
-        parse_line(c, source, i + 1, &line).transpose()
+        parse_line(c, source, i + 1, &line)
+            .map(|r| r.map(|record| (i + 1, record)))
+            .transpose()
     })
 }
 
@@ -131,6 +145,10 @@ mod tests {
             (b"c".to_vec(), b"".to_vec()),
         ];
         assert_eq!(r, want);
+        let numbered: Vec<usize> = numbered_records(utf8, "in.csv", &b"\na,1\r\n\nb,2\n"[..])
+            .map(|r| r.unwrap().0)
+            .collect();
+        assert_eq!(numbered, vec![2, 4]);
         let err = parse(utf8, "a,1\nno comma\n").unwrap_err();
         assert_eq!(err, "in.csv line 2: expected `key,value`");
         let hex = Codec { hex: true };

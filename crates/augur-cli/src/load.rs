@@ -1,5 +1,10 @@
 //! `load` (bulk loading from an SOSD key file or a CSV file) and `verify` (checksums, and
-//! optionally that every key of an SOSD file holds the value `load` derives for it).
+//! optionally that every key of an SOSD file holds the value `load` derives for it; the key
+//! file is read in chunks).
+//!
+//! `load --csv` stops at the first line it cannot load (one that does not parse, or an entry
+//! the engine refuses) and names it; every entry before it is committed, so the user knows
+//! where to resume.
 
 use crate::codec::{print_json, Codec};
 use crate::error::{io_err, CliError};
@@ -7,6 +12,7 @@ use crate::JsonFlag;
 use augur::{Db, WriteBatch, WriteOptions};
 use augur_bench::sosd::{derived_value, key_bytes, read_keys};
 use augur_cli::csv;
+use augur_cli::keyfile::KeyFile;
 use clap::{ArgGroup, Args};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::SliceRandom;
@@ -98,31 +104,42 @@ pub fn load(db: &Db, c: Codec, a: &LoadArgs, json: bool) -> Result<(), CliError>
         let file =
             std::fs::File::open(path).map_err(io_err(format!("opening {}", path.display())))?;
         let source = path.display().to_string();
-        let mut b = WriteBatch::new();
-        for record in csv::records(c, &source, std::io::BufReader::new(file)) {
-            let (key, value) = match record {
-                Ok(r) => r,
-                Err(CliError::Failed(why)) => {
-                    // Everything before the bad line is committed, and the message says so.
-                    if !b.is_empty() {
-                        db.write_opt(std::mem::take(&mut b), wo)?;
+        let mut pending: Vec<(usize, csv::Record)> = Vec::with_capacity(BATCH);
+        let records = csv::numbered_records(c, &source, std::io::BufReader::new(file));
+        // After the last record, an empty "record" commits what is pending.
+        for record in records.map(Some).chain([None]) {
+            let why = match record {
+                Some(Ok(r)) => {
+                    pending.push(r);
+                    if pending.len() < BATCH {
+                        continue;
                     }
-                    db.close()?;
-                    return Err(CliError::Failed(format!(
-                        "{why}; the {loaded} entries before it were loaded and committed{}",
-                        if a.sync { " (synced)" } else { "" }
-                    )));
+                    None
                 }
-                Err(e) => return Err(e),
+                // Everything before the bad line is committed, and the message says so.
+                Some(Err(CliError::Failed(why))) => Some(why),
+                Some(Err(e)) => return Err(e),
+                None => None,
             };
-            b.put(key, value);
-            loaded += 1;
-            if b.len() >= BATCH {
-                db.write_opt(std::mem::take(&mut b), wo)?;
+            let written = write_numbered(db, &pending, wo);
+            loaded += written
+                .as_ref()
+                .map_or_else(|f| f.committed, |()| pending.len()) as u64;
+            pending.clear();
+            let why = match written {
+                Ok(()) => why,
+                Err(f) => match f.line {
+                    Some(line) => Some(format!("{source} line {line}: {}", f.error)),
+                    None => return Err(f.error.into()),
+                },
+            };
+            if let Some(why) = why {
+                db.close()?;
+                return Err(CliError::Failed(format!(
+                    "{why}; {}",
+                    committed_before(loaded, a.sync)
+                )));
             }
-        }
-        if !b.is_empty() {
-            db.write_opt(b, wo)?;
         }
     }
     db.close()?;
@@ -135,6 +152,72 @@ pub fn load(db: &Db, c: Codec, a: &LoadArgs, json: bool) -> Result<(), CliError>
     Ok(())
 }
 
+/// "the N entries before it were loaded and committed", after a line `load` stopped at.
+fn committed_before(entries: u64, sync: bool) -> String {
+    let synced = if sync { " (synced)" } else { "" };
+    match entries {
+        1 => format!("the 1 entry before it was loaded and committed{synced}"),
+        n => format!("the {n} entries before it were loaded and committed{synced}"),
+    }
+}
+
+/// A batch of numbered `load --csv` records that was not (wholly) written.
+struct BatchFailure {
+    /// Records committed from the front of the batch.
+    committed: usize,
+    /// The line of the record the engine refused, when it refused one.
+    line: Option<usize>,
+    error: augur::Error,
+}
+
+/// Writes `records` (numbered lines) as one batch. When the engine refuses one of them (it
+/// checks a whole batch before writing any of it and answers `InvalidArgument`: a key over
+/// 65,535 bytes, a value too large), writes the halves in order instead, down to the refused
+/// record: the records before it are committed and its line is named.
+fn write_numbered(
+    db: &Db,
+    records: &[(usize, csv::Record)],
+    wo: WriteOptions,
+) -> Result<(), BatchFailure> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let mut b = WriteBatch::new();
+    for (_, (k, v)) in records {
+        b.put(k, v);
+    }
+    let error = match db.write_opt(b, wo) {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    let failed = |error| BatchFailure {
+        committed: 0,
+        line: None,
+        error,
+    };
+    // An empty batch passes the per-entry checks: if it fails too, the database refuses
+    // every write (opened read-only), not one of these records.
+    if !matches!(error, augur::Error::InvalidArgument(_))
+        || db.write_opt(WriteBatch::new(), wo).is_err()
+    {
+        return Err(failed(error));
+    }
+    match records {
+        [(line, _)] => Err(BatchFailure {
+            line: Some(*line),
+            ..failed(error)
+        }),
+        _ => {
+            let (front, back) = records.split_at(records.len() / 2);
+            write_numbered(db, front, wo)?;
+            write_numbered(db, back, wo).map_err(|f| BatchFailure {
+                committed: front.len() + f.committed,
+                ..f
+            })
+        }
+    }
+}
+
 /// `verify [--keys FILE]`.
 pub fn verify(db: &Db, a: &VerifyArgs, json: bool) -> Result<(), CliError> {
     let (table_entries, vlog_entries) = db.verify()?;
@@ -145,26 +228,32 @@ pub fn verify(db: &Db, a: &VerifyArgs, json: bool) -> Result<(), CliError> {
     let mut problems = 0u64;
     let mut hint = None;
     if let Some(path) = &a.keys {
-        let keys = read_keys(path)?;
-        let (mut missing, mut wrong) = (0u64, 0u64);
+        let mut file = KeyFile::open(path)?;
+        let (mut missing, mut wrong, mut checked) = (0u64, 0u64, 0u64);
         let mut wrong_sizes = WrongSizes::default();
-        let bar = progress(keys.len() as u64, json);
-        for (i, &k) in keys.iter().enumerate() {
-            match db.get(key_bytes(k))? {
-                None => missing += 1,
-                Some(v) if v != derived_value(k, a.value_size) => {
-                    wrong += 1;
-                    wrong_sizes.note(k, &v);
+        let bar = progress(file.count(), json);
+        let mut keys = Vec::new();
+        loop {
+            file.next_chunk(&mut keys)?;
+            if keys.is_empty() {
+                break;
+            }
+            for &k in &keys {
+                match db.get(key_bytes(k))? {
+                    None => missing += 1,
+                    Some(v) if v != derived_value(k, a.value_size) => {
+                        wrong += 1;
+                        wrong_sizes.note(k, &v);
+                    }
+                    Some(_) => {}
                 }
-                Some(_) => {}
             }
-            if i % 4096 == 0 {
-                bar.set_position(i as u64);
-            }
+            checked += keys.len() as u64;
+            bar.set_position(checked);
         }
         bar.finish_and_clear();
         problems = missing + wrong;
-        report["keys_checked"] = json!(keys.len());
+        report["keys_checked"] = json!(checked);
         report["keys_missing"] = json!(missing);
         report["keys_wrong_value"] = json!(wrong);
         if let Some(size) = wrong_sizes.common_load_size(a.value_size) {

@@ -10,6 +10,7 @@
 mod commands;
 mod engine;
 mod load;
+mod scan;
 #[cfg(feature = "stress")]
 mod stress;
 
@@ -110,8 +111,9 @@ enum Command {
         #[command(flatten)]
         out: JsonFlag,
     },
-    /// Print the entries in key order, one `key<TAB>value` line each.
-    Scan(commands::ScanArgs),
+    /// Print the entries in key order, one `key<TAB>value` line each, as they are read (a
+    /// damaged entry ends the output there, with exit status 2).
+    Scan(scan::ScanArgs),
     /// Bulk-load keys from an SOSD key file (--keys) or key,value lines (--csv).
     Load(load::LoadArgs),
     /// Print levels, files, sizes, value-log segments and garbage, and counters (the levels
@@ -241,7 +243,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Scan(args) => {
             let j = json(args.out);
-            commands::scan(&engine::open(e, &dir, false)?, codec, &args, j)
+            scan::scan(&engine::open(e, &dir, false)?, codec, &args, j)
         }
         Command::Load(args) => {
             let j = json(args.out);
