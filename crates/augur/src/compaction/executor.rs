@@ -547,10 +547,9 @@ impl<'a, 'l> Merge<'a, 'l> {
         let mut merged = self.cursor();
         self.seek_start(&mut merged)?;
         let end = self.range.end.as_deref();
-        let (out_of_order, pointers) =
-            level_merge::count_out_of_order(&mut merged, end, &self.version.vlog_deleted)?;
+        let counts = level_merge::count_out_of_order(&mut merged, end, &self.version.vlog_deleted)?;
         if let Some(r) = self.relocator.as_mut() {
-            r.decide_level_merge(out_of_order, pointers);
+            r.decide_level_merge(&counts);
         }
         Ok(())
     }

@@ -87,12 +87,23 @@ impl DbInner {
     /// One unit of work: a flush, else a compaction, else automatic value-log GC of one
     /// segment, else deleting value-log segments no snapshot needs any more. Returns whether
     /// a flush, compaction or GC ran.
+    ///
+    /// GC comes before a compaction when half the value log is known garbage (and L0 is
+    /// below its slowdown trigger, where compactions keep writes from stalling): under
+    /// steady overwrites the compactions always due would otherwise starve GC, and the value
+    /// log grow past twice its live bytes.
     pub fn do_one_unit(&self) -> Result<bool> {
         let _w = self.bg_work.lock();
         if !self.has_flush_thread() && self.flush_one()? {
             return Ok(true);
         }
         let version = self.versions.current();
+        if version.levels[0].len() < self.opts.l0_slowdown_trigger
+            && self.value_log_half_garbage(&version)
+            && self.run_automatic_gc()?
+        {
+            return Ok(true);
+        }
         if let Choice::Merge(c) = self.strategy.choose(&version, &self.opts) {
             self.run_compaction(&c, &version)?;
             return Ok(true);
@@ -102,6 +113,23 @@ impl DbInner {
         }
         self.delete_unreachable_segments()?;
         self.train_one_level_model(&version)
+    }
+
+    /// Whether the garbage `version` records is at least half the bytes of the sealed
+    /// value-log segments.
+    fn value_log_half_garbage(&self, version: &Version) -> bool {
+        if self.opts.value_log_gc_ratio >= 1.0 {
+            return false;
+        }
+        let sealed: u64 = self
+            .vlog
+            .segments()
+            .iter()
+            .filter(|s| s.sealed)
+            .map(|s| s.size_bytes)
+            .sum();
+        let garbage: u64 = version.vlog_garbage.values().sum();
+        sealed > 0 && garbage.saturating_mul(2) >= sealed
     }
 
     /// With `Options::level_models`, trains the model of one sorted level that lacks it.

@@ -94,13 +94,13 @@ impl<'a> Relocator<'a> {
         self.plan.level_merge_threshold
     }
 
-    /// Turns level merge on when more than the threshold of the merge's `pointers` are
-    /// `out_of_order`.
-    pub(super) fn decide_level_merge(&mut self, out_of_order: u64, pointers: u64) {
+    /// Turns level merge on when the merge's pointer `counts` say it pays
+    /// ([`PointerCounts::level_merge_pays`](super::level_merge::PointerCounts::level_merge_pays)).
+    pub(super) fn decide_level_merge(&mut self, counts: &super::level_merge::PointerCounts) {
         self.merging = self
             .plan
             .level_merge_threshold
-            .is_some_and(|t| pointers > 0 && out_of_order as f64 > t * pointers as f64);
+            .is_some_and(|t| counts.level_merge_pays(t));
     }
 
     /// The value to write for an output entry of `key` whose value is the pointer `value`:
