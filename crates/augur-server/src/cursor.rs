@@ -10,7 +10,7 @@
 //!
 //! - **Direct** (bit 52 clear): positions of 1 to [`DIRECT_MAX_BYTES`] bytes are in the number
 //!   itself: bits 49–51 hold the length `n`, the `8n` bits below them the bytes, and the
-//!   remaining `49 - 8n` low bits (9 to 41) a check of the bytes ([`check`], fixed forever:
+//!   remaining `49 - 8n` low bits (9 to 41) a check of the bytes (`check`, fixed forever:
 //!   it is part of the format). Such a cursor means the same position in every process, so
 //!   it survives restarts and any number of other scans. A number whose length field is 0,
 //!   6 or 7 (every number below 2^49 among them) or whose check does not match is refused.
