@@ -4,21 +4,7 @@
 
 mod common;
 
-use common::{Raw, ServerProcess};
-
-fn server(args: &[&str]) -> (tempfile::TempDir, ServerProcess) {
-    let tmp = tempfile::tempdir().unwrap();
-    let s = ServerProcess::start(&tmp.path().join("db"), args);
-    (tmp, s)
-}
-
-/// Checks each `(command words, raw reply)` pair in order on one connection.
-fn expect(c: &mut Raw, cases: &[(&[&str], &str)]) {
-    for (words, want) in cases {
-        let got = c.text(words);
-        assert_eq!(&got, want, "reply to {words:?}");
-    }
-}
+use common::{expect, server};
 
 #[test]
 fn string_commands_reply_as_redis() {

@@ -5,16 +5,10 @@
 
 mod common;
 
-use common::{encode, Raw, ServerProcess, TIMEOUT};
+use common::{encode, server, Raw, ServerProcess, TIMEOUT};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-fn server(args: &[&str]) -> (tempfile::TempDir, ServerProcess) {
-    let tmp = tempfile::tempdir().unwrap();
-    let s = ServerProcess::start(&tmp.path().join("db"), args);
-    (tmp, s)
-}
 
 #[test]
 fn a_pipeline_of_10k_commands_gets_10k_replies_in_order() {

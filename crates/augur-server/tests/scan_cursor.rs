@@ -6,14 +6,8 @@
 mod common;
 
 use augur_server::resp::{parse_reply, Reply};
-use common::{encode, Raw, ServerProcess};
+use common::{encode, server, Raw, ServerProcess};
 use std::collections::{BTreeMap, BTreeSet};
-
-fn server(args: &[&str]) -> (tempfile::TempDir, ServerProcess) {
-    let tmp = tempfile::tempdir().unwrap();
-    let s = ServerProcess::start(&tmp.path().join("db"), args);
-    (tmp, s)
-}
 
 /// One `SCAN` reply: the next cursor and the keys, or the error text.
 type Step = Result<(String, Vec<Vec<u8>>), String>;

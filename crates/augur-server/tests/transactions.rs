@@ -6,23 +6,9 @@
 
 mod common;
 
-use common::{Raw, ServerProcess};
+use common::{expect, server, Raw};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-fn server(args: &[&str]) -> (tempfile::TempDir, ServerProcess) {
-    let tmp = tempfile::tempdir().unwrap();
-    let s = ServerProcess::start(&tmp.path().join("db"), args);
-    (tmp, s)
-}
-
-/// Checks each `(command words, raw reply)` pair in order on one connection.
-fn expect(c: &mut Raw, cases: &[(&[&str], &str)]) {
-    for (words, want) in cases {
-        let got = c.text(words);
-        assert_eq!(&got, want, "reply to {words:?}");
-    }
-}
 
 /// The example, sent as redis-cli sends a piped script (inline commands).
 #[test]

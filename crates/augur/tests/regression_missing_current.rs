@@ -5,23 +5,11 @@
 //! holding WALs, tables, value-log segments or later manifests without CURRENT is a
 //! damaged database: every open refuses it naming CURRENT and changes nothing on disk.
 
-use augur::{Db, Error, Options};
-use std::collections::BTreeMap;
-use std::path::Path;
+mod common;
 
-/// File names in `dir` with their sizes, to show that a refused open changed nothing.
-fn listing(dir: &Path) -> BTreeMap<String, u64> {
-    std::fs::read_dir(dir)
-        .expect("read_dir")
-        .map(|e| {
-            let e = e.expect("entry");
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                e.metadata().expect("metadata").len(),
-            )
-        })
-        .collect()
-}
+use augur::{Db, Error, Options};
+use common::listing;
+use std::path::Path;
 
 fn key(i: u32) -> Vec<u8> {
     format!("k{i:07}").into_bytes()

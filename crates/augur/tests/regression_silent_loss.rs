@@ -10,8 +10,9 @@
 
 mod common;
 
+use common::listing;
+
 use augur::{Db, Error, Options, WriteBatch, WriteOptions};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const SYNC: WriteOptions = WriteOptions { sync: true };
@@ -29,20 +30,6 @@ fn accepting(opts: Options) -> Options {
         accept_wal_loss: true,
         ..opts
     }
-}
-
-/// File names in `dir` with their sizes, to show that a failed open changed nothing.
-fn listing(dir: &Path) -> BTreeMap<String, u64> {
-    std::fs::read_dir(dir)
-        .expect("read_dir")
-        .map(|e| {
-            let e = e.expect("entry");
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                e.metadata().expect("metadata").len(),
-            )
-        })
-        .collect()
 }
 
 /// The files of `dir` whose names end with `suffix`, sorted (oldest number first).

@@ -4,7 +4,10 @@
 //! size, entry count and key range; an open compares them with the file and refuses a
 //! mismatch naming the file.
 
+mod common;
+
 use augur::{Db, Error, Options};
+use common::files_with_extension;
 use std::path::{Path, PathBuf};
 
 fn options() -> Options {
@@ -12,16 +15,6 @@ fn options() -> Options {
         background_threads: false,
         ..Options::default()
     }
-}
-
-fn tables(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("read_dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// `load; compact; load; flush`: one large table and one small one.
@@ -36,7 +29,7 @@ fn two_tables(dir: &Path) -> (PathBuf, PathBuf) {
     }
     db.flush().expect("flush");
     drop(db);
-    let mut t = tables(dir);
+    let mut t = files_with_extension(dir, "sst");
     assert_eq!(t.len(), 2, "{t:?}");
     t.sort_by_key(|p| std::fs::metadata(p).expect("meta").len());
     (t[1].clone(), t[0].clone())
@@ -84,7 +77,7 @@ fn a_table_replaced_by_one_of_the_same_size_is_refused() {
         db.flush().expect("flush");
     }
     drop(db);
-    let t = tables(&dir);
+    let t = files_with_extension(&dir, "sst");
     assert_eq!(t.len(), 2, "{t:?}");
     let len = |p: &Path| std::fs::metadata(p).expect("meta").len();
     assert_eq!(

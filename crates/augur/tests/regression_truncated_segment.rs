@@ -5,8 +5,11 @@
 //! same way. The manifest now records each sealed segment's final size and every open
 //! checks it, and `verify` refuses a live pointer into a deleted segment.
 
+mod common;
+
 use augur::{Db, Error, Options};
-use std::path::{Path, PathBuf};
+use common::files_with_extension;
+use std::path::Path;
 
 const KEYS: u32 = 120;
 
@@ -30,17 +33,6 @@ fn value(i: u32, round: u32) -> Vec<u8> {
     v
 }
 
-/// The value-log segments of `dir`, oldest first.
-fn segments(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("read_dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "vlog"))
-        .collect();
-    v.sort();
-    v
-}
-
 /// A database with several sealed segments, the first of which holds garbage (its first
 /// keys were overwritten and compacted), cleanly closed.
 fn build(dir: &Path) {
@@ -54,7 +46,11 @@ fn build(dir: &Path) {
     }
     db.compact_range(None, None).expect("compact");
     drop(db);
-    assert!(segments(dir).len() >= 4, "{:?}", segments(dir));
+    assert!(
+        files_with_extension(dir, "vlog").len() >= 4,
+        "{:?}",
+        files_with_extension(dir, "vlog")
+    );
 }
 
 fn assert_names(e: &Error, file: &Path) {
@@ -94,7 +90,7 @@ fn a_truncated_sealed_segment_is_refused_before_gc_can_delete_it() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("db");
     build(&dir);
-    let first = segments(&dir)[0].clone();
+    let first = files_with_extension(&dir, "vlog")[0].clone();
     let len = std::fs::metadata(&first).expect("meta").len();
     let file = std::fs::OpenOptions::new()
         .write(true)
@@ -118,7 +114,7 @@ fn a_segment_truncated_to_its_header_is_refused_not_removed() {
     let dir = tmp.path().join("db");
     build(&dir);
     // A sealed segment without garbage (the second), truncated to its 24-byte header.
-    let second = segments(&dir)[1].clone();
+    let second = files_with_extension(&dir, "vlog")[1].clone();
     let file = std::fs::OpenOptions::new()
         .write(true)
         .open(&second)

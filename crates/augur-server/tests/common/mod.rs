@@ -299,3 +299,19 @@ impl Drop for RedisProcess {
         let _ = self.child.wait();
     }
 }
+
+/// A server on a database in a fresh temporary directory (kept alive by the returned
+/// `TempDir`), started with `args`.
+pub fn server(args: &[&str]) -> (tempfile::TempDir, ServerProcess) {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = ServerProcess::start(&tmp.path().join("db"), args);
+    (tmp, s)
+}
+
+/// Checks each `(command words, raw reply)` pair in order on one connection.
+pub fn expect(c: &mut Raw, cases: &[(&[&str], &str)]) {
+    for (words, want) in cases {
+        let got = c.text(words);
+        assert_eq!(&got, want, "reply to {words:?}");
+    }
+}

@@ -207,3 +207,28 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
     }
 }
+
+/// File names in `dir` with their sizes (to show that a refused open changed nothing).
+pub fn listing(dir: &std::path::Path) -> std::collections::BTreeMap<String, u64> {
+    std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| {
+            let e = e.expect("entry");
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().expect("metadata").len(),
+            )
+        })
+        .collect()
+}
+
+/// The files of `dir` whose names end with `.{extension}`, sorted (oldest number first).
+pub fn files_with_extension(dir: &std::path::Path, extension: &str) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == extension))
+        .collect();
+    v.sort();
+    v
+}
