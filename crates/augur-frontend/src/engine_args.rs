@@ -68,6 +68,9 @@ pub enum IndexArg {
     Fiting,
     /// PLEX: spline under a self-tuned compact hist-tree.
     Plex,
+    /// String tree: PLR models over the bytes past each region's shared prefix, a tree of
+    /// them where keys share more (for string keys: paths, URLs, composite keys).
+    String,
     /// The model chooser: per file, fence pointers, PLR or PGM at the error bound or wider,
     /// by predicted lookup cost within `--model-memory-budget`.
     Auto,
@@ -86,6 +89,7 @@ impl IndexArg {
             IndexArg::Rmi => IndexKind::Rmi,
             IndexArg::Fiting => IndexKind::Fiting,
             IndexArg::Plex => IndexKind::Plex,
+            IndexArg::String => IndexKind::StringTree,
         }
     }
 }

@@ -55,7 +55,10 @@ pub mod rmi_fit;
 pub mod rmi_model;
 mod spline;
 mod step_feed;
+pub mod string_tree;
 
+#[cfg(test)]
+mod string_tree_tests;
 #[cfg(test)]
 mod tests;
 
@@ -118,6 +121,14 @@ pub trait Index: Send + Sync + std::fmt::Debug {
     fn segments(&self) -> u64;
     /// Appends the serialized form (header included) to `out`; [`decode`] reads it back.
     fn encode(&self, out: &mut Vec<u8>);
+    /// The window of a byte `key` of a file whose keys share `prefix` (their common prefix):
+    /// the window of its projection ([`projection::project_bounded`]) for the integer models,
+    /// whose runs of equal projections the reader scans past; a string model
+    /// ([`string_tree`]) answers over the key's bytes, with the byte-key lower bound in its
+    /// window.
+    fn search_key(&self, key: &[u8], prefix: &[u8]) -> Window {
+        self.search(projection::project_bounded(key, prefix))
+    }
 }
 
 /// Builds an [`Index`] in one streaming pass over a file's projected keys.
@@ -164,6 +175,9 @@ pub enum IndexKind {
     Fiting = 6,
     /// PLEX: spline points indexed by a self-tuned compact radix tree ([`plex`]).
     Plex = 7,
+    /// String tree: models of the kind `IndexTuning::string_node` over the bytes past each
+    /// region's shared prefix, a tree of them where keys share more ([`string_tree`]).
+    StringTree = 8,
 }
 
 impl IndexKind {
@@ -177,12 +191,13 @@ impl IndexKind {
             5 => Some(IndexKind::Rmi),
             6 => Some(IndexKind::Fiting),
             7 => Some(IndexKind::Plex),
+            8 => Some(IndexKind::StringTree),
             _ => None,
         }
     }
 
     /// Every kind, in discriminant order.
-    pub const ALL: [IndexKind; 7] = [
+    pub const ALL: [IndexKind; 8] = [
         IndexKind::Fence,
         IndexKind::Plr,
         IndexKind::Pgm,
@@ -190,10 +205,11 @@ impl IndexKind {
         IndexKind::Rmi,
         IndexKind::Fiting,
         IndexKind::Plex,
+        IndexKind::StringTree,
     ];
 
-    /// A short lowercase name (`fence`, `plr`, `pgm`, `rs`, `rmi`, `fiting`, `plex`), as the
-    /// CLI flag spells it.
+    /// A short lowercase name (`fence`, `plr`, `pgm`, `rs`, `rmi`, `fiting`, `plex`,
+    /// `string`), as the CLI flag spells it.
     pub fn name(self) -> &'static str {
         match self {
             IndexKind::Fence => "fence",
@@ -203,6 +219,7 @@ impl IndexKind {
             IndexKind::Rmi => "rmi",
             IndexKind::Fiting => "fiting",
             IndexKind::Plex => "plex",
+            IndexKind::StringTree => "string",
         }
     }
 
@@ -236,6 +253,11 @@ pub struct IndexTuning {
     pub rmi_root: RmiRoot,
     /// FITing-Tree: fanout of the B+-tree over the segments (2..=256). Default 16.
     pub fiting_fanout: u32,
+    /// String tree: the kind of its node models (any but the string tree). Default PLR.
+    pub string_node: IndexKind,
+    /// String tree: keys a node keeps per projection before the run gets a child (≥ 1).
+    /// Default 16.
+    pub string_run_limit: u32,
 }
 
 impl Default for IndexTuning {
@@ -246,6 +268,8 @@ impl Default for IndexTuning {
             rmi_leaves: 0,
             rmi_root: RmiRoot::Linear,
             fiting_fanout: 16,
+            string_node: IndexKind::Plr,
+            string_run_limit: string_tree::DEFAULT_RUN_LIMIT,
         }
     }
 }
@@ -287,7 +311,56 @@ pub fn builder(config: &IndexConfig) -> Box<dyn IndexBuilder> {
         IndexKind::Rmi => rmi::builder(config),
         IndexKind::Fiting => fiting::builder(config),
         IndexKind::Plex => plex::builder(config),
+        IndexKind::StringTree => Box::new(KeysOnly),
     }
+}
+
+/// The [`IndexBuilder`] of the string tree, which is trained from keys ([`train_keys`]), not
+/// from projections: every call fails.
+struct KeysOnly;
+
+impl IndexBuilder for KeysOnly {
+    fn add(&mut self, _key: u64) -> Result<()> {
+        Err(keys_only())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Box<dyn Index>> {
+        Err(keys_only())
+    }
+}
+
+fn keys_only() -> Error {
+    Error::InvalidArgument("a string tree is trained from keys, not projections".into())
+}
+
+/// The configuration of a string tree's node models under `config`.
+pub fn string_node_config(config: &IndexConfig) -> IndexConfig {
+    let kind = match config.tuning.string_node {
+        IndexKind::StringTree => IndexKind::Plr,
+        kind => kind,
+    };
+    IndexConfig { kind, ..*config }
+}
+
+/// Trains an index of `config` over `keys`, the keys of one file in order with their common
+/// prefix removed: a string tree over their bytes, any other kind over their projections
+/// ([`projection::project`] at 0).
+///
+/// # Errors
+/// As the builders': keys out of order, too many keys, an invalid configuration.
+pub fn train_keys(config: &IndexConfig, keys: &[&[u8]]) -> Result<Box<dyn Index>> {
+    if config.kind == IndexKind::StringTree {
+        let tree = string_tree::StringTree::build(
+            keys,
+            &string_node_config(config),
+            config.tuning.string_run_limit,
+        )?;
+        return Ok(Box::new(tree));
+    }
+    let projected: Vec<u64> = keys.iter().map(|k| projection::project(k, 0)).collect();
+    let mut b = builder(config);
+    b.add_all(&projected)?;
+    b.finish()
 }
 
 /// The largest window an index of `config` can return, when it is known before training (it
@@ -302,6 +375,8 @@ pub fn documented_max_window(config: &IndexConfig) -> Option<u64> {
         IndexKind::Rmi => rmi::documented_max_window(config),
         IndexKind::Fiting => fiting::documented_max_window(config),
         IndexKind::Plex => plex::documented_max_window(config),
+        IndexKind::StringTree => documented_max_window(&string_node_config(config))
+            .map(|w| w.max(1) + u64::from(config.tuning.string_run_limit)),
     }
 }
 
@@ -343,6 +418,9 @@ pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Box<dyn Index>> 
         IndexKind::Rmi => rmi::decode_body(body).map_err(corrupt),
         IndexKind::Fiting => fiting::decode_body(body).map_err(corrupt),
         IndexKind::Plex => plex::decode_body(body).map_err(corrupt),
+        IndexKind::StringTree => Ok(Box::new(
+            string_tree::StringTree::decode_body(body).map_err(corrupt)?,
+        )),
     }
 }
 

@@ -32,7 +32,8 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::index::chooser::{self, ModelBudget};
 use crate::index::projection::project;
-use crate::index::{self, IndexConfig};
+use crate::index::string_tree::KeyArena;
+use crate::index::{self, IndexConfig, IndexKind};
 use crate::compression::Compression;
 use crate::key::{pack_trailer, InternalKey, SeqNo, ValueKind, MAX_KEY_LEN, MAX_SEQNO};
 use crate::sst::filter::FilterBuilder;
@@ -141,9 +142,9 @@ pub struct Builder {
     /// Overflow bytes (key bytes past the head) of the pending block, once streaming.
     pending_overflow: u64,
     filter: FilterBuilder,
-    /// The keys' projections against the stripped prefix, once it is chosen (`None` without
-    /// a model).
-    projections: Option<Vec<u64>>,
+    /// What the at-build model is trained from, taken once the stripped prefix is chosen
+    /// (`None` without a model).
+    training: Option<TrainingInput>,
     smallest: Option<InternalKey>,
     last_key: Vec<u8>,
     last_trailer: u64,
@@ -200,7 +201,7 @@ impl Builder {
             stream: None,
             pending_overflow: 0,
             filter: FilterBuilder::new(opts.bloom_bits_per_key),
-            projections: opts.model.map(|_| Vec::new()),
+            training: opts.model.map(|c| TrainingInput::for_config(&c)),
             smallest: None,
             last_key: Vec::new(),
             last_trailer: 0,
@@ -315,8 +316,8 @@ impl Builder {
             }
             let rest = user_key.len() - layout.prefix.len();
             self.pending_overflow += rest.saturating_sub(layout.params.head_bytes as usize) as u64;
-            if let Some(p) = self.projections.as_mut() {
-                p.push(project(user_key, layout.prefix.len()));
+            if let Some(t) = self.training.as_mut() {
+                t.push(user_key, layout.prefix.len());
             }
         }
         // Checked: from here on the entry is added.
@@ -380,13 +381,10 @@ impl Builder {
     fn start_streaming(&mut self, block_records: u32) -> Result<()> {
         let layout = Streaming::choose(&self.pending, &self.hints, &self.opts, block_records);
         let prefix_len = layout.prefix.len();
-        if let Some(p) = self.projections.as_mut() {
-            p.extend(
-                self.pending
-                    .entries
-                    .iter()
-                    .map(|e| project(self.pending.key(e), prefix_len)),
-            );
+        if let Some(t) = self.training.as_mut() {
+            for e in &self.pending.entries {
+                t.push(self.pending.key(e), prefix_len);
+            }
         }
         let mut writer = BlockWriter::new(layout.params, self.opts.compression);
         let full = self.pending.len() / block_records as usize * block_records as usize;
@@ -498,32 +496,29 @@ impl Builder {
             Some((_, writer)) => writer,
             None => {
                 let params = layout::exact(&self.pending, &self.opts, block_records);
-                if let Some(p) = self.projections.as_mut() {
+                if let Some(t) = self.training.as_mut() {
                     let prefix = params.prefix_len as usize;
-                    p.extend(
-                        self.pending
-                            .entries
-                            .iter()
-                            .map(|e| project(self.pending.key(e), prefix)),
-                    );
+                    for e in &self.pending.entries {
+                        t.push(self.pending.key(e), prefix);
+                    }
                 }
                 BlockWriter::new(params, self.opts.compression)
             }
         };
-        let projections = self.projections.take();
+        let training = self.training.take();
         std::thread::scope(|scope| {
             // At-build training runs beside the writing of the remaining sections (a large
-            // table's on its own thread), from the projections taken as keys were added.
+            // table's on its own thread), from what was taken as keys were added.
             let budget = self.opts.model_budget;
             let trainer = self
                 .opts
                 .model
-                .zip(projections)
-                .map(|(config, projected)| {
-                    let large = projected.len() >= PIPELINED_TRAINING_MIN_ENTRIES;
+                .zip(training)
+                .map(|(config, input)| {
+                    let large = input.len() >= PIPELINED_TRAINING_MIN_ENTRIES;
                     let train = move || {
                         let started = CpuStopwatch::start();
-                        let model = train_model(&config, budget, &projected);
+                        let model = train_model(&config, budget, &input);
                         (model, started.elapsed_ns())
                     };
                     if large {
@@ -644,14 +639,56 @@ fn elapsed_ns(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// Trains an index of `config` (or the model chooser's pick within `budget`) over the
-/// projected keys of the table (one per entry, in order, so positions are slot positions) and
-/// returns its encoding.
+/// What an at-build model is trained from: one item per entry, in order (so positions are
+/// slot positions), against the stripped prefix.
+enum TrainingInput {
+    /// The keys' projections (the integer models, and the chooser).
+    Projections(Vec<u64>),
+    /// The keys without the prefix (a string tree).
+    Keys(KeyArena),
+}
+
+impl TrainingInput {
+    /// The input a model of `config` trains from.
+    fn for_config(config: &IndexConfig) -> TrainingInput {
+        match config.kind {
+            IndexKind::StringTree => TrainingInput::Keys(KeyArena::default()),
+            _ => TrainingInput::Projections(Vec::new()),
+        }
+    }
+
+    /// Takes the entry of `user_key` (which starts with the `prefix_len`-byte prefix).
+    fn push(&mut self, user_key: &[u8], prefix_len: usize) {
+        match self {
+            TrainingInput::Projections(p) => p.push(project(user_key, prefix_len)),
+            TrainingInput::Keys(k) => k.push(user_key.get(prefix_len..).unwrap_or_default()),
+        }
+    }
+
+    /// Entries taken.
+    fn len(&self) -> usize {
+        match self {
+            TrainingInput::Projections(p) => p.len(),
+            TrainingInput::Keys(k) => k.len(),
+        }
+    }
+}
+
+/// Trains an index of `config` (or the model chooser's pick within `budget`) over `input`
+/// and returns its encoding.
 fn train_model(
     config: &IndexConfig,
     budget: Option<ModelBudget>,
-    projected: &[u64],
+    input: &TrainingInput,
 ) -> Result<Vec<u8>> {
+    let projected = match input {
+        TrainingInput::Projections(p) => p,
+        TrainingInput::Keys(keys) => {
+            let mut out = Vec::new();
+            index::train_keys(config, &keys.keys())?.encode(&mut out);
+            return Ok(out);
+        }
+    };
     if let Some(budget) = budget {
         let mut out = Vec::new();
         chooser::choose(projected, config, budget)?.encode(&mut out);

@@ -46,7 +46,13 @@ impl LevelModel {
             }
             _ => Vec::new(),
         };
-        let mut builder = index::builder(config);
+        // A level model is an integer model over the level's projections: under the string
+        // tree, its node kind.
+        let config = match config.kind {
+            index::IndexKind::StringTree => index::string_node_config(config),
+            _ => *config,
+        };
+        let mut builder = index::builder(&config);
         let mut starts = Vec::with_capacity(files.len() + 1);
         let mut position = 0u64;
         for f in files {

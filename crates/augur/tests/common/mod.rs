@@ -3,9 +3,9 @@
 //! through every learning policy × index type (issue 3: "the crash test suites run under
 //! every learning policy and both index types").
 //!
-//! Case `n` uses policy `ALL_POLICIES[n % 6]` and index `INDEX_KINDS[(n / 6) % 7]`, so any
-//! 42 consecutive cases cover all 42 combinations (and any 7 consecutive cases cover every
-//! policy and every index type). The secondary knobs (error bound, a tiny
+//! Case `n` uses policy `ALL_POLICIES[n % 6]` and index `INDEX_KINDS[(n / 6) % 8]`, so any
+//! 48 consecutive cases cover all 48 combinations (and any 6 consecutive cases cover every
+//! policy). The secondary knobs (error bound, a tiny
 //! `T_wait` of 0–2 ms so that background learners really train during the workload, level
 //! models, the lazy read count) come from a generator seeded by `n`, so they do not move in
 //! lockstep with the policy.
@@ -26,7 +26,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 /// Every index type a file can be learned with (PLR first: the default).
-pub const INDEX_KINDS: [IndexKind; 7] = [
+pub const INDEX_KINDS: [IndexKind; 8] = [
     IndexKind::Plr,
     IndexKind::Fence,
     IndexKind::Pgm,
@@ -34,6 +34,7 @@ pub const INDEX_KINDS: [IndexKind; 7] = [
     IndexKind::Rmi,
     IndexKind::Fiting,
     IndexKind::Plex,
+    IndexKind::StringTree,
 ];
 
 /// The learning options of one test case, and how it reads its files.
@@ -93,7 +94,7 @@ impl Learning {
         let mut rng = StdRng::seed_from_u64(n ^ 0x1ea7_ed00);
         Learning {
             policy: ALL_POLICIES[(n % 6) as usize],
-            index: INDEX_KINDS[((n / 6) % 7) as usize],
+            index: INDEX_KINDS[((n / 6) % INDEX_KINDS.len() as u64) as usize],
             error_bound: [1, 2, 4, 8, 16, 64][rng.gen_range(0..6)],
             wait_ms: rng.gen_range(0..3),
             level_models: rng.gen_bool(0.4),

@@ -133,6 +133,14 @@ impl Table {
         let started = Instant::now();
         let prefix_len = self.prefix.len();
         let model = match budget {
+            None if config.kind == index::IndexKind::StringTree => {
+                let mut keys = index::string_tree::KeyArena::default();
+                self.for_each_key(|key| {
+                    keys.push(key.get(prefix_len..).unwrap_or_default());
+                    Ok(())
+                })?;
+                index::train_keys(config, &keys.keys())?
+            }
             Some(budget) => {
                 let mut keys = Vec::with_capacity(usize::try_from(self.entries()).unwrap_or(0));
                 self.for_each_key(|key| {
@@ -189,7 +197,7 @@ impl Table {
     ) -> Result<u64> {
         let n = self.entries();
         let window = breakdown::timed(Step::Search, || {
-            model.search(projection::project_bounded(user_key, &self.prefix))
+            model.search_key(user_key, &self.prefix)
         });
         let (lo, hi) = (window.lo.min(n), window.hi.min(n));
         self.prefetch_window(lo, hi);
@@ -272,7 +280,7 @@ impl Table {
         let n = self.entries();
         let (lo, hi) = match self.model.get() {
             Some(m) => {
-                let w = m.search(projection::project_bounded(user_key, &self.prefix));
+                let w = m.search_key(user_key, &self.prefix);
                 (w.lo.min(n), w.hi.min(n))
             }
             None => {
