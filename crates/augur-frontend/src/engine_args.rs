@@ -376,6 +376,10 @@ pub struct EngineArgs {
     /// FITing-Tree: B+-tree fanout, 2..=256 (engine default 16).
     #[arg(long, global = true, value_name = "N", alias = "fiting_fanout")]
     pub fiting_fanout: Option<u32>,
+    /// String tree: keys a node keeps per projection before the run gets a child of its
+    /// own, 1..=65536 (engine default 16); every window is this much wider than its model's.
+    #[arg(long, global = true, value_name = "N", alias = "string_run_limit")]
+    pub string_run_limit: Option<u32>,
     /// Garbage ratio past which a value-log segment is collected automatically; 1 or more
     /// disables automatic GC (engine default 0.5).
     #[arg(
@@ -532,6 +536,9 @@ impl EngineArgs {
         }
         if let Some(f) = self.fiting_fanout {
             t.fiting_fanout = f;
+        }
+        if let Some(r) = self.string_run_limit {
+            t.string_run_limit = r;
         }
         if let Some(l) = self.learning {
             o.learning = l.to_engine();

@@ -495,6 +495,18 @@ fn validate_index_tuning(t: &IndexTuning) -> Result<()> {
             "must be between 2 and 256",
         ));
     }
+    if !(1..=65_536).contains(&t.string_run_limit) {
+        return Err(invalid(
+            "index_tuning.string_run_limit",
+            "must be between 1 and 65536",
+        ));
+    }
+    if t.string_node == crate::index::IndexKind::StringTree {
+        return Err(invalid(
+            "index_tuning.string_node",
+            "must be an integer model (a string tree's nodes are not string trees)",
+        ));
+    }
     Ok(())
 }
 
