@@ -124,8 +124,8 @@ pub trait Index: Send + Sync + std::fmt::Debug {
     /// The window of a byte `key` of a file whose keys share `prefix` (their common prefix):
     /// the window of its projection ([`projection::project_bounded`]) for the integer models,
     /// whose runs of equal projections the reader scans past; a string model
-    /// ([`string_tree`]) answers over the key's bytes, with the byte-key lower bound in its
-    /// window.
+    /// ([`string_tree`]) answers over the key's bytes, its window holding the start of a run
+    /// of at most `run_limit` keys that holds the byte-key lower bound.
     fn search_key(&self, key: &[u8], prefix: &[u8]) -> Window {
         self.search(projection::project_bounded(key, prefix))
     }
@@ -375,8 +375,9 @@ pub fn documented_max_window(config: &IndexConfig) -> Option<u64> {
         IndexKind::Rmi => rmi::documented_max_window(config),
         IndexKind::Fiting => fiting::documented_max_window(config),
         IndexKind::Plex => plex::documented_max_window(config),
-        IndexKind::StringTree => documented_max_window(&string_node_config(config))
-            .map(|w| w.max(1) + u64::from(config.tuning.string_run_limit)),
+        IndexKind::StringTree => {
+            documented_max_window(&string_node_config(config)).map(|w| w.max(1))
+        }
     }
 }
 

@@ -29,13 +29,15 @@
 //! `lb(k)` the first position whose key is `>= k` (or `n`):
 //!
 //! ```text
-//! lo <= lb(k) < hi <= n + 1          hi - lo <= max_window
+//! lo <= lb(k) < hi + run_limit        hi <= n + 1        hi - lo <= max_window
 //! ```
 //!
-//! where `max_window` is the widest node model window plus `run_limit` (a projection the
-//! node keeps for itself covers at most `run_limit` keys, and the lower bound lies in that
-//! run, which starts in the model's window). This is the [`super`] contract with byte-key
-//! lower bounds instead of projection lower bounds: stronger, so the reader needs no gallop.
+//! where `max_window` is the widest node model window. The window holds the start of the
+//! run of keys sharing `k`'s projection in its node, and the lower bound lies in that run,
+//! which is at most `run_limit` keys long (a longer one has a child): when every key of the
+//! window is smaller than `k`, the reader goes on past `hi` as it does through the runs of
+//! equal projections of the integer models ([`super`]), at most `run_limit` keys. The window
+//! is not widened by `run_limit` up front: most projections are one key's.
 
 use super::{builder, decode, projection, Index, IndexConfig, IndexKind, Window, MAX_KEYS};
 use crate::coding::{put_u32, put_u64, put_varint, Decoder};
@@ -148,9 +150,72 @@ enum Body {
     /// children (`redirects[i]` is the projection of `children[i]`'s keys; ascending).
     Inner {
         model: Box<dyn Index>,
-        redirects: Box<[u64]>,
+        redirects: Redirects,
         children: Box<[Node]>,
     },
+}
+
+/// A node's redirects: the projections whose runs have children, in ascending order
+/// (`children[i]` is the child of `keys[i]`), found in about one probe.
+#[derive(Debug)]
+struct Redirects {
+    keys: Box<[u64]>,
+    /// Open addressing over `keys` (index + 1; 0 is empty), a power of two at least twice
+    /// their number; empty for at most [`LINEAR_REDIRECTS`] keys, which are scanned.
+    slots: Box<[u32]>,
+}
+
+/// Redirect tables this short are scanned (one or two cache lines) instead of hashed.
+const LINEAR_REDIRECTS: usize = 8;
+
+/// The home slot of projection `x` in a table of `mask + 1` slots.
+#[inline]
+fn redirect_slot(x: u64, mask: usize) -> usize {
+    (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize & mask
+}
+
+impl Redirects {
+    /// The table over `keys` (ascending, distinct).
+    fn new(keys: Vec<u64>) -> Redirects {
+        let mut slots = Vec::new();
+        if keys.len() > LINEAR_REDIRECTS {
+            slots = vec![0u32; (keys.len() * 2).next_power_of_two()];
+            let mask = slots.len() - 1;
+            for (i, &x) in keys.iter().enumerate() {
+                let mut at = redirect_slot(x, mask);
+                while slots[at] != 0 {
+                    at = (at + 1) & mask;
+                }
+                slots[at] = i as u32 + 1;
+            }
+        }
+        Redirects {
+            keys: keys.into(),
+            slots: slots.into(),
+        }
+    }
+
+    /// The index of `x` among the keys, if it is one.
+    #[inline]
+    fn find(&self, x: u64) -> Option<usize> {
+        if self.slots.is_empty() {
+            return self.keys.iter().position(|&k| k == x);
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = redirect_slot(x, mask);
+        loop {
+            let i = (*self.slots.get(at)? as usize).checked_sub(1)?;
+            if self.keys.get(i) == Some(&x) {
+                return Some(i);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Bytes held.
+    fn size_bytes(&self) -> usize {
+        self.keys.len() * 8 + self.slots.len() * 4
+    }
 }
 
 /// A window holding only `pos`.
@@ -210,10 +275,15 @@ impl StringTree {
         StringTree {
             root,
             run_limit,
-            max_window: widest + u64::from(run_limit),
+            max_window: widest,
             nodes,
             size_bytes: bytes + std::mem::size_of::<StringTree>(),
         }
+    }
+
+    /// The most keys a node keeps per projection (a window's reach past its end).
+    pub fn run_limit(&self) -> u32 {
+        self.run_limit
     }
 
     /// The window of `rest`, a key without the file's common prefix (see the module doc).
@@ -234,12 +304,12 @@ impl StringTree {
                 }
             };
             let x = project_at(rest, depth);
-            let Ok(i) = redirects.binary_search(&x) else {
+            let Some(i) = redirects.find(x) else {
                 let w = model.search(x);
                 let end = node.base + node.len + 1;
                 return Window {
                     lo: node.base + w.lo,
-                    hi: (node.base + w.hi + u64::from(self.run_limit)).min(end),
+                    hi: (node.base + w.hi).min(end),
                 };
             };
             let child = &children[i];
@@ -345,7 +415,7 @@ fn build_node(
         len,
         body: Body::Inner {
             model,
-            redirects: redirects.into(),
+            redirects: Redirects::new(redirects),
             children: children.into(),
         },
     })
@@ -417,7 +487,7 @@ fn decode_node(
             }
             Body::Inner {
                 model,
-                redirects: redirects.into(),
+                redirects: Redirects::new(redirects),
                 children: children.into(),
             }
         }
@@ -445,7 +515,7 @@ impl Node {
                 (
                     1,
                     model.max_window(),
-                    own + model.size_bytes() + redirects.len() * 8,
+                    own + model.size_bytes() + redirects.size_bytes(),
                 ),
                 |(n, w, b), c| {
                     let (cn, cw, cb) = c.stats();
@@ -478,7 +548,7 @@ impl Node {
                 put_varint(out, encoded.len() as u64);
                 out.extend_from_slice(&encoded);
                 put_varint(out, children.len() as u64);
-                for (x, child) in redirects.iter().zip(children.iter()) {
+                for (x, child) in redirects.keys.iter().zip(children.iter()) {
                     put_u64(out, *x);
                     put_varint(out, child.base - self.base);
                     put_varint(out, child.len);
