@@ -37,7 +37,9 @@ fn parse_data_fraction(s: &str) -> Result<f64, String> {
 readreverse seekrandom deleteseq deleterandom flush compact waitforcompaction waitforlearning learn \
 stats train ycsb-load ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f ycsb-b-hot.\n\
 YCSB: keys user<fnv64(n)>, or user<n zero-padded to 19 digits> with --insert-order=ordered \
-(--key_size and key sources do not apply), ycsb-load inserts --num records (in record order, or \
+(--key_size and the prefix flags do not apply); with a key source, record n is the n-th source \
+key in key order and inserted records (D, E) get new keys: the source key at fnv64(n) mod num, \
+then '#' and n in decimal. ycsb-load inserts --num records (in record order, or \
 shuffled with --load-order=random), ycsb-a..f run --reads operations (A 50/50 read/update, B 95/5 \
 read/update, C read, D 95/5 read/insert latest, E 95/5 scan/insert, F 50/50 \
 read/read-modify-write; zipfian unless noted or --request-distribution is given); ycsb-b-hot is \
@@ -50,11 +52,18 @@ Key sources: --keys=FILE (SOSD u64: 8 bytes big-endian + '0' padding to --key_si
 --keys-text=FILE (one key per line, as-is), --distribution=NAME (synthetic u64, by --seed), \
 --distribution=strings (synthetic printable string keys, not db_bench's: a shared prefix of \
 --string-prefix-len bytes, then random bytes, total length uniform in [--string-min-len, \
---string-max-len], by --seed). With a source, --num defaults to all keys of a file (a smaller \
+--string-max-len], by --seed), --distribution=composite (<table>:<id>:<field>: 5 tables, 4 \
+fields, ids zipfian over 1..=num in plain decimal, by --seed), --distribution=redis \
+(key:<n zero-padded to 12 digits> for n in 0..num, the server benchmark's keys). With a source \
+(every benchmark takes one, YCSB's included), --num defaults to all keys of a file (a smaller \
 --num keeps evenly spaced keys), fills write each key once (fillseq ascending, fillrandom \
 shuffled; --load-order overrides), reads draw source keys, and readmissing reads a source key plus \
 one byte ('0', or 0x00 for text keys; string keys are text keys).\n\
 Keys are db_bench's: the key number as 8 big-endian bytes, padded with ASCII '0' to --key_size. \
+With --prefix_size=P --keys_per_prefix=K (db_bench's), key number n starts with the prefix \
+n mod (num/K) as min(P, 8) big-endian bytes '0'-padded to P, then n as above in the rest: in key \
+order the keys come in groups of K sharing their first P bytes when K divides --num (fillseq \
+writes by key number, as db_bench).\n\
 Values are random bytes (compressible with --compression_ratio).\n\
 fillrandom/overwrite/readrandom draw key numbers uniformly from [0, num) with repeats, as db_bench.\n\
 Write amplification of a fill = bytes written to WAL, value log and SSTables during the fill / \
@@ -81,7 +90,9 @@ pub struct BenchArgs {
     )]
     pub keys_text: Option<PathBuf>,
     /// Synthetic keys of this distribution (--num of them, deterministic by --seed): u64
-    /// keys, or `strings`: printable string keys with a shared prefix (see --string-*-len).
+    /// keys; or text keys: `strings` (printable, with a shared prefix; see --string-*-len),
+    /// `composite` (<table>:<id>:<field>, zipfian ids), `redis` (key:%012d, the numbers
+    /// 0..num).
     #[arg(long, value_enum)]
     pub distribution: Option<Distribution>,
     /// --distribution=strings: shortest key in bytes.
@@ -97,9 +108,9 @@ pub struct BenchArgs {
     #[arg(long = "string-prefix-len", alias = "string_prefix_len", value_name = "BYTES",
           default_value_t = sources::StringShape::DEFAULT.prefix_len)]
     pub string_prefix_len: usize,
-    /// Write the keys of the text key source (--keys-text or --distribution=strings) to
-    /// FILE, one per line in sorted order, and run no benchmark: the same keys can then be
-    /// given to another build with --keys-text=FILE.
+    /// Write the keys of the text key source (--keys-text, or --distribution=strings,
+    /// composite or redis) to FILE, one per line in sorted order, and run no benchmark: the
+    /// same keys can then be given to another build with --keys-text=FILE.
     #[arg(long = "dump-keys", alias = "dump_keys", value_name = "FILE")]
     pub dump_keys: Option<PathBuf>,
     /// Order in which fills write the keys of a source (default: fillseq sequential,
@@ -116,6 +127,25 @@ pub struct BenchArgs {
     /// Key size in bytes.
     #[arg(long = "key_size", alias = "key-size", default_value_t = 16)]
     pub key_size: usize,
+    /// db_bench's --prefix_size: bytes of the prefix that --keys_per_prefix keys share (db_bench
+    /// numbers only; less than --key_size; 0: no prefix).
+    #[arg(
+        long = "prefix_size",
+        alias = "prefix-size",
+        value_name = "BYTES",
+        default_value_t = 0
+    )]
+    pub prefix_size: usize,
+    /// db_bench's --keys_per_prefix: key numbers sharing each prefix (with --prefix_size; key
+    /// number n takes prefix n mod (num / K), so in key order the first --prefix_size bytes
+    /// repeat in groups of K when K divides --num; 0: no prefix).
+    #[arg(
+        long = "keys_per_prefix",
+        alias = "keys-per-prefix",
+        value_name = "K",
+        default_value_t = 0
+    )]
+    pub keys_per_prefix: u64,
     /// Value size in bytes.
     #[arg(long = "value_size", alias = "value-size", default_value_t = 64)]
     pub value_size: usize,
@@ -206,15 +236,15 @@ pub struct BenchArgs {
     pub request_distribution: Option<ycsb::RequestDist>,
     /// YCSB: how record numbers become keys (YCSB's insertorder): hashed (user + FNV hash of
     /// the number, the default) or ordered (user + the number zero-padded to 19 digits, so
-    /// a range of records is a range of keys).
+    /// a range of records is a range of keys). Not with a key source, whose keys YCSB's
+    /// records are.
     #[arg(
         long = "insert-order",
         alias = "insert_order",
         alias = "insertorder",
-        value_enum,
-        default_value_t = ycsb::KeyOrder::Hashed
+        value_enum
     )]
-    pub insert_order: ycsb::KeyOrder,
+    pub insert_order: Option<ycsb::KeyOrder>,
     /// Key chooser of readrandom, readmissing and seekrandom over the keys in sorted order
     /// (default: uniform, db_bench's): a --request-distribution value; hotspot sends
     /// --hotspot-ops-fraction of the lookups to the first --hotspot-data-fraction of the keys.

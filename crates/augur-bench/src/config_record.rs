@@ -2,6 +2,7 @@
 //! produced it, so a record can be read (and rerun) on its own.
 
 use crate::engine::{Codec, EngineKind, L0Triggers};
+use crate::sources::KeySet;
 use crate::workloads::Params;
 use crate::ycsb;
 use serde_json::{json, Value};
@@ -46,6 +47,10 @@ pub(crate) fn level0_triggers_json(
 
 /// The `config` object of a record: what ran, with which options and workload.
 pub(crate) fn config_json(label: &str, p: &Params, o: &augur::Options, source: &str) -> Value {
+    let prefix = match p.keys.as_ref() {
+        KeySet::Prefixed(x) => Some(*x),
+        _ => None,
+    };
     json!({
         "label": label,
         "key_source": source,
@@ -67,7 +72,9 @@ pub(crate) fn config_json(label: &str, p: &Params, o: &augur::Options, source: &
         "seed": p.seed,
         "use_existing_db": p.use_existing_db,
         "request_distribution": p.ycsb.distribution.map(ycsb::RequestDist::name),
-        "insert_order": p.ycsb.insert_order.name(),
+        "insert_order": if p.keys.is_numbers() { p.ycsb.insert_order.name() } else { "source" },
+        "prefix_size": prefix.map_or(0, |x| x.prefix_bytes),
+        "keys_per_prefix": prefix.map_or(0, |x| x.keys_per_prefix),
         "hotspot_data_fraction": p.ycsb.hot_data_fraction,
         "hotspot_ops_fraction": p.ycsb.hot_ops_fraction,
         "learning_wait_ms": o.learning_wait_ms,

@@ -9,8 +9,11 @@
 //! list runs twice: once with values inline (no separation) and once with every value
 //! separated into the value log (threshold 0, the Bourbon preset).
 //!
-//! Key sources (`--keys`, `--keys-text`, `--distribution` — u64 distributions and synthetic
-//! string keys, `--distribution=strings` — `--load-order`): see `sources.rs`.
+//! Key sources (`--keys`, `--keys-text`, `--distribution` — u64 distributions, and the text
+//! keys `strings`, `composite` and `redis` — `--load-order`): see `sources.rs`; which flags
+//! choose which keys, and their checks: `sources/select.rs`. db_bench's own keys, with its
+//! `--prefix_size` and `--keys_per_prefix`: `keys.rs`. Every benchmark runs on every source,
+//! YCSB's included (`ycsb/naming.rs`).
 //!
 //! Memory: `--cache_size`, `--use_direct_reads` and `--statistics` (db_bench's flags) give every
 //! engine the same cache and read path, and the records report cache, pinned memory and RSS:
@@ -43,11 +46,12 @@ pub mod ycsb;
 use crate::error::io_err;
 pub use crate::error::BenchError;
 pub use args::BenchArgs;
-use clap::{ArgAction, Args, ValueEnum};
+use clap::{ArgAction, Args};
 use config_record::{compression_name, config_json, level0_triggers_json};
 pub use engine::L0Triggers;
 use engine::{Codec, EngineKind};
 use serde_json::{json, Value};
+use sources::select::{dump_keys, key_set, source_name, string_shape};
 use sources::{Distribution, KeySet, LoadOrder};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -57,9 +61,6 @@ use workloads::{Params, Runner, NAMES};
 // The stats view lives in the front ends' shared crate (augur-frontend); imported here, not
 // re-exported, so that the workloads' `crate::stats_view` paths name it.
 use augur_frontend::stats_view;
-
-/// `--num` when neither it nor a key file says otherwise.
-const DEFAULT_NUM: u64 = 200_000;
 
 /// Benchmarks run when `--benchmarks` is not given. The flush makes the reads go to
 /// SSTables: with the default 64 MiB memtable, 200,000 entries would otherwise all be read
@@ -290,8 +291,9 @@ fn benchmark_names(a: &BenchArgs) -> Result<Vec<String>, BenchError> {
 /// Checks the flags that shape the keys and the database, and reads the key source.
 ///
 /// # Errors
-/// `--num=0`, `--key_size=0`, an engine not compiled in, a key source that fails to load or
-/// holds no key, `--use_existing_db` without `--db`; in that order, the first one found.
+/// `--num=0`, `--key_size=0`, an engine not compiled in, flags that shape keys wrongly or a
+/// key source that fails to load (`sources/select.rs`'s `key_set`), a source that holds no
+/// key, `--use_existing_db` without `--db`; in that order, the first one found.
 /// (Codecs are checked per engine by `apply_compression`.)
 fn checked_keys(a: &BenchArgs, db: Option<&Path>) -> Result<KeySet, BenchError> {
     if a.num == Some(0) {
@@ -348,30 +350,6 @@ fn apply_compression(
     Ok(())
 }
 
-/// Writes the keys of a text key set to `file`, one per line (`--dump-keys`).
-///
-/// # Errors
-/// A key set that is not text (db_bench numbers or u64 keys), or a key holding a newline
-/// (it would not read back as one line); a failed write.
-fn dump_keys(keys: &KeySet, file: &Path) -> Result<(), BenchError> {
-    let KeySet::Text(list) = keys else {
-        return Err(BenchError::failed(
-            "--dump-keys writes text keys only (--keys-text or --distribution=strings)",
-        ));
-    };
-    let mut out = Vec::with_capacity(list.iter().map(|k| k.len() + 1).sum());
-    for k in list {
-        if k.contains(&b'\n') {
-            return Err(BenchError::failed(
-                "--dump-keys: a key holds a newline and cannot be written one per line",
-            ));
-        }
-        out.extend_from_slice(k);
-        out.push(b'\n');
-    }
-    std::fs::write(file, out).map_err(io_err(format!("writing {}", file.display())))
-}
-
 /// Parses `--compression_ratio`: a number in (0, 1].
 fn compression_ratio(text: &str) -> Result<f64, String> {
     let r: f64 = text
@@ -422,7 +400,7 @@ fn params(
         ycsb: ycsb::YcsbParams {
             distribution: a.request_distribution,
             scan_length: a.scan_length,
-            insert_order: a.insert_order,
+            insert_order: a.insert_order.unwrap_or_default(),
             shuffled_load: a.load_order == Some(LoadOrder::Random),
             hot_data_fraction: a.hotspot_data_fraction,
             hot_ops_fraction: a.hotspot_ops_fraction,
@@ -525,65 +503,6 @@ fn write_records(a: &BenchArgs, records: Vec<Value>, to_stdout: bool) -> Result<
         println!("{array}");
     }
     Ok(())
-}
-
-/// The keys of the run (see `sources.rs`).
-fn key_set(a: &BenchArgs) -> Result<KeySet, BenchError> {
-    let strings = a.distribution == Some(Distribution::Strings);
-    let u64_keys = a.keys.is_some() || (a.distribution.is_some() && !strings);
-    if u64_keys && a.key_size < 8 {
-        return Err(BenchError::failed(format!(
-            "--key_size={} is too small for u64 keys (at least 8)",
-            a.key_size
-        )));
-    }
-    let ycsb_load = a.benchmarks.iter().any(|b| b.trim() == "ycsb-load");
-    if a.load_order.is_some() && !u64_keys && !strings && a.keys_text.is_none() && !ycsb_load {
-        return Err(BenchError::failed(
-            "--load-order needs a key source (--keys, --keys-text or --distribution) or ycsb-load",
-        ));
-    }
-    Ok(if let Some(f) = &a.keys {
-        KeySet::U64(sources::cap(sources::load_sosd(f)?, a.num))
-    } else if let Some(f) = &a.keys_text {
-        KeySet::Text(sources::cap(sources::load_text(f)?, a.num))
-    } else if strings {
-        KeySet::Text(sources::strings(
-            &string_shape(a),
-            a.num.unwrap_or(DEFAULT_NUM),
-            a.seed,
-        )?)
-    } else if let Some(d) = a.distribution {
-        KeySet::U64(sources::generate(d, a.num.unwrap_or(DEFAULT_NUM), a.seed))
-    } else {
-        KeySet::Numbers(a.num.unwrap_or(DEFAULT_NUM))
-    })
-}
-
-/// The shape of `--distribution=strings` keys from the flags.
-fn string_shape(a: &BenchArgs) -> sources::StringShape {
-    sources::StringShape {
-        min_len: a.string_min_len,
-        max_len: a.string_max_len,
-        prefix_len: a.string_prefix_len,
-    }
-}
-
-/// How the key source is named in reports.
-fn source_name(a: &BenchArgs) -> String {
-    if let Some(f) = &a.keys {
-        format!("sosd:{}", f.display())
-    } else if let Some(f) = &a.keys_text {
-        format!("text:{}", f.display())
-    } else if let Some(d) = a.distribution {
-        format!(
-            "distribution:{}",
-            d.to_possible_value()
-                .map_or("?".into(), |v| v.get_name().to_string())
-        )
-    } else {
-        "db_bench".to_string()
-    }
 }
 
 #[cfg(test)]
@@ -721,43 +640,5 @@ mod tests {
             compression_name(EngineKind::Rocksdb, &augur::Options::default(), Codec::Lz4),
             "lz4"
         );
-    }
-
-    #[test]
-    fn strings_is_a_text_key_source_with_the_flags_shape() {
-        let a = args(&[
-            "--distribution=strings",
-            "--num=500",
-            "--string-min-len=20",
-            "--string-max-len=30",
-            "--string-prefix-len=10",
-        ])
-        .unwrap();
-        let KeySet::Text(k) = key_set(&a).unwrap() else {
-            panic!("not text keys");
-        };
-        assert_eq!(k.len(), 500);
-        assert!(k
-            .iter()
-            .all(|x| (20..=30).contains(&x.len()) && x[..10] == k[0][..10]));
-        assert_eq!(source_name(&a), "distribution:strings");
-        let d = args(&["--distribution=strings"]).unwrap();
-        assert_eq!(string_shape(&d), sources::StringShape::DEFAULT);
-        // --key_size does not apply to string keys (no u64 minimum), --load-order does.
-        let a = args(&[
-            "--distribution=strings",
-            "--num=50",
-            "--key_size=4",
-            "--load-order=sequential",
-        ])
-        .unwrap();
-        assert_eq!(key_set(&a).unwrap().len(), 50);
-        // --dump-keys writes them one per line, and --keys-text reads the same set back.
-        let tmp = tempfile::tempdir().unwrap();
-        let file = tmp.path().join("keys.txt");
-        let keys = key_set(&a).unwrap();
-        dump_keys(&keys, &file).unwrap();
-        assert_eq!(KeySet::Text(sources::load_text(&file).unwrap()), keys);
-        assert!(dump_keys(&KeySet::Numbers(3), &file).is_err());
     }
 }

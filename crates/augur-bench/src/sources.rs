@@ -1,7 +1,8 @@
 //! Key sources of `augur bench`: which keys a run writes and reads.
 //!
 //! - **db_bench numbers** (no source flag): key numbers `0..num`, encoded by
-//!   `super::keys::make_key`.
+//!   `super::keys::make_key`, or with `--prefix_size` and `--keys_per_prefix` by
+//!   [`Prefixed::make_key`] (db_bench's prefixed keys; see `keys.rs`).
 //! - **`--keys=FILE`**: an SOSD binary file (little-endian u64 count, then that many
 //!   little-endian u64 keys). Each u64 becomes a db_bench-style key: 8 bytes big-endian, then
 //!   ASCII `'0'` padding up to `--key_size` (which must be at least 8), so `--key_size=16`
@@ -30,6 +31,9 @@
 //!   carry the whole 24-byte prefix, keys of 16 to 31 bytes its first 8 to 23 bytes. That
 //!   keeps short keys distinct (94^8 tails per length) and puts them, in key order, before or
 //!   after the block of full-prefix keys.
+//! - **`--distribution=composite`** and **`--distribution=redis`**: keys shaped like an
+//!   application's, `<table>:<id>:<field>` with skewed ids, and the server benchmark's
+//!   `key:%012d` (`app.rs`). Text keys too.
 //!
 //! Every source is sorted and deduplicated (random draws are topped up until there are exactly
 //! `num` distinct keys). With a file source, `--num` (when given and smaller than the file)
@@ -40,8 +44,17 @@
 //! (db_bench's readmissing: a key of `key_size + 1` bytes), `0x00` for text keys. Every source
 //! key has a different length or no such suffix, so it is never present, and it sorts right
 //! after an existing key (a negative lookup inside the key range, not outside it).
+//!
+//! Text keys are at most [`MAX_TEXT_KEY_BYTES`] long (Augur's and fjall's limit; a longer line
+//! is refused when the source is read).
+
+mod app;
+pub(crate) mod select;
+
+pub use app::{composite, redis, COMPOSITE_FIELDS, COMPOSITE_TABLES, REDIS_DIGITS};
 
 use super::keys::make_key;
+pub use super::keys::Prefixed;
 use crate::error::{io_err, BenchError};
 use clap::ValueEnum;
 use rand::rngs::StdRng;
@@ -68,7 +81,25 @@ pub enum Distribution {
     /// Printable string keys of random length with a shared prefix (not db_bench's; see
     /// `--string-min-len`, `--string-max-len`, `--string-prefix-len`).
     Strings,
+    /// Composite keys `<table>:<id>:<field>`: a few tables and fields, zipfian ids.
+    Composite,
+    /// The server benchmark's keys: `key:` and the key number zero-padded to 12 digits.
+    Redis,
 }
+
+impl Distribution {
+    /// Whether the distribution makes text keys (used as they are) rather than u64 keys.
+    pub fn is_text(self) -> bool {
+        matches!(
+            self,
+            Distribution::Strings | Distribution::Composite | Distribution::Redis
+        )
+    }
+}
+
+/// The longest text key a source may hold: Augur's `MAX_KEY_LEN` and fjall's limit (it
+/// asserts), 65,535 bytes.
+pub const MAX_TEXT_KEY_BYTES: usize = 65_535;
 
 /// The shape of `--distribution=strings` keys (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +217,9 @@ pub enum LoadOrder {
 pub enum KeySet {
     /// db_bench key numbers `0..num` (drawn with repeats by random benchmarks).
     Numbers(u64),
+    /// db_bench key numbers `0..num` with prefixes (`--prefix_size`, `--keys_per_prefix`);
+    /// indexes are ranks in key order ([`Prefixed::number_at`]).
+    Prefixed(Prefixed),
     /// Sorted distinct u64 keys, encoded like db_bench key numbers.
     U64(Vec<u64>),
     /// Sorted distinct byte keys, used as they are.
@@ -197,6 +231,7 @@ impl KeySet {
     pub fn len(&self) -> u64 {
         match self {
             KeySet::Numbers(n) => *n,
+            KeySet::Prefixed(p) => p.num,
             KeySet::U64(k) => k.len() as u64,
             KeySet::Text(k) => k.len() as u64,
         }
@@ -207,15 +242,27 @@ impl KeySet {
         self.len() == 0
     }
 
-    /// True for the db_bench key numbers (no key source).
+    /// True for the db_bench key numbers, prefixed or not (no key source).
     pub fn is_numbers(&self) -> bool {
-        matches!(self, KeySet::Numbers(_))
+        matches!(self, KeySet::Numbers(_) | KeySet::Prefixed(_))
     }
 
-    /// Writes the `i`-th key in sorted order into `buf` (`i < len()`).
+    /// The index (rank in key order) of the `i`-th key a sequential benchmark (`fillseq`,
+    /// `deleteseq`) visits: `i` itself, except for prefixed numbers, which db_bench visits
+    /// by key number (so their prefixes go round-robin, not in key order).
+    pub fn sequential(&self, i: u64) -> u64 {
+        match self {
+            KeySet::Prefixed(p) => p.rank_of(i),
+            _ => i,
+        }
+    }
+
+    /// Writes the `i`-th key in sorted order into `buf` (`i < len()`; for prefixed numbers, the
+    /// order of [`Prefixed::number_at`]).
     pub fn key(&self, i: u64, key_size: usize, buf: &mut Vec<u8>) {
         match self {
             KeySet::Numbers(_) => make_key(i, key_size, buf),
+            KeySet::Prefixed(p) => p.make_key(p.number_at(i), key_size, buf),
             KeySet::U64(k) => make_key(at(k, i).copied().unwrap_or(0), key_size, buf),
             KeySet::Text(k) => {
                 buf.clear();
@@ -227,7 +274,9 @@ impl KeySet {
     /// Writes a key that is not in the set and sorts right after the `i`-th key (module docs).
     pub fn missing(&self, i: u64, key_size: usize, buf: &mut Vec<u8>) {
         match self {
-            KeySet::Numbers(_) | KeySet::U64(_) => self.key(i, key_size + 1, buf),
+            KeySet::Numbers(_) | KeySet::Prefixed(_) | KeySet::U64(_) => {
+                self.key(i, key_size + 1, buf);
+            }
             KeySet::Text(_) => {
                 self.key(i, key_size, buf);
                 buf.push(0);
@@ -239,6 +288,13 @@ impl KeySet {
     pub fn describe(&self, key_size: usize) -> String {
         match self {
             KeySet::Numbers(_) => format!("{key_size} bytes each (db_bench layout)"),
+            KeySet::Prefixed(p) => format!(
+                "{key_size} bytes each (db_bench layout, {} prefixes of {} bytes, \
+                 --keys_per_prefix={})",
+                p.prefixes(),
+                p.prefix_bytes,
+                p.keys_per_prefix
+            ),
             KeySet::U64(_) => {
                 format!("{key_size} bytes each (u64 big-endian, '0'-padded)")
             }
@@ -295,8 +351,8 @@ pub fn cap<T: Clone>(keys: Vec<T>, num: Option<u64>) -> Vec<T> {
     }
 }
 
-/// `num` sorted distinct u64 keys of `dist`, deterministic for `seed`; none for
-/// `Distribution::Strings`, whose keys are not u64 (see [`strings`]).
+/// `num` sorted distinct u64 keys of `dist`, deterministic for `seed`; none for the text
+/// distributions (`Distribution::is_text`: see [`strings`], [`composite`], [`redis`]).
 pub fn generate(dist: Distribution, num: u64, seed: u64) -> Vec<u64> {
     let mut rng = StdRng::seed_from_u64(seed);
     let n = usize::try_from(num).unwrap_or(usize::MAX);
@@ -316,8 +372,9 @@ pub fn generate(dist: Distribution, num: u64, seed: u64) -> Vec<u64> {
         }
         Distribution::UniformDense => select(&mut rng, num, num.saturating_mul(2)),
         Distribution::UniformSparse => distinct(&mut rng, n, |r| r.gen()),
-        // String keys are not u64 keys: `strings` makes them (lib.rs's `key_set` calls it).
-        Distribution::Strings => Vec::new(),
+        // Text keys are not u64 keys: `strings`, `composite` and `redis` make them
+        // (`select.rs` calls them).
+        Distribution::Strings | Distribution::Composite | Distribution::Redis => Vec::new(),
     }
 }
 
@@ -390,7 +447,7 @@ mod tests {
     fn every_distribution_is_sorted_unique_exact_and_seeded() {
         for d in Distribution::value_variants()
             .iter()
-            .filter(|d| **d != Distribution::Strings)
+            .filter(|d| !d.is_text())
         {
             let k = generate(*d, 20_000, 7);
             assert_eq!(k.len(), 20_000, "{d:?}");

@@ -39,8 +39,14 @@
 //! With a key source (`--keys`, `--keys-text`, `--distribution`; see `sources.rs`), `num` is the
 //! number of source keys, fills write every key exactly once — `fillseq` in ascending order,
 //! `fillrandom` shuffled with the run's seed, either overridden by `--load-order` — and the
-//! random benchmarks (`overwrite`, `readrandom`, `seekrandom`, `deleterandom`) draw source keys
-//! uniformly with repeats; `readmissing` reads the missing keys `sources.rs` describes.
+//! random benchmarks (`overwrite`, `readrandom`, `seekrandom`, `deleterandom`,
+//! `readrandomwriterandom`, `readwhilewriting`) draw source keys uniformly with repeats;
+//! `readmissing` reads the missing keys `sources.rs` describes; YCSB's records are the
+//! source's keys (`ycsb/naming.rs`).
+//!
+//! With db_bench's `--prefix_size` and `--keys_per_prefix` (`keys.rs`), the benchmarks draw key
+//! indexes as without them; `fillseq` and `deleteseq` visit the keys by key number, as
+//! db_bench does (`KeySet::sequential`), so their prefixes go round-robin.
 //!
 //! Fill benchmarks report the write amplification of the benchmark itself: bytes written to
 //! WAL, value log, flushed and compacted SSTables during the benchmark divided by user bytes,
@@ -447,8 +453,10 @@ impl Runner {
 
     /// A YCSB benchmark (`ycsb.rs`): the load or a workload of `reads` operations.
     fn ycsb(&mut self, name: &str, rng: &mut StdRng) -> Result<Outcome, BenchError> {
+        let keys = Arc::clone(&self.p.keys);
         let r = ycsb::Run {
             name,
+            records: ycsb::Records::new(&keys, self.p.key_size, self.p.ycsb.insert_order),
             num: self.p.num,
             ops: self.p.reads,
             value_size: self.p.value_size,

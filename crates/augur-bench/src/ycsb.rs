@@ -6,7 +6,9 @@
 //! decimal FNV-1 64-bit hash of `n` (`Utils.fnvhash64`, absolute value). With
 //! `--insert-order=ordered` (`insertorder=ordered`) it is `"user"` followed by `n` in decimal,
 //! zero-padded to 19 digits (YCSB's `zeropadding`), so key order is record order and the
-//! keys are as long as most hashed ones. `--key_size` and key sources do not apply. A
+//! keys are as long as most hashed ones. `--key_size` and db_bench's prefix flags do not
+//! apply. With a key source (`--keys`, `--keys-text`, `--distribution`), the records are the
+//! source's keys instead, and the inserted ones derived from them (`ycsb/naming.rs`). A
 //! record's value is one field of `--value_size` random bytes (YCSB writes ten 100-byte
 //! fields; updates here rewrite the whole value).
 //!
@@ -30,10 +32,10 @@
 //! scattered over the whole key space, so every SSTable holds some hot records and every
 //! file is read: a workload with hot keys but no hot files, which is what the follow-up
 //! itself suspected made lazy learning gain little. Under ordered keys the hot set is one
-//! contiguous key range and lives in a few files per level. Loading ordered keys in record
-//! order writes ascending keys (no overlapping compactions at all); `--load-order=random`
-//! loads them shuffled, so the tree is built as under hashed keys and only the placement of
-//! the hot set differs.
+//! contiguous key range and lives in a few files per level (as it does with a key source,
+//! whose records are in key order). Loading ordered keys in record order writes ascending
+//! keys (no overlapping compactions at all); `--load-order=random` loads them shuffled, so the
+//! tree is built as under hashed keys and only the placement of the hot set differs.
 //!
 //! A workload's outcome carries its throughput, per-operation latencies (always recorded),
 //! the number of reads found, the count of each operation kind and each kind's mean, p50 and
@@ -42,15 +44,16 @@
 //! (`stats_view::learning_during`: models learned, learning time, ...).
 
 mod chooser;
+mod naming;
 
 pub use chooser::{Chooser, HotSet, RequestDist, Zipfian, ZIPFIAN_THETA};
+pub use naming::{fnv64, record_key, KeyOrder, Records, INSERT_SEPARATOR};
 
 use super::engine::BenchEngine;
 use super::keys::ValueGen;
 use super::report::Outcome;
 use super::workloads::{amplification, Meter};
 use crate::error::BenchError;
-use clap::ValueEnum;
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -83,37 +86,6 @@ impl YcsbParams {
             data: self.hot_data_fraction.unwrap_or(d.data),
             ops: self.hot_ops_fraction.unwrap_or(d.ops),
         })
-    }
-}
-
-/// How record numbers become keys: YCSB's `insertorder` (`--insert-order`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum KeyOrder {
-    /// `user` + FNV-1 hash of the record number: records scattered over the key space.
-    #[default]
-    Hashed,
-    /// `user` + the record number zero-padded to 19 digits: key order is record order.
-    Ordered,
-}
-
-impl KeyOrder {
-    /// The flag spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            KeyOrder::Hashed => "hashed",
-            KeyOrder::Ordered => "ordered",
-        }
-    }
-
-    /// Writes the key of record `n` into `buf`.
-    pub fn key(self, n: u64, buf: &mut Vec<u8>) {
-        match self {
-            KeyOrder::Hashed => record_key(n, buf),
-            KeyOrder::Ordered => {
-                buf.clear();
-                buf.extend_from_slice(format!("user{n:019}").as_bytes());
-            }
-        }
     }
 }
 
@@ -188,24 +160,6 @@ pub fn workload(name: &str) -> Option<(Mix, RequestDist)> {
     })
 }
 
-/// YCSB's `Utils.fnvhash64` (FNV-1 over the 8 little-endian bytes, absolute value).
-pub fn fnv64(mut v: u64) -> u64 {
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-    for _ in 0..8 {
-        h ^= v & 0xff;
-        v >>= 8;
-        h = h.wrapping_mul(1_099_511_628_211);
-    }
-    (h as i64).unsigned_abs()
-}
-
-/// Writes the hashed key of record `n` (`user<fnv64(n)>`, YCSB's default) into `buf`.
-pub fn record_key(n: u64, buf: &mut Vec<u8>) {
-    buf.clear();
-    buf.extend_from_slice(b"user");
-    buf.extend_from_slice(fnv64(n).to_string().as_bytes());
-}
-
 impl Kind {
     const ALL: [Kind; 5] = [
         Kind::Read,
@@ -245,6 +199,8 @@ impl Kind {
 /// Settings of one YCSB benchmark.
 pub struct Run<'a> {
     pub name: &'a str,
+    /// How record numbers become keys (YCSB's names or the key source's keys).
+    pub records: Records<'a>,
     pub num: u64,
     pub ops: u64,
     pub value_size: usize,
@@ -271,12 +227,12 @@ pub fn load(
     } else {
         Vec::new()
     };
-    let order = r.ycsb.insert_order;
     let mut key = Vec::new();
     let mut bytes = 0u64;
     let mut meter = Meter::new(true);
     for i in 0..r.num {
-        order.key(shuffled.get(i as usize).copied().unwrap_or(i), &mut key);
+        let n = shuffled.get(i as usize).copied().unwrap_or(i);
+        r.records.key(n, &mut key);
         db.put(&key, values.next(r.value_size))?;
         bytes += (key.len() + r.value_size) as u64;
         meter.op_done();
@@ -304,7 +260,6 @@ pub fn transactions(
     let (mix, default_dist) = workload(r.name)
         .ok_or_else(|| BenchError::failed(format!("unknown YCSB workload {:?}", r.name)))?;
     let dist = r.ycsb.distribution.unwrap_or(default_dist);
-    let order = r.ycsb.insert_order;
     let mut count = state.records.unwrap_or(r.num).max(1);
     let expected_inserts = (r.ops as f64 * mix.insert) as u64;
     let hot = r.ycsb.hot_set(dist);
@@ -322,10 +277,10 @@ pub fn transactions(
     for _ in 0..r.ops {
         let kind = mix.choose(rng);
         if kind == Kind::Insert {
-            order.key(count, &mut key);
+            r.records.key(count, &mut key);
             count += 1;
         } else {
-            order.key(chooser.next(count, rng), &mut key);
+            r.records.key(chooser.next(count, rng), &mut key);
         }
         match kind {
             Kind::Read | Kind::ReadModifyWrite => {
@@ -368,7 +323,7 @@ pub fn transactions(
     }
     out.extra = vec![
         ("distribution", json!(dist.name())),
-        ("insert_order", json!(order.name())),
+        ("insert_order", json!(r.records.name())),
     ];
     if let Some(h) = hot {
         out.extra.push(("hotspot_data_fraction", json!(h.data)));
@@ -402,28 +357,6 @@ mod tests {
 
     fn rng() -> StdRng {
         StdRng::seed_from_u64(7)
-    }
-
-    #[test]
-    fn keys_match_ycsb() {
-        // YCSB's first keys (user6284781860667377211 is record 0 in every YCSB load).
-        let mut k = Vec::new();
-        record_key(0, &mut k);
-        assert_eq!(k, b"user6284781860667377211".to_vec());
-        record_key(1, &mut k);
-        assert_eq!(k, b"user8517097267634966620".to_vec());
-        assert_eq!(fnv64(3), 4_052_466_453_699_787_802);
-        KeyOrder::Hashed.key(1, &mut k);
-        assert_eq!(k, b"user8517097267634966620".to_vec());
-        // insertorder=ordered with zeropadding=19: byte order is record order.
-        KeyOrder::Ordered.key(42, &mut k);
-        assert_eq!(k, b"user0000000000000000042".to_vec());
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        for n in [0u64, 9, 99, 12_345, 9_999_999] {
-            KeyOrder::Ordered.key(n, &mut a);
-            KeyOrder::Ordered.key(n + 1, &mut b);
-            assert!(a < b, "{n}");
-        }
     }
 
     #[test]

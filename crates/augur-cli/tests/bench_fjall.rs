@@ -2,14 +2,15 @@
 //! is refused with an error naming the feature; with it, fjall runs the db_bench reads, flush,
 //! compact, deletes and YCSB A–F on the same key streams as Augur and finds exactly what Augur
 //! finds, and a fresh fill never deletes a directory holding foreign files; `--use_direct_reads`
-//! is refused (fjall 2 has none), hotspot reads find what Augur's find.
+//! is refused (fjall 2 has none), hotspot reads find what Augur's find, and every benchmark
+//! runs on text keys (YCSB's included) as on Augur.
 
 mod common;
 
 #[cfg(feature = "fjall")]
 use common::peers::{
     field, fresh_fill_refuses_foreign_file, hotspot_reads_find_what_augur_finds,
-    refuses_direct_reads,
+    refuses_direct_reads, text_keys_find_what_augur_finds,
 };
 #[cfg(feature = "fjall")]
 use common::{bench_json_on, peer_and_augur, record};
@@ -183,4 +184,11 @@ fn fjall_refuses_direct_reads_and_takes_the_cache_size() {
 fn fjall_hotspot_reads_find_what_augurs_find() {
     let tmp = tempfile::tempdir().unwrap();
     hotspot_reads_find_what_augur_finds(tmp.path(), "fjall");
+}
+
+#[cfg(feature = "fjall")]
+#[test]
+fn fjall_runs_every_benchmark_on_text_keys_like_augur() {
+    let tmp = tempfile::tempdir().unwrap();
+    text_keys_find_what_augur_finds(tmp.path(), "fjall");
 }

@@ -2,7 +2,8 @@
 //! the peer is refused with a clear error; with it, fills, reads, scans, deletes, flush,
 //! compaction and YCSB run on LevelDB and find exactly what Augur finds on the same key
 //! stream, and a fresh fill refuses a directory holding a file that is not LevelDB's;
-//! `--use_direct_reads` is refused (LevelDB has none), hotspot reads find what Augur's find.
+//! `--use_direct_reads` is refused (LevelDB has none), hotspot reads find what Augur's find,
+//! and every benchmark runs on text keys (YCSB's included) as on Augur.
 
 mod common;
 
@@ -10,6 +11,7 @@ mod common;
 use common::peers::{
     field, fillseq_reads_find_what_was_written, fresh_fill_refuses_foreign_file,
     hotspot_reads_find_what_augur_finds, nth, refuses_direct_reads,
+    text_keys_find_what_augur_finds,
 };
 #[cfg(feature = "leveldb")]
 use common::{bench_json_on, peer_and_augur, record};
@@ -233,4 +235,11 @@ fn leveldb_refuses_direct_reads_and_takes_the_cache_size() {
 fn leveldb_hotspot_reads_find_what_augurs_find() {
     let tmp = tempfile::tempdir().unwrap();
     hotspot_reads_find_what_augur_finds(tmp.path(), "leveldb");
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn leveldb_runs_every_benchmark_on_text_keys_like_augur() {
+    let tmp = tempfile::tempdir().unwrap();
+    text_keys_find_what_augur_finds(tmp.path(), "leveldb");
 }

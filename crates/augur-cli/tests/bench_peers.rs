@@ -2,7 +2,8 @@
 //! is refused with a clear error; with it, a tiny fill + reads on RocksDB find what the fill
 //! wrote, and on the same key stream RocksDB and Augur find the same number of keys;
 //! `--use_direct_reads`, `--cache_size` and `--statistics` reach RocksDB and its records carry
-//! its block cache figures, and hotspot reads find what Augur's find.
+//! its block cache figures, hotspot reads find what Augur's find, and every benchmark runs on
+//! text keys (YCSB's included) as on Augur.
 
 mod common;
 
@@ -10,6 +11,7 @@ use common::augur;
 #[cfg(feature = "rocksdb")]
 use common::peers::{
     field, fillseq_reads_find_what_was_written, hotspot_reads_find_what_augur_finds,
+    text_keys_find_what_augur_finds,
 };
 #[cfg(feature = "rocksdb")]
 use common::{bench_json_on, bench_json_with, record};
@@ -273,4 +275,11 @@ fn rocksdb_reads_direct_through_a_block_cache_of_cache_size() {
 fn rocksdb_hotspot_reads_find_what_augurs_find() {
     let tmp = tempfile::tempdir().unwrap();
     hotspot_reads_find_what_augur_finds(tmp.path(), "rocksdb");
+}
+
+#[cfg(feature = "rocksdb")]
+#[test]
+fn rocksdb_runs_every_benchmark_on_text_keys_like_augur() {
+    let tmp = tempfile::tempdir().unwrap();
+    text_keys_find_what_augur_finds(tmp.path(), "rocksdb");
 }

@@ -251,3 +251,241 @@ fn threads_multiply_the_reads() {
     assert_eq!(found(missing), 0);
     assert!(fails(augur(&["bench", "--threads=0", "--num=10"])).contains("threads"));
 }
+
+/// Every benchmark, YCSB's included, runs on a text key file: the fills write each key once,
+/// point reads, seeks, the mixed and concurrent reads find every key, scans and `train` see
+/// every key, deletes remove them, and YCSB's load writes the file's keys again.
+#[test]
+fn every_benchmark_runs_on_text_keys() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("paths.txt");
+    let keys: Vec<String> = (0..400)
+        .map(|i| format!("/srv/{}/{:03}.log", ["api", "db", "web"][i % 3], i))
+        .collect();
+    std::fs::write(&file, keys.join("\n")).unwrap();
+    let dir = t.path().join("db");
+    let recs = bench_json(
+        &dir,
+        &[
+            &format!("--keys-text={}", file.display()),
+            "--reads=300",
+            "--scan-range-keys=50",
+            "--scan-length=4",
+            "--benchmarks=fillseq,readrandom,readmissing,seekrandom,readrandomwriterandom,\
+             readwhilewriting,flush,readseq,readreverse,scanparallel,train,overwrite,compact,\
+             deleterandom,deleteseq,readseq,fillrandom,readrandom,ycsb-load,ycsb-a,ycsb-b,\
+             ycsb-c,ycsb-d,ycsb-e,ycsb-f,ycsb-b-hot",
+        ],
+    );
+    let by = |name: &str, i: usize| {
+        recs.iter()
+            .filter(|r| r["benchmark"] == name)
+            .nth(i)
+            .unwrap()
+    };
+    assert_eq!(by("fillseq", 0)["ops"], 400);
+    assert_eq!(by("fillrandom", 0)["ops"], 400);
+    for (name, i) in [
+        ("readrandom", 0),
+        ("seekrandom", 0),
+        ("readwhilewriting", 0),
+        ("readrandom", 1),
+    ] {
+        assert_eq!(found(by(name, i)), 300, "{name} #{i}");
+    }
+    assert_eq!(found(by("readmissing", 0)), 0);
+    // readrandomwriterandom: 90% gets, each finding its key.
+    let mixed = found(by("readrandomwriterandom", 0));
+    assert!((240..300).contains(&mixed), "{mixed}");
+    assert_eq!(
+        by("readseq", 0)["ops"],
+        300,
+        "up to --reads of the 400 keys"
+    );
+    assert_eq!(by("readreverse", 0)["ops"], 300);
+    assert_eq!(by("scanparallel", 0)["entries_per_scan"], 50.0);
+    assert_eq!(by("train", 0)["ops"], 400);
+    assert_eq!(by("deleteseq", 0)["ops"], 400);
+    assert_eq!(by("readseq", 1)["ops"], 0, "every key deleted");
+    assert_eq!(by("ycsb-load", 0)["ops"], 400);
+    for name in [
+        "ycsb-a",
+        "ycsb-b",
+        "ycsb-c",
+        "ycsb-d",
+        "ycsb-f",
+        "ycsb-b-hot",
+    ] {
+        let r = by(name, 0);
+        let gets = r["reads"].as_u64().unwrap() + r["read_modify_writes"].as_u64().unwrap();
+        assert_eq!(found(r), gets, "{r}");
+        assert_eq!(r["insert_order"], "source", "{r}");
+    }
+    // The database holds the file's keys (ycsb-load) and the records D and E inserted.
+    let stored: Vec<String> = stored_keys(&dir)
+        .iter()
+        .map(|k| String::from_utf8(hex::decode(k).unwrap()).unwrap())
+        .collect();
+    let mut want = keys.clone();
+    want.sort();
+    let loaded: Vec<String> = stored
+        .iter()
+        .filter(|k| !k.contains('#'))
+        .cloned()
+        .collect();
+    assert_eq!(loaded, want);
+}
+
+/// db_bench's `--prefix_size=4 --keys_per_prefix=10`: in key order the keys' first 4 bytes
+/// repeat in groups of 10 — the prefixes 0..10, big-endian — and each key ends with its key
+/// number; every key is found, no missing one.
+#[test]
+fn prefix_flags_make_keys_sharing_their_first_bytes_in_groups() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("db");
+    let recs = bench_json(
+        &dir,
+        &[
+            "--prefix_size=4",
+            "--keys_per_prefix=10",
+            "--num=100",
+            "--reads=200",
+            "--benchmarks=fillseq,readrandom,readmissing,seekrandom",
+        ],
+    );
+    assert_eq!(record(&recs, "fillseq")["ops"], 100);
+    assert_eq!(found(record(&recs, "readrandom")), 200);
+    assert_eq!(found(record(&recs, "readmissing")), 0);
+    assert_eq!(found(record(&recs, "seekrandom")), 200);
+    let config = &record(&recs, "fillseq")["config"];
+    assert_eq!(config["prefix_size"], 4);
+    assert_eq!(config["keys_per_prefix"], 10);
+    let keys: Vec<Vec<u8>> = stored_keys(&dir)
+        .iter()
+        .map(|k| hex::decode(k).unwrap())
+        .collect();
+    assert_eq!(keys.len(), 100);
+    for (i, group) in keys.chunks(10).enumerate() {
+        for (j, k) in group.iter().enumerate() {
+            assert_eq!(k.len(), 16);
+            assert_eq!(k[..4], (i as u32).to_be_bytes(), "group {i}");
+            // Prefix p holds the numbers p, p + 10, p + 20, ...: the key's bytes 4..12.
+            let n = u64::from_be_bytes(k[4..12].try_into().unwrap());
+            assert_eq!(n, (i + 10 * j) as u64);
+            assert_eq!(&k[12..], b"0000");
+        }
+    }
+}
+
+#[test]
+fn bad_prefix_flags_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let words = t.path().join("w.txt");
+    std::fs::write(&words, "a\nb\n").unwrap();
+    let text = format!("--keys-text={}", words.display());
+    for (flags, message) in [
+        (
+            &["--keys_per_prefix=10"][..],
+            "--keys_per_prefix=10 needs --prefix_size",
+        ),
+        (
+            &["--prefix_size=4"],
+            "--prefix_size=4 needs --keys_per_prefix",
+        ),
+        (
+            &["--prefix_size=16", "--keys_per_prefix=10"],
+            "--prefix_size=16 must be less than --key_size=16",
+        ),
+        (
+            &["--prefix_size=4", "--keys_per_prefix=11", "--num=10"],
+            "--keys_per_prefix=11 is more than --num=10",
+        ),
+        (
+            &["--prefix_size=4", "--keys_per_prefix=2", &text],
+            "do not apply to a key source",
+        ),
+    ] {
+        let mut args = vec!["bench"];
+        args.extend_from_slice(flags);
+        let err = fails(augur(&args));
+        assert!(err.contains(message), "{flags:?}: {err}");
+    }
+}
+
+/// The two application-shaped sources: `composite` keys are `<table>:<id>:<field>` with a few
+/// tables and fields and the same keys for the same seed; `redis` keys are `key:%012d` of the
+/// numbers 0..num. Both are written once each by the fills and all found by readrandom.
+#[test]
+fn composite_and_redis_sources_have_their_shapes_and_are_all_found() {
+    let t = tempfile::tempdir().unwrap();
+    let dump = |dist: &str, seed: &str| -> Vec<String> {
+        let file = t.path().join(format!("{dist}-{seed}.txt"));
+        ok(augur(&[
+            "bench",
+            &format!("--distribution={dist}"),
+            "--num=500",
+            seed,
+            &format!("--dump-keys={}", file.display()),
+        ]));
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    let composite = dump("composite", "--seed=1");
+    assert_eq!(composite.len(), 500);
+    assert_eq!(composite, dump("composite", "--seed=1"));
+    assert_ne!(composite, dump("composite", "--seed=2"));
+    for k in &composite {
+        let parts: Vec<&str> = k.split(':').collect();
+        assert_eq!(parts.len(), 3, "{k}");
+        assert!(
+            ["account", "event", "order", "session", "user"].contains(&parts[0]),
+            "{k}"
+        );
+        let id: u64 = parts[1].parse().unwrap();
+        assert!((1..=500).contains(&id) && !parts[1].starts_with('0'), "{k}");
+        assert!(
+            ["created", "email", "name", "status"].contains(&parts[2]),
+            "{k}"
+        );
+    }
+    let redis = dump("redis", "--seed=1");
+    let want: Vec<String> = (0..500).map(|i| format!("key:{i:012}")).collect();
+    assert_eq!(redis, want);
+    assert_eq!(
+        redis,
+        dump("redis", "--seed=2"),
+        "the numbers 0..num, whatever the seed"
+    );
+    for (dist, keys) in [("composite", &composite), ("redis", &redis)] {
+        let dir = t.path().join(dist);
+        let recs = bench_json(
+            &dir,
+            &[
+                &format!("--distribution={dist}"),
+                "--num=500",
+                "--seed=1",
+                "--reads=400",
+                "--benchmarks=fillrandom,readrandom,fillseq,flush,readrandom,readmissing",
+            ],
+        );
+        assert_eq!(record(&recs, "fillrandom")["ops"], 500, "{dist}");
+        let reads: Vec<&Value> = recs
+            .iter()
+            .filter(|r| r["benchmark"] == "readrandom")
+            .collect();
+        assert!(reads.iter().all(|r| found(r) == 400), "{dist}: {reads:?}");
+        assert_eq!(found(record(&recs, "readmissing")), 0, "{dist}");
+        assert_eq!(
+            record(&recs, "fillseq")["config"]["key_source"],
+            format!("distribution:{dist}")
+        );
+        let stored: Vec<String> = stored_keys(&dir)
+            .iter()
+            .map(|k| String::from_utf8(hex::decode(k).unwrap()).unwrap())
+            .collect();
+        assert_eq!(&stored, keys, "{dist}");
+    }
+}

@@ -245,3 +245,98 @@ fn at_build_counts_every_table_written_as_a_model() {
     );
     assert_eq!(count(run, "models_learned_background"), 0, "{run}");
 }
+
+/// The keys in `dir`'s database, as text, in key order.
+fn stored_text_keys(dir: &std::path::Path) -> Vec<String> {
+    ok(augur(&["--db", dir.to_str().unwrap(), "--hex", "scan"]))
+        .lines()
+        .map(|l| String::from_utf8(hex::decode(l.split('\t').next().unwrap()).unwrap()).unwrap())
+        .collect()
+}
+
+/// With `--keys-text`, YCSB's records are the file's keys: `ycsb-load` writes exactly them,
+/// the workloads read and update them (every read finds its record), and the records D and E
+/// insert get keys derived from them (`<source key>#<record number>`, never a source key),
+/// which later reads find too.
+#[test]
+fn ycsb_records_are_the_keys_of_a_text_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("keys.txt");
+    let source: Vec<String> = (0..300)
+        .map(|i| {
+            format!(
+                "tenant/{}/doc-{:05}",
+                ["eu", "us", "ap"][i % 3],
+                i * 7919 % 100_000
+            )
+        })
+        .collect();
+    std::fs::write(&file, source.join("\n")).unwrap();
+    let dir = tmp.path().join("db");
+    let recs = bench_json(
+        &dir,
+        &[
+            &format!("--keys-text={}", file.display()),
+            "--benchmarks=ycsb-load,ycsb-a,ycsb-d,ycsb-e,ycsb-f,ycsb-c",
+            "--reads=400",
+            "--scan-length=5",
+        ],
+    );
+    let load = record(&recs, "ycsb-load");
+    assert_eq!(count(load, "ops"), 300);
+    assert_eq!(
+        load["config"]["key_source"],
+        format!("text:{}", file.display())
+    );
+    assert_eq!(load["config"]["insert_order"], "source");
+    let mut inserted = 0;
+    for name in ["ycsb-a", "ycsb-d", "ycsb-e", "ycsb-f", "ycsb-c"] {
+        let r = record(&recs, name);
+        assert_eq!(count(r, "ops"), 400, "{r}");
+        assert_eq!(r["insert_order"], "source", "{r}");
+        if name != "ycsb-e" {
+            let gets = count(r, "reads") + count(r, "read_modify_writes");
+            assert!(gets > 0, "{r}");
+            assert_eq!(count(r, "found"), gets, "{r}");
+        } else {
+            assert!(count(r, "scans") > 0, "{r}");
+        }
+        inserted += count(r, "inserts");
+    }
+    assert!(count(record(&recs, "ycsb-d"), "inserts") > 0);
+    assert!(count(record(&recs, "ycsb-e"), "inserts") > 0);
+    // The database: every source key, and one derived key per insert.
+    let keys = stored_text_keys(&dir);
+    assert_eq!(keys.len() as u64, 300 + inserted);
+    let (loaded, derived): (Vec<&String>, Vec<&String>) =
+        keys.iter().partition(|k| !k.contains('#'));
+    let mut want = source.clone();
+    want.sort();
+    assert_eq!(loaded, want.iter().collect::<Vec<_>>());
+    let mut numbers = Vec::new();
+    for k in derived {
+        let (base, n) = k.rsplit_once('#').unwrap();
+        assert!(want.binary_search(&base.to_string()).is_ok(), "{k}");
+        numbers.push(n.parse::<u64>().unwrap());
+    }
+    // The inserted records are numbered on from the loaded ones, each once.
+    numbers.sort_unstable();
+    assert_eq!(numbers, (300..300 + inserted).collect::<Vec<_>>());
+}
+
+/// `--insert-order` names YCSB's own keys, so it is refused with a key source.
+#[test]
+fn insert_order_with_a_key_source_is_refused() {
+    let o = augur(&[
+        "bench",
+        "--distribution=redis",
+        "--num=10",
+        "--insert-order=ordered",
+        "--benchmarks=ycsb-load",
+    ]);
+    let err = common::fails(o);
+    assert!(
+        err.contains("--insert-order names YCSB's own keys"),
+        "{err}"
+    );
+}

@@ -76,7 +76,7 @@ impl Runner {
             let mut meter = Meter::new(record);
             for i in lo..hi {
                 let n = match order {
-                    Order::Sequential => i,
+                    Order::Sequential => keys.sequential(i),
                     Order::Drawn => rng.gen_range(0..num),
                     Order::Shuffled => shuffled.get(i as usize).copied().unwrap_or(i),
                 };

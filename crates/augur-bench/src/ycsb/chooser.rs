@@ -1,7 +1,7 @@
 //! YCSB's key choosers (`--request-distribution`): which record each operation of a
-//! `ycsb-*` workload touches. A chooser returns a record *number*; `ycsb.rs` turns it into a
-//! key (`KeyOrder`), so whether records close in number are close in key order depends on
-//! `--insert-order`, not on the chooser.
+//! `ycsb-*` workload touches. A chooser returns a record *number*; `ycsb/naming.rs` turns it
+//! into a key (`Records`), so whether records close in number are close in key order depends
+//! on `--insert-order` (or a key source, whose records are in key order), not on the chooser.
 //!
 //! - `uniform`: uniform over the records present.
 //! - `zipfian`: YCSB's `ScrambledZipfianGenerator`: zipfian with θ = 0.99 over 10¹⁰ items,

@@ -3,7 +3,8 @@
 //! peer (except the refusal without it): a build without the feature refuses the peer
 //! clearly, a fill and reads on the peer find what the fill wrote, a fresh fill refuses a
 //! directory holding a foreign file, a peer without direct reads refuses them, hotspot reads
-//! find what Augur's find, and reading fields of the JSON records.
+//! find what Augur's find, every benchmark runs on text keys as on Augur, and reading fields
+//! of the JSON records.
 
 use super::{augur, bench_json_on, fails_with_error, peer_and_augur, record};
 use serde_json::Value;
@@ -130,6 +131,76 @@ pub fn hotspot_reads_find_what_augur_finds(root: &Path, engine: &str) {
         );
         assert_eq!(record(&peer, name)["read_distribution"], "hotspot");
     }
+}
+
+/// On text keys (`--distribution=composite`, the same keys on both engines), every kind of
+/// benchmark runs on `engine` as on Augur, in directories under `root`: the fill writes every
+/// key once, random reads and seeks find every key, no missing key is found, the mixed and
+/// concurrent reads find every key, and YCSB's load and workloads on the source's keys —
+/// inserts included — count and find exactly what Augur's do.
+pub fn text_keys_find_what_augur_finds(root: &Path, engine: &str) {
+    let (peer, ours) = peer_and_augur(
+        root,
+        engine,
+        &[
+            "--distribution=composite",
+            "--num=600",
+            "--reads=300",
+            "--scan-length=5",
+            "--benchmarks=fillrandom,readrandom,readmissing,seekrandom,readrandomwriterandom,\
+             readwhilewriting,flush,readseq,readreverse,deleterandom,ycsb-load,ycsb-a,ycsb-d,\
+             ycsb-e,ycsb-f,readseq",
+        ],
+    );
+    assert_eq!(field(&peer, "fillrandom", "ops"), 600);
+    for name in ["readrandom", "seekrandom", "readwhilewriting"] {
+        assert_eq!(field(&peer, name, "found"), 300, "{name}");
+    }
+    assert_eq!(field(&peer, "readmissing", "found"), 0);
+    // The mix's gets (its draws are Augur's) all find their keys, as Augur's do.
+    for (name, key) in [
+        ("readrandomwriterandom", "found"),
+        ("deleterandom", "ops"),
+        ("readseq", "ops"),
+        ("readreverse", "ops"),
+        ("ycsb-load", "ops"),
+    ] {
+        assert_eq!(
+            field(&peer, name, key),
+            field(&ours, name, key),
+            "{name} {key}"
+        );
+    }
+    for name in ["ycsb-a", "ycsb-d", "ycsb-e", "ycsb-f"] {
+        assert_eq!(record(&peer, name)["insert_order"], "source");
+        for kind in [
+            "reads",
+            "updates",
+            "inserts",
+            "scans",
+            "read_modify_writes",
+            "found",
+        ] {
+            assert_eq!(
+                record(&peer, name)[kind],
+                record(&ours, name)[kind],
+                "{name} {kind}"
+            );
+        }
+        if name != "ycsb-e" {
+            let gets = field(&peer, name, "reads") + field(&peer, name, "read_modify_writes");
+            assert_eq!(field(&peer, name, "found"), gets, "{name}");
+        }
+    }
+    // The last readseq (after YCSB) sees the loaded keys and the inserted ones.
+    let last = |r: &[Value]| {
+        r.iter()
+            .rev()
+            .find(|x| x["benchmark"] == "readseq")
+            .unwrap()["ops"]
+            .clone()
+    };
+    assert_eq!(last(&peer), last(&ours));
 }
 
 /// The unsigned `field` of the (first) record of benchmark `name`.
