@@ -91,7 +91,7 @@ pub struct BenchArgs {
     pub keys_text: Option<PathBuf>,
     /// Synthetic keys of this distribution (--num of them, deterministic by --seed): u64
     /// keys; or text keys: `strings` (printable, with a shared prefix; see --string-*-len),
-    /// `composite` (<table>:<id>:<field>, zipfian ids), `redis` (key:%012d, the numbers
+    /// `composite` (`<table>:<id>:<field>`, zipfian ids), `redis` (key:%012d, the numbers
     /// 0..num).
     #[arg(long, value_enum)]
     pub distribution: Option<Distribution>,

@@ -60,7 +60,7 @@ const CHUNK: usize = 7;
 const SMALL_NODE_KEYS: u64 = 16;
 
 /// The projection of `key` at `depth` (REQUIRES: `key` is at least `depth` bytes long — the
-/// caller checked the node prefix): the next [`CHUNK`] bytes big-endian, zero-padded, then one
+/// caller checked the node prefix): the next 7 (`CHUNK`) bytes big-endian, zero-padded, then one
 /// byte holding how many bytes of the key follow `depth`, at most `CHUNK + 1`. Monotone: a key
 /// ending inside the chunk is a prefix of every key with the same padded bytes and a larger
 /// count, so it sorts before them; two keys that both go on past the chunk tie.
