@@ -103,6 +103,7 @@ def open(
     rmi_leaves: int = 0,
     rmi_root: str = "linear",
     fiting_fanout: int = 16,
+    string_run_limit: int = 16,
     value_log_gc_ratio: float = 0.5,
     no_level_merge: bool = False,
     level_merge_threshold: float = 0.1,
@@ -115,8 +116,9 @@ def open(
 
     The keyword arguments are the engine options of the ``augur`` CLI with the same
     names and defaults: ``index`` is one of fence, plr, pgm, rs, rmi, fiting, plex,
-    auto (the model chooser, within ``model_memory_budget``: "fence", "unlimited" or
-    bytes per key such as "0.5");
+    string (the string tree, for keys whose distinguishing bytes sit deep such as paths
+    and URLs; ``string_run_limit`` is its redirect threshold), auto (the model chooser,
+    within ``model_memory_budget``: "fence", "unlimited" or bytes per key such as "0.5");
     ``learning`` one of never, at-build, always, cost-benefit, lazy, offline;
     ``compaction`` leveled or flsm (``None``, the default: the style the database was
     created with, leveled for a new one; a conflicting style raises); ``read_mode`` mmap,

@@ -29,6 +29,7 @@ const KEYWORD_OF_FIELD: &[(&str, &str)] = &[
     ("index_tuning.radix_bits", "radix_bits"),
     ("index_tuning.rmi_leaves", "rmi_leaves"),
     ("index_tuning.fiting_fanout", "fiting_fanout"),
+    ("index_tuning.string_run_limit", "string_run_limit"),
     ("flsm.top_level_bits", "flsm_top_level_bits"),
     ("flsm.bit_decrement", "flsm_bit_decrement"),
     ("flsm.level_size_runs", "flsm_level_size_runs"),
