@@ -175,8 +175,8 @@ pub enum IndexKind {
     Fiting = 6,
     /// PLEX: spline points indexed by a self-tuned compact radix tree ([`plex`]).
     Plex = 7,
-    /// String tree: models of the kind `IndexTuning::string_node` over the bytes past each
-    /// region's shared prefix, a tree of them where keys share more ([`string_tree`]).
+    /// String tree: Greedy-PLR segments over the bytes past each region's shared prefix, a
+    /// tree of them where keys share more ([`string_tree`]).
     StringTree = 8,
 }
 
@@ -253,8 +253,6 @@ pub struct IndexTuning {
     pub rmi_root: RmiRoot,
     /// FITing-Tree: fanout of the B+-tree over the segments (2..=256). Default 16.
     pub fiting_fanout: u32,
-    /// String tree: the kind of its node models (any but the string tree). Default PLR.
-    pub string_node: IndexKind,
     /// String tree: keys a node keeps per projection before the run gets a child (≥ 1).
     /// Default 16.
     pub string_run_limit: u32,
@@ -268,7 +266,6 @@ impl Default for IndexTuning {
             rmi_leaves: 0,
             rmi_root: RmiRoot::Linear,
             fiting_fanout: 16,
-            string_node: IndexKind::Plr,
             string_run_limit: string_tree::DEFAULT_RUN_LIMIT,
         }
     }
@@ -333,13 +330,13 @@ fn keys_only() -> Error {
     Error::InvalidArgument("a string tree is trained from keys, not projections".into())
 }
 
-/// The configuration of a string tree's node models under `config`.
+/// The integer model of the string tree's segments under `config` (Greedy-PLR at its error
+/// bound): what a level model over projections uses when files use string trees.
 pub fn string_node_config(config: &IndexConfig) -> IndexConfig {
-    let kind = match config.tuning.string_node {
-        IndexKind::StringTree => IndexKind::Plr,
-        kind => kind,
-    };
-    IndexConfig { kind, ..*config }
+    IndexConfig {
+        kind: IndexKind::Plr,
+        ..*config
+    }
 }
 
 /// Trains an index of `config` over `keys`, the keys of one file in order with their common
@@ -352,7 +349,7 @@ pub fn train_keys(config: &IndexConfig, keys: &[&[u8]]) -> Result<Box<dyn Index>
     if config.kind == IndexKind::StringTree {
         let tree = string_tree::StringTree::build(
             keys,
-            &string_node_config(config),
+            config.error_bound,
             config.tuning.string_run_limit,
         )?;
         return Ok(Box::new(tree));
@@ -375,9 +372,8 @@ pub fn documented_max_window(config: &IndexConfig) -> Option<u64> {
         IndexKind::Rmi => rmi::documented_max_window(config),
         IndexKind::Fiting => fiting::documented_max_window(config),
         IndexKind::Plex => plex::documented_max_window(config),
-        IndexKind::StringTree => {
-            documented_max_window(&string_node_config(config)).map(|w| w.max(1))
-        }
+        // Segments' windows, or a node no wider than one.
+        IndexKind::StringTree => Some(2 * u64::from(config.error_bound) + 1),
     }
 }
 

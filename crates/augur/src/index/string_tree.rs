@@ -12,12 +12,21 @@
 //!
 //! A **node** covers a contiguous range of the file's positions whose keys all start with the
 //! node's prefix (the file's common prefix for the root; for a child, its parent's prefix
-//! plus `extra`, the bytes its own keys share beyond it). It holds a model of any kind of the
-//! zoo over its keys' projections at its depth ([`project_at`]: the next 7 bytes after the
-//! prefix and how many bytes follow, so a key that ends sorts before its extensions), and a
-//! sorted table of **redirects**: a run of more than `run_limit` keys sharing one projection
-//! gets a child covering exactly that run, whose depth is the run's longest common prefix.
-//! A run of identical keys (the versions of one user key) becomes a leaf: nothing to model.
+//! plus `extra`, the bytes its own keys share beyond it). It holds Greedy-PLR segments (error
+//! bound δ) over its keys' projections at its depth ([`project_at`]: the next 7 bytes after
+//! the prefix and how many bytes follow, so a key that ends sorts before its extensions),
+//! and **redirects**: a run of more than `run_limit` keys sharing one projection gets a
+//! child covering exactly that run, whose depth is the run's longest common prefix. A run
+//! of identical keys (the versions of one user key) becomes a leaf: nothing to model. A
+//! node no wider than a segment's window keeps no segments: its window is the whole node.
+//!
+//! # Layout
+//!
+//! Flat and breadth-first, so model memory is a few arrays and not a model object per node
+//! (what made the first layout nine times the fence pointers' bytes): the nodes in one
+//! array, a node's children contiguous in it (so a redirect is only its projection, kept
+//! beside the child), the nodes' prefix bytes, segments and redirect hash slots each in one
+//! array in node order. Positions are `u32` (a tree indexes at most `u32::MAX` keys).
 //!
 //! A lookup walks down: at each node it projects the key, and either follows a redirect (the
 //! key then either carries the child's `extra` and descends, or it orders before or after all
@@ -32,14 +41,15 @@
 //! lo <= lb(k) < hi + run_limit        hi <= n + 1        hi - lo <= max_window
 //! ```
 //!
-//! where `max_window` is the widest node model window. The window holds the start of the
+//! where `max_window` is the widest node window (`2δ + 1`, or a small node's `len + 1`). The window holds the start of the
 //! run of keys sharing `k`'s projection in its node, and the lower bound lies in that run,
 //! which is at most `run_limit` keys long (a longer one has a child): when every key of the
 //! window is smaller than `k`, the reader goes on past `hi` as it does through the runs of
 //! equal projections of the integer models ([`super`]), at most `run_limit` keys. The window
 //! is not widened by `run_limit` up front: most projections are one key's.
 
-use super::{builder, decode, projection, Index, IndexConfig, IndexKind, Window, MAX_KEYS};
+use super::plr::GreedyPlr;
+use super::{projection, Index, IndexKind, Window};
 use crate::coding::{put_u32, put_u64, put_varint, Decoder};
 use crate::error::{Error, Result};
 use std::cmp::Ordering;
@@ -55,9 +65,12 @@ const MAX_DEPTH: usize = 4096;
 /// Bytes of key each level of projection reads.
 const CHUNK: usize = 7;
 
-/// Keys of a node that gets no model when its model kind's window is not known in advance
-/// (RMI): one more than this is the window the whole node makes.
-const SMALL_NODE_KEYS: u64 = 16;
+/// Rounding slack added to δ on each side of a prediction (as PLR's: above the `f64` error
+/// of a prediction, far below one position).
+const SLACK: f64 = 1.0 / 64.0;
+
+/// The most keys a tree indexes (positions are `u32`).
+pub const MAX_TREE_KEYS: u64 = u32::MAX as u64 - 1;
 
 /// The projection of `key` at `depth` (REQUIRES: `key` is at least `depth` bytes long — the
 /// caller checked the node prefix): the next 7 (`CHUNK`) bytes big-endian, zero-padded, then one
@@ -118,60 +131,62 @@ impl KeyArena {
     }
 }
 
-/// A string tree over the keys of one file (see the module doc), laid out flat: nodes in one
-/// array (the root first), their prefix bytes, redirects and hash slots in three more, and
-/// the models of the nodes that have one in a fifth, so a lookup's descent touches few
-/// cache lines per level.
+/// A string tree over the keys of one file (see the module doc).
 #[derive(Debug)]
 pub struct StringTree {
+    /// Breadth-first: the root first, each node's children contiguous and in key order.
     nodes: Box<[Node]>,
-    /// Each node's `extra` bytes (a root leaf's key), concatenated.
+    /// `child_x[i]`: the projection in its parent that leads to node `i` (root: 0).
+    child_x: Box<[u64]>,
+    /// The nodes' `extra` bytes in node order (a root leaf: its key); node `i`'s end where
+    /// node `i + 1`'s start.
     bytes: Box<[u8]>,
-    /// Each node's redirects, ascending by projection within the node's range.
-    redirects: Box<[Redirect]>,
-    /// Open-addressing slots of the nodes with more than [`LINEAR_REDIRECTS`] redirects:
-    /// the index of a redirect within its node's range plus one (0: empty).
+    /// Segment starts (projections), in node order; node `i`'s end where node `i + 1`'s
+    /// start.
+    seg_x: Box<[u64]>,
+    /// Segment slopes (positions per unit of projection).
+    seg_slope: Box<[f64]>,
+    /// Segment start positions, relative to their node's base.
+    seg_pos: Box<[u32]>,
+    /// Open-addressing tables of the nodes with more than [`LINEAR_REDIRECTS`] children:
+    /// the child's index among its siblings plus one (0: empty).
     slots: Box<[u32]>,
-    /// The nodes' models.
-    models: Box<[Box<dyn Index>]>,
     /// Keys a node keeps per projection at most (longer runs have children).
     run_limit: u32,
+    /// The segments' error bound δ.
+    delta: u32,
     /// The widest window a search returns.
     max_window: u64,
-    size_bytes: usize,
 }
 
 /// One node of a [`StringTree`]: positions `[base, base + len)`.
 #[derive(Debug, Clone, Copy)]
 struct Node {
-    base: u64,
-    len: u64,
-    /// `bytes[extra.0 .. extra.0 + extra.1]`: what every key of the node shares beyond its
-    /// parent's prefix (a root leaf: its key).
-    extra: (u32, u32),
-    /// `redirects[redirects.0 .. redirects.0 + redirects.1]`.
-    redirects: (u32, u32),
-    /// `slots[slots.0 .. slots.0 + slots.1]` (a power of two, or 0: scan the redirects).
-    slots: (u32, u32),
-    /// What the node holds: [`LEAF`], [`WHOLE`], or the index of its model.
-    model: u32,
+    base: u32,
+    len: u32,
+    /// Start of its `extra` bytes in [`StringTree::bytes`].
+    extra_start: u32,
+    /// Its first child's index ([`LEAF`] for a leaf).
+    first_child: u32,
+    children: u32,
+    /// Start of its segments (none: the window is the whole node).
+    seg_start: u32,
+    /// Start of its redirect hash table (with more than [`LINEAR_REDIRECTS`] children).
+    slot_start: u32,
 }
 
-/// [`Node::model`] of a leaf: every key of the node is the same (versions of one user key).
+/// [`Node::first_child`] of a leaf: every key of the node is the same (versions of one user
+/// key).
 const LEAF: u32 = u32::MAX;
 
-/// [`Node::model`] of a node no wider than a model's window: the window is the whole node.
-const WHOLE: u32 = u32::MAX - 1;
-
-/// A projection whose run has a child node.
-#[derive(Debug, Clone, Copy)]
-struct Redirect {
-    x: u64,
-    child: u32,
-}
-
-/// Redirect tables this short are scanned (one or two cache lines) instead of hashed.
+/// Redirect lists this short are scanned (one or two cache lines) instead of hashed.
 const LINEAR_REDIRECTS: u32 = 8;
+
+/// The size of the hash table of a node with `children` children (a power of two, at most
+/// half full).
+fn table_len(children: u32) -> usize {
+    (children as usize * 2).next_power_of_two()
+}
 
 /// The home slot of projection `x` in a table of `mask + 1` slots.
 #[inline]
@@ -187,129 +202,61 @@ fn at(pos: u64) -> Window {
     }
 }
 
-/// The arrays a tree is assembled into, node by node (pre-order).
-#[derive(Default)]
-struct Arrays {
-    nodes: Vec<Node>,
-    bytes: Vec<u8>,
-    redirects: Vec<Redirect>,
-    slots: Vec<u32>,
-    models: Vec<Box<dyn Index>>,
+/// What [`StringTree::stats`] reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StringTreeStats {
+    /// Nodes, leaves included.
+    pub nodes: u64,
+    /// Nodes holding versions of one key.
+    pub leaves: u64,
+    /// Nodes with segments.
+    pub models: u64,
+    /// Segments of all nodes.
+    pub model_segments: u64,
+    /// Redirects (edges to children: every node but the root).
+    pub redirects: u64,
+    /// Bytes of the node array.
+    pub node_bytes: usize,
+    /// Bytes of the nodes' prefixes.
+    pub prefix_bytes: usize,
+    /// Bytes of the redirects' projections and hash slots.
+    pub redirect_bytes: usize,
+    /// Bytes of the segments.
+    pub model_bytes: usize,
+    /// Nodes visited per key, averaged over the keys (1: the root answers).
+    pub mean_depth: f64,
 }
 
-impl Arrays {
-    /// Reserves a node (filled in by [`Arrays::finish_node`] once its children exist) and
-    /// stores its `extra` bytes.
-    fn start_node(&mut self, base: u64, len: u64, extra: &[u8]) -> Result<usize, String> {
-        let start = u32::try_from(self.bytes.len()).map_err(|_| "string tree: too large")?;
-        let extra_len = u32::try_from(extra.len()).map_err(|_| "string tree: too large")?;
-        self.bytes.extend_from_slice(extra);
-        self.nodes.push(Node {
-            base,
-            len,
-            extra: (start, extra_len),
-            redirects: (0, 0),
-            slots: (0, 0),
-            model: WHOLE,
-        });
-        Ok(self.nodes.len() - 1)
-    }
-
-    /// Completes node `id` with its model and its redirects (ascending, distinct).
-    fn finish_node(&mut self, id: usize, model: u32, redirects: &[Redirect]) -> Result<(), String> {
-        let too_large = || "string tree: too large".to_string();
-        let start = u32::try_from(self.redirects.len()).map_err(|_| too_large())?;
-        let count = u32::try_from(redirects.len()).map_err(|_| too_large())?;
-        self.redirects.extend_from_slice(redirects);
-        let mut slots = (0, 0);
-        if count > LINEAR_REDIRECTS {
-            let len = (redirects.len() * 2).next_power_of_two();
-            let slot_start = u32::try_from(self.slots.len()).map_err(|_| too_large())?;
-            let table = self.slots.len();
-            self.slots.resize(table + len, 0);
-            for (i, r) in redirects.iter().enumerate() {
-                let mut at = redirect_slot(r.x, len - 1);
-                while self.slots[table + at] != 0 {
-                    at = (at + 1) & (len - 1);
-                }
-                self.slots[table + at] = i as u32 + 1;
-            }
-            slots = (slot_start, u32::try_from(len).map_err(|_| too_large())?);
-        }
-        let node = &mut self.nodes[id];
-        node.model = model;
-        node.redirects = (start, count);
-        node.slots = slots;
-        Ok(())
-    }
-
-    /// Stores `model` and returns its index.
-    fn add_model(&mut self, model: Box<dyn Index>) -> Result<u32, String> {
-        let id = u32::try_from(self.models.len())
-            .ok()
-            .filter(|&i| i < WHOLE)
-            .ok_or("string tree: too many models")?;
-        self.models.push(model);
-        Ok(id)
-    }
-
-    /// The tree of these arrays.
-    fn into_tree(self, run_limit: u32) -> StringTree {
-        let widest = self
-            .nodes
-            .iter()
-            .map(|n| match n.model {
-                LEAF => 1,
-                WHOLE => n.len + 1,
-                m => self.models[m as usize].max_window(),
-            })
-            .max()
-            .unwrap_or(1);
-        let size_bytes = std::mem::size_of::<StringTree>()
-            + self.nodes.len() * std::mem::size_of::<Node>()
-            + self.bytes.len()
-            + self.redirects.len() * std::mem::size_of::<Redirect>()
-            + self.slots.len() * 4
-            + self
-                .models
-                .iter()
-                .map(|m| m.size_bytes() + std::mem::size_of::<Box<dyn Index>>())
-                .sum::<usize>();
-        StringTree {
-            nodes: self.nodes.into(),
-            bytes: self.bytes.into(),
-            redirects: self.redirects.into(),
-            slots: self.slots.into(),
-            models: self.models.into(),
-            run_limit,
-            max_window: widest,
-            size_bytes,
-        }
-    }
+/// A node before layout: what the builder and the decoder produce, in pre-order.
+struct Draft {
+    base: u32,
+    len: u32,
+    /// Its `extra` bytes (a root leaf: its key).
+    extra: Vec<u8>,
+    leaf: bool,
+    /// Segments: (start projection, start position relative to `base`, slope).
+    segments: Vec<(u64, u32, f64)>,
+    /// Children: the projection leading to each, and its index in the draft list.
+    children: Vec<(u64, usize)>,
 }
 
 impl StringTree {
     /// Builds a tree over `keys` (the file's keys in order, each without the file's common
-    /// prefix; equal keys allowed), with node models of `config` (its kind must not be
-    /// [`IndexKind::StringTree`]) and runs of more than `run_limit` keys redirected.
+    /// prefix; equal keys allowed), with segments of error bound `delta` and runs of more
+    /// than `run_limit` keys redirected.
     ///
     /// # Errors
-    /// `InvalidArgument` for keys out of order, more than [`MAX_KEYS`] keys, a `run_limit` of
-    /// 0, or an invalid node configuration.
-    pub fn build(keys: &[&[u8]], config: &IndexConfig, run_limit: u32) -> Result<StringTree> {
+    /// `InvalidArgument` for keys out of order, more than [`MAX_TREE_KEYS`] keys or a
+    /// `run_limit` of 0.
+    pub fn build(keys: &[&[u8]], delta: u32, run_limit: u32) -> Result<StringTree> {
         if run_limit == 0 {
             return Err(Error::InvalidArgument(
                 "string tree: the run limit must be at least 1".into(),
             ));
         }
-        if config.kind == IndexKind::StringTree {
-            return Err(Error::InvalidArgument(
-                "string tree: node models cannot be string trees".into(),
-            ));
-        }
-        if keys.len() as u64 > MAX_KEYS {
+        if keys.len() as u64 > MAX_TREE_KEYS {
             return Err(Error::InvalidArgument(format!(
-                "string tree: more than {MAX_KEYS} keys"
+                "string tree: more than {MAX_TREE_KEYS} keys"
             )));
         }
         if let Some(i) = keys.windows(2).position(|w| w[0] > w[1]) {
@@ -318,15 +265,14 @@ impl StringTree {
                 i + 1
             )));
         }
-        let mut arrays = Arrays::default();
         let mut builder = TreeBuilder {
-            config,
+            delta,
             run_limit,
-            model_window: super::documented_max_window(config).unwrap_or(SMALL_NODE_KEYS + 1),
+            drafts: Vec::new(),
             scratch: Vec::new(),
         };
-        builder.node(&mut arrays, keys, 0, 0, &[], true)?;
-        Ok(arrays.into_tree(run_limit))
+        builder.node(keys, 0, 0, &[], true);
+        Ok(layout(builder.drafts, delta, run_limit))
     }
 
     /// The most keys a node keeps per projection (a window's reach past its end).
@@ -334,82 +280,161 @@ impl StringTree {
         self.run_limit
     }
 
-    /// The redirect of projection `x` in `node`, if it has one.
-    #[inline]
-    fn redirect(&self, node: &Node, x: u64) -> Option<&Redirect> {
-        let (start, count) = (node.redirects.0 as usize, node.redirects.1 as usize);
-        let own = self.redirects.get(start..start + count)?;
-        if node.slots.1 == 0 {
-            return own.iter().find(|r| r.x == x);
+    /// The segments' error bound δ.
+    pub fn error_bound(&self) -> u32 {
+        self.delta
+    }
+
+    /// What the tree is made of, and the bytes of each part.
+    pub fn stats(&self) -> StringTreeStats {
+        let mut depth = vec![1u64; self.nodes.len()];
+        let mut weighted = 0u64;
+        for (id, node) in self.nodes.iter().enumerate() {
+            let mut redirected = 0u64;
+            for c in self.children(node) {
+                depth[c] = depth[id] + 1;
+                redirected += u64::from(self.nodes[c].len);
+            }
+            weighted += (u64::from(node.len) - redirected) * depth[id];
         }
-        let (table, len) = (node.slots.0 as usize, node.slots.1 as usize);
+        StringTreeStats {
+            nodes: self.nodes.len() as u64,
+            leaves: self.nodes.iter().filter(|n| n.first_child == LEAF).count() as u64,
+            models: (0..self.nodes.len())
+                .filter(|&i| !self.segment_range(i).is_empty())
+                .count() as u64,
+            model_segments: self.seg_x.len() as u64,
+            redirects: self.nodes.len().saturating_sub(1) as u64,
+            node_bytes: self.nodes.len() * std::mem::size_of::<Node>(),
+            prefix_bytes: self.bytes.len(),
+            redirect_bytes: self.child_x.len() * 8 + self.slots.len() * 4,
+            model_bytes: self.seg_x.len() * 8 + self.seg_slope.len() * 8 + self.seg_pos.len() * 4,
+            mean_depth: weighted as f64 / self.len().max(1) as f64,
+        }
+    }
+
+    /// The indexes of `node`'s children.
+    fn children(&self, node: &Node) -> std::ops::Range<usize> {
+        if node.first_child == LEAF {
+            return 0..0;
+        }
+        let first = node.first_child as usize;
+        first..first + node.children as usize
+    }
+
+    /// Node `id`'s segments, as a range of the segment arrays.
+    #[inline]
+    fn segment_range(&self, id: usize) -> std::ops::Range<usize> {
+        let start = self.nodes.get(id).map_or(0, |n| n.seg_start as usize);
+        let end = self
+            .nodes
+            .get(id + 1)
+            .map_or(self.seg_x.len(), |n| n.seg_start as usize);
+        start..end.max(start)
+    }
+
+    /// Node `id`'s `extra` bytes.
+    #[inline]
+    fn extra(&self, id: usize) -> &[u8] {
+        let start = self.nodes.get(id).map_or(0, |n| n.extra_start as usize);
+        let end = self
+            .nodes
+            .get(id + 1)
+            .map_or(self.bytes.len(), |n| n.extra_start as usize);
+        self.bytes.get(start..end).unwrap_or_default()
+    }
+
+    /// The child of `node` reached by projection `x`, if it has one.
+    #[inline]
+    fn redirect(&self, node: &Node, x: u64) -> Option<usize> {
+        let range = self.children(node);
+        let own = self.child_x.get(range.clone())?;
+        if node.children <= LINEAR_REDIRECTS {
+            return own.iter().position(|&c| c == x).map(|i| range.start + i);
+        }
+        let len = table_len(node.children);
+        let table = node.slot_start as usize;
         let slots = self.slots.get(table..table + len)?;
         let mut at = redirect_slot(x, len - 1);
         loop {
             let i = (*slots.get(at)? as usize).checked_sub(1)?;
-            let r = own.get(i)?;
-            if r.x == x {
-                return Some(r);
+            if *own.get(i)? == x {
+                return Some(range.start + i);
             }
             at = (at + 1) & (len - 1);
         }
     }
 
-    /// The `extra` bytes of `node`.
+    /// The window of projection `x` in node `id` from its segments, relative to its base.
     #[inline]
-    fn extra(&self, node: &Node) -> &[u8] {
-        let (start, len) = (node.extra.0 as usize, node.extra.1 as usize);
-        self.bytes.get(start..start + len).unwrap_or_default()
+    fn segment_window(&self, id: usize, len: u64, x: u64) -> Window {
+        let range = self.segment_range(id);
+        if range.is_empty() {
+            return Window { lo: 0, hi: len + 1 };
+        }
+        let xs = &self.seg_x[range.clone()];
+        let i = xs.partition_point(|&s| s <= x);
+        if i == 0 {
+            // Below the node's first projection: before all its keys.
+            return at(0);
+        }
+        let seg = range.start + i - 1;
+        let pos = u64::from(self.seg_pos[seg]);
+        let next_pos = if i < xs.len() {
+            u64::from(self.seg_pos[seg + 1])
+        } else {
+            len
+        };
+        let predicted = pos as f64 + self.seg_slope[seg] * (x - xs[i - 1]) as f64;
+        // f64 `max`/`min` never panic; `as` floors, saturates and maps NaN to 0.
+        let p = predicted.max(pos as f64).min(next_pos as f64);
+        let reach = f64::from(self.delta) + SLACK;
+        let lo = super::ceil_position(p - reach).max(pos);
+        let hi = ((p + reach) as u64).saturating_add(1).min(next_pos + 1);
+        Window {
+            lo,
+            hi: hi.max(lo + 1),
+        }
     }
 
     /// The window of `rest`, a key without the file's common prefix (see the module doc).
     pub fn search_rest(&self, rest: &[u8]) -> Window {
-        let Some(mut node) = self.nodes.first() else {
-            return at(0);
-        };
+        let mut id = 0usize;
         let mut depth = 0usize;
-        let mut root = true;
         loop {
-            match node.model {
-                LEAF => {
-                    // A leaf holds one key: the lower bound is its start unless `rest` is
-                    // larger. (Below the root, the leaf's depth is its key's length.)
-                    let tail = if root { self.extra(node) } else { &[] };
-                    let larger = rest.get(depth..).unwrap_or_default() > tail;
-                    return at(node.base + if larger { node.len } else { 0 });
-                }
-                model => {
-                    let x = project_at(rest, depth);
-                    let Some(r) = self.redirect(node, x) else {
-                        let w = match self.models.get(model as usize) {
-                            Some(m) => m.search(x),
-                            None => Window {
-                                lo: 0,
-                                hi: node.len + 1,
-                            },
-                        };
-                        return Window {
-                            lo: node.base + w.lo,
-                            hi: (node.base + w.hi).min(node.base + node.len + 1),
-                        };
-                    };
-                    let Some(child) = self.nodes.get(r.child as usize) else {
-                        return at(node.base);
-                    };
-                    let extra = self.extra(child);
-                    let tail = rest.get(depth..).unwrap_or_default();
-                    let take = tail.len().min(extra.len());
-                    match tail[..take].cmp(&extra[..take]) {
-                        Ordering::Less => return at(child.base),
-                        Ordering::Greater => return at(child.base + child.len),
-                        // `rest` stops inside the child's prefix: before all its keys.
-                        Ordering::Equal if take < extra.len() => return at(child.base),
-                        Ordering::Equal => {
-                            depth += extra.len();
-                            node = child;
-                            root = false;
-                        }
-                    }
+            let Some(node) = self.nodes.get(id) else {
+                return at(0);
+            };
+            let (base, len) = (u64::from(node.base), u64::from(node.len));
+            if node.first_child == LEAF {
+                // A leaf holds one key: the lower bound is its start unless `rest` is
+                // larger. (Below the root, the leaf's depth is its key's length.)
+                let tail = if id == 0 { self.extra(0) } else { &[] };
+                let larger = rest.get(depth..).unwrap_or_default() > tail;
+                return at(base + if larger { len } else { 0 });
+            }
+            let x = project_at(rest, depth);
+            let Some(child) = self.redirect(node, x) else {
+                let w = self.segment_window(id, len, x);
+                return Window {
+                    lo: base + w.lo,
+                    hi: base + w.hi.min(len + 1),
+                };
+            };
+            let Some(c) = self.nodes.get(child) else {
+                return at(base);
+            };
+            let extra = self.extra(child);
+            let tail = rest.get(depth..).unwrap_or_default();
+            let take = tail.len().min(extra.len());
+            match tail[..take].cmp(&extra[..take]) {
+                Ordering::Less => return at(u64::from(c.base)),
+                Ordering::Greater => return at(u64::from(c.base) + u64::from(c.len)),
+                // `rest` stops inside the child's prefix: before all its keys.
+                Ordering::Equal if take < extra.len() => return at(u64::from(c.base)),
+                Ordering::Equal => {
+                    depth += extra.len();
+                    id = child;
                 }
             }
         }
@@ -419,109 +444,172 @@ impl StringTree {
     /// every invariant the search relies on.
     pub(super) fn decode_body(body: &[u8]) -> std::result::Result<StringTree, String> {
         let mut d = Decoder::new(body);
-        let (Some(run_limit), Some(n)) = (d.u32(), d.u64()) else {
+        let (Some(run_limit), Some(delta), Some(n)) = (d.u32(), d.u32(), d.u64()) else {
             return Err("string tree: truncated parameters".into());
         };
-        if run_limit == 0 || n > MAX_KEYS {
-            return Err(format!("string tree: run limit {run_limit}, {n} keys"));
+        if run_limit == 0 || n > MAX_TREE_KEYS || delta > u32::MAX / 4 {
+            return Err(format!(
+                "string tree: run limit {run_limit}, error bound {delta}, {n} keys"
+            ));
         }
-        let mut arrays = Arrays::default();
-        decode_node(&mut d, &mut arrays, 0, 0, n, true)?;
+        let mut drafts = Vec::new();
+        decode_node(&mut d, &mut drafts, 0, 0, n as u32, true)?;
         if !d.is_empty() {
             return Err(format!("string tree: {} trailing bytes", d.remaining()));
         }
-        Ok(arrays.into_tree(run_limit))
+        Ok(layout(drafts, delta, run_limit))
     }
 
     /// Appends the encoding of node `id` (pre-order; children's positions relative to
     /// their parent's base).
-    fn encode_node(&self, out: &mut Vec<u8>, id: usize, root: bool) {
+    fn encode_node(&self, out: &mut Vec<u8>, id: usize) {
         let Some(node) = self.nodes.get(id) else {
             return;
         };
-        if !root {
-            let extra = self.extra(node);
+        if id != 0 {
+            let extra = self.extra(id);
             put_varint(out, extra.len() as u64);
             out.extend_from_slice(extra);
         }
-        match node.model {
-            LEAF => {
-                out.push(0);
-                let tail = if root { self.extra(node) } else { &[] };
-                put_varint(out, tail.len() as u64);
-                out.extend_from_slice(tail);
-                return;
-            }
-            WHOLE => out.push(2),
-            m => {
-                out.push(1);
-                let mut encoded = Vec::new();
-                if let Some(model) = self.models.get(m as usize) {
-                    model.encode(&mut encoded);
-                }
-                put_varint(out, encoded.len() as u64);
-                out.extend_from_slice(&encoded);
+        if node.first_child == LEAF {
+            out.push(0);
+            let tail = if id == 0 { self.extra(0) } else { &[] };
+            put_varint(out, tail.len() as u64);
+            out.extend_from_slice(tail);
+            return;
+        }
+        let segments = self.segment_range(id);
+        if segments.is_empty() {
+            out.push(2);
+        } else {
+            out.push(1);
+            put_varint(out, segments.len() as u64);
+            for s in segments {
+                put_u64(out, self.seg_x[s]);
+                put_varint(out, u64::from(self.seg_pos[s]));
+                put_u64(out, self.seg_slope[s].to_bits());
             }
         }
-        let (start, count) = (node.redirects.0 as usize, node.redirects.1 as usize);
-        let own = self.redirects.get(start..start + count).unwrap_or_default();
-        put_varint(out, own.len() as u64);
-        for r in own {
-            let Some(child) = self.nodes.get(r.child as usize) else {
-                continue;
-            };
-            put_u64(out, r.x);
-            put_varint(out, child.base - node.base);
-            put_varint(out, child.len);
-            self.encode_node(out, r.child as usize, false);
+        let children = self.children(node);
+        put_varint(out, children.len() as u64);
+        for c in children {
+            let child = &self.nodes[c];
+            put_u64(out, self.child_x[c]);
+            put_varint(out, u64::from(child.base - node.base));
+            put_varint(out, u64::from(child.len));
+            self.encode_node(out, c);
         }
     }
 }
 
-/// Builds the nodes of a tree (see [`StringTree::build`]).
-struct TreeBuilder<'a> {
-    config: &'a IndexConfig,
+/// Lays the drafts (pre-order, the root first) out breadth-first.
+fn layout(drafts: Vec<Draft>, delta: u32, run_limit: u32) -> StringTree {
+    let mut order = Vec::with_capacity(drafts.len());
+    let mut child_x = Vec::with_capacity(drafts.len());
+    if !drafts.is_empty() {
+        order.push(0usize);
+        child_x.push(0u64);
+    }
+    let mut nodes = Vec::with_capacity(drafts.len());
+    let (mut bytes, mut seg_x, mut seg_slope, mut seg_pos, mut slots) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut max_window = 1u64;
+    let mut next = 0;
+    while let Some(&d) = order.get(next) {
+        next += 1;
+        let draft = &drafts[d];
+        let first_child = order.len() as u32;
+        for &(x, c) in &draft.children {
+            order.push(c);
+            child_x.push(x);
+        }
+        let children = draft.children.len() as u32;
+        let slot_start = slots.len() as u32;
+        if children > LINEAR_REDIRECTS {
+            let len = table_len(children);
+            let table = slots.len();
+            slots.resize(table + len, 0);
+            for (i, &(x, _)) in draft.children.iter().enumerate() {
+                let mut at = redirect_slot(x, len - 1);
+                while slots[table + at] != 0 {
+                    at = (at + 1) & (len - 1);
+                }
+                slots[table + at] = i as u32 + 1;
+            }
+        }
+        max_window = max_window.max(match (draft.leaf, draft.segments.is_empty()) {
+            (true, _) => 1,
+            (false, true) => u64::from(draft.len) + 1,
+            (false, false) => 2 * u64::from(delta) + 1,
+        });
+        nodes.push(Node {
+            base: draft.base,
+            len: draft.len,
+            extra_start: bytes.len() as u32,
+            first_child: if draft.leaf { LEAF } else { first_child },
+            children,
+            seg_start: seg_x.len() as u32,
+            slot_start,
+        });
+        bytes.extend_from_slice(&draft.extra);
+        for &(x, pos, slope) in &draft.segments {
+            seg_x.push(x);
+            seg_pos.push(pos);
+            seg_slope.push(slope);
+        }
+    }
+    StringTree {
+        nodes: nodes.into(),
+        child_x: child_x.into(),
+        bytes: bytes.into(),
+        seg_x: seg_x.into(),
+        seg_slope: seg_slope.into(),
+        seg_pos: seg_pos.into(),
+        slots: slots.into(),
+        run_limit,
+        delta,
+        max_window,
+    }
+}
+
+/// Builds the drafts of a tree (see [`StringTree::build`]).
+struct TreeBuilder {
+    delta: u32,
     run_limit: u32,
-    /// The window of the node models' kind: nodes no wider get no model.
-    model_window: u64,
+    drafts: Vec<Draft>,
     /// Projections, reused from node to node.
     scratch: Vec<u64>,
 }
 
-impl TreeBuilder<'_> {
-    /// Builds the node over `keys` (positions from `base`; every key starts with the
+impl TreeBuilder {
+    /// Drafts the node over `keys` (positions from `base`; every key starts with the
     /// `depth` bytes of the node's prefix, the last `extra` of them its own) and its
     /// subtree; returns its index.
-    fn node(
-        &mut self,
-        arrays: &mut Arrays,
-        keys: &[&[u8]],
-        depth: usize,
-        base: u64,
-        extra: &[u8],
-        root: bool,
-    ) -> Result<usize> {
-        let too_large = |e: String| Error::InvalidArgument(e);
-        let len = keys.len() as u64;
+    fn node(&mut self, keys: &[&[u8]], depth: usize, base: u32, extra: &[u8], root: bool) -> usize {
+        let len = keys.len() as u32;
+        let id = self.drafts.len();
         if let (Some(first), Some(last)) = (keys.first(), keys.last()) {
             if first == last {
                 // A root leaf keeps its key in place of the prefix it does not have.
                 let stored = if root { &first[..] } else { extra };
-                let id = arrays.start_node(base, len, stored).map_err(too_large)?;
-                arrays.finish_node(id, LEAF, &[]).map_err(too_large)?;
-                return Ok(id);
+                self.drafts.push(Draft {
+                    base,
+                    len,
+                    extra: stored.to_vec(),
+                    leaf: true,
+                    segments: Vec::new(),
+                    children: Vec::new(),
+                });
+                return id;
             }
         }
-        let id = arrays.start_node(base, len, extra).map_err(too_large)?;
         self.scratch.clear();
         self.scratch
             .extend(keys.iter().map(|k| project_at(k, depth)));
-        let model = if len + 1 > self.model_window {
-            let mut b = builder(self.config);
-            b.add_all(&self.scratch)?;
-            arrays.add_model(b.finish()?).map_err(too_large)?
+        let segments = if u64::from(len) + 1 > 2 * u64::from(self.delta) + 1 {
+            fit_segments(&self.scratch, self.delta)
         } else {
-            WHOLE
+            Vec::new()
         };
         // The runs of more than `run_limit` keys sharing a projection.
         let mut runs = Vec::new();
@@ -534,40 +622,66 @@ impl TreeBuilder<'_> {
             }
             start = end;
         }
-        let mut redirects = Vec::with_capacity(runs.len());
+        self.drafts.push(Draft {
+            base,
+            len,
+            extra: extra.to_vec(),
+            leaf: false,
+            segments,
+            children: Vec::with_capacity(runs.len()),
+        });
         for (x, start, end) in runs {
             let (first, last) = (keys[start], keys[end - 1]);
             // Equal projections with more than CHUNK bytes past `depth` share at least
             // CHUNK bytes; otherwise the keys are equal (a leaf).
             let shared = projection::common_prefix_len(first, last).max(depth);
             let child = self.node(
-                arrays,
                 &keys[start..end],
                 shared,
-                base + start as u64,
+                base + start as u32,
                 first.get(depth..shared).unwrap_or_default(),
                 false,
-            )?;
-            let child = u32::try_from(child)
-                .map_err(|_| Error::InvalidArgument("string tree: too many nodes".into()))?;
-            redirects.push(Redirect { x, child });
+            );
+            self.drafts[id].children.push((x, child));
         }
-        arrays
-            .finish_node(id, model, &redirects)
-            .map_err(too_large)?;
-        Ok(id)
+        id
     }
 }
 
+/// Greedy-PLR segments (error bound `delta`) over the lower-bound function of the sorted
+/// projections `xs`: each distinct projection at its first position, the gap before it as
+/// one step, and one point past the last (`lb = len`), so every projection above the last
+/// is predicted within `delta` of the node's end. Positions relative to the node.
+fn fit_segments(xs: &[u64], delta: u32) -> Vec<(u64, u32, f64)> {
+    let mut fit = GreedyPlr::new(delta);
+    let mut prev: Option<u64> = None;
+    for (pos, &x) in xs.iter().enumerate() {
+        let pos = pos as u64;
+        match prev {
+            Some(p) if p == x => continue,
+            Some(p) if p + 1 < x => fit.push_step(p + 1, x, pos),
+            _ => fit.push(x, pos),
+        }
+        prev = Some(x);
+    }
+    if let Some(last) = prev.filter(|&l| l < u64::MAX) {
+        fit.push(last + 1, xs.len() as u64);
+    }
+    fit.finish()
+        .into_iter()
+        .map(|s| (s.key, s.pos as u32, s.slope))
+        .collect()
+}
+
 /// Decodes a node covering positions `[base, base + len)` at tree level `level` into
-/// `arrays`; returns its index. The root carries no `extra` and may be empty; every other
-/// node holds a key.
+/// `drafts` (pre-order); returns its index. The root carries no `extra` and may be empty;
+/// every other node holds a key.
 fn decode_node(
     d: &mut Decoder<'_>,
-    arrays: &mut Arrays,
+    drafts: &mut Vec<Draft>,
     level: usize,
-    base: u64,
-    len: u64,
+    base: u32,
+    len: u32,
     root: bool,
 ) -> std::result::Result<usize, String> {
     if level > MAX_DEPTH {
@@ -577,6 +691,8 @@ fn decode_node(
         true => &[][..],
         false => d.length_prefixed().ok_or("string tree: truncated prefix")?,
     };
+    let too_large = || "string tree: too large".to_string();
+    let id = drafts.len();
     let tag = d.u8().ok_or("string tree: truncated node")?;
     if tag == 0 {
         if len == 0 {
@@ -586,54 +702,88 @@ fn decode_node(
         if !root && !tail.is_empty() {
             return Err("string tree: a leaf below the root with a tail".into());
         }
-        let id = arrays.start_node(base, len, if root { tail } else { extra })?;
-        arrays.finish_node(id, LEAF, &[])?;
+        let stored = if root { tail } else { extra };
+        u32::try_from(stored.len()).map_err(|_| too_large())?;
+        drafts.push(Draft {
+            base,
+            len,
+            extra: stored.to_vec(),
+            leaf: true,
+            segments: Vec::new(),
+            children: Vec::new(),
+        });
         return Ok(id);
     }
-    let id = arrays.start_node(base, len, extra)?;
-    let model = match tag {
-        2 => WHOLE,
+    let segments = match tag {
+        2 => Vec::new(),
         1 => {
-            let bytes = d.length_prefixed().ok_or("string tree: truncated model")?;
-            let model = decode(bytes, std::path::Path::new(""), 0).map_err(|e| e.to_string())?;
-            if model.kind() == IndexKind::StringTree || model.len() != len {
-                return Err(format!(
-                    "string tree: a {} model over {} keys in a node of {len}",
-                    model.kind().name(),
-                    model.len()
-                ));
+            let count = d.varint().ok_or("string tree: truncated segments")?;
+            // Each segment takes at least 17 bytes: a count beyond them is damage.
+            if count == 0 || count > d.remaining() as u64 / 17 {
+                return Err(format!("string tree: {count} segments"));
             }
-            arrays.add_model(model)?
+            let mut segments: Vec<(u64, u32, f64)> = Vec::with_capacity(count as usize);
+            for i in 0..count {
+                let (Some(x), Some(pos), Some(bits)) = (d.u64(), d.varint(), d.u64()) else {
+                    return Err("string tree: truncated segment".into());
+                };
+                let slope = f64::from_bits(bits);
+                let ordered = segments
+                    .last()
+                    .map_or(pos == 0, |&(px, pp, _)| px < x && u64::from(pp) <= pos);
+                if !ordered || pos > u64::from(len) {
+                    return Err(format!("string tree: segment {i} out of order"));
+                }
+                if !(slope.is_finite() && slope >= 0.0) {
+                    return Err(format!("string tree: segment {i} has slope {slope}"));
+                }
+                segments.push((x, pos as u32, slope));
+            }
+            segments
         }
         other => return Err(format!("string tree: node tag {other}")),
     };
+    drafts.push(Draft {
+        base,
+        len,
+        extra: extra.to_vec(),
+        leaf: false,
+        segments,
+        children: Vec::new(),
+    });
     let count = d.varint().ok_or("string tree: truncated redirects")?;
-    if count > len {
+    if count > u64::from(len) {
         return Err(format!("string tree: {count} redirects in {len} keys"));
     }
-    let mut redirects: Vec<Redirect> = Vec::with_capacity(count as usize);
-    let mut next_free = base;
+    let end = u64::from(base) + u64::from(len);
+    let mut next_free = u64::from(base);
+    let mut last_x = None;
     for _ in 0..count {
         let (Some(x), Some(start), Some(child_len)) = (d.u64(), d.varint(), d.varint()) else {
             return Err("string tree: truncated redirect".into());
         };
-        let child_base = base.checked_add(start).ok_or("string tree: position")?;
-        let child_end = child_base
-            .checked_add(child_len)
-            .ok_or("string tree: position")?;
-        if redirects.last().is_some_and(|r| r.x >= x)
+        let child_base = u64::from(base).saturating_add(start);
+        let child_end = child_base.saturating_add(child_len);
+        if last_x.is_some_and(|l| l >= x)
             || child_base < next_free
-            || child_end > base + len
+            || child_end > end
             || child_len == 0
         {
             return Err("string tree: redirects out of order".into());
         }
+        last_x = Some(x);
         next_free = child_end;
-        let child = decode_node(d, arrays, level + 1, child_base, child_len, false)?;
-        let child = u32::try_from(child).map_err(|_| "string tree: too many nodes")?;
-        redirects.push(Redirect { x, child });
+        // Both fit u32: they are within [base, base + len].
+        let child = decode_node(
+            d,
+            drafts,
+            level + 1,
+            child_base as u32,
+            child_len as u32,
+            false,
+        )?;
+        drafts[id].children.push((x, child));
     }
-    arrays.finish_node(id, model, &redirects)?;
     Ok(id)
 }
 
@@ -660,7 +810,12 @@ impl Index for StringTree {
     }
 
     fn size_bytes(&self) -> usize {
-        self.size_bytes
+        let s = self.stats();
+        std::mem::size_of::<Self>()
+            + s.node_bytes
+            + s.prefix_bytes
+            + s.redirect_bytes
+            + s.model_bytes
     }
 
     fn kind(&self) -> IndexKind {
@@ -668,18 +823,19 @@ impl Index for StringTree {
     }
 
     fn len(&self) -> u64 {
-        self.nodes.first().map_or(0, |n| n.len)
+        self.nodes.first().map_or(0, |n| u64::from(n.len))
     }
 
-    /// Nodes plus the segments of their models (a statistic).
+    /// Nodes plus their segments (a statistic).
     fn segments(&self) -> u64 {
-        self.nodes.len() as u64 + self.models.iter().map(|m| m.segments()).sum::<u64>()
+        self.nodes.len() as u64 + self.seg_x.len() as u64
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
         super::put_header(out, IndexKind::StringTree);
         put_u32(out, self.run_limit);
+        put_u32(out, self.delta);
         put_u64(out, self.len());
-        self.encode_node(out, 0, true);
+        self.encode_node(out, 0);
     }
 }

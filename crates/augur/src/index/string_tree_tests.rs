@@ -10,12 +10,7 @@ use proptest::prelude::*;
 /// A tree over `keys` (sorted) with PLR nodes of error bound `delta`.
 fn tree(keys: &[Vec<u8>], delta: u32, run_limit: u32) -> StringTree {
     let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-    let config = IndexConfig {
-        kind: IndexKind::Plr,
-        error_bound: delta,
-        ..IndexConfig::default()
-    };
-    StringTree::build(&refs, &config, run_limit).expect("build")
+    StringTree::build(&refs, delta, run_limit).expect("build")
 }
 
 /// Checks the contract for `query` (module doc of `string_tree.rs`).
@@ -242,16 +237,10 @@ fn deep_shared_prefixes_get_children() {
 /// Bad inputs are refused.
 #[test]
 fn refuses_unsorted_keys_and_bad_parameters() {
-    let config = IndexConfig::default();
     let keys: Vec<&[u8]> = vec![b"b", b"a"];
-    assert!(StringTree::build(&keys, &config, 16).is_err());
-    assert!(StringTree::build(&[b"a"], &config, 0).is_err());
-    let nested = IndexConfig {
-        kind: IndexKind::StringTree,
-        ..config
-    };
-    assert!(StringTree::build(&[b"a"], &nested, 16).is_err());
+    assert!(StringTree::build(&keys, 8, 16).is_err());
+    assert!(StringTree::build(&[b"a"], 8, 0).is_err());
     // An empty tree answers with the only window there is.
-    let empty = StringTree::build(&[], &config, 16).expect("empty");
+    let empty = StringTree::build(&[], 8, 16).expect("empty");
     assert_eq!(empty.search_rest(b"x"), Window { lo: 0, hi: 1 });
 }

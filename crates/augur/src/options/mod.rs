@@ -501,12 +501,6 @@ fn validate_index_tuning(t: &IndexTuning) -> Result<()> {
             "must be between 1 and 65536",
         ));
     }
-    if t.string_node == crate::index::IndexKind::StringTree {
-        return Err(invalid(
-            "index_tuning.string_node",
-            "must be an integer model (a string tree's nodes are not string trees)",
-        ));
-    }
     Ok(())
 }
 
