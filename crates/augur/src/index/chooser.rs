@@ -11,6 +11,13 @@
 //! Candidates larger than the budget are dropped; when nothing else fits, fence pointers are
 //! kept whatever their size (they are the baseline a file would otherwise use).
 //!
+//! Over byte keys ([`choose_keys`], what tables use): where the keys' projections collide
+//! (string keys that share their first bytes: paths, URLs, composite keys), an integer
+//! model's window holds only the start of a run of equal projections and the reader
+//! gallops through the run; the chooser measures that on a sample of the keys and then
+//! also tries string trees ([`super::string_tree`]) at the configured bound and run limit
+//! and at two and four times both, keeping the cheapest within the budget.
+//!
 //! # Cost model
 //!
 //! A lookup's locate cost is counted in binary-search steps over the file's slots (each a
@@ -30,7 +37,8 @@
 //! slot step costs about three times a step over a segment array. The choice is
 //! deterministic for given keys, configuration and budget.
 
-use super::{builder, Index, IndexConfig, IndexKind};
+use super::string_tree::StringTree;
+use super::{builder, Index, IndexConfig, IndexKind, Window};
 use crate::error::{Error, Result};
 
 /// How much memory the chooser may spend on one file's model.
@@ -168,6 +176,118 @@ pub fn choose(keys: &[u64], config: &IndexConfig, budget: ModelBudget) -> Result
     Ok(best)
 }
 
+/// Sampled keys per file when the chooser measures windows (over byte keys).
+const SAMPLES: usize = 4096;
+
+/// Projections shared this much (mean slot steps of galloping through runs of equal
+/// projections, per lookup) make integer models pay for collisions: string trees are tried.
+const COLLIDING: f64 = 0.05;
+
+/// Slot steps of locating the lower bound `lb` from `window`: a binary search of the window,
+/// then, when `lb` lies past it (in a run of equal projections), a gallop to it (two steps
+/// per doubling).
+fn locate_steps(window: Window, lb: u64) -> f64 {
+    let width = window.hi.saturating_sub(window.lo).max(1) as f64;
+    let mut steps = width.log2();
+    if lb >= window.hi {
+        steps += 2.0 * ((lb - window.hi + 2) as f64).log2();
+    }
+    steps
+}
+
+/// Mean slot steps to locate a sample of `keys` through `search` (each key's lower bound is
+/// its first position), as [`locate_steps`] counts them.
+fn sampled_locate_steps(keys: &[&[u8]], search: impl Fn(usize) -> Window) -> f64 {
+    if keys.is_empty() {
+        return 0.0;
+    }
+    let step = (keys.len() / SAMPLES).max(1);
+    let mut total = 0.0;
+    let mut count = 0usize;
+    for i in (0..keys.len()).step_by(step) {
+        let mut lb = i;
+        while lb > 0 && keys[lb - 1] == keys[i] {
+            lb -= 1;
+        }
+        total += locate_steps(search(i), lb as u64);
+        count += 1;
+    }
+    total / count as f64
+}
+
+/// Bytes of fence pointers at stride `stride` that tell these keys apart: each pointer holds
+/// its key's distinguishing prefix (one byte past what it shares with the key before it)
+/// and a position, so keys whose first 8 bytes collide need longer pointers. For keys told
+/// apart within 8 bytes this is about the 8 bytes per pointer of [`IndexKind::Fence`].
+pub fn string_fence_bytes(keys: &[&[u8]], stride: usize) -> usize {
+    let stride = stride.max(1);
+    (0..keys.len())
+        .step_by(stride)
+        .map(|i| {
+            let shared = match i {
+                0 => 0,
+                _ => super::projection::common_prefix_len(keys[i - 1], keys[i]),
+            };
+            (shared + 1).min(keys[i].len()).max(8) + 4
+        })
+        .sum()
+}
+
+/// The model chooser over a file's keys (without the file's common prefix, non-decreasing):
+/// [`choose`] over their projections, and, when the projections collide (the reader would
+/// gallop through runs of equal projections), string trees too — at the configured bound
+/// and run limit and at two and four times both — with every candidate's locate cost
+/// measured on a sample of the keys, collisions included. The budget's fence pointers are
+/// fence pointers that tell these keys apart ([`string_fence_bytes`]).
+///
+/// # Errors
+/// `InvalidArgument` when the keys are out of order or the configuration is invalid.
+pub fn choose_keys(
+    keys: &[&[u8]],
+    config: &IndexConfig,
+    budget: ModelBudget,
+) -> Result<Box<dyn Index>> {
+    let projected: Vec<u64> = keys
+        .iter()
+        .map(|k| super::projection::project(k, 0))
+        .collect();
+    let integer = choose(&projected, config, budget)?;
+    let steps = |idx: &dyn Index| sampled_locate_steps(keys, |i| idx.search(projected[i]));
+    let ideal = (integer.max_window().max(1) as f64).log2();
+    let integer_steps = steps(integer.as_ref());
+    if integer_steps < ideal + COLLIDING {
+        return Ok(integer);
+    }
+    let model_cost =
+        |idx: &dyn Index| predicted_cost(idx) - SLOT_STEP * (idx.max_window().max(1) as f64).log2();
+    let mut best_cost = model_cost(integer.as_ref()) + SLOT_STEP * integer_steps;
+    let mut best = integer;
+    let stride = 2 * config.error_bound as usize + 1;
+    let limit = match budget {
+        ModelBudget::FencePointers => string_fence_bytes(keys, stride),
+        other => budget_bytes(other, keys.len(), 0),
+    };
+    for scale in [1u32, 2, 4] {
+        let delta = config.error_bound.saturating_mul(scale);
+        let run_limit = config.tuning.string_run_limit.saturating_mul(scale);
+        let tree = StringTree::build(keys, delta, run_limit)?;
+        if tree.size_bytes() > limit {
+            continue;
+        }
+        let s = tree.stats();
+        let per_model = s.model_segments as f64 / s.models.max(1) as f64;
+        let cost = MODEL_STEP * (s.mean_depth - 1.0).max(0.0)
+            + MODEL_STEP * per_model.max(1.0).log2()
+            + EVAL
+            + SLOT_STEP * sampled_locate_steps(keys, |i| tree.search_rest(keys[i]));
+        if cost < best_cost {
+            best_cost = cost;
+            best = Box::new(tree);
+        }
+    }
+    Ok(best)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +371,47 @@ mod tests {
         let fence = build(&config(), IndexKind::Fence, 8, &keys).unwrap();
         let idx = choose(&keys, &config(), ModelBudget::FencePointers).unwrap();
         assert!(idx.size_bytes() <= fence.size_bytes());
+    }
+
+    /// Path-like keys whose first 8 bytes collide by the thousand: integer models would
+    /// gallop through the runs, so the chooser picks a string tree (within the budget of
+    /// fence pointers that tell the keys apart), whose windows keep the contract; keys told
+    /// apart by their first bytes keep the integer choice.
+    #[test]
+    fn colliding_projections_get_a_string_tree() {
+        let mut owned: Vec<Vec<u8>> = Vec::new();
+        for dir in [
+            "usr/share/icons/hicolor/",
+            "usr/share/doc/packages/",
+            "var/lib/db/",
+        ] {
+            for i in 0..4000 {
+                owned.push(format!("{dir}{:x}/file-{i:05}", i % 37).into_bytes());
+            }
+        }
+        owned.sort();
+        let keys: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+        let idx = choose_keys(&keys, &config(), ModelBudget::FencePointers).unwrap();
+        assert_eq!(idx.kind(), IndexKind::StringTree);
+        assert!(idx.size_bytes() <= string_fence_bytes(&keys, 17));
+        let reach = u64::from(config().tuning.string_run_limit) * 4;
+        for (i, k) in keys.iter().enumerate().step_by(7) {
+            let w = idx.search_key(k, b"");
+            assert!(w.lo <= i as u64 && (i as u64) < w.hi + reach, "{i}: {w:?}");
+        }
+
+        let numbers: Vec<Vec<u8>> = (0..20_000u64)
+            .map(|i| (i * 7919).to_be_bytes().to_vec())
+            .collect();
+        let keys: Vec<&[u8]> = numbers.iter().map(Vec::as_slice).collect();
+        let projected: Vec<u64> = keys
+            .iter()
+            .map(|k| super::super::projection::project(k, 0))
+            .collect();
+        let by_keys = choose_keys(&keys, &config(), ModelBudget::FencePointers).unwrap();
+        let by_projections = choose(&projected, &config(), ModelBudget::FencePointers).unwrap();
+        assert_eq!(by_keys.kind(), by_projections.kind());
+        assert_eq!(by_keys.segments(), by_projections.segments());
     }
 
     #[test]

@@ -201,7 +201,9 @@ impl Builder {
             stream: None,
             pending_overflow: 0,
             filter: FilterBuilder::new(opts.bloom_bits_per_key),
-            training: opts.model.map(|c| TrainingInput::for_config(&c)),
+            training: opts
+                .model
+                .map(|c| TrainingInput::for_config(&c, opts.model_budget.is_some())),
             smallest: None,
             last_key: Vec::new(),
             last_trailer: 0,
@@ -642,16 +644,18 @@ fn elapsed_ns(since: Instant) -> u64 {
 /// What an at-build model is trained from: one item per entry, in order (so positions are
 /// slot positions), against the stripped prefix.
 enum TrainingInput {
-    /// The keys' projections (the integer models, and the chooser).
+    /// The keys' projections (the integer models).
     Projections(Vec<u64>),
-    /// The keys without the prefix (a string tree).
+    /// The keys without the prefix (a string tree, and the chooser, which tries string
+    /// trees where projections collide).
     Keys(KeyArena),
 }
 
 impl TrainingInput {
-    /// The input a model of `config` trains from.
-    fn for_config(config: &IndexConfig) -> TrainingInput {
+    /// The input a model of `config` (chosen per file when `chooser`) trains from.
+    fn for_config(config: &IndexConfig, chooser: bool) -> TrainingInput {
         match config.kind {
+            _ if chooser => TrainingInput::Keys(KeyArena::default()),
             IndexKind::StringTree => TrainingInput::Keys(KeyArena::default()),
             _ => TrainingInput::Projections(Vec::new()),
         }
@@ -685,7 +689,11 @@ fn train_model(
         TrainingInput::Projections(p) => p,
         TrainingInput::Keys(keys) => {
             let mut out = Vec::new();
-            index::train_keys(config, &keys.keys())?.encode(&mut out);
+            let model = match budget {
+                Some(budget) => chooser::choose_keys(&keys.keys(), config, budget)?,
+                None => index::train_keys(config, &keys.keys())?,
+            };
+            model.encode(&mut out);
             return Ok(out);
         }
     };

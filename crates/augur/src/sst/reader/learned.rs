@@ -142,12 +142,12 @@ impl Table {
                 index::train_keys(config, &keys.keys())?
             }
             Some(budget) => {
-                let mut keys = Vec::with_capacity(usize::try_from(self.entries()).unwrap_or(0));
+                let mut keys = index::string_tree::KeyArena::default();
                 self.for_each_key(|key| {
-                    keys.push(projection::project(key, prefix_len));
+                    keys.push(key.get(prefix_len..).unwrap_or_default());
                     Ok(())
                 })?;
-                chooser::choose(&keys, config, budget)?
+                chooser::choose_keys(&keys.keys(), config, budget)?
             }
             None => {
                 // Projected in batches that stay in L1, fitted in one call per batch.

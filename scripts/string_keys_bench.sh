@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# String keys (issue 41): readrandom and seekrandom+10 of Augur's read paths on real string
+# key sets, in alternating rounds, with medians and ratios against the baseline path.
+#
+# Usage: scripts/string_keys_bench.sh [OUT]   (OUT: a directory for logs and the summary,
+# default target/string-keys)
+# Knobs (environment): ROUNDS (3), READS (500000), SETS (the shared string sets plus the
+# synthetic composite and redis keys), MODES (never plr string auto), VALUE (100),
+# AUGUR (target/release/augur), PEER (an augur binary built with --features rocksdb: adds
+# RocksDB in the same rounds; see below), COMPRESSION (none).
+#
+# Each round runs every mode once per set, in order, each on a fresh database:
+#   augur bench --keys-text SET --benchmarks fillrandom,compact,readrandom,seekrandom,stats
+#       --value_size 100 --value-separation-threshold 1024 --reads READS --seek_nexts 10
+#       MODE's flags (never: --learning never; plr / string / auto: --index NAME)
+# (compacted, in memory: the default mmap reads). The summary prints per set and mode the
+# median micros/op of readrandom and seekrandom, the ratio baseline / mode (above 1: faster
+# than the baseline path), the learned index memory and the database's bytes on disk.
+#
+# RocksDB: build the peer once with
+#   ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu CARGO_TARGET_DIR=target/peers \
+#     cargo build --release -p augur-cli --features rocksdb
+# and run with PEER=target/peers/release/augur.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-target/string-keys}
+ROUNDS=${ROUNDS:-3}
+READS=${READS:-500000}
+VALUE=${VALUE:-100}
+AUGUR=${AUGUR:-target/release/augur}
+PEER=${PEER:-}
+COMPRESSION=${COMPRESSION:-none}
+MODES=${MODES:-never plr string auto}
+DATA=../shared/datasets
+SETS=${SETS:-"$DATA/package_paths.txt $DATA/reversed_domains.txt $DATA/words_en_insane.txt composite:200000 redis:1000000"}
+DB=${DB:-/tmp/augur-string-keys-db}
+mkdir -p "$OUT"
+[ -x "$AUGUR" ] || cargo build --release -q -p augur-cli
+
+# The key source flags of a set: a file, or `distribution:count`.
+source_flags() {
+  case "$1" in
+    *:*) echo "--distribution ${1%%:*} --num ${1##*:}" ;;
+    *) echo "--keys-text $1" ;;
+  esac
+}
+
+mode_flags() {
+  case "$1" in
+    never) echo "--learning never" ;;
+    rocksdb) echo "--engine rocksdb" ;;
+    *) echo "--index $1" ;;
+  esac
+}
+
+LOG="$OUT/runs.tsv"
+: >"$LOG"
+for round in $(seq 1 "$ROUNDS"); do
+  for set in $SETS; do
+    modes=$MODES
+    [ -n "$PEER" ] && modes="$modes rocksdb"
+    for mode in $modes; do
+      bin=$AUGUR
+      [ "$mode" = rocksdb ] && bin=$PEER
+      rm -rf "$DB"
+      # shellcheck disable=SC2046
+      text=$("$bin" bench $(source_flags "$set") $(mode_flags "$mode") \
+        --benchmarks fillrandom,compact,readrandom,seekrandom,stats --value_size "$VALUE" \
+        --value-separation-threshold 1024 --reads "$READS" --seek_nexts 10 \
+        --compression "$COMPRESSION" --db "$DB" 2>&1) || { echo "$text" >&2; exit 1; }
+      read_us=$(echo "$text" | awk '$1 == "readrandom" && $2 == ":" {print $3}' | tail -1)
+      seek_us=$(echo "$text" | awk '$1 == "seekrandom" && $2 == ":" {print $3}' | tail -1)
+      model=$(echo "$text" | sed -n 's/.*learned index memory *\([0-9]*\) B.*/\1/p' | tail -1)
+      disk=$(du -sb "$DB" | cut -f1)
+      name=$(basename "$set" .txt)
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$name" "$mode" "$read_us" "$seek_us" \
+        "${model:-0}" "$disk" | tee -a "$LOG"
+    done
+  done
+done
+
+python3 - "$LOG" <<'PY' | tee "$OUT/summary.md"
+import statistics, sys
+from collections import defaultdict
+runs = defaultdict(list)
+for line in open(sys.argv[1]):
+    r, s, m, read, seek, model, disk = line.rstrip("\n").split("\t")
+    runs[(s, m)].append((float(read), float(seek), int(model), int(disk)))
+sets = list(dict.fromkeys(s for s, _ in runs))
+print("| key set | mode | readrandom us | seekrandom+10 us | read: never/mode | seek: never/mode | model bytes | disk bytes |")
+print("|---|---|---|---|---|---|---|---|")
+for s in sets:
+    base = runs.get((s, "never"))
+    bread = statistics.median(x[0] for x in base) if base else None
+    bseek = statistics.median(x[1] for x in base) if base else None
+    for (s2, m), xs in runs.items():
+        if s2 != s:
+            continue
+        read = statistics.median(x[0] for x in xs)
+        seek = statistics.median(x[1] for x in xs)
+        rr = f"{bread / read:.2f}x" if bread else ""
+        sr = f"{bseek / seek:.2f}x" if bseek else ""
+        print(f"| {s} | {m} | {read:.3f} | {seek:.3f} | {rr} | {sr} | {xs[-1][2]} | {xs[-1][3]} |")
+PY
