@@ -83,11 +83,21 @@ fn main() {
                 }
                 black_box(sum);
                 let lookup_ns = t.elapsed().as_nanos() as f64 / probes.len() as f64;
+                // How far each key lies from its window's middle (where the reader's scan
+                // starts): the slots a lookup compares are about this plus two.
+                let mut error_sum = 0u64;
+                for &i in &probes {
+                    let w = tree.search_rest(keys[i]);
+                    let mid = w.lo + (w.hi - w.lo) / 2;
+                    error_sum += mid.abs_diff(i as u64);
+                }
+                let mean_error = error_sum as f64 / probes.len() as f64;
                 println!(
                     "  delta {delta:>3} run {run_limit:>3}: {:>8} B ({:.2} B/key, {:.1}x fence {} B) \
                      nodes {} leaves {} models {} segments {} redirects {} | node {} prefix {} \
                      redirect {} model {} B | depth {:.2} max window {} | build {build_ms:.0} ms, \
-                     search {search_ns:.0} ns, lookup {lookup_ns:.0} ns ({:.2}x full)",
+                     search {search_ns:.0} ns, lookup {lookup_ns:.0} ns ({:.2}x full), \
+                     mean |error| {mean_error:.2}",
                     tree.size_bytes(),
                     tree.size_bytes() as f64 / n as f64,
                     tree.size_bytes() as f64 / fence_bytes as f64,

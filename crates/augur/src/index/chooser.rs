@@ -233,6 +233,67 @@ pub fn string_fence_bytes(keys: &[&[u8]], stride: usize) -> usize {
         .sum()
 }
 
+/// Cost of one redirect lookup at a node with children (a hash slot and a projection in
+/// arrays that are hot only near the root).
+pub const REDIRECT_CHECK: f64 = 2.0 * MODEL_STEP;
+
+/// The lookup cost of `tree` over `keys` in slot steps: per level below the root a compare
+/// of the child's prefix, a redirect lookup at each node with children on the way, the
+/// binary search of the answering node's segments (weighted by the keys each node
+/// answers), a line, and the slots located (measured on a sample of the keys).
+pub fn string_tree_cost(tree: &StringTree, keys: &[&[u8]]) -> f64 {
+    let s = tree.stats();
+    MODEL_STEP * (s.mean_depth - 1.0).max(0.0)
+        + REDIRECT_CHECK * s.mean_redirect_checks
+        + MODEL_STEP * s.mean_segment_steps
+        + EVAL
+        + SLOT_STEP * sampled_locate_steps(keys, |i| tree.search_rest(keys[i]))
+}
+
+/// The cost of an integer model over `keys` (their projections `projected`) in slot steps,
+/// the slots located measured on a sample of the keys (runs of equal projections included).
+fn integer_cost(idx: &dyn Index, keys: &[&[u8]], projected: &[u64]) -> f64 {
+    let window_steps = SLOT_STEP * (idx.max_window().max(1) as f64).log2();
+    predicted_cost(idx) - window_steps
+        + SLOT_STEP * sampled_locate_steps(keys, |i| idx.search(projected[i]))
+}
+
+/// Greedy-PLR at `config`'s bound over a file's keys (without the file's common prefix,
+/// non-decreasing), or, where the keys' projections collide so that the string tree's PLR
+/// segments (the same model, per region of shared prefix) are cheaper, the string tree:
+/// what `--index plr` trains over byte keys.
+///
+/// # Errors
+/// `InvalidArgument` when the keys are out of order or the configuration is invalid.
+pub fn plr_over_keys(keys: &[&[u8]], config: &IndexConfig) -> Result<Box<dyn Index>> {
+    let projected: Vec<u64> = keys
+        .iter()
+        .map(|k| super::projection::project(k, 0))
+        .collect();
+    let plr_config = IndexConfig {
+        kind: IndexKind::Plr,
+        ..*config
+    };
+    let mut b = builder(&plr_config);
+    b.add_all(&projected)?;
+    let plr = b.finish()?;
+    if !collides(plr.as_ref(), keys, &projected) {
+        return Ok(plr);
+    }
+    let tree = StringTree::build(keys, config.error_bound, config.tuning.string_run_limit)?;
+    if string_tree_cost(&tree, keys) < integer_cost(plr.as_ref(), keys, &projected) {
+        return Ok(Box::new(tree));
+    }
+    Ok(plr)
+}
+
+/// True when lookups through `idx` gallop through runs of equal projections (measured on a
+/// sample of the keys) more than [`COLLIDING`] slot steps on average.
+fn collides(idx: &dyn Index, keys: &[&[u8]], projected: &[u64]) -> bool {
+    let ideal = (idx.max_window().max(1) as f64).log2();
+    sampled_locate_steps(keys, |i| idx.search(projected[i])) >= ideal + COLLIDING
+}
+
 /// The model chooser over a file's keys (without the file's common prefix, non-decreasing):
 /// [`choose`] over their projections, and, when the projections collide (the reader would
 /// gallop through runs of equal projections), string trees too — at the configured bound
@@ -252,15 +313,10 @@ pub fn choose_keys(
         .map(|k| super::projection::project(k, 0))
         .collect();
     let integer = choose(&projected, config, budget)?;
-    let steps = |idx: &dyn Index| sampled_locate_steps(keys, |i| idx.search(projected[i]));
-    let ideal = (integer.max_window().max(1) as f64).log2();
-    let integer_steps = steps(integer.as_ref());
-    if integer_steps < ideal + COLLIDING {
+    if !collides(integer.as_ref(), keys, &projected) {
         return Ok(integer);
     }
-    let model_cost =
-        |idx: &dyn Index| predicted_cost(idx) - SLOT_STEP * (idx.max_window().max(1) as f64).log2();
-    let mut best_cost = model_cost(integer.as_ref()) + SLOT_STEP * integer_steps;
+    let mut best_cost = integer_cost(integer.as_ref(), keys, &projected);
     let mut best = integer;
     let stride = 2 * config.error_bound as usize + 1;
     let limit = match budget {
@@ -274,12 +330,7 @@ pub fn choose_keys(
         if tree.size_bytes() > limit {
             continue;
         }
-        let s = tree.stats();
-        let per_model = s.model_segments as f64 / s.models.max(1) as f64;
-        let cost = MODEL_STEP * (s.mean_depth - 1.0).max(0.0)
-            + MODEL_STEP * per_model.max(1.0).log2()
-            + EVAL
-            + SLOT_STEP * sampled_locate_steps(keys, |i| tree.search_rest(keys[i]));
+        let cost = string_tree_cost(&tree, keys);
         if cost < best_cost {
             best_cost = cost;
             best = Box::new(tree);

@@ -340,24 +340,31 @@ pub fn string_node_config(config: &IndexConfig) -> IndexConfig {
 }
 
 /// Trains an index of `config` over `keys`, the keys of one file in order with their common
-/// prefix removed: a string tree over their bytes, any other kind over their projections
-/// ([`projection::project`] at 0).
+/// prefix removed: a string tree over their bytes; PLR over their projections
+/// ([`projection::project`] at 0), or a string tree of PLR segments where the projections
+/// collide and the tree is cheaper ([`chooser::plr_over_keys`]); any other kind over their
+/// projections.
 ///
 /// # Errors
 /// As the builders': keys out of order, too many keys, an invalid configuration.
 pub fn train_keys(config: &IndexConfig, keys: &[&[u8]]) -> Result<Box<dyn Index>> {
-    if config.kind == IndexKind::StringTree {
-        let tree = string_tree::StringTree::build(
-            keys,
-            config.error_bound,
-            config.tuning.string_run_limit,
-        )?;
-        return Ok(Box::new(tree));
+    match config.kind {
+        IndexKind::StringTree => {
+            let tree = string_tree::StringTree::build(
+                keys,
+                config.error_bound,
+                config.tuning.string_run_limit,
+            )?;
+            Ok(Box::new(tree))
+        }
+        IndexKind::Plr => chooser::plr_over_keys(keys, config),
+        _ => {
+            let projected: Vec<u64> = keys.iter().map(|k| projection::project(k, 0)).collect();
+            let mut b = builder(config);
+            b.add_all(&projected)?;
+            b.finish()
+        }
     }
-    let projected: Vec<u64> = keys.iter().map(|k| projection::project(k, 0)).collect();
-    let mut b = builder(config);
-    b.add_all(&projected)?;
-    b.finish()
 }
 
 /// The largest window an index of `config` can return, when it is known before training (it

@@ -225,6 +225,10 @@ pub struct StringTreeStats {
     pub model_bytes: usize,
     /// Nodes visited per key, averaged over the keys (1: the root answers).
     pub mean_depth: f64,
+    /// Redirect lookups per key (nodes visited that have children), averaged over the keys.
+    pub mean_redirect_checks: f64,
+    /// Binary-search steps over the answering node's segments, averaged over the keys.
+    pub mean_segment_steps: f64,
 }
 
 /// A node before layout: what the builder and the decoder produce, in pre-order.
@@ -287,15 +291,23 @@ impl StringTree {
 
     /// What the tree is made of, and the bytes of each part.
     pub fn stats(&self) -> StringTreeStats {
+        // Per node: its depth and the redirect lookups on the way to it (itself included).
         let mut depth = vec![1u64; self.nodes.len()];
-        let mut weighted = 0u64;
+        let mut checks = vec![0u64; self.nodes.len()];
+        let (mut weighted, mut weighted_checks, mut weighted_steps) = (0u64, 0u64, 0.0f64);
         for (id, node) in self.nodes.iter().enumerate() {
+            checks[id] += u64::from(node.children > 0);
             let mut redirected = 0u64;
             for c in self.children(node) {
                 depth[c] = depth[id] + 1;
+                checks[c] = checks[id];
                 redirected += u64::from(self.nodes[c].len);
             }
-            weighted += (u64::from(node.len) - redirected) * depth[id];
+            let answered = u64::from(node.len) - redirected;
+            weighted += answered * depth[id];
+            weighted_checks += answered * checks[id];
+            let segments = self.segment_range(id).len();
+            weighted_steps += answered as f64 * (segments.max(1) as f64).log2();
         }
         StringTreeStats {
             nodes: self.nodes.len() as u64,
@@ -310,6 +322,8 @@ impl StringTree {
             redirect_bytes: self.child_x.len() * 8 + self.slots.len() * 4,
             model_bytes: self.seg_x.len() * 8 + self.seg_slope.len() * 8 + self.seg_pos.len() * 4,
             mean_depth: weighted as f64 / self.len().max(1) as f64,
+            mean_redirect_checks: weighted_checks as f64 / self.len().max(1) as f64,
+            mean_segment_steps: weighted_steps / self.len().max(1) as f64,
         }
     }
 

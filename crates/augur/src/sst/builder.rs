@@ -646,7 +646,7 @@ fn elapsed_ns(since: Instant) -> u64 {
 enum TrainingInput {
     /// The keys' projections (the integer models).
     Projections(Vec<u64>),
-    /// The keys without the prefix (a string tree, and the chooser, which tries string
+    /// The keys without the prefix (a string tree; PLR and the chooser, which try string
     /// trees where projections collide).
     Keys(KeyArena),
 }
@@ -656,7 +656,7 @@ impl TrainingInput {
     fn for_config(config: &IndexConfig, chooser: bool) -> TrainingInput {
         match config.kind {
             _ if chooser => TrainingInput::Keys(KeyArena::default()),
-            IndexKind::StringTree => TrainingInput::Keys(KeyArena::default()),
+            IndexKind::StringTree | IndexKind::Plr => TrainingInput::Keys(KeyArena::default()),
             _ => TrainingInput::Projections(Vec::new()),
         }
     }

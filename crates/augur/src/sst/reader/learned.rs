@@ -133,7 +133,11 @@ impl Table {
         let started = Instant::now();
         let prefix_len = self.prefix.len();
         let model = match budget {
-            None if config.kind == index::IndexKind::StringTree => {
+            None if matches!(
+                config.kind,
+                index::IndexKind::StringTree | index::IndexKind::Plr
+            ) =>
+            {
                 let mut keys = index::string_tree::KeyArena::default();
                 self.for_each_key(|key| {
                     keys.push(key.get(prefix_len..).unwrap_or_default());
