@@ -56,8 +56,10 @@ fn main() {
         }
         black_box(sum);
         let full_ns = t.elapsed().as_nanos() as f64 / probes.len() as f64;
+        let string_fence = augur::index::chooser::string_fence_bytes(&keys, 17);
         println!(
-            "{file}: {n} keys, common prefix {common} B; binary search of every key {full_ns:.0} ns"
+            "{file}: {n} keys, common prefix {common} B; binary search of every key {full_ns:.0} ns; \
+             fence pointers that tell the keys apart at stride 17: {string_fence} B"
         );
         for delta in list("DELTAS", &[8, 16, 32]) {
             for run_limit in list("RUN_LIMITS", &[16]) {
