@@ -225,16 +225,21 @@ impl DbInner {
 
 /// The sealed segments of `vlog` whose final size `version` does not record, with that size.
 ///
-/// A segment's size is final once it is sealed (a rollover or `ValueLog::seal` syncs it; a
-/// compaction's segment is sealed when it is added), and the next edit records it, so an open
+/// A segment's size is final once it is sealed and synced (a rollover or `ValueLog::seal`
+/// syncs it; a compaction's segment is sealed when it is added; one found at open is synced
+/// by the open or the next `ValueLog::sync`), and the next edit records it, so an open
 /// can tell a truncated segment from a whole one; the first open of a database from an older
 /// build records what it finds. Sizes only ever repeat the same value, so two edits racing
 /// to record one are harmless.
 pub(crate) fn unrecorded_sealed_segments(vlog: &ValueLog, version: &Version) -> Vec<(u64, u64)> {
+    // A segment an earlier process may have left unsynced waits for the next sync: recorded
+    // now, a power cut could shorten it below its recorded size.
+    let unsynced = vlog.unsynced_segments();
     vlog.segments()
         .into_iter()
         .filter(|s| {
             s.sealed
+                && !unsynced.contains(&s.id)
                 && !version.vlog_sealed.contains_key(&s.id)
                 && !version.vlog_deleted.contains(s.id)
                 // A compaction's segment is recorded once installed (an open removes an

@@ -104,6 +104,12 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
     let started = vlog.start_active(min_new_segment, &|id| {
         deleted.contains(id) || reserved.contains(&id) || sealed.contains_key(&id)
     })?;
+    // The edit below records the final size of every sealed segment the manifest does not
+    // know yet, and the replayed writes' table points into segments an earlier process may
+    // have stopped without syncing: both need those bytes durable first. (A segment can hold
+    // entries no WAL record names, e.g. after a WAL append failed, so this holds with nothing
+    // replayed too: recording a size a power cut then shortens refuses the next open.)
+    vlog.sync()?;
     // Persist what the WALs held as an L0 table, then start a fresh WAL.
     let wal_number = versions.new_file_number();
     let mut edit = VersionEdit {
@@ -115,7 +121,6 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
         ..VersionEdit::default()
     };
     if !replayed.mem.is_empty() {
-        vlog.sync()?;
         let id = versions.new_file_number();
         // Nothing reads yet: every shadowed entry goes, its value counted as garbage.
         let oldest_snapshot = replayed.last_seqno;
