@@ -27,15 +27,11 @@ fn options(fs: &FaultFs) -> Options {
 fn a_power_cut_after_an_open_that_sealed_an_unsynced_segment_keeps_the_database_open() {
     let fs = FaultFs::new();
     let db = Db::open("/db", options(&fs)).unwrap();
-    db.put(b"durable", b"value-0000-xxxxxxxxxxxxxxxx".to_vec())
-        .unwrap();
+    db.put(b"durable", b"value-0000-xxxxxxxxxxxxxxxx").unwrap();
     db.flush().unwrap();
     fs.fail_at(FaultOp::Write, 1, FaultMode::Tear);
     assert!(db
-        .put(
-            b"torn",
-            b"value-0001-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx".to_vec()
-        )
+        .put(b"torn", b"value-0001-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
         .is_err());
     drop(db);
     // A restart without a power cut: the torn bytes are still in the OS cache.
