@@ -45,7 +45,7 @@ TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(version_edit log_reader value_pointer sst_open vlog_segment sst_filter sst_fence
            index_fence index_plr index_pgm index_rs index_rmi index_fiting index_plex
-           cli_codec resp value_chunk sst_slots)
+           index_string cli_codec resp value_chunk sst_slots)
 fi
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
@@ -86,6 +86,16 @@ open(sys.argv[1] + "/build", "wb").write(b"\x01" + params + keys)
 open(sys.argv[1] + "/damaged", "wb").write(b"\x02" + params + keys + bytes([9, 0, 0x40] * 4))
 PY
 done
+# The string tree (fuzz/fuzz_targets/index_string.rs): path-like keys split at '\n', with
+# delta 8 and run limit 4 (mode 1), and the same damaged (mode 2).
+mkdir -p fuzz/corpus/index_string
+python3 - fuzz/corpus/index_string <<'PY'
+import sys
+keys = "\n".join(f"usr/share/doc/pkg{p}/file{f:03d}" for p in range(12) for f in range(40))
+body = bytes([4, 3, 10]) + keys.encode()
+open(sys.argv[1] + "/build", "wb").write(b"\x01" + body)
+open(sys.argv[1] + "/damaged", "wb").write(b"\x02" + body + body[:3] + bytes([9, 0, 0x40] * 4))
+PY
 # Filter and fence targets (fuzz/fuzz_targets/sst_{filter,fence}.rs): whole tables (mode 1),
 # the sections cut out by the footer (mode 0: the filter section; the fence framing
 # `props_len u16 | properties | values_len u64 | data_len u64 | index`, format 2 tables as
