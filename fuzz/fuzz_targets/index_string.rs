@@ -147,8 +147,16 @@ fn build_and_round_trip(rest: &[u8]) -> Option<Vec<u8>> {
             w.lo,
             w.hi
         );
-        assert!(w.len() <= tree.max_window(), "window {w:?} > {}", tree.max_window());
-        assert_eq!(decoded.search_key(q, &[]), w, "the decoded tree answers otherwise");
+        assert!(
+            w.len() <= tree.max_window(),
+            "window {w:?} > {}",
+            tree.max_window()
+        );
+        assert_eq!(
+            decoded.search_key(q, &[]),
+            w,
+            "the decoded tree answers otherwise"
+        );
     }
     Some(encoded)
 }

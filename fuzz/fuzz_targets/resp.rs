@@ -45,13 +45,19 @@ fuzz_target!(|data: &[u8]| {
     let (commands, error) = connection(&[rest], &limits, false);
     if let Some(e) = &error {
         assert!(!e.0.is_empty(), "an error without a message");
-        assert!(!e.0.contains(['\r', '\n']), "an error that breaks the reply line: {e}");
+        assert!(
+            !e.0.contains(['\r', '\n']),
+            "an error that breaks the reply line: {e}"
+        );
     }
     let effective_max_args = limits.max_args.min(augur_server::resp::MAX_MULTIBULK_ARGS);
     for command in &commands {
         assert!(command.len() <= effective_max_args, "too many arguments");
         for arg in command {
-            assert!(arg.len() <= limits.max_bulk_bytes, "an argument over max_bulk_bytes");
+            assert!(
+                arg.len() <= limits.max_bulk_bytes,
+                "an argument over max_bulk_bytes"
+            );
         }
     }
 
@@ -61,7 +67,10 @@ fuzz_target!(|data: &[u8]| {
     for command in &commands {
         put_command(&mut encoded, command);
     }
-    let relaxed = Limits { max_request_bytes: usize::MAX, ..limits };
+    let relaxed = Limits {
+        max_request_bytes: usize::MAX,
+        ..limits
+    };
     assert_eq!(
         connection(&[&encoded], &relaxed, false),
         (commands.clone(), None),
@@ -72,8 +81,16 @@ fuzz_target!(|data: &[u8]| {
     let cut = rest.len() * usize::from(*split) / 255;
     let (first, second) = rest.split_at(cut);
     let whole = (commands, error);
-    assert_eq!(connection(&[first, second], &limits, false), whole, "split at {cut}");
-    assert_eq!(connection(&[first, second], &limits, true), whole, "decoder, split at {cut}");
+    assert_eq!(
+        connection(&[first, second], &limits, false),
+        whole,
+        "split at {cut}"
+    );
+    assert_eq!(
+        connection(&[first, second], &limits, true),
+        whole,
+        "decoder, split at {cut}"
+    );
 });
 
 /// A connection receiving `reads` one after another, parsing commands after each until one
@@ -103,7 +120,10 @@ fn connection(
                     assert!(consumed >= 1, "a command of no bytes");
                     assert!(consumed <= input.len(), "consumed past the input");
                     if !args.is_empty() {
-                        assert!(consumed <= limits.max_request_bytes, "over max_request_bytes");
+                        assert!(
+                            consumed <= limits.max_request_bytes,
+                            "over max_request_bytes"
+                        );
                     }
                     if input.first() == Some(&b'*') && !args.is_empty() {
                         let mut again = BytesMut::new();
@@ -127,11 +147,18 @@ fn replies(mut input: &[u8]) {
         let parsed = alloc_bound::check(input.len(), "try_parse_reply", || try_parse_reply(input));
         let Ok(Some((reply, consumed))) = parsed else {
             if let Err(e) = parsed {
-                assert!(!e.0.is_empty() && !e.0.contains(['\r', '\n']), "bad error: {e}");
+                assert!(
+                    !e.0.is_empty() && !e.0.contains(['\r', '\n']),
+                    "bad error: {e}"
+                );
             }
             return;
         };
-        assert!(consumed >= 1 && consumed <= input.len(), "consumed {consumed} of {}", input.len());
+        assert!(
+            consumed >= 1 && consumed <= input.len(),
+            "consumed {consumed} of {}",
+            input.len()
+        );
         let mut again = BytesMut::new();
         put_reply(&mut again, &reply);
         if std::str::from_utf8(&input[..consumed]).is_ok() {

@@ -136,7 +136,10 @@ fn decode_checked(index: &[u8], props: &Properties, lens: Lens) {
         let chunk = fence.value_chunk(b).expect("every block has a value chunk");
         let data = fence.data_block(b).expect("every block has data bytes");
         if interleaved {
-            assert_eq!(data.start, chunk_end, "block {b} does not follow the previous chunk");
+            assert_eq!(
+                data.start, chunk_end,
+                "block {b} does not follow the previous chunk"
+            );
             assert_eq!(chunk.start, data.end, "chunk {b} does not follow its block");
         } else {
             assert_eq!(chunk.start, chunk_end, "value chunks do not tile");

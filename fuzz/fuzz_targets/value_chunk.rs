@@ -124,7 +124,10 @@ fn framed_round_trip(input: &[u8]) {
         assert!(out.is_empty());
         return;
     }
-    assert!(out.len() <= raw.len() - raw.len() / 8, "a framed chunk saves an eighth");
+    assert!(
+        out.len() <= raw.len() - raw.len() / 8,
+        "a framed chunk saves an eighth"
+    );
     let chunk = FramedChunk::parse(&out, codec, raw.len() as u32, file(), OFFSET)
         .expect("a written framed chunk parses");
     let mut start = 0;
@@ -136,7 +139,9 @@ fn framed_round_trip(input: &[u8]) {
         start = end;
     }
     let mut all = Vec::new();
-    chunk.read_all(&mut all, file(), OFFSET).expect("a written chunk reads back");
+    chunk
+        .read_all(&mut all, file(), OFFSET)
+        .expect("a written chunk reads back");
     assert_eq!(all, raw);
     let mut bad = out.clone();
     for edit in body.chunks(3).take(4) {
