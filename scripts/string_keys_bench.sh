@@ -7,7 +7,9 @@
 # Knobs (environment): ROUNDS (3), READS (500000), SETS (the shared string sets plus the
 # synthetic composite and redis keys), MODES (never plr string auto), VALUE (100),
 # AUGUR (target/release/augur), PEER (an augur binary built with --features rocksdb: adds
-# RocksDB in the same rounds; see below), COMPRESSION (none).
+# RocksDB in the same rounds; see below), COMPRESSION (none: db_bench's --compression_type,
+# for every engine of the run), RATIO (values compressible to this fraction, db_bench's
+# --compression_ratio; default random values).
 #
 # Each round runs every mode once per set, in order, each on a fresh database:
 #   augur bench --keys-text SET --benchmarks fillrandom,compact,readrandom,seekrandom,stats
@@ -30,6 +32,9 @@ VALUE=${VALUE:-100}
 AUGUR=${AUGUR:-target/release/augur}
 PEER=${PEER:-}
 COMPRESSION=${COMPRESSION:-none}
+RATIO=${RATIO:-}
+ratio_flags=""
+[ -n "$RATIO" ] && ratio_flags="--compression_ratio $RATIO"
 MODES=${MODES:-never plr string auto}
 DATA=../shared/datasets
 SETS=${SETS:-"$DATA/package_paths.txt $DATA/reversed_domains.txt $DATA/words_en_insane.txt composite:200000 redis:1000000"}
@@ -67,7 +72,7 @@ for round in $(seq 1 "$ROUNDS"); do
       text=$("$bin" bench $(source_flags "$set") $(mode_flags "$mode") \
         --benchmarks fillrandom,compact,readrandom,seekrandom,stats --value_size "$VALUE" \
         --value-separation-threshold 1024 --reads "$READS" --seek_nexts 10 \
-        --compression "$COMPRESSION" --db "$DB" 2>&1) || { echo "$text" >&2; exit 1; }
+        --compression_type "$COMPRESSION" $ratio_flags --db "$DB" 2>&1) || { echo "$text" >&2; exit 1; }
       read_us=$(echo "$text" | awk '$1 == "readrandom" && $2 == ":" {print $3}' | tail -1)
       seek_us=$(echo "$text" | awk '$1 == "seekrandom" && $2 == ":" {print $3}' | tail -1)
       model=$(echo "$text" | sed -n 's/.*learned index memory *\([0-9]*\) B.*/\1/p' | tail -1)
