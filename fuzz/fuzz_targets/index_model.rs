@@ -18,7 +18,7 @@
 use augur::index::{self, IndexConfig, IndexKind, IndexTuning, RmiRoot};
 use std::path::Path;
 
-fn file() -> &'static Path {
+pub fn file() -> &'static Path {
     Path::new("/db/000042.sst")
 }
 
@@ -35,16 +35,7 @@ pub fn run(kind: IndexKind, data: &[u8]) {
         _ => {
             let (build, edits) = rest.split_at(rest.len() / 2);
             if let Some(mut encoded) = build_and_round_trip(kind, build) {
-                for e in edits.chunks_exact(3) {
-                    let pos = usize::from(u16::from_le_bytes([e[0], e[1]]));
-                    if let Some(b) = encoded.get_mut(pos) {
-                        *b ^= e[2];
-                    }
-                }
-                if edits.len() % 3 != 0 {
-                    let cut = usize::from(edits[edits.len() - 1]);
-                    encoded.truncate(encoded.len().saturating_sub(cut));
-                }
+                apply_edits(&mut encoded, edits);
                 // Keep the header: mode 0 prepends it.
                 decode_arbitrary(kind, encoded.get(2..).unwrap_or_default());
             }
@@ -72,15 +63,35 @@ fn decode_arbitrary(kind: IndexKind, body: &[u8]) {
                     ix.max_window()
                 );
             }
-            let mut again = Vec::new();
-            ix.encode(&mut again);
-            let re = index::decode(&again, file(), 7).expect("a re-encoded index decodes");
-            let mut twice = Vec::new();
-            re.encode(&mut twice);
-            assert_eq!(again, twice, "encode is not stable through decode");
+            check_stable_encoding(ix.as_ref());
         }
         Err(e) => crate::common::check_clean_error(&e, file()),
     }
+}
+
+/// Mode 2's damage: 3-byte edits of `encoded` (a little-endian u16 position, an xor mask;
+/// positions past the end are skipped), and a last odd byte cuts that many bytes off.
+pub fn apply_edits(encoded: &mut Vec<u8>, edits: &[u8]) {
+    for e in edits.chunks_exact(3) {
+        let pos = usize::from(u16::from_le_bytes([e[0], e[1]]));
+        if let Some(b) = encoded.get_mut(pos) {
+            *b ^= e[2];
+        }
+    }
+    if edits.len() % 3 != 0 {
+        let cut = usize::from(edits[edits.len() - 1]);
+        encoded.truncate(encoded.len().saturating_sub(cut));
+    }
+}
+
+/// Panics unless a decoded index's encoding decodes again to the same encoding.
+pub fn check_stable_encoding(ix: &dyn index::Index) {
+    let mut again = Vec::new();
+    ix.encode(&mut again);
+    let re = index::decode(&again, file(), 7).expect("a re-encoded index decodes");
+    let mut twice = Vec::new();
+    re.encode(&mut twice);
+    assert_eq!(again, twice, "encode is not stable through decode");
 }
 
 /// Keys to probe a decoded index with: the extremes and words of the input.
@@ -114,6 +125,8 @@ fn build_and_round_trip(kind: IndexKind, rest: &[u8]) -> Option<Vec<u8>> {
                 RmiRoot::Cubic
             },
             fiting_fanout: u32::from(params[3]).clamp(2, 256),
+            // Only string trees read it; this target builds over projections.
+            string_run_limit: index::string_tree::DEFAULT_RUN_LIMIT,
         },
     };
     // Narrow keys (a shift chosen by the input) make duplicates and dense runs likely.

@@ -725,6 +725,9 @@ impl FileSystem for MappedFs {
     fn create(&self, path: &Path) -> augur::Result<Box<dyn WritableFile>> {
         self.0.create(path)
     }
+    fn open_append(&self, path: &Path) -> augur::Result<Box<dyn WritableFile>> {
+        self.0.open_append(path)
+    }
     fn open(&self, path: &Path, mode: ReadMode) -> augur::Result<Arc<dyn RandomAccessFile>> {
         match mode {
             ReadMode::Mmap => Ok(Arc::new(MappedFile(self.0.read_all(path)?.into()))),

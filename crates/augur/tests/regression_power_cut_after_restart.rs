@@ -8,18 +8,13 @@
 //! The contract: everything an open finds is durable once the open returns (it persisted
 //! the WALs' content), so a power cut right after it must keep it all.
 
+mod common;
+
 use augur::fs::FaultFs;
 use augur::{Db, Options, WriteBatch, WriteOptions};
-use std::sync::Arc;
 
 fn options(fs: &FaultFs) -> Options {
-    Options {
-        fs: Arc::new(fs.clone()),
-        // Every value of these tests is separated into the value log.
-        value_separation_threshold: 8,
-        background_threads: false,
-        ..Options::default()
-    }
+    common::separated_on(fs)
 }
 
 fn value(i: u32) -> Vec<u8> {

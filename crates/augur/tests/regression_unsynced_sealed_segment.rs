@@ -7,17 +7,13 @@
 //!
 //! The contract: a sealed segment's size is recorded only once its bytes are durable.
 
+mod common;
+
 use augur::fs::{FaultFs, FaultMode, FaultOp};
 use augur::{Db, Options};
-use std::sync::Arc;
 
 fn options(fs: &FaultFs) -> Options {
-    Options {
-        fs: Arc::new(fs.clone()),
-        value_separation_threshold: 8,
-        background_threads: false,
-        ..Options::default()
-    }
+    common::separated_on(fs)
 }
 
 /// A write whose value reached the value log but whose WAL record did not (the value-log

@@ -183,6 +183,18 @@ pub fn flsm_options(base: augur::Options) -> augur::Options {
     }
 }
 
+/// Options over the fault-injecting file system `fs` that separate every value of 8 bytes
+/// or more into the value log, with work run inline (deterministic): the value-log crash
+/// regressions' configuration.
+pub fn separated_on(fs: &augur::fs::FaultFs) -> augur::Options {
+    augur::Options {
+        fs: std::sync::Arc::new(fs.clone()),
+        value_separation_threshold: 8,
+        background_threads: false,
+        ..augur::Options::default()
+    }
+}
+
 /// The numbers of the WAL files in `dir`, ascending.
 pub fn wal_numbers(dir: &std::path::Path) -> Vec<u64> {
     let mut n: Vec<u64> = std::fs::read_dir(dir)
