@@ -12,6 +12,9 @@
 #      target/release/augur that step 5 runs as AUGUR_CLI)
 #   1b. the API docs built with rustdoc's warnings as errors (a broken or private intra-doc
 #      link fails the run)
+#   1c. the fuzz targets type-checked (`cargo check --bins` in fuzz/, its own workspace, on
+#      the stable toolchain: running them needs nightly and cargo-fuzz, scripts/fuzz.sh), so
+#      an engine API change cannot leave them broken unnoticed
 #   2. a virtual environment in target/py-venv (python3-venv from apt only when `venv`
 #      is missing), maturin, pytest and mypy (its stubtest checks augur.pyi) from the
 #      package index into it
@@ -61,6 +64,8 @@ cargo test --workspace --release --features augur-cli/stress
 
 # The API documentation: every intra-doc link resolves to a public item.
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
+# The fuzz targets still compile against the engine (stable toolchain; running needs nightly).
+(cd fuzz && cargo check -q --bins)
 
 PYTHON=${PYTHON:-python3}
 VENV=${AUGUR_PY_VENV:-$ROOT/target/py-venv}
