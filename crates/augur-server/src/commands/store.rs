@@ -46,9 +46,15 @@ impl Writes {
 }
 
 /// The writes of a run not yet committed, and where the newest write of each key is.
+///
+/// Only the newest write of each key is kept: the run commits as one batch, so no reader
+/// can ever see a write a later one of the run replaced, and committing it would only fill
+/// the WAL and the value log with garbage (a pipelined run of APPENDs to one key wrote every
+/// intermediate value, up to hundreds of megabytes of value log for a 1 MB value).
 #[derive(Debug, Default)]
 pub struct Pending {
-    writes: Writes,
+    /// The run's writes in order; `None` where a later write of the same key replaced one.
+    writes: Vec<Option<(Vec<u8>, Option<Vec<u8>>)>>,
     newest: HashMap<Vec<u8>, usize>,
 }
 
@@ -57,7 +63,7 @@ impl Pending {
     /// has not written it.
     fn get(&self, key: &[u8]) -> Option<Option<&Vec<u8>>> {
         let i = *self.newest.get(key)?;
-        self.writes.0.get(i).map(|(_, v)| v.as_ref())
+        self.writes.get(i)?.as_ref().map(|(_, v)| v.as_ref())
     }
 
     /// The keys the run has written that are `>= start` and begin with `prefix`, in key
@@ -68,7 +74,7 @@ impl Pending {
             .newest
             .iter()
             .filter(|(k, _)| k.as_slice() >= start && k.starts_with(prefix))
-            .filter_map(|(k, &i)| Some((k.clone(), self.writes.0.get(i)?.1.is_some())))
+            .filter_map(|(k, &i)| Some((k.clone(), self.writes.get(i)?.as_ref()?.1.is_some())))
             .collect();
         keys.sort_unstable();
         keys
@@ -76,9 +82,16 @@ impl Pending {
 
     fn add(&mut self, writes: Writes) {
         for (key, value) in writes.0 {
-            self.newest.insert(key.clone(), self.writes.0.len());
-            self.writes.0.push((key, value));
+            if let Some(replaced) = self.newest.insert(key.clone(), self.writes.len()) {
+                self.writes[replaced] = None;
+            }
+            self.writes.push(Some((key, value)));
         }
+    }
+
+    /// The writes to commit: the newest of each key, in the order the run made them.
+    fn into_writes(self) -> Writes {
+        Writes(self.writes.into_iter().flatten().collect())
     }
 }
 
@@ -114,7 +127,8 @@ pub(super) fn write(ctx: &mut Ctx<'_>, writes: Writes) -> bool {
 
 /// Commits a run's pending writes (nothing to do when it wrote nothing).
 pub(super) fn commit_pending(ctx: &mut Ctx<'_>, pending: Pending) -> bool {
-    pending.writes.0.is_empty() || commit(ctx, pending.writes)
+    let writes = pending.into_writes();
+    writes.0.is_empty() || commit(ctx, writes)
 }
 
 /// Commits `writes` with the configured durability; on failure writes the error reply and
@@ -150,5 +164,51 @@ fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> bool {
             engine_error(ctx.out, &e);
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Pending, Writes};
+
+    fn writes(ops: &[(&str, Option<&str>)]) -> Writes {
+        let mut w = Writes::default();
+        for (k, v) in ops {
+            match v {
+                Some(v) => w.put(k.as_bytes(), v.as_bytes()),
+                None => w.delete(k.as_bytes()),
+            }
+        }
+        w
+    }
+
+    /// A run commits only the newest write of each key, in the run's order, and its reads
+    /// and key walks see exactly those.
+    #[test]
+    fn a_run_commits_the_newest_write_of_each_key() {
+        let mut p = Pending::default();
+        p.add(writes(&[("a", Some("1")), ("b", Some("1"))]));
+        p.add(writes(&[("a", Some("2")), ("c", None)]));
+        p.add(writes(&[("b", None), ("a", Some("3")), ("c", Some("1"))]));
+        assert_eq!(p.get(b"a"), Some(Some(&b"3".to_vec())));
+        assert_eq!(p.get(b"b"), Some(None));
+        assert_eq!(p.get(b"z"), None);
+        assert_eq!(
+            p.written_from(b"", b""),
+            vec![
+                (b"a".to_vec(), true),
+                (b"b".to_vec(), false),
+                (b"c".to_vec(), true)
+            ]
+        );
+        let committed = p.into_writes().0;
+        assert_eq!(
+            committed,
+            vec![
+                (b"b".to_vec(), None),
+                (b"a".to_vec(), Some(b"3".to_vec())),
+                (b"c".to_vec(), Some(b"1".to_vec())),
+            ]
+        );
     }
 }
