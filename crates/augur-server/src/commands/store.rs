@@ -18,9 +18,12 @@ use augur::{TryWrite, WriteBatch, WriteOptions};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
+/// One write: a key and its new value (`None`: deleted).
+type Write = (Vec<u8>, Option<Vec<u8>>);
+
 /// Writes a command makes: puts (`Some`) and deletes (`None`), in order.
 #[derive(Debug, Default)]
-pub(super) struct Writes(Vec<(Vec<u8>, Option<Vec<u8>>)>);
+pub(super) struct Writes(Vec<Write>);
 
 impl Writes {
     /// Sets `key` to `value`.
@@ -54,7 +57,7 @@ impl Writes {
 #[derive(Debug, Default)]
 pub struct Pending {
     /// The run's writes in order; `None` where a later write of the same key replaced one.
-    writes: Vec<Option<(Vec<u8>, Option<Vec<u8>>)>>,
+    writes: Vec<Option<Write>>,
     newest: HashMap<Vec<u8>, usize>,
 }
 
