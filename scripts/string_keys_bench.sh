@@ -9,7 +9,9 @@
 # AUGUR (target/release/augur), PEER (an augur binary built with --features rocksdb: adds
 # RocksDB in the same rounds; see below), COMPRESSION (none: db_bench's --compression_type,
 # for every engine of the run), RATIO (values compressible to this fraction, db_bench's
-# --compression_ratio; default random values).
+# --compression_ratio; default random values), BASE (another augur binary, e.g. a pinned older
+# build: adds its modes as `base-MODE` in the same rounds, for a same-run A/B of two builds),
+# BASE_MODES (the modes BASE runs, default: MODES).
 #
 # Each round runs every mode once per set, in order, each on a fresh database:
 #   augur bench --keys-text SET --benchmarks fillrandom,compact,readrandom,seekrandom,stats
@@ -31,11 +33,13 @@ READS=${READS:-500000}
 VALUE=${VALUE:-100}
 AUGUR=${AUGUR:-target/release/augur}
 PEER=${PEER:-}
+BASE=${BASE:-}
 COMPRESSION=${COMPRESSION:-none}
 RATIO=${RATIO:-}
 ratio_flags=""
 [ -n "$RATIO" ] && ratio_flags="--compression_ratio $RATIO"
 MODES=${MODES:-never plr string auto}
+BASE_MODES=${BASE_MODES:-$MODES}
 DATA=../shared/datasets
 SETS=${SETS:-"$DATA/package_paths.txt $DATA/reversed_domains.txt $DATA/words_en_insane.txt composite:200000 redis:1000000"}
 DB=${DB:-/tmp/augur-string-keys-db}
@@ -51,10 +55,11 @@ source_flags() {
 }
 
 mode_flags() {
-  case "$1" in
+  local mode=${1#base-}
+  case "$mode" in
     never) echo "--learning never" ;;
     rocksdb) echo "--engine rocksdb" ;;
-    *) echo "--index $1" ;;
+    *) echo "--index $mode" ;;
   esac
 }
 
@@ -64,9 +69,13 @@ for round in $(seq 1 "$ROUNDS"); do
   for set in $SETS; do
     modes=$MODES
     [ -n "$PEER" ] && modes="$modes rocksdb"
+    if [ -n "$BASE" ]; then
+      for m in $BASE_MODES; do modes="$modes base-$m"; done
+    fi
     for mode in $modes; do
       bin=$AUGUR
       [ "$mode" = rocksdb ] && bin=$PEER
+      case "$mode" in base-*) bin=$BASE ;; esac
       rm -rf "$DB"
       # shellcheck disable=SC2046
       text=$("$bin" bench $(source_flags "$set") $(mode_flags "$mode") \

@@ -72,6 +72,8 @@ pub fn options(layout: u8, bits: u8) -> BuilderOptions {
         model_budget: None,
         compression,
         head_bytes,
+        // Block prefixes (format 5) whenever the layout byte's parity allows them.
+        block_prefixes: bits % 2 == 0,
     }
 }
 

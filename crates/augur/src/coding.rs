@@ -4,6 +4,11 @@
 //! Decoding never panics: [`Decoder`] returns `None` when the input is too short or a
 //! varint is malformed, and the caller turns that into a `Corruption` error naming its file.
 
+/// Appends `v` as 2 little-endian bytes.
+pub fn put_u16(buf: &mut Vec<u8>, v: u16) {
+    buf.extend_from_slice(&v.to_le_bytes());
+}
+
 /// Appends `v` as 4 little-endian bytes.
 pub fn put_u32(buf: &mut Vec<u8>, v: u32) {
     buf.extend_from_slice(&v.to_le_bytes());
@@ -74,6 +79,13 @@ impl<'a> Decoder<'a> {
         let b = *self.buf.get(self.pos)?;
         self.pos += 1;
         Some(b)
+    }
+
+    /// Reads a little-endian u16.
+    pub fn u16(&mut self) -> Option<u16> {
+        let b = *self.buf.get(self.pos..)?.first_chunk::<2>()?;
+        self.pos += 2;
+        Some(u16::from_le_bytes(b))
     }
 
     /// Reads a little-endian u32.

@@ -197,7 +197,7 @@ impl Slots {
     /// `suffixes`, as the read path does; `None` where the read path reports corruption (an
     /// impossible length field, an overflow outside the chunk).
     pub fn decode<'a>(&self, slot: &'a [u8], suffixes: &'a [u8]) -> Option<DecodedSlot<'a>> {
-        let raw = self.0.decode(slot)?;
+        let raw = self.0.decode(slot, 0)?;
         let overflow = self.0.overflow(&raw, suffixes)?;
         Some(DecodedSlot {
             head: raw.head,
@@ -220,7 +220,7 @@ impl Slots {
         slot: &[u8],
         suffixes: &[u8],
     ) -> Option<Ordering> {
-        let raw = self.0.decode(slot)?;
+        let raw = self.0.decode(slot, 0)?;
         let overflow = self.0.overflow(&raw, suffixes)?;
         Some(Probe::new(user_key, prefix).key_order(self.0.head_bytes(), &raw, overflow))
     }

@@ -229,7 +229,7 @@ fn f64_predictions_stay_within_the_bound_at_fitted_points() {
             let mut left = keys[0];
             for (pos, &k) in (0u64..).zip(&keys) {
                 steps.push((left, k, pos));
-                left = k + 1;
+                left = k.wrapping_add(1); // unused after the last key (u64::MAX in `top`)
             }
             let mut fit = LevelFit::new(eps);
             for &(l, r, y) in &steps {

@@ -75,6 +75,9 @@ pub struct BuilderOptions {
     /// Width of the slot's key head; `None` chooses per file the width that stores the keys
     /// in the fewest bytes (`slot::choose_head`).
     pub head_bytes: Option<u32>,
+    /// Store each block's shared key prefix once (format 5) instead of in every slot; off
+    /// writes every block prefix empty (the format-4 slot contents), for comparisons.
+    pub block_prefixes: bool,
 }
 
 impl Default for BuilderOptions {
@@ -86,6 +89,7 @@ impl Default for BuilderOptions {
             model_budget: None,
             compression: Compression::None,
             head_bytes: None,
+            block_prefixes: true,
         }
     }
 }
@@ -388,7 +392,7 @@ impl Builder {
                 t.push(self.pending.key(e), prefix_len);
             }
         }
-        let mut writer = BlockWriter::new(layout.params, self.opts.compression);
+        let mut writer = BlockWriter::new(layout.params, self.opts.compression, layout.block_prefixes);
         let full = self.pending.len() / block_records as usize * block_records as usize;
         for chunk in self
             .pending
@@ -497,14 +501,15 @@ impl Builder {
         let writer = match self.stream.take() {
             Some((_, writer)) => writer,
             None => {
-                let params = layout::exact(&self.pending, &self.opts, block_records);
+                let (params, block_prefixes) =
+                    layout::exact(&self.pending, &self.opts, block_records);
                 if let Some(t) = self.training.as_mut() {
                     let prefix = params.prefix_len as usize;
                     for e in &self.pending.entries {
                         t.push(self.pending.key(e), prefix);
                     }
                 }
-                BlockWriter::new(params, self.opts.compression)
+                BlockWriter::new(params, self.opts.compression, block_prefixes)
             }
         };
         let training = self.training.take();

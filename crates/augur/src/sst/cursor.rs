@@ -56,7 +56,8 @@ pub struct TableCursor {
     held: Held,
     slots: Vec<u8>,
     values: Vec<u8>,
-    /// The current user key: the table's stripped prefix, then the slot's head and overflow.
+    /// The current user key: the table's stripped prefix, its block's prefix (format 5), then
+    /// the slot's head and overflow.
     key: Vec<u8>,
     /// Whether inline values are read from the mapping (else from `values`).
     values_mapped: bool,
@@ -247,6 +248,9 @@ impl TableCursor {
                 Ok(b) => {
                     self.values_mapped = self.held == Held::Mapped && !b.values_compressed;
                     self.block = b;
+                    self.key.truncate(self.table.stripped_prefix().len());
+                    self.key
+                        .extend_from_slice(self.table.block_prefix(block_no));
                 }
                 Err(e) => return Err(self.fail(e)),
             }
@@ -276,7 +280,7 @@ impl TableCursor {
         let raw = src
             .get(start..start + size)
             .and_then(|_| src.get(start..))
-            .and_then(|slot| layout.decode(slot))
+            .and_then(|slot| layout.decode(slot, block.prefix_ext))
             .ok_or_else(|| corrupt("malformed slot (key length or trailer)"))?;
         let suffixes = src
             .get(base + block.slots_len..base + block.len)
@@ -309,7 +313,7 @@ impl TableCursor {
             }
             ValueKind::Delete => ValueAt::Empty,
         };
-        let prefix = table.stripped_prefix().len();
+        let prefix = table.stripped_prefix().len() + block.prefix_ext;
         self.key.truncate(prefix);
         self.key.extend_from_slice(raw.head);
         self.key.extend_from_slice(overflow);

@@ -11,7 +11,10 @@
 //! values_crc u32 | codec u8 | raw_len u32`. Block `b`'s value chunk is
 //! `[values_end(b-1), values_end(b))` of the value section (`values_end(-1) = 0`); in format 2
 //! block `b` is `[data_end(b-1), data_end(b))` of the data section, its slots then its key
-//! suffixes (format 1: its slots at `position × slot size`).
+//! suffixes (format 1: its slots at `position × slot size`). Format 5 appends
+//! `block_prefix_len u16`: the length of the prefix every key of the block shares, at least
+//! the file's stripped prefix and at most the last key's length; its bytes are the last key's
+//! first bytes, so the slots hold each key past it ([`FenceIndex::block_prefix`]).
 //!
 //! Invariants checked on decode: one record per block of the properties, last keys strictly
 //! increasing in internal order, `values_end` (and `data_end`) non-decreasing and ending at
@@ -19,10 +22,10 @@
 //! uncompressed chunk's raw length equal to its stored length), the last record's key equal
 //! to the table's largest key.
 
-use crate::coding::{put_bytes, put_u32, put_u64, Decoder};
+use crate::coding::{put_bytes, put_u16, put_u32, put_u64, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{compare, MAX_KEY_LEN};
-use crate::sst::format::INTERLEAVED_FORMAT_VERSION;
+use crate::sst::format::{BLOCK_PREFIX_FORMAT_VERSION, INTERLEAVED_FORMAT_VERSION};
 use crate::sst::properties::Properties;
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -60,11 +63,26 @@ pub(crate) struct Record<'k> {
     pub(crate) values_crc: u32,
     pub(crate) codec: u8,
     pub(crate) raw_len: u32,
+    /// Length of the block's shared key prefix (format 5; the file's stripped prefix or more).
+    pub(crate) block_prefix_len: u16,
 }
 
 impl Record<'_> {
-    /// Appends the record to `buf`.
+    /// Appends the record to `buf` as format `version` (2 or later) writes it.
+    pub(crate) fn encode_as(&self, version: u32, buf: &mut Vec<u8>) {
+        self.encode_v2(buf);
+        if version >= BLOCK_PREFIX_FORMAT_VERSION {
+            put_u16(buf, self.block_prefix_len);
+        }
+    }
+
+    /// Appends the record to `buf` as the current format writes it.
     pub(crate) fn encode(&self, buf: &mut Vec<u8>) {
+        self.encode_as(crate::sst::format::FORMAT_VERSION, buf);
+    }
+
+    /// The fields formats 2 to 4 share.
+    fn encode_v2(&self, buf: &mut Vec<u8>) {
         put_bytes(buf, self.last_user_key);
         put_u64(buf, self.last_trailer);
         put_u64(buf, self.data_end);
@@ -154,6 +172,12 @@ pub(crate) struct FenceIndex {
     key_ends: Vec<u32>,
     last_trailers: Vec<u64>,
     blocks: Vec<StoredBlock>,
+    /// Format 5: per block, the bytes its keys share past the file's stripped prefix (its
+    /// shared prefix is the stripped prefix and these bytes of its last key). Empty when no
+    /// block has any, so older formats and files without them pay no memory access.
+    prefix_exts: Vec<u16>,
+    /// Length of the file's stripped prefix.
+    stripped_len: usize,
 }
 
 impl FenceIndex {
@@ -184,7 +208,11 @@ impl FenceIndex {
             key_ends: Vec::with_capacity(capacity),
             last_trailers: Vec::with_capacity(capacity),
             blocks: Vec::with_capacity(capacity),
+            prefix_exts: Vec::new(),
+            stripped_len: props.slot.prefix_len as usize,
         };
+        let block_prefixes = sections.version >= BLOCK_PREFIX_FORMAT_VERSION;
+        let mut exts = Vec::with_capacity(if block_prefixes { capacity } else { 0 });
         let slot_bytes = props.slot_bytes();
         let v1 = sections.version == 1;
         // Format 3: block b's value chunk follows it in the data section, and block b + 1
@@ -222,6 +250,13 @@ impl FenceIndex {
             } else {
                 (d.u8().ok_or_else(short)?, d.u32().ok_or_else(short)?)
             };
+            if block_prefixes {
+                let len = usize::from(d.u16().ok_or_else(short)?);
+                if len < index.stripped_len || len > key.len() {
+                    return Err(corrupt(at, "block prefix outside the stripped prefix and last key"));
+                }
+                exts.push((len - index.stripped_len) as u16);
+            }
             if key.len() > MAX_KEY_LEN || key.len() > props.key_width as usize {
                 return Err(corrupt(at, "last key longer than the key width"));
             }
@@ -264,6 +299,9 @@ impl FenceIndex {
         if index.blocks.len() as u64 != props.blocks {
             return Err(corrupt(0, "record count differs from the block count"));
         }
+        if exts.iter().any(|&e| e != 0) {
+            index.prefix_exts = exts;
+        }
         let last = index.blocks.last();
         if !interleaved && last.map_or(0, |b| b.values_end) != sections.values_len {
             return Err(corrupt(0, "value chunks do not cover the value section"));
@@ -288,6 +326,32 @@ impl FenceIndex {
         };
         let end = *self.key_ends.get(b)? as usize;
         Some((self.last_keys.get(start..end)?, *self.last_trailers.get(b)?))
+    }
+
+    /// Bytes of block `block`'s shared key prefix past the file's stripped prefix (0 before
+    /// format 5): its slots hold each key past `stripped ++` [`FenceIndex::block_prefix`].
+    #[inline]
+    pub(crate) fn block_prefix_ext(&self, block: u64) -> usize {
+        if self.prefix_exts.is_empty() {
+            return 0;
+        }
+        usize::try_from(block)
+            .ok()
+            .and_then(|b| self.prefix_exts.get(b))
+            .map_or(0, |&e| usize::from(e))
+    }
+
+    /// The bytes block `block`'s keys share past the file's stripped prefix (empty before
+    /// format 5): its last key's, past the stripped prefix, [`Self::block_prefix_ext`] long.
+    #[inline]
+    pub(crate) fn block_prefix(&self, block: u64) -> &[u8] {
+        let ext = self.block_prefix_ext(block);
+        if ext == 0 {
+            return &[];
+        }
+        self.block_last_key(block)
+            .and_then(|(k, _)| k.get(self.stripped_len..self.stripped_len + ext))
+            .unwrap_or_default()
     }
 
     /// The last internal key of block `block`.
@@ -389,8 +453,10 @@ impl FenceIndex {
                         values_crc: meta.values_crc,
                         codec: meta.codec,
                         raw_len: meta.raw_len,
+                        block_prefix_len: (self.stripped_len + self.block_prefix_ext(b as u64))
+                            as u16,
                     }
-                    .encode(&mut out);
+                    .encode_as(version, &mut out);
                 }
             }
         }
@@ -403,6 +469,7 @@ impl FenceIndex {
             + self.key_ends.len() * std::mem::size_of::<u32>()
             + self.last_trailers.len() * 8
             + self.blocks.len() * std::mem::size_of::<StoredBlock>()
+            + self.prefix_exts.len() * std::mem::size_of::<u16>()
     }
 }
 

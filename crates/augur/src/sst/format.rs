@@ -19,14 +19,19 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"AUGURSST");
 /// chunk written right after the block, inside the data section (the value section is
 /// empty): a lookup's slots and value, and a scan's block and values, lie in one contiguous
 /// stretch of the file, read with one device request under direct reads. Format 4 is format 3
-/// with the longest inline value recorded in the properties.
-pub const FORMAT_VERSION: u32 = 4;
+/// with the longest inline value recorded in the properties. Format 5 is format 4 with each
+/// block's shared key prefix stored once (its length in the block's fence record, its bytes
+/// those of the block's last key): slots hold only what tells a block's keys apart.
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The first format version whose value chunks are interleaved with the data blocks.
 pub const INTERLEAVED_FORMAT_VERSION: u32 = 3;
 
 /// The first format version whose properties record the longest inline value.
 pub const MAX_INLINE_VALUE_FORMAT_VERSION: u32 = 4;
+
+/// The first format version whose slots hold keys past their block's shared prefix.
+pub const BLOCK_PREFIX_FORMAT_VERSION: u32 = 5;
 
 /// The oldest format version this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;

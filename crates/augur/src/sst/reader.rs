@@ -88,6 +88,9 @@ pub(crate) struct LoadedBlock {
     len: usize,
     /// `None` when the bytes are read from the mapping.
     owned: Option<Vec<u8>>,
+    /// Bytes the block's keys share past the stripped prefix (format 5; 0 before): its
+    /// slots hold each key past them.
+    prefix_ext: usize,
 }
 
 impl LoadedBlock {
@@ -377,12 +380,15 @@ impl Table {
         breakdown::timed(Step::Load, || {
             let block = self.load_slots(self.fence.block_of(pos), pos, pos + 1)?;
             let slot = self.slot(&block, pos)?;
+            let probe = probe.past(self.fence.block_prefix(block.block));
             if probe.key_order(self.layout.head_bytes(), &slot.raw, slot.overflow)
                 != Ordering::Equal
             {
                 return Ok(None);
             }
-            self.entry_from_slot(&block, pos, &slot).map(Some)
+            // The slot holds `user_key`: no need to reassemble it from the slot.
+            self.entry_from_slot(&block, pos, &slot, Some(user_key))
+                .map(Some)
         })
     }
 
@@ -511,7 +517,7 @@ impl Table {
         }
         let block = self.load_block(self.fence.block_of(i), false)?;
         let slot = self.slot(&block, i)?;
-        self.entry_from_slot(&block, i, &slot)
+        self.entry_from_slot(&block, i, &slot, None)
     }
 
     /// Decodes the slot at position `pos` of `block`. The hot path: no allocation.
@@ -531,7 +537,7 @@ impl Table {
             .ok_or_else(|| corrupt("short block"))?;
         let raw = slots
             .get(start..)
-            .and_then(|slot| self.layout.decode(slot))
+            .and_then(|slot| self.layout.decode(slot, block.prefix_ext))
             .ok_or_else(|| corrupt("malformed slot (key length or trailer)"))?;
         let overflow = self
             .layout
@@ -540,10 +546,13 @@ impl Table {
         Ok(Slot { raw, overflow })
     }
 
-    /// The user key of `slot`.
-    fn key_of(&self, slot: &Slot<'_>) -> Vec<u8> {
-        let mut key = Vec::with_capacity(self.stripped.len() + slot.raw.rest_len);
+    /// The user key of `slot`, a slot of `block`.
+    fn key_of(&self, block: &LoadedBlock, slot: &Slot<'_>) -> Vec<u8> {
+        let block_prefix = self.fence.block_prefix(block.block);
+        let mut key =
+            Vec::with_capacity(self.stripped.len() + block_prefix.len() + slot.raw.rest_len);
         key.extend_from_slice(&self.stripped);
+        key.extend_from_slice(block_prefix);
         key.extend_from_slice(slot.raw.head);
         key.extend_from_slice(slot.overflow);
         key
@@ -560,6 +569,7 @@ impl Table {
     ) -> Result<u64> {
         let (mut lo, mut hi) = (block.first_pos, end);
         let head = self.layout.head_bytes();
+        let probe = probe.past(self.fence.block_prefix(block.block));
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let slot = self.slot(block, mid)?;
@@ -572,8 +582,15 @@ impl Table {
         Ok(lo)
     }
 
-    /// Materializes the entry of `slot` (at `pos` in `block`), reading its inline value.
-    fn entry_from_slot(&self, block: &LoadedBlock, pos: u64, slot: &Slot<'_>) -> Result<Entry> {
+    /// Materializes the entry of `slot` (at `pos` in `block`), reading its inline value;
+    /// `user_key` is the slot's key when the caller has matched it, else it is reassembled.
+    fn entry_from_slot(
+        &self,
+        block: &LoadedBlock,
+        pos: u64,
+        slot: &Slot<'_>,
+        user_key: Option<&[u8]>,
+    ) -> Result<Entry> {
         let corrupt = |why: &str| Error::corruption(&self.path, self.slot_file_offset(block, pos), why);
         let (seqno, kind) =
             unpack_trailer(slot.trailer()).ok_or_else(|| corrupt("unknown value kind"))?;
@@ -595,7 +612,7 @@ impl Table {
             ValueKind::Delete => Vec::new(),
         };
         Ok(Entry {
-            user_key: self.key_of(slot),
+            user_key: user_key.map_or_else(|| self.key_of(block, slot), <[u8]>::to_vec),
             seqno,
             kind,
             value,

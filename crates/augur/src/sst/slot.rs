@@ -2,10 +2,12 @@
 //! how a slot is encoded and decoded, and how a slot compares with a key being looked up.
 //!
 //! A slot is `head | len | suffix_at | trailer | reference`, each field of a width fixed per
-//! file (docs/format/sst.md). The key it holds is `prefix ++ head[..min(rest, H)] ++
-//! overflow`, where `prefix` is the file's stripped common prefix (format 1 strips nothing),
-//! `rest` the key's length after it, `H` the head width, and `overflow` the key's bytes past
-//! the head, stored in its data block's suffix chunk at `suffix_at`. The head is zero-padded.
+//! file (docs/format/sst.md). The key it holds is `prefix ++ block_prefix ++ head[..min(rest,
+//! H)] ++ overflow`, where `prefix` is the file's stripped common prefix (format 1 strips
+//! nothing), `block_prefix` what the keys of the slot's block share past it (format 5; empty
+//! before), `rest` the key's length after both, `H` the head width, and `overflow` the key's
+//! bytes past the head, stored in its data block's suffix chunk at `suffix_at`. The head is
+//! zero-padded.
 //!
 //! Invariant the read path relies on: comparing the real head bytes first, then the
 //! overflows, orders slots exactly as their full keys (see [`compare_rest`]), so a search
@@ -164,7 +166,7 @@ pub(crate) struct SlotLayout {
 pub(crate) struct RawSlot<'a> {
     /// The real bytes of the head: `head[..min(rest_len, H)]`.
     pub(crate) head: &'a [u8],
-    /// Length of the key after the stripped prefix.
+    /// Length of the key after the stripped prefix and its block's prefix.
     pub(crate) rest_len: usize,
     /// Offset of the overflow in the block's suffix chunk (meaningful when it overflows).
     pub(crate) suffix_at: usize,
@@ -239,17 +241,19 @@ impl SlotLayout {
     }
 
     /// Decodes the slot at the start of `slot` (the slot's bytes, possibly followed by more
-    /// bytes of its block, which lets fields be read with whole-word loads); `None` when it
-    /// is short, its length field is impossible (longer than the file's longest key, or than
+    /// bytes of its block, which lets fields be read with whole-word loads), in a block
+    /// whose keys share `prefix_ext` bytes past the stripped prefix; `None` when it is
+    /// short, its length field is impossible (longer than the file's longest key, or than
     /// the head while nothing overflows) or its trailer overflows.
     #[inline]
-    pub(crate) fn decode<'a>(&self, slot: &'a [u8]) -> Option<RawSlot<'a>> {
+    pub(crate) fn decode<'a>(&self, slot: &'a [u8], prefix_ext: usize) -> Option<RawSlot<'a>> {
         let p = &self.params;
         let rest_len = match p.len_bytes {
-            0 => p.fixed_rest_len as usize,
+            0 => (p.fixed_rest_len as usize).checked_sub(prefix_ext)?,
             w => read_le(slot.get(self.len_at..)?, usize::from(w)) as usize,
         };
-        if rest_len > self.max_rest || (rest_len > self.head && p.suffix_bytes == 0) {
+        if rest_len + prefix_ext > self.max_rest || (rest_len > self.head && p.suffix_bytes == 0)
+        {
             return None;
         }
         let suffix_at = read_le(slot.get(self.suffix_at..)?, usize::from(p.suffix_bytes));
@@ -279,7 +283,8 @@ impl SlotLayout {
         slot.get(raw.head.len()..self.head).unwrap_or_default()
     }
 
-    /// Encodes one format-2 slot: `rest` is the key after the prefix, `suffix_at` where its
+    /// Encodes one format-2 slot: `rest` is the key after the prefix (and, in format 5, after
+    /// its block's prefix), `suffix_at` where its
     /// overflow goes in the block's suffix chunk, `reference` the reference field (`ref_bytes`
     /// long).
     pub(crate) fn encode(
@@ -327,6 +332,17 @@ impl<'k> Probe<'k> {
                 Ordering::Less => Probe::Below,
                 _ => Probe::Above,
             },
+        }
+    }
+
+    /// This key against the keys of a block that share `block_prefix` past the stripped
+    /// prefix (format 5): below or above all of them when its rest does not start with it,
+    /// else its bytes past it. Unchanged for an empty block prefix.
+    #[inline]
+    pub(crate) fn past(&self, block_prefix: &[u8]) -> Probe<'k> {
+        match *self {
+            Probe::Rest(rest) if !block_prefix.is_empty() => Probe::new(rest, block_prefix),
+            other => other,
         }
     }
 
@@ -392,17 +408,18 @@ const HEAD_SLACK_DIVISOR: u64 = 20;
 /// all adds a suffix-offset field to every slot.
 pub(crate) fn choose_head(rest_lens: &[u32]) -> u32 {
     let longest = rest_lens.iter().copied().max().unwrap_or(0);
-    choose_head_bounded(rest_lens, longest)
+    choose_head_bounded(rest_lens, longest, longest)
 }
 
-/// [`choose_head`] for a sample of a file's keys (`rest_lens`) when the file's keys may be up
-/// to `max_rest` long after the prefix (`max_rest` at least the sample's longest): a head
-/// narrower than `max_rest` pays the suffix-offset field in every slot, whether or not a key
-/// of the sample overflows it. Candidates stay within the sample's longest (a head is never
-/// wider than the file's longest key). With `max_rest` the sample's longest, this is
-/// [`choose_head`].
-pub(crate) fn choose_head_bounded(rest_lens: &[u32], max_rest: u32) -> u32 {
-    let longest = rest_lens.iter().copied().max().unwrap_or(0) as usize;
+/// [`choose_head`] for a sample of a file's keys (`rest_lens`, what the slots store of each)
+/// when the file's keys may be up to `max_rest` long after the prefix (`max_rest` at least
+/// the sample's longest): a head narrower than `max_rest` pays the suffix-offset field in
+/// every slot, whether or not a key of the sample overflows it. Candidates stay within
+/// `widest` (at most the longest key after the file's prefix: a head is never wider than the
+/// file's longest key; the sample's longest stored rest when that is all that is known).
+/// With `max_rest` and `widest` the sample's longest, this is [`choose_head`].
+pub(crate) fn choose_head_bounded(rest_lens: &[u32], max_rest: u32, widest: u32) -> u32 {
+    let longest = widest as usize;
     let hi = longest.min(MAX_AUTO_HEAD_BYTES);
     let lo = longest.min(8);
     // longer[h] = keys longer than h, for h in 0..=hi.
@@ -471,7 +488,7 @@ mod tests {
     }
 
     fn key_at(layout: &SlotLayout, slots: &[u8], suffixes: &[u8], prefix: &[u8], i: usize) -> Vec<u8> {
-        let raw = layout.decode(&slots[i * layout.slot..(i + 1) * layout.slot]).unwrap();
+        let raw = layout.decode(&slots[i * layout.slot..(i + 1) * layout.slot], 0).unwrap();
         let over = layout.overflow(&raw, suffixes).unwrap();
         [prefix, raw.head, over].concat()
     }
@@ -487,13 +504,13 @@ mod tests {
         let (layout, slots, suffixes) = encode_all(&keys, prefix_len, h);
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(&key_at(&layout, &slots, &suffixes, &prefix, i), k);
-            let raw = layout.decode(&slots[i * layout.slot..(i + 1) * layout.slot]).unwrap();
+            let raw = layout.decode(&slots[i * layout.slot..(i + 1) * layout.slot], 0).unwrap();
             assert_eq!(raw.trailer, ((7 + i as u64) << 8) | 1);
         }
         for probe in keys.iter().chain(probes.iter()) {
             let p = Probe::new(probe, &prefix);
             for (i, k) in keys.iter().enumerate() {
-                let raw = layout.decode(&slots[i * layout.slot..(i + 1) * layout.slot]).unwrap();
+                let raw = layout.decode(&slots[i * layout.slot..(i + 1) * layout.slot], 0).unwrap();
                 let over = layout.overflow(&raw, &suffixes).unwrap();
                 assert_eq!(
                     p.key_order(layout.head_bytes(), &raw, over),
@@ -567,12 +584,15 @@ mod tests {
     fn bounded_head_choice_pays_for_possible_overflow() {
         // The sample's keys are 11 bytes, but the file's may be 40: every head below 40 pays
         // the suffix-offset field, so the widest head within 5% of the cheapest is still 11.
-        assert_eq!(choose_head_bounded(&[11; 100], 40), 11);
-        assert_eq!(choose_head_bounded(&[11; 100], 11), choose_head(&[11; 100]));
+        assert_eq!(choose_head_bounded(&[11; 100], 40, 11), 11);
+        assert_eq!(choose_head_bounded(&[11; 100], 11, 11), choose_head(&[11; 100]));
         // With the bound equal to the sample's longest, the plain choice.
         let spread: Vec<u32> = (0..9700).map(|i| 8 + i % 97).collect();
-        assert_eq!(choose_head_bounded(&spread, 104), choose_head(&spread));
-        assert_eq!(choose_head_bounded(&[], 10), 0);
+        assert_eq!(choose_head_bounded(&spread, 104, 104), choose_head(&spread));
+        assert_eq!(choose_head_bounded(&[], 10, 0), 0);
+        // Stored rests of 3 bytes (past block prefixes) in keys of 6 after the file's
+        // prefix: a 6-byte head needs no suffix field, which a 3-byte head pays in every slot.
+        assert_eq!(choose_head_bounded(&[3; 100], 6, 6), 6);
     }
 
     #[test]

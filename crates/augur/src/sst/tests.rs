@@ -637,6 +637,25 @@ fn bad_magic_and_wrong_version() {
 
 /// A random table: distinct user keys from a small alphabet (so prefixes collide and lengths
 /// vary), each with 1–3 versions of random kinds.
+/// Directories of path-like keys: long shared prefixes that differ at varying depths, so
+/// blocks share more than the file does and store their own prefixes (format 5).
+const DIRS: [&[u8]; 5] = [
+    b"",
+    b"usr/share/doc/libfoo-dev/examples/",
+    b"usr/share/doc/libfoo-dev/html/search/",
+    b"usr/share/locale/de/LC_MESSAGES/",
+    b"usr/share/locale/de/LC_TIME/zz",
+];
+
+/// A short key over a small alphabet, or one below a directory of [`DIRS`].
+fn arb_key() -> impl Strategy<Value = Vec<u8>> {
+    (0usize..DIRS.len(), prop::collection::vec(0u8..3, 0..6)).prop_map(|(dir, tail)| {
+        let mut key = DIRS[dir].to_vec();
+        key.extend(tail);
+        key
+    })
+}
+
 fn arb_entries() -> impl Strategy<Value = Vec<Entry>> {
     // Values: random bytes, or a random piece repeated (compressible).
     let value = prop_oneof![
@@ -644,7 +663,7 @@ fn arb_entries() -> impl Strategy<Value = Vec<Entry>> {
         (prop::collection::vec(any::<u8>(), 1..6), 1usize..40).prop_map(|(v, n)| v.repeat(n)),
     ];
     let versions = prop::collection::vec((0u8..3, value), 1..4);
-    prop::collection::btree_map(prop::collection::vec(0u8..3, 0..6), versions, 1..60).prop_map(
+    prop::collection::btree_map(arb_key(), versions, 1..60).prop_map(
         |map| {
             let mut out = Vec::new();
             let mut seqno = 1000u64;
@@ -679,7 +698,7 @@ proptest! {
         entries in arb_entries(),
         block_records in 1usize..9,
         bloom in prop::sample::select(vec![0u32, 10]),
-        probes in prop::collection::vec((prop::collection::vec(0u8..3, 0..6), 0u64..1100), 20),
+        probes in prop::collection::vec((arb_key(), 0u64..1100), 20),
         mmap in any::<bool>(),
         compression in prop::sample::select(vec![
             Compression::None, Compression::Lz4, Compression::Zstd(1)]),
@@ -718,5 +737,86 @@ proptest! {
             .into_iter()
             .collect::<Result<_, _>>()?;
         prop_assert_eq!(scanned, entries);
+    }
+}
+
+/// Path-like keys: files in directories whose names share long prefixes, so a block's keys
+/// share much more than the file's keys do.
+fn path_entries(n: u64) -> Vec<Entry> {
+    let mut keys: Vec<Vec<u8>> = (0..n)
+        .map(|i| {
+            format!(
+                "usr/share/{}/pkg-{:03}/doc/file-{:05}.txt",
+                ["doc", "locale", "man/man3"][(i % 3) as usize],
+                i / 97,
+                i * 7
+            )
+            .into_bytes()
+        })
+        .collect();
+    keys.sort();
+    keys.iter()
+        .enumerate()
+        .map(|(i, k)| entry(k, 10 + i as u64, ValueKind::Value, &[i as u8; 9]))
+        .collect()
+}
+
+/// Format 5: blocks of path keys store their shared prefix once. Exact and streamed layouts
+/// both choose a head narrower than the keys, every block but the boundaries has a prefix
+/// of its own, the file is smaller than with block prefixes off, and every read path
+/// (get, lower bound of present and absent keys, both cursor directions, verify) answers as
+/// with them off.
+#[test]
+fn blocks_store_their_shared_prefix_once() {
+    let entries = path_entries(3000);
+    for stream in [None, Some((700, exact_hints(&entries)))] {
+        let with = fixture_streamed(entries.clone(), opts(16, 10), stream.clone());
+        let without = fixture_streamed(
+            entries.clone(),
+            BuilderOptions {
+                block_prefixes: false,
+                ..opts(16, 10)
+            },
+            stream.clone(),
+        );
+        let (t, t0) = (open(&with.path, ReadMode::Mmap).unwrap(), open(&without.path, ReadMode::Mmap).unwrap());
+        let blocks = t.properties().blocks;
+        let with_prefix = (0..blocks).filter(|&b| t.block_prefix(b).len() > 10).count() as u64;
+        assert!(with_prefix * 4 >= blocks * 3, "{with_prefix} of {blocks} blocks");
+        assert!((0..blocks).all(|b| t0.block_prefix(b).is_empty()));
+        assert!(t.properties().slot.head_bytes < t0.properties().slot.head_bytes);
+        let (size, size0) = (
+            std::fs::metadata(&with.path).unwrap().len(),
+            std::fs::metadata(&without.path).unwrap().len(),
+        );
+        assert!(size * 4 < size0 * 3, "{size} vs {size0} bytes");
+        for (i, e) in entries.iter().enumerate() {
+            assert_eq!(t.get(&e.user_key, u64::MAX).unwrap().as_ref(), Some(e));
+            assert_eq!(t.lower_bound(&e.user_key, u64::MAX).unwrap(), i as u64);
+            // Absent keys: just past this one, and a sibling that shares its directory.
+            let mut past = e.user_key.clone();
+            past.push(0);
+            assert_eq!(t.get(&past, u64::MAX).unwrap(), None);
+            assert_eq!(t.lower_bound(&past, u64::MAX).unwrap(), i as u64 + 1);
+            let mut sibling = e.user_key.clone();
+            sibling.truncate(sibling.len() - 5);
+            assert_eq!(
+                t.lower_bound(&sibling, u64::MAX).unwrap(),
+                t0.lower_bound(&sibling, u64::MAX).unwrap()
+            );
+        }
+        t.verify().unwrap();
+        let t = Arc::new(t);
+        for forward in [true, false] {
+            let scanned: Vec<Entry> = cursor_entries(&t, forward)
+                .into_iter()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let mut expected = entries.clone();
+            if !forward {
+                expected.reverse();
+            }
+            assert_eq!(scanned, expected);
+        }
     }
 }

@@ -1,8 +1,10 @@
-//! Writing data blocks (format 3): a block's slots, then its keys' overflows, then its value
+//! Writing data blocks (format 5): a block's slots, then its keys' overflows, then its value
 //! chunk (compressed when that pays), each block as soon as its entries are known; and the
-//! fence record of each block, kept for the index section.
+//! fence record of each block, kept for the index section, with the length of the prefix the
+//! block's keys share (the slots hold each key past it).
 
 use super::pending::{Pending, PendingEntry, PendingValue};
+use crate::index::projection::common_prefix_len;
 use crate::checksum::crc;
 use crate::compression::{compress_frames, Compression};
 use crate::error::{Error, Result};
@@ -20,6 +22,8 @@ pub(super) struct BlockWriter {
     pub(super) params: SlotParams,
     layout: SlotLayout,
     compression: Compression,
+    /// Whether blocks store their shared key prefix once (chosen with the layout).
+    block_prefixes: bool,
     block: Vec<u8>,
     suffixes: Vec<u8>,
     compressed: Vec<u8>,
@@ -37,13 +41,19 @@ pub(super) struct BlockWriter {
 }
 
 impl BlockWriter {
-    /// A writer of blocks in the layout `params`, compressing value chunks with `compression`.
-    pub(super) fn new(params: SlotParams, compression: Compression) -> BlockWriter {
+    /// A writer of blocks in the layout `params`, compressing value chunks with
+    /// `compression`, storing each block's shared key prefix once when `block_prefixes`.
+    pub(super) fn new(
+        params: SlotParams,
+        compression: Compression,
+        block_prefixes: bool,
+    ) -> BlockWriter {
         BlockWriter {
             params,
             // Encoding reads no key width (only decoding checks lengths against it).
             layout: SlotLayout::new(params, MAX_KEY_LEN as u32),
             compression,
+            block_prefixes,
             block: Vec::new(),
             suffixes: Vec::new(),
             compressed: Vec::new(),
@@ -96,7 +106,12 @@ impl BlockWriter {
                 path.display()
             )));
         };
-        let prefix_len = self.params.prefix_len as usize;
+        let prefix_len = block_prefix_len(
+            pending,
+            chunk,
+            self.params.prefix_len as usize,
+            self.block_prefixes,
+        );
         let head = self.params.head_bytes as usize;
         let field = self.params.value_field_bytes();
         let ref_bytes = usize::from(self.params.ref_bytes);
@@ -153,11 +168,31 @@ impl BlockWriter {
             values_crc: crc(stored),
             codec,
             raw_len,
+            // At most a key's length, which is below 64 KiB.
+            block_prefix_len: prefix_len as u16,
         }
         .encode(&mut self.index);
         self.data_end = values_end;
         self.raw_bytes += self.block.len() as u64 + raw_values.len() as u64;
         self.blocks += 1;
         Ok(())
+    }
+}
+
+/// Length of the prefix the keys of `chunk` (consecutive entries of `pending`, sorted) share:
+/// that of its first and last keys, which every key between them shares too; at least the
+/// file's stripped prefix (`stripped`, shared by every key), and exactly it when block
+/// prefixes are off.
+pub(super) fn block_prefix_len(
+    pending: &Pending,
+    chunk: &[PendingEntry],
+    stripped: usize,
+    enabled: bool,
+) -> usize {
+    match (chunk.first(), chunk.last()) {
+        (Some(first), Some(last)) if enabled => {
+            common_prefix_len(pending.key(first), pending.key(last)).max(stripped)
+        }
+        _ => stripped,
     }
 }

@@ -97,26 +97,64 @@ fn len_bytes(min_rest: u32, max_rest: u32) -> u8 {
     }
 }
 
+/// The head width of a table whose keys' rests (past the file's prefix `prefix`) are
+/// `rests` in `pending` (the table, or its sample), whether its blocks store their shared
+/// prefixes, and what each slot then stores of each key. Block prefixes are used when the
+/// options allow them and they let the head be narrower than the longest rest (`widest`):
+/// otherwise every key fits its head without them, and they would save no byte while every
+/// lookup paid for matching them. `max_rest` bounds the rests of keys not in `pending`.
+fn head_and_block_prefixes(
+    pending: &Pending,
+    opts: &BuilderOptions,
+    (prefix, block_records): (usize, u32),
+    rests: Vec<u32>,
+    max_rest: u32,
+    widest: u32,
+) -> (u32, bool, Vec<u32>) {
+    let choose = |stored: &[u32]| match opts.head_bytes {
+        Some(h) => h.min(widest),
+        None => slot::choose_head_bounded(stored, max_rest, widest),
+    };
+    if opts.block_prefixes {
+        let stored = pending.block_rest_lengths(prefix, block_records, true);
+        let head = choose(&stored);
+        if head < widest {
+            return (head, true, stored);
+        }
+    }
+    (choose(&rests), false, rests)
+}
+
 /// The layout that stores the entries of `pending` — every entry of the table — in the fewest
-/// bytes (or with the head width the options ask for).
-pub(super) fn exact(pending: &Pending, opts: &BuilderOptions, block_records: u32) -> SlotParams {
+/// bytes (or with the head width the options ask for), and whether its blocks store their
+/// shared prefixes.
+pub(super) fn exact(
+    pending: &Pending,
+    opts: &BuilderOptions,
+    block_records: u32,
+) -> (SlotParams, bool) {
     let o = observe(pending);
     let (first, last) = pending.first_and_last_key();
     let prefix = common_prefix_len(first, last);
     let rests = pending.rest_lengths(prefix);
     let longest = rests.iter().copied().max().unwrap_or(0);
     let shortest = rests.iter().copied().min().unwrap_or(0);
-    let head = match opts.head_bytes {
-        Some(h) => h.min(longest),
-        None => slot::choose_head(&rests),
-    };
+    // What the slots store: each key past its block's prefix (format 5) when that pays.
+    let (head, block_prefixes, stored) = head_and_block_prefixes(
+        pending,
+        opts,
+        (prefix, block_records),
+        rests,
+        longest,
+        longest,
+    );
     let len_bytes = len_bytes(shortest, longest);
     let mut max_suffix_chunk = 0u64;
     let mut max_value_chunk = 0u64;
     for (chunk, block_rests) in pending
         .entries
         .chunks(block_records as usize)
-        .zip(rests.chunks(block_records as usize))
+        .zip(stored.chunks(block_records as usize))
     {
         let overflow: u64 = block_rests
             .iter()
@@ -140,7 +178,7 @@ pub(super) fn exact(pending: &Pending, opts: &BuilderOptions, block_records: u32
     } else {
         8
     };
-    SlotParams {
+    let params = SlotParams {
         prefix_len: prefix as u32,
         head_bytes: head,
         len_bytes,
@@ -150,7 +188,8 @@ pub(super) fn exact(pending: &Pending, opts: &BuilderOptions, block_records: u32
         trailer_base,
         ref_bytes,
         v1_refs: false,
-    }
+    };
+    (params, block_prefixes)
 }
 
 /// The layout of a table written block by block, chosen from the sample and the hints, and
@@ -160,6 +199,8 @@ pub(super) struct Streaming {
     pub(super) params: SlotParams,
     /// The stripped prefix's bytes.
     pub(super) prefix: Vec<u8>,
+    /// Whether blocks store their shared key prefix once (format 5).
+    pub(super) block_prefixes: bool,
     /// Longest key the length field (or the fixed length) allows, after the prefix.
     max_rest: u32,
     /// Overflow bytes one block's suffix chunk may hold (0 when nothing may overflow).
@@ -205,10 +246,15 @@ impl Streaming {
         let max_rest = (longest.min(MAX_KEY_LEN).max(prefix) - prefix) as u32;
         let rests = pending.rest_lengths(prefix);
         let sample_longest = rests.iter().copied().max().unwrap_or(0);
-        let head = match opts.head_bytes {
-            Some(h) => h.min(sample_longest),
-            None => slot::choose_head_bounded(&rests, max_rest),
-        };
+        // What the slots store: each key past its block's prefix (format 5) when that pays.
+        let (head, block_prefixes, _) = head_and_block_prefixes(
+            pending,
+            opts,
+            (prefix, block_records),
+            rests,
+            max_rest,
+            sample_longest,
+        );
         let len_bytes = len_bytes(min_rest, max_rest);
         let (suffix_bytes, suffix_limit) = if max_rest <= head {
             (0, 0)
@@ -256,6 +302,7 @@ impl Streaming {
         Streaming {
             params,
             prefix: first.get(..prefix).unwrap_or_default().to_vec(),
+            block_prefixes,
             max_rest: match len_bytes {
                 0 => max_rest,
                 1 => 255,

@@ -59,6 +59,24 @@ impl Pending {
             .collect()
     }
 
+    /// Each buffered key's length past the prefix its block shares (blocks of
+    /// `block_records` entries from the first buffered one; the prefix is at least `prefix`,
+    /// shared by every key, and exactly it when `block_prefixes` is off): what its slot
+    /// stores (format 5).
+    pub(super) fn block_rest_lengths(
+        &self,
+        prefix: usize,
+        block_records: u32,
+        block_prefixes: bool,
+    ) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.entries.len());
+        for chunk in self.entries.chunks(block_records.max(1) as usize) {
+            let shared = super::blocks::block_prefix_len(self, chunk, prefix, block_prefixes);
+            out.extend(chunk.iter().map(|e| (self.key(e).len() - shared) as u32));
+        }
+        out
+    }
+
     /// Appends an entry. `value` is the inline value for `Inline` (whose `start` and `len`
     /// are set here), ignored otherwise. REQUIRES: `key` is at most `MAX_KEY_LEN` bytes and
     /// an inline value is below 4 GiB (the builder checked both).

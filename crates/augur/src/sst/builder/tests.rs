@@ -288,8 +288,10 @@ fn memory_stays_bounded_on_a_big_table() {
     }
     eprintln!("{n} entries: the builder buffered at most {most} bytes");
     assert!(most <= BOUND, "{most} bytes buffered");
-    // Nothing grows after the sample.
-    assert_eq!(most, after_sample);
+    // Nothing grows after the sample but the suffix buffer, by at most one block's overflow
+    // (a later block may share a shorter prefix than the sample's, format 5).
+    let block_overflow = BuilderOptions::default().block_records * 16;
+    assert!(most <= after_sample + block_overflow, "{most} vs {after_sample}");
     let summary = b.finish().unwrap();
     assert_eq!(summary.entries, n);
     assert_eq!(summary.smallest.user_key, first);

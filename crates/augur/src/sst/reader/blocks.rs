@@ -90,6 +90,7 @@ impl Table {
             slots_len: slots_len as usize,
             len: bytes.len(),
             owned: Some(bytes),
+            prefix_ext: self.fence.block_prefix_ext(block),
         })
     }
 
@@ -147,6 +148,7 @@ impl Table {
                 Cow::Borrowed(_) => None,
                 Cow::Owned(v) => Some(v),
             },
+            prefix_ext: self.fence.block_prefix_ext(block),
         })
     }
 

@@ -317,6 +317,7 @@ impl Table {
             for pos in self.fence.block_positions(block_no) {
                 let slot = self.slot(&block, pos)?;
                 key.truncate(self.stripped.len());
+                key.extend_from_slice(self.fence.block_prefix(block_no));
                 key.extend_from_slice(slot.raw.head);
                 key.extend_from_slice(slot.overflow);
                 f(&key)?;
@@ -356,13 +357,14 @@ impl Table {
     }
 
     /// First position in `[lo, hi)` whose entry is `>= (user_key, trailer)`, or `hi`. The
-    /// range may span blocks; `cache` keeps the last block read.
-    fn lower_bound_between(
+    /// range may span blocks; `cache` keeps the last block read and the key matched against
+    /// its block prefix.
+    fn lower_bound_between<'k>(
         &self,
-        cache: &mut Option<LoadedBlock>,
+        cache: &mut Option<(LoadedBlock, Probe<'k>)>,
         mut lo: u64,
         mut hi: u64,
-        key: &Probe<'_>,
+        key: &Probe<'k>,
         trailer: u64,
     ) -> Result<u64> {
         // Narrow windows are scanned slot by slot outward from their middle — the model's
@@ -407,22 +409,25 @@ impl Table {
     /// `(user_key, trailer)`, loading (and verifying, the first time) its block unless
     /// `cache` holds the slot; through the page cache only the window's slots in that block
     /// are read.
-    fn cmp_at(
+    fn cmp_at<'k>(
         &self,
-        cache: &mut Option<LoadedBlock>,
+        cache: &mut Option<(LoadedBlock, Probe<'k>)>,
         pos: u64,
         window: std::ops::Range<u64>,
-        key: &Probe<'_>,
+        key: &Probe<'k>,
         trailer: u64,
     ) -> Result<Ordering> {
         let block_no = self.fence.block_of(pos);
-        let block = match cache.take() {
-            Some(b) if b.block == block_no && b.holds(pos, self.layout.slot) => b,
-            _ => self.load_slots(block_no, window.start.min(pos), window.end.max(pos + 1))?,
+        let (block, key) = match cache.take() {
+            Some((b, k)) if b.block == block_no && b.holds(pos, self.layout.slot) => (b, k),
+            _ => (
+                self.load_slots(block_no, window.start.min(pos), window.end.max(pos + 1))?,
+                key.past(self.fence.block_prefix(block_no)),
+            ),
         };
         let slot = self.slot(&block, pos)?;
         let ord = key.order(self.layout.head_bytes(), &slot.raw, slot.overflow, trailer);
-        *cache = Some(block);
+        *cache = Some((block, key));
         Ok(ord)
     }
 }

@@ -33,6 +33,8 @@ pub(crate) struct ScanBlock {
     pub(crate) values_len: usize,
     /// True when the value chunk is compressed: a reader holds it decompressed in a buffer.
     pub(crate) values_compressed: bool,
+    /// Bytes the block's keys share past the stripped prefix (format 5; 0 before).
+    pub(crate) prefix_ext: usize,
 }
 
 impl Table {
@@ -54,6 +56,7 @@ impl Table {
             values_start: meta.values_start,
             values_len: meta.raw_len as usize,
             values_compressed: meta.codec != 0,
+            prefix_ext: self.fence.block_prefix_ext(block),
         }
     }
 
@@ -115,6 +118,11 @@ impl Table {
     /// The slot layout of the file.
     pub(crate) fn layout(&self) -> &crate::sst::slot::SlotLayout {
         &self.layout
+    }
+
+    /// What the keys of `block` share past the stripped prefix (empty before format 5).
+    pub(crate) fn block_prefix(&self, block: u64) -> &[u8] {
+        self.fence.block_prefix(block)
     }
 
     /// The prefix stripped from every key of the file (empty in format 1).

@@ -51,7 +51,7 @@ impl<'t> Checker<'t> {
                 }
                 next_suffix += slot.raw.rest_len.saturating_sub(head);
             }
-            let key = t.key_of(&slot);
+            let key = t.key_of(block, &slot);
             let trailer = slot.trailer();
             if let Some((k, tr)) = &self.previous {
                 if compare(k, *tr, &key, trailer) != Ordering::Less {
