@@ -74,6 +74,7 @@ def open(
     bloom_bits: int = 10,
     compression: str = "none",
     slot_head_bytes: Optional[int] = None,
+    no_block_prefixes: bool = False,
     target_file_mb: int = 32,
     static_level_sizes: bool = False,
     max_subcompactions: Optional[int] = None,
@@ -127,7 +128,9 @@ def open(
     zstd:LEVEL (values compressed as written; files of any setting stay readable);
     ``slot_head_bytes`` the SSTable slot's key-head width, 0 to 65535 (``None``: chosen per
     file; key bytes past the head are read from the block's suffix chunk when heads tie, so
-    0 and other narrow heads trade speed for size);
+    0 and other narrow heads trade speed for size); ``no_block_prefixes`` stores every key
+    past the file's prefix only, as before format 5 (by default each SSTable block's shared
+    key prefix is stored once where that narrows the slots; for comparisons);
     ``static_level_sizes`` LevelDB's fixed level sizes instead of dynamic ones;
     ``max_subcompactions`` threads one compaction may use (``None``: the engine's default,
     the cores up to 4); ``delayed_write_mb`` MiB/s writes may ingest once L0 reaches its

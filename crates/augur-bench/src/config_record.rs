@@ -64,6 +64,7 @@ pub(crate) fn config_json(label: &str, p: &Params, o: &augur::Options, source: &
         "value_size": p.value_size,
         "compression_ratio": p.compression_ratio,
         "slot_head_bytes": o.slot_head_bytes,
+        "block_prefixes": o.block_prefixes,
         "value_separation_threshold": threshold_json(o.value_separation_threshold),
         "read_mode": format!("{:?}", o.read_mode).to_lowercase(),
         "memtable_size_bytes": o.memtable_size_bytes,

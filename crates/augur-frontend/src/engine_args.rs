@@ -220,6 +220,11 @@ pub struct EngineArgs {
     /// so 0 (no head: every comparison reads it) and other narrow heads trade speed for size.
     #[arg(long, global = true, value_name = "N", alias = "slot_head_bytes")]
     pub slot_head_bytes: Option<u32>,
+    /// Store every key past the prefix its SSTable block's keys share, as before format 5's
+    /// block prefixes (engine default: each block's shared prefix stored once, where that
+    /// narrows the slots); for layout comparisons.
+    #[arg(long, global = true, alias = "no_block_prefixes")]
+    pub no_block_prefixes: bool,
     /// Target SSTable size in MiB (engine default 32).
     #[arg(long, global = true, value_name = "MB", alias = "target_file_mb")]
     pub target_file_mb: Option<u64>,
@@ -461,6 +466,9 @@ impl EngineArgs {
         }
         if self.slot_head_bytes.is_some() {
             o.slot_head_bytes = self.slot_head_bytes;
+        }
+        if self.no_block_prefixes {
+            o.block_prefixes = false;
         }
         if let Some(mb) = self.target_file_mb {
             o.target_file_size_bytes = mb.saturating_mul(1 << 20);

@@ -46,6 +46,7 @@ use std::path::PathBuf;
     bloom_bits = 10,
     compression = "none",
     slot_head_bytes = None,
+    no_block_prefixes = false,
     target_file_mb = 32,
     static_level_sizes = false,
     max_subcompactions = None,
@@ -100,6 +101,7 @@ pub(crate) fn open(
     bloom_bits: i64,
     compression: &str,
     slot_head_bytes: Option<i64>,
+    no_block_prefixes: bool,
     target_file_mb: i64,
     static_level_sizes: bool,
     max_subcompactions: Option<i64>,
@@ -157,6 +159,7 @@ pub(crate) fn open(
         slot_head_bytes: slot_head_bytes
             .map(|h| unsigned("slot_head_bytes", h))
             .transpose()?,
+        no_block_prefixes,
         target_file_mb: Some(unsigned("target_file_mb", target_file_mb)?),
         static_level_sizes,
         max_subcompactions: max_subcompactions
@@ -266,6 +269,7 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
                 None => py.None(),
                 Some(h) => h.into_py_any(py)?,
             },
+            "no_block_prefixes" => (!o.block_prefixes).into_py_any(py)?,
             "target_file_mb" => (o.target_file_size_bytes / MIB).into_py_any(py)?,
             "static_level_sizes" => (!o.dynamic_level_bytes).into_py_any(py)?,
             // The engine's default depends on the machine (its cores): None keeps it.

@@ -116,6 +116,8 @@ pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize
     let slot_head_bytes = layout_rng
         .gen_bool(0.3)
         .then(|| [0, 1, 3, 8, 9, 16][layout_rng.gen_range(0..6)]);
+    // Most runs let files store their blocks' shared prefixes once (format 5), some not.
+    let block_prefixes = layout_rng.gen_bool(0.75);
     let (threshold, max_value) = match cfg.values {
         Values::Inline => (usize::MAX, rng.gen_range(40..120)),
         Values::Separated => (0, rng.gen_range(40..120)),
@@ -149,6 +151,7 @@ pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize
         compaction: Some(cfg.style),
         compression,
         slot_head_bytes,
+        block_prefixes,
         ..Options::default()
     };
     (opts.read_mode, opts.cache_bytes, opts.max_open_files) = read_setup(seed, cfg.storage, 0);
