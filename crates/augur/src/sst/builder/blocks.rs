@@ -4,7 +4,6 @@
 //! block's keys share (the slots hold each key past it).
 
 use super::pending::{Pending, PendingEntry, PendingValue};
-use crate::index::projection::common_prefix_len;
 use crate::checksum::crc;
 use crate::compression::{compress_frames, Compression};
 use crate::error::{Error, Result};
@@ -106,12 +105,8 @@ impl BlockWriter {
                 path.display()
             )));
         };
-        let prefix_len = block_prefix_len(
-            pending,
-            chunk,
-            self.params.prefix_len as usize,
-            self.block_prefixes,
-        );
+        let prefix_len =
+            pending.block_prefix_len(chunk, self.params.prefix_len as usize, self.block_prefixes);
         let head = self.params.head_bytes as usize;
         let field = self.params.value_field_bytes();
         let ref_bytes = usize::from(self.params.ref_bytes);
@@ -179,20 +174,3 @@ impl BlockWriter {
     }
 }
 
-/// Length of the prefix the keys of `chunk` (consecutive entries of `pending`, sorted) share:
-/// that of its first and last keys, which every key between them shares too; at least the
-/// file's stripped prefix (`stripped`, shared by every key), and exactly it when block
-/// prefixes are off.
-pub(super) fn block_prefix_len(
-    pending: &Pending,
-    chunk: &[PendingEntry],
-    stripped: usize,
-    enabled: bool,
-) -> usize {
-    match (chunk.first(), chunk.last()) {
-        (Some(first), Some(last)) if enabled => {
-            common_prefix_len(pending.key(first), pending.key(last)).max(stripped)
-        }
-        _ => stripped,
-    }
-}

@@ -2,6 +2,7 @@
 //! slot layout from, then the block being filled. Keys are concatenated in one arena and the
 //! inline values in another, so an entry costs its bytes plus a small fixed record.
 
+use crate::index::projection::common_prefix_len;
 use crate::sst::slot::POINTER_REF_BYTES;
 use std::ops::Range;
 
@@ -71,10 +72,28 @@ impl Pending {
     ) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.entries.len());
         for chunk in self.entries.chunks(block_records.max(1) as usize) {
-            let shared = super::blocks::block_prefix_len(self, chunk, prefix, block_prefixes);
+            let shared = self.block_prefix_len(chunk, prefix, block_prefixes);
             out.extend(chunk.iter().map(|e| (self.key(e).len() - shared) as u32));
         }
         out
+    }
+
+    /// Length of the prefix the keys of `chunk` (consecutive entries of this buffer, sorted)
+    /// share: that of its first and last keys, which every key between them shares too; at
+    /// least the file's stripped prefix (`stripped`, shared by every key), and exactly it
+    /// when block prefixes are off.
+    pub(super) fn block_prefix_len(
+        &self,
+        chunk: &[PendingEntry],
+        stripped: usize,
+        enabled: bool,
+    ) -> usize {
+        match (chunk.first(), chunk.last()) {
+            (Some(first), Some(last)) if enabled => {
+                common_prefix_len(self.key(first), self.key(last)).max(stripped)
+            }
+            _ => stripped,
+        }
     }
 
     /// Appends an entry. `value` is the inline value for `Inline` (whose `start` and `len`
