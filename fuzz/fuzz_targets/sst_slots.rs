@@ -39,9 +39,9 @@ mod common;
 mod sst_sections;
 
 use augur::fs::{FileLock, FileSystem, MemFs, RandomAccessFile, ReadMode, WritableFile};
-use augur::fuzzing::{choose_head, Fence, Slots};
+use augur::fuzzing::{choose_head, choose_head_bounded, Fence, Slots, SAMPLE_VALUE_BYTES};
 use augur::index::{IndexConfig, IndexKind, IndexTuning};
-use augur::key::{compare, unpack_trailer, ValueKind, MAX_SEQNO};
+use augur::key::{compare, unpack_trailer, ValueKind, MAX_KEY_LEN, MAX_SEQNO};
 use augur::sst::{Footer, Properties, SlotParams, Table, TableCursor};
 use augur::Error;
 use libfuzzer_sys::fuzz_target;
@@ -106,10 +106,40 @@ fn table(input: &[u8]) {
         .iter()
         .map(|e| (e.key.len() - props.common_prefix_len as usize) as u32)
         .collect();
-    let longest = rests.iter().copied().max().unwrap_or(0);
-    let head = opts
-        .head_bytes
-        .map_or_else(|| choose_head(&rests), |h| h.min(longest));
+    // The builder's sample ends once it holds SAMPLE_VALUE_BYTES of inline values (fewer
+    // than 64 entries never reach its other limits): the layout is then chosen from the
+    // sample alone, with no hints (no stripped prefix, any later key length).
+    let mut inline_bytes = 0;
+    let sample = entries
+        .iter()
+        .position(|e| {
+            if e.trailer & 0xff == ValueKind::Value as u64 {
+                inline_bytes += e.value.len();
+            }
+            inline_bytes >= SAMPLE_VALUE_BYTES
+        })
+        .map_or(entries.len(), |last| last + 1);
+    let streamed = sample < entries.len() || inline_bytes >= SAMPLE_VALUE_BYTES;
+    let (entries_seen, rests_seen) = (&entries[..sample], &rests[..sample]);
+    let longest = rests_seen.iter().copied().max().unwrap_or(0);
+    let max_rest = if streamed { MAX_KEY_LEN as u32 } else { longest };
+    // Format 5: with block prefixes allowed, the head chosen over each key's rest past its
+    // block's shared prefix wins when it is narrower than the longest rest.
+    let block_rests: Vec<u32> = entries_seen
+        .chunks(opts.block_records)
+        .flat_map(|block| {
+            let (first, last) = (&block[0].key, &block[block.len() - 1].key);
+            let shared = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+            let shared = shared.max(props.common_prefix_len as usize);
+            block.iter().map(move |e| (e.key.len() - shared) as u32)
+        })
+        .collect();
+    let auto_head = || {
+        Some(choose_head_bounded(&block_rests, max_rest, longest))
+            .filter(|&h| opts.block_prefixes && h < longest)
+            .unwrap_or_else(|| choose_head_bounded(rests_seen, max_rest, longest))
+    };
+    let head = opts.head_bytes.map_or_else(auto_head, |h| h.min(longest));
     assert_eq!(
         props.slot.head_bytes, head,
         "head width differs from the option"

@@ -226,6 +226,17 @@ impl Slots {
     }
 }
 
+/// Inline-value bytes at which a table builder's sample ends (its layout is then chosen from
+/// the sample and the hints, and later entries stream).
+pub const SAMPLE_VALUE_BYTES: usize = crate::sst::SAMPLE_VALUE_BYTES;
+
+/// The head width the builder chooses on its own for stored key rests `stored` (past the
+/// stripped prefix, or past each block's prefix in format 5) when the file's keys are up to
+/// `max_rest` long past the stripped prefix and the head may be up to `widest` wide.
+pub fn choose_head_bounded(stored: &[u32], max_rest: u32, widest: u32) -> u32 {
+    slot::choose_head_bounded(stored, max_rest, widest)
+}
+
 /// The head width the builder chooses on its own for keys of these lengths after the
 /// stripped prefix.
 pub fn choose_head(rest_lens: &[u32]) -> u32 {

@@ -23,6 +23,7 @@ pub(crate) mod slot;
 mod tests;
 
 pub use builder::{Builder, BuilderOptions, LayoutHints, ModelTime, TableSummary, ValueHints};
+pub(crate) use builder::SAMPLE_VALUE_BYTES;
 pub use cursor::TableCursor;
 pub use format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION, MAGIC, MIN_FORMAT_VERSION};
 pub use slot::SlotParams;
