@@ -521,6 +521,37 @@ mod tests {
         }
     }
 
+    /// Format 5: the keys' common prefix past a file prefix of `file_prefix` bytes is the
+    /// block prefix; slots hold the rests past both, and every probe, matched with the
+    /// block prefix first (`Probe::past`), compares with each slot as with the key it holds.
+    fn check_block_prefix(mut keys: Vec<Vec<u8>>, probes: Vec<Vec<u8>>, h: u32, file_prefix: usize) {
+        keys.sort();
+        keys.dedup();
+        let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+            return;
+        };
+        let shared = first.iter().zip(last).take_while(|(x, y)| x == y).count();
+        let p = file_prefix.min(shared);
+        let prefix = first[..p].to_vec();
+        let block_prefix = first[p..shared].to_vec();
+        let rests: Vec<Vec<u8>> = keys.iter().map(|k| k[shared..].to_vec()).collect();
+        let (layout, slots, suffixes) = encode_all(&rests, 0, h);
+        for probe in keys.iter().chain(probes.iter()) {
+            let probe_in_block = Probe::new(probe, &prefix).past(&block_prefix);
+            for (i, k) in keys.iter().enumerate() {
+                let raw = layout
+                    .decode(&slots[i * layout.slot..(i + 1) * layout.slot], 0)
+                    .unwrap();
+                let over = layout.overflow(&raw, &suffixes).unwrap();
+                assert_eq!(
+                    probe_in_block.key_order(layout.head_bytes(), &raw, over),
+                    k.as_slice().cmp(probe.as_slice()),
+                    "key {k:?} probe {probe:?} head {h} prefix {prefix:?} block {block_prefix:?}"
+                );
+            }
+        }
+    }
+
     fn key_strategy() -> impl Strategy<Value = Vec<u8>> {
         prop_oneof![
             proptest::collection::vec(0u8..4, 0..12),
@@ -545,6 +576,16 @@ mod tests {
             h in prop_oneof![Just(0u32), Just(1), Just(8), Just(9), 0u32..24],
         ) {
             check(keys, probes, h);
+        }
+
+        #[test]
+        fn block_prefixes_order_like_keys(
+            keys in proptest::collection::vec(key_strategy(), 1..40),
+            probes in proptest::collection::vec(key_strategy(), 0..10),
+            h in prop_oneof![Just(0u32), Just(1), Just(8), 0u32..24],
+            file_prefix in 0usize..4,
+        ) {
+            check_block_prefix(keys, probes, h, file_prefix);
         }
     }
 
