@@ -113,36 +113,37 @@ struct Ways {
     chunks: [Option<Arc<[u8]>>; WAYS],
 }
 
-/// One set, on cache lines of its own.
+/// One set, on cache lines of its own: first the line a prefetch hint reads (each way's key
+/// and chunk address), then the lock and the ways.
 #[derive(Default)]
-#[repr(align(64))]
+#[repr(C, align(64))]
 struct Set {
-    ways: Mutex<Ways>,
-    /// Each way's table number (0: empty) and block: written under the lock; read without
-    /// it only for prefetch hints.
-    tables: [AtomicU64; WAYS],
-    blocks: [AtomicU64; WAYS],
+    /// Each way's packed key ([`pack`]; 0: empty): written under the lock; read without it
+    /// only for prefetch hints.
+    keys: [AtomicU64; WAYS],
     /// Each way's chunk address (0: empty): a prefetch hint only.
     addrs: [AtomicUsize; WAYS],
+    ways: Mutex<Ways>,
+}
+
+/// `(table, block)` as one word, `table << 32 | block`; `None` past 32 bits of either (such
+/// blocks are not cached: a table number past 2^32 means four billion tables opened).
+fn pack(table: u64, block: u64) -> Option<u64> {
+    (table < 1 << 32 && block < 1 << 32).then_some(table << 32 | block)
 }
 
 impl Set {
     /// The way holding `(table, block)` (loads only; exact under the set's lock).
     fn way_of(&self, table: u64, block: u64) -> Option<usize> {
-        (0..WAYS).find(|&i| {
-            self.tables.get(i).is_some_and(|t| t.load(Ordering::Relaxed) == table)
-                && self.blocks.get(i).is_some_and(|b| b.load(Ordering::Relaxed) == block)
-        })
+        let key = pack(table, block)?;
+        (0..WAYS).find(|&i| self.keys.get(i).is_some_and(|k| k.load(Ordering::Relaxed) == key))
     }
 
-    /// Publishes way `i`'s key and chunk address (under the set's lock).
-    fn label(&self, i: usize, table: u64, block: u64, chunk: Option<&Arc<[u8]>>) {
-        if let (Some(t), Some(b), Some(a)) =
-            (self.tables.get(i), self.blocks.get(i), self.addrs.get(i))
-        {
-            t.store(table, Ordering::Relaxed);
-            b.store(block, Ordering::Relaxed);
-            a.store(chunk.map_or(0, |c| c.as_ptr() as usize), Ordering::Relaxed);
+    /// Publishes way `i`'s key and chunk address (under the set's lock; `None`: empty).
+    fn label(&self, i: usize, key: Option<(u64, &Arc<[u8]>)>) {
+        if let (Some(k), Some(a)) = (self.keys.get(i), self.addrs.get(i)) {
+            k.store(key.map_or(0, |(k, _)| k), Ordering::Relaxed);
+            a.store(key.map_or(0, |(_, c)| c.as_ptr() as usize), Ordering::Relaxed);
         }
     }
 }
@@ -363,6 +364,9 @@ impl ChunkCache {
     /// within the last turn of the cache (as many misses as chunks held; its ghost is stamped
     /// now otherwise), and then at most once per [`MISSES_PER_ADMISSION`] misses.
     fn admits(&self, table: u64, block: u64, chunk_len: u64) -> bool {
+        if pack(table, block).is_none() {
+            return false;
+        }
         let weight = chunk_len + CHUNK_OVERHEAD;
         let Some(index) = self.index(Some(weight)) else {
             return false;
@@ -416,6 +420,9 @@ impl ChunkCache {
         let Some(set) = index.sets.get(reduce(mix(table, block), index.sets.len())) else {
             return;
         };
+        let Some(key) = pack(table, block) else {
+            return;
+        };
         let mut guard = set.ways.lock();
         if set.way_of(table, block).is_some() {
             return;
@@ -423,7 +430,7 @@ impl ChunkCache {
         loop {
             let empty = guard.chunks.iter().position(Option::is_none);
             if let Some(i) = empty.filter(|_| self.reserve(weight, index.chunk_budget)) {
-                set.label(i, table, block, Some(&chunk));
+                set.label(i, Some((key, &chunk)));
                 let ways = &mut *guard;
                 if let (Some(c), Some(r)) = (ways.chunks.get_mut(i), ways.refs.get_mut(i)) {
                     (*c, *r) = (Some(chunk), 0);
@@ -477,7 +484,7 @@ impl ChunkCache {
 
     /// Empties way `i` of `set`, giving its chunk's bytes back.
     fn clear(&self, set: &Set, ways: &mut Ways, i: usize) {
-        set.label(i, 0, 0, None);
+        set.label(i, None);
         ways.protected &= !(1 << i);
         if let Some(r) = ways.refs.get_mut(i) {
             *r = 0;
@@ -564,6 +571,8 @@ impl TableChunks {
         let Some(set) = self.cache.set_of(self.table, block, None) else {
             return false;
         };
+        // The lock's line too: the lookup takes it next.
+        crate::prefetch::prefetch_value(&set.ways);
         let addr = set
             .way_of(self.table, block)
             .and_then(|i| set.addrs.get(i))
