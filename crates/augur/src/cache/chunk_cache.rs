@@ -161,7 +161,8 @@ pub enum Lookup {
     },
 }
 
-/// Occupancy and counters of a [`ChunkCache`].
+/// Occupancy and counters of a database's cache of decompressed value chunks
+/// (`cache::ChunkCache`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ChunkCacheStats {
     /// Bytes the cache may hold (its budget).
