@@ -123,7 +123,8 @@ def open(
     ``learning`` one of never, at-build, always, cost-benefit, lazy, offline;
     ``compaction`` leveled or flsm (``None``, the default: the style the database was
     created with, leveled for a new one; a conflicting style raises); ``read_mode`` mmap,
-    pread or direct (O_DIRECT through a page cache of ``cache_mb`` MiB);
+    pread or direct (O_DIRECT through a page cache of ``cache_mb`` MiB; under every mode
+    ``cache_mb`` also bounds the cache of decompressed value chunks of compressed values);
     ``max_open_files`` bounds the table files held open (``None``: all); ``rmi_root`` linear or cubic; ``compression`` none, lz4, zstd or
     zstd:LEVEL (values compressed as written; files of any setting stay readable);
     ``slot_head_bytes`` the SSTable slot's key-head width, 0 to 65535 (``None``: chosen per

@@ -177,6 +177,9 @@ pub struct MemoryReport {
     /// its table readers (`rocksdb.estimate-table-readers-mem`, as
     /// `cache_index_and_filter_blocks` is off).
     pub pinned_bytes: Option<u64>,
+    /// Augur's cache of decompressed value chunks (`None` for other engines, or without
+    /// one): its misses are the point lookups that decompressed.
+    pub chunks: Option<augur::ChunkCacheStats>,
 }
 
 impl MemoryReport {
@@ -192,6 +195,7 @@ impl MemoryReport {
                 device_bytes: Some(c.device_bytes),
             }),
             pinned_bytes: Some(s.pinned_bytes()),
+            chunks: s.reads.chunks,
         }
     }
 }
@@ -199,11 +203,34 @@ impl MemoryReport {
 /// The memory fields of a benchmark record from the engine's report `before` and `after` the
 /// benchmark (`before` `None`: the database opened during it, so its counters started at
 /// zero), per operation of `out`: pushed to the record only, except the hit ratio and the
-/// device reads per operation, which also go on the text line when the cache was used.
+/// device reads per operation, which also go on the text line when the cache was used (and
+/// the chunk cache's hit ratio when a compressed value was looked up).
 pub(crate) fn cache_fields(out: &mut Outcome, before: Option<&MemoryReport>, after: &MemoryReport) {
     let ops = out.ops;
     if let Some(p) = after.pinned_bytes {
         out.record_only.push(("pinned_bytes", json!(p)));
+    }
+    if let Some(c) = after.chunks {
+        let old = before.and_then(|b| b.chunks).unwrap_or_default();
+        let hits = c.hits.saturating_sub(old.hits);
+        let misses = c.misses.saturating_sub(old.misses);
+        out.record_only.extend([
+            ("chunk_cache_capacity_bytes", json!(c.capacity_bytes)),
+            ("chunk_cache_used_bytes", json!(c.used_bytes)),
+            ("chunk_cache_hits", json!(hits)),
+            ("chunk_cache_misses", json!(misses)),
+            (
+                "chunk_cache_misses_per_op",
+                json!(misses as f64 / ops.max(1) as f64),
+            ),
+            (
+                "chunk_cache_inserts",
+                json!(c.inserts.saturating_sub(old.inserts)),
+            ),
+        ]);
+        let lookups = hits + misses;
+        let ratio = (lookups > 0).then(|| hits as f64 / lookups as f64);
+        push(out, lookups > 0, ("chunk_cache_hit_ratio", json!(ratio)));
     }
     let Some(c) = after.cache else { return };
     let old = before.and_then(|b| b.cache).unwrap_or_default();
@@ -452,6 +479,7 @@ mod tests {
                 device_bytes: Some(bytes),
             }),
             pinned_bytes: Some(777),
+            chunks: None,
         };
         let mut out = Outcome::new("readrandom", 100, 1.0);
         cache_fields(
@@ -490,6 +518,7 @@ mod tests {
         let no_cache = MemoryReport {
             cache: None,
             pinned_bytes: Some(5),
+            chunks: None,
         };
         cache_fields(&mut out, None, &no_cache);
         let j = out.to_json("augur", &json!({}));
@@ -504,6 +533,7 @@ mod tests {
                 ..CacheCounters::default()
             }),
             pinned_bytes: None,
+            chunks: None,
         };
         let mut out = Outcome::new("readrandom", 10, 1.0);
         cache_fields(&mut out, None, &uncounted);
@@ -513,6 +543,38 @@ mod tests {
             "{j}"
         );
         assert!(j["device_reads_per_op"].is_null(), "{j}");
+        // Augur's chunk cache: deltas, and its hit ratio on the line once it was looked up.
+        let chunks = |hits, misses| MemoryReport {
+            chunks: Some(augur::ChunkCacheStats {
+                capacity_bytes: 1 << 20,
+                used_bytes: 7000,
+                chunks: 10,
+                hits,
+                misses,
+                inserts: misses / 2,
+            }),
+            ..no_cache
+        };
+        let mut out = Outcome::new("readrandom", 100, 1.0);
+        cache_fields(&mut out, Some(&chunks(5, 10)), &chunks(95, 20));
+        let j = out.to_json("augur", &json!({}));
+        assert_eq!(
+            (
+                j["chunk_cache_hits"].as_u64(),
+                j["chunk_cache_misses"].as_u64()
+            ),
+            (Some(90), Some(10))
+        );
+        assert_eq!(j["chunk_cache_misses_per_op"], 0.1);
+        assert_eq!(j["chunk_cache_inserts"], 5);
+        assert!(
+            out.line().contains("chunk_cache_hit_ratio=0.900"),
+            "{}",
+            out.line()
+        );
+        let mut out = Outcome::new("fillrandom", 100, 1.0);
+        cache_fields(&mut out, None, &chunks(0, 0));
+        assert!(!out.line().contains("chunk_cache"), "{}", out.line());
     }
 
     #[test]

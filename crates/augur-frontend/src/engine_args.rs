@@ -200,8 +200,11 @@ pub struct EngineArgs {
     /// cache; engine default mmap).
     #[arg(long, global = true, value_enum, alias = "read_mode")]
     pub read_mode: Option<ReadModeArg>,
-    /// Page cache of `--read-mode direct`, in MiB (engine default 64): data and value-log
-    /// pages; filters, fence indexes and models are pinned beside it.
+    /// The database's cache, in MiB (engine default 64): under `--read-mode direct` the page
+    /// cache of data and value-log pages (less a quarter for decompressed value chunks when
+    /// values are compressed), under mmap and pread the cache of decompressed value chunks
+    /// (used only by compressed values); filters, fence indexes and models are pinned beside
+    /// it.
     #[arg(long, global = true, value_name = "MB", alias = "cache_mb")]
     pub cache_mb: Option<u64>,
     /// Most table files open at once (engine default: all); tables past it are opened on

@@ -243,22 +243,28 @@ pub fn value_compression_ratio(l: &augur::LevelStats) -> Option<f64> {
     (l.raw_value_bytes > 0).then(|| l.stored_value_bytes as f64 / l.raw_value_bytes as f64)
 }
 
-/// The page cache (direct mode) and the open-file bound (`max_open_files`) as JSON; each is
-/// `null` when the database runs without it, so the object's shape never changes.
+/// The page cache (direct mode), the decompressed value-chunk cache and the open-file bound
+/// (`max_open_files`) as JSON; each is `null` when the database runs without it, so the
+/// object's shape never changes.
 pub fn reads_json(r: &augur::ReadStats) -> Value {
     let cache = r.cache.map(|c| {
         json!({"capacity_bytes": c.capacity_bytes, "used_bytes": c.used_bytes, "pages": c.pages,
                "hits": c.hits, "misses": c.misses, "hit_ratio": c.hit_ratio(),
                "device_reads": c.device_reads, "device_bytes": c.device_bytes})
     });
+    let chunks = r.chunks.map(|c| {
+        json!({"capacity_bytes": c.capacity_bytes, "used_bytes": c.used_bytes,
+               "chunks": c.chunks, "hits": c.hits, "misses": c.misses,
+               "hit_ratio": c.hit_ratio(), "inserts": c.inserts})
+    });
     let open_files = r
         .open_files
         .map(|o| json!({"limit": o.limit, "open": o.open, "mapped": o.mapped, "opens": o.opens}));
-    json!({"cache": cache, "open_files": open_files})
+    json!({"cache": cache, "chunk_cache": chunks, "open_files": open_files})
 }
 
-/// The page cache and the open-file bound as text lines (nothing for a database without
-/// either).
+/// The caches and the open-file bound as text lines (nothing for a database without them;
+/// the chunk cache only once a compressed value was looked up).
 fn reads_text(r: &augur::ReadStats) -> String {
     let mut out = String::new();
     if let Some(c) = r.cache {
@@ -273,6 +279,19 @@ fn reads_text(r: &augur::ReadStats) -> String {
             100.0 * c.hit_ratio(),
             c.device_reads,
             c.device_bytes
+        ));
+    }
+    if let Some(c) = r.chunks.filter(|c| c.hits + c.misses + c.chunks > 0) {
+        out.push_str(&format!(
+            "chunk cache (decompressed values): {} B capacity, {} B used ({} chunks); {} hits, \
+             {} misses (hit ratio {:.1}%); {} chunks decompressed whole\n",
+            c.capacity_bytes,
+            c.used_bytes,
+            c.chunks,
+            c.hits,
+            c.misses,
+            100.0 * c.hit_ratio(),
+            c.inserts
         ));
     }
     if let Some(o) = r.open_files {
@@ -678,6 +697,53 @@ mod tests {
         let text = stats_text(&s, false);
         assert!(
             !text.contains("page cache") && !text.contains("open files"),
+            "{text}"
+        );
+    }
+
+    /// The chunk cache's counters: in the JSON always (mmap reads give it the whole budget),
+    /// in the text once a compressed value was looked up; a second lookup of a key hits.
+    #[test]
+    fn the_chunk_cache_is_shown_once_compressed_values_are_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = augur::Db::open(
+            tmp.path(),
+            augur::Options {
+                background_threads: false,
+                compression: augur::Compression::Lz4,
+                cache_bytes: 1 << 20,
+                ..augur::Options::default()
+            },
+        )
+        .unwrap();
+        for i in 0..500u32 {
+            db.put(format!("key{i:05}").as_bytes(), [b'v'; 100])
+                .unwrap();
+        }
+        db.flush().unwrap();
+        let j = stats_json(&db.stats());
+        assert_eq!(j["reads"]["chunk_cache"]["capacity_bytes"], 1 << 20, "{j}");
+        assert_eq!(j["reads"]["chunk_cache"]["hits"], 0, "{j}");
+        assert!(!stats_text(&db.stats(), false).contains("chunk cache"));
+        for _ in 0..2 {
+            assert!(db.get(b"key00007").unwrap().is_some());
+        }
+        let j = stats_json(&db.stats());
+        let chunks = &j["reads"]["chunk_cache"];
+        assert_eq!(
+            (chunks["hits"].as_u64(), chunks["misses"].as_u64()),
+            (Some(1), Some(1)),
+            "{j}"
+        );
+        assert_eq!(
+            (chunks["chunks"].as_u64(), chunks["inserts"].as_u64()),
+            (Some(1), Some(1)),
+            "{j}"
+        );
+        let text = stats_text(&db.stats(), false);
+        assert!(
+            text.contains("chunk cache (decompressed values): 1048576 B capacity")
+                && text.contains("1 hits, 1 misses"),
             "{text}"
         );
     }

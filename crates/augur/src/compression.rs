@@ -348,6 +348,42 @@ impl<'a> FramedChunk<'a> {
         Ok(())
     }
 
+    /// Where the raw bytes `[at, at + len)` of the chunk lie: the index of the frame that
+    /// holds them and their range within that frame once decompressed; `None` for an empty
+    /// range within the chunk (nothing to decompress).
+    ///
+    /// # Errors
+    /// `Corruption` naming `file` and `offset` when the range is not inside one frame.
+    pub fn locate(
+        &self,
+        at: u64,
+        len: u64,
+        file: &Path,
+        offset: u64,
+    ) -> Result<Option<(usize, std::ops::Range<usize>)>> {
+        let corrupt = || Error::corruption(file, offset, "value outside its chunk's frames");
+        let raw_len = match self.frames() {
+            0 => 0,
+            n => u64::from(record(self.table, n - 1).0),
+        };
+        if len == 0 && at <= raw_len {
+            return Ok(None);
+        }
+        let (i, start) = self.frame_of(at).ok_or_else(corrupt)?;
+        let from = usize::try_from(at - start).map_err(|_| corrupt())?;
+        let to = from
+            .checked_add(usize::try_from(len).map_err(|_| corrupt())?)
+            .ok_or_else(corrupt)?;
+        let (frame_start, frame_end) = match i {
+            0 => (0, record(self.table, 0).0),
+            _ => (record(self.table, i - 1).0, record(self.table, i).0),
+        };
+        if to > (frame_end - frame_start) as usize {
+            return Err(corrupt());
+        }
+        Ok(Some((i, from..to)))
+    }
+
     /// The raw bytes `[at, at + len)` of the chunk, decompressing only the frame that holds
     /// them (into a buffer the thread reuses).
     ///
@@ -355,23 +391,15 @@ impl<'a> FramedChunk<'a> {
     /// `Corruption` naming `file` and `offset` when the range is not inside one frame or the
     /// frame does not decompress to its recorded length.
     pub fn read(&self, at: u64, len: u64, file: &Path, offset: u64) -> Result<Vec<u8>> {
-        let corrupt = || Error::corruption(file, offset, "value outside its chunk's frames");
-        let raw_len = match self.frames() {
-            0 => 0,
-            n => u64::from(record(self.table, n - 1).0),
-        };
-        if len == 0 && at <= raw_len {
+        let Some((i, range)) = self.locate(at, len, file, offset)? else {
             return Ok(Vec::new());
-        }
-        let (i, start) = self.frame_of(at).ok_or_else(corrupt)?;
-        let from = usize::try_from(at - start).map_err(|_| corrupt())?;
-        let to = from
-            .checked_add(usize::try_from(len).map_err(|_| corrupt())?)
-            .ok_or_else(corrupt)?;
+        };
         FRAME.with(|frame| {
             let mut frame = frame.borrow_mut();
             self.decompress_frame(i, &mut frame, file, offset)?;
-            frame.get(from..to).map(<[u8]>::to_vec).ok_or_else(corrupt)
+            frame.get(range).map(<[u8]>::to_vec).ok_or_else(|| {
+                Error::corruption(file, offset, "value outside its chunk's frames")
+            })
         })
     }
 
@@ -465,9 +493,20 @@ mod tests {
                 let chunk = FramedChunk::parse(&out, codec, raw.len() as u32, p, 9).unwrap();
                 let mut start = 0;
                 for &end in &ends {
-                    let got = chunk.read(start as u64, (end - start) as u64, p, 9).unwrap();
+                    let (at, len) = (start as u64, (end - start) as u64);
+                    let got = chunk.read(at, len, p, 9).unwrap();
                     assert_eq!(got, &raw[start..end]);
+                    // The located frame holds the value whole.
+                    let (i, range) = chunk.locate(at, len, p, 9).unwrap().unwrap();
+                    assert!(i < chunk.frames() && range.len() == end - start);
                     start = end;
+                }
+                assert!(chunk.locate(raw.len() as u64, 0, p, 9).unwrap().is_none());
+                assert!(chunk.locate(raw.len() as u64, 1, p, 9).is_err());
+                if ends.len() > 1 {
+                    // A range across two frames is not a value of this chunk.
+                    let across = chunk.locate(0, raw.len() as u64, p, 9);
+                    assert!(chunk.frames() == 1 || across.is_err());
                 }
                 let mut all = Vec::new();
                 chunk.read_all(&mut all, p, 9).unwrap();

@@ -63,7 +63,7 @@ mod prefetch;
 pub mod stats;
 mod work_signal;
 
-pub use cache::{CacheStats, OpenFilesStats, ReadStats};
+pub use cache::{CacheStats, ChunkCacheStats, OpenFilesStats, ReadStats};
 pub use compression::Compression;
 pub use db::{
     Db, GcReport, IndexMemory, LevelStats, Snapshot, Stats, TryWrite, ValueLogSegmentStats,

@@ -217,6 +217,7 @@ impl BenchEngine for RocksEngine {
                 .property_int_value("rocksdb.estimate-table-readers-mem")
                 .ok()
                 .flatten(),
+            chunks: None,
         })
     }
 

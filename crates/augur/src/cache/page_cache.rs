@@ -10,20 +10,23 @@
 //! Replacement is `quick_cache`'s CLOCK-Pro variant: a page enters on probation and is kept
 //! only when it is read again, so pages read once cycle through the probation queue without
 //! pushing out the hot set. A scan reads its pages several times in a row, so its reads run
-//! under [`scanning`]: its hits do not count as references, and what it brings in stays on
-//! probation. Reads made under [`without_cache_fill`] (compactions, GC, `verify`) use the
+//! under [`scanning`](super::scanning): its hits do not count as references, and what it
+//! brings in stays on probation. Reads made under
+//! [`without_cache_fill`](super::without_cache_fill) (compactions, GC, `verify`) use the
 //! cached pages they find but insert none; they read ahead [`NO_FILL_READAHEAD_PAGES`] into a
-//! per-thread buffer instead, since they walk files in order. Capacity is counted in bytes, each page weighted by its length plus
-//! [`PAGE_OVERHEAD`], so what the cache holds stays within its budget.
+//! per-thread buffer instead, since they walk files in order. Capacity is counted in bytes,
+//! each page weighted by its length plus [`PAGE_OVERHEAD`], so what the cache holds stays
+//! within its budget.
 //!
 //! A read of consecutive missing pages is one device read. Counters (hits, misses, device
 //! reads and bytes) are striped per thread ([`super::counter`]).
 
 use super::counter::Counter;
+use super::scope;
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, DIRECT_ALIGN};
 use bytes::Bytes;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -104,10 +107,6 @@ impl std::fmt::Debug for PageCache {
 static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
-    /// False while this thread reads under [`without_cache_fill`].
-    static FILL: Cell<bool> = const { Cell::new(true) };
-    /// True while this thread reads under [`scanning`].
-    static SCAN: Cell<bool> = const { Cell::new(false) };
     /// The last run this thread read from the device without filling the cache: (cache file
     /// number, first page, bytes). Reads that fill nothing (compactions, GC, `verify`) walk
     /// files in order, so the next read usually falls in it: read ahead once, not per page.
@@ -116,36 +115,6 @@ thread_local! {
 
 /// Pages read ahead by a read that fills nothing (256 KiB).
 const NO_FILL_READAHEAD_PAGES: u64 = 64;
-
-/// Runs `f` with this thread's cache hits not counting as references: a scan reads each page
-/// several times in a row (its blocks share pages; a block's bytes and values are read one
-/// after the other), and those touches must not promote the scanned pages over the hot set.
-/// Pages the scan misses still enter the cache, on probation.
-pub fn scanning<R>(f: impl FnOnce() -> R) -> R {
-    with_flag(&SCAN, true, f)
-}
-
-/// Runs `f` with this thread's reads not inserting pages into any cache (pages already
-/// cached are still used): for reads that touch each page once, such as a compaction's.
-pub fn without_cache_fill<R>(f: impl FnOnce() -> R) -> R {
-    with_flag(&FILL, false, f)
-}
-
-/// Runs `f` with this thread's `flag` set to `value`, restoring it after (also on a panic).
-fn with_flag<R>(
-    flag: &'static std::thread::LocalKey<Cell<bool>>,
-    value: bool,
-    f: impl FnOnce() -> R,
-) -> R {
-    struct Restore(&'static std::thread::LocalKey<Cell<bool>>, bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            self.0.with(|c| c.set(self.1));
-        }
-    }
-    let _restore = Restore(flag, flag.with(|c| c.replace(value)));
-    f()
-}
 
 impl PageCache {
     /// A cache holding at most `capacity_bytes` (0: nothing is cached).
@@ -197,7 +166,7 @@ impl PageCache {
 
     fn get(&self, key: PageKey) -> Option<Bytes> {
         let pages = self.pages.as_ref()?;
-        if SCAN.with(Cell::get) {
+        if scope::in_scan() {
             pages.peek(&key)
         } else {
             pages.get(&key)
@@ -260,7 +229,7 @@ impl CachedFile {
         self.cache.device_reads.add(1);
         self.cache.device_bytes.add(data.len() as u64);
         copy_overlap(&data, start, offset, buf);
-        if !FILL.with(Cell::get) || self.cache.pages.is_none() {
+        if !scope::fills() || self.cache.pages.is_none() {
             return Ok(());
         }
         if end - first == 1 {
@@ -354,7 +323,7 @@ impl RandomAccessFile for CachedFile {
                 p += 1;
                 continue;
             }
-            if !FILL.with(Cell::get) {
+            if !scope::fills() {
                 p = self.read_without_fill(p, last, offset, buf)?;
                 continue;
             }
@@ -376,7 +345,7 @@ impl RandomAccessFile for CachedFile {
     /// Reads the missing pages of the range into the cache, each run of consecutive missing
     /// pages with one device request (nothing when this thread reads without filling).
     fn prefetch(&self, offset: u64, len: u64) {
-        if len == 0 || !FILL.with(Cell::get) || self.cache.pages.is_none() {
+        if len == 0 || !scope::fills() || self.cache.pages.is_none() {
             return;
         }
         let end = offset.saturating_add(len).min(self.len);

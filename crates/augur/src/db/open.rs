@@ -18,7 +18,7 @@ use super::flush::write_table_from_memtable;
 use super::obsolete::{check_unreferenced_tables, remove_obsolete_files};
 use super::replay::{replay_wals, Replayed};
 use super::{DbInner, MemState, SnapshotList};
-use crate::cache::FileReads;
+use crate::cache::{CacheBudget, FileReads};
 use crate::compaction::TableLimit;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
@@ -204,7 +204,9 @@ struct Found {
 fn read_and_check(dir: &Path, opts: &Options) -> Result<Found> {
     let fs = opts.fs.clone();
     let table_limit = TableLimit::read(fs.as_ref(), opts.read_mode);
-    let reads = FileReads::new(opts.read_mode, opts.cache_bytes, opts.max_open_files);
+    let compressed = opts.compression != crate::compression::Compression::None;
+    let budget = CacheBudget::split(opts.read_mode, opts.cache_bytes, compressed);
+    let reads = FileReads::new(opts.read_mode, budget, opts.max_open_files);
     let (versions, recovered) = VersionSet::recover(
         fs.clone(),
         dir,

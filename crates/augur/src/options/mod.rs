@@ -103,10 +103,14 @@ pub struct Options {
     pub block_prefixes: bool,
     /// How SSTables and sealed value-log segments are read. Default `Mmap`.
     pub read_mode: ReadMode,
-    /// Bytes of the page cache under [`ReadMode::Direct`] (`--cache-mb`): data blocks, value
-    /// chunks and value-log pages read with `O_DIRECT` stay there, and nowhere else. Filter,
-    /// fence and model sections are pinned beside it (`Stats::pinned_bytes`). Ignored by the
-    /// other read modes, which use the kernel's page cache. 0 caches nothing. Default 64 MiB.
+    /// Bytes of the database's caches (`--cache-mb`). Under [`ReadMode::Direct`] the page
+    /// cache: data blocks, value chunks and value-log pages read with `O_DIRECT` stay there,
+    /// and nowhere else — less a quarter for decompressed value chunks when `compression` is
+    /// on. Under the other read modes (the kernel caches file pages) all of it holds
+    /// decompressed value chunks, used only as far as compressed values are read. A point
+    /// lookup whose chunk is cached decompresses nothing (`Stats::reads`). Filter, fence and
+    /// model sections are pinned beside it (`Stats::pinned_bytes`). 0 caches nothing.
+    /// Default 64 MiB.
     pub cache_bytes: u64,
     /// Most table files held open at once (`--max-open-files`, as LevelDB and RocksDB name
     /// it): under `pread` and `direct` an LRU of descriptors, files past it opened again on

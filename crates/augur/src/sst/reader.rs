@@ -8,8 +8,9 @@
 //! mapping or through the page cache (direct reads) is verified the first time it is read and
 //! remembered in a per-table atomic bitset, so steady-state lookups compute no CRC — and,
 //! through the cache, then read only the slots and the value they need. `pread` reads verify
-//! every block and value chunk they read. A compressed value chunk is decompressed on every
-//! value read from it (no cache of decompressed frames). Keys are compared slot head first
+//! every block and value chunk they read. A point lookup of a value in a compressed chunk
+//! decompresses only the value's frame, and with the database's chunk cache
+//! (`cache::ChunkCache`) nothing on a hit; scans decompress whole chunks. Keys are compared slot head first
 //! (`slot.rs`), so the key-suffix chunk of a block is read only when two heads tie.
 
 use crate::checksum::crc;
@@ -157,6 +158,9 @@ pub struct Table {
     prefix: Vec<u8>,
     verified_blocks: VerifiedSet,
     verified_value_chunks: VerifiedSet,
+    /// This table's part of the database's decompressed-chunk cache (`None`: opened alone,
+    /// or the database has none): point lookups of compressed values go through it.
+    chunks: Option<crate::cache::TableChunks>,
     /// Lookups per path and outcome, with sampled latencies: the inputs of Bourbon's
     /// cost–benefit analysis, and of the per-level statistics.
     stats: LookupStats,

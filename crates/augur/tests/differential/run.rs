@@ -258,12 +258,18 @@ impl Run {
         self.db = Some(db);
     }
 
-    /// The page cache (under `Direct` only) holds no more than its budget, and the open-file
-    /// bound (when set) is kept.
+    /// The page cache (under `Direct` only) and the chunk cache share `cache_bytes` and hold
+    /// no more than their budgets, and the open-file bound (when set) is kept.
     fn check_read_stats(&self, s: &Stats) {
+        let chunk_bytes = s.reads.chunks.map_or(0, |c| c.capacity_bytes);
+        if let Some(c) = s.reads.chunks.filter(|c| c.used_bytes > c.capacity_bytes) {
+            self.fail(format!("chunk cache over its budget: {c:?}"));
+        }
         match (self.opts.read_mode, s.reads.cache) {
             (ReadMode::Direct, Some(c)) => {
-                if c.capacity_bytes != self.opts.cache_bytes || c.used_bytes > c.capacity_bytes {
+                if c.capacity_bytes + chunk_bytes != self.opts.cache_bytes
+                    || c.used_bytes > c.capacity_bytes
+                {
                     self.fail(format!("page cache over its budget: {c:?}"));
                 }
             }

@@ -250,14 +250,19 @@ impl Table {
                 let to = slots_end + (hi.min(positions.end) - positions.start) * suffixes / count;
                 prefetch_lines(from.saturating_sub(64), to + 64);
                 if self.interleaved {
-                    // The value the window's middle predicts, in the chunk after the block.
+                    // The value the window's middle predicts, in the chunk after the block —
+                    // or in its cached decompressed copy, when the chunk cache holds it (a
+                    // hit then reads nothing from the file).
                     let chunk = meta.values_end - meta.values_start;
                     let mid = (lo + (hi - lo) / 2).clamp(positions.start, positions.end - 1);
+                    let raw_guess = (mid - positions.start) * u64::from(meta.raw_len) / count;
                     let guess = self.values_base
                         + meta.values_start
                         + (mid - positions.start) * chunk / count;
-                    if let Some(bytes) = map.get(guess as usize..) {
-                        crate::prefetch::prefetch_read(bytes);
+                    if !self.prefetch_cached_value(block, &meta, raw_guess) {
+                        if let Some(bytes) = map.get(guess as usize..) {
+                            crate::prefetch::prefetch_read(bytes);
+                        }
                     }
                 }
             }

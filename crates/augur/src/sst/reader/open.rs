@@ -4,7 +4,7 @@
 //! when first read (`reader.rs`).
 
 use super::{learned, read_mapped_or, LookupStats, Table, VerifiedSet};
-use crate::cache::FileReads;
+use crate::cache::{ChunkCache, FileReads};
 use crate::checksum::crc;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, RandomAccessFile, ReadMode};
@@ -60,11 +60,11 @@ impl Table {
     ) -> Result<Table> {
         let reads = FileReads::plain(mode);
         let file = reads.open_unbounded(fs, path)?;
-        Self::from_file(file, path, file_id, reads.cached(), use_model)
+        Self::from_file(file, path, file_id, reads.cached(), None, use_model)
     }
 
-    /// [`Table::open_with`] through `reads`: its mode, its page cache (direct mode) and its
-    /// bound on open files.
+    /// [`Table::open_with`] through `reads`: its mode, its page cache (direct mode), its
+    /// chunk cache and its bound on open files.
     ///
     /// # Errors
     /// As [`Table::open_with`].
@@ -76,16 +76,18 @@ impl Table {
         use_model: bool,
     ) -> Result<Table> {
         let file = reads.open(fs, path)?;
-        Self::from_file(file, path, file_id, reads.cached(), use_model)
+        Self::from_file(file, path, file_id, reads.cached(), reads.chunks(), use_model)
     }
 
     /// Opens the table in `file` (at `path`); `cached` when reads come through the page
-    /// cache (a block checked once is trusted after, and lookups read only what they need).
+    /// cache (a block checked once is trusted after, and lookups read only what they need);
+    /// its point lookups of compressed values through `chunks` when given.
     fn from_file(
         file: Arc<dyn RandomAccessFile>,
         path: &Path,
         file_id: u64,
         cached: bool,
+        chunks: Option<&Arc<ChunkCache>>,
         use_model: bool,
     ) -> Result<Table> {
         let file_size = file.len()?;
@@ -222,6 +224,7 @@ impl Table {
             prefix,
             verified_blocks: VerifiedSet::new(blocks),
             verified_value_chunks: VerifiedSet::new(blocks),
+            chunks: chunks.map(|c| c.table(blocks)),
             stats: LookupStats::default(),
             remove_on_drop: OnceLock::new(),
         })

@@ -1,9 +1,12 @@
 //! Inline values of a table: where a slot's reference points in its block's value chunk,
 //! and the chunk read, checked and decompressed — whole for scans and `verify`, one frame for
-//! a point lookup (`compression::FramedChunk`); through the page cache, a plain chunk checked
-//! before is read one value at a time.
+//! a point lookup (`compression::FramedChunk`) — or, when the database's chunk cache
+//! (`cache::ChunkCache`) admits the block, whole and cached, so that later lookups of the
+//! block read and decompress nothing; through the page cache, a plain chunk checked before is
+//! read one value at a time.
 
 use super::Table;
+use crate::cache::Lookup;
 use crate::compression::{decompress, FramedChunk, CODEC_NONE};
 use crate::error::Result;
 use crate::sst::fence::BlockMeta;
@@ -70,7 +73,10 @@ impl Table {
 
     /// The raw bytes `[at, at + len)` of `block`'s value chunk (one value), checked as
     /// [`Table::value_chunk`] checks the chunk, decompressing only the frame that holds them;
-    /// `None` when they lie outside the chunk.
+    /// `None` when they lie outside the chunk. With a chunk cache, a value of a compressed
+    /// chunk is copied from the cached chunk when there is one (no read, no decompression:
+    /// the chunk was checked when it was cached); on a miss that the cache admits, the whole
+    /// chunk is decompressed and cached.
     ///
     /// # Errors
     /// As [`Table::value_chunk`].
@@ -84,6 +90,12 @@ impl Table {
         if at.checked_add(len).is_none_or(|end| end > meta.raw_len as usize) {
             return Ok(None);
         }
+        let chunks = self.chunks.as_ref().filter(|_| meta.codec != CODEC_NONE && len > 0);
+        let admit = match chunks.map(|c| c.get(block, at, len, u64::from(meta.raw_len))) {
+            Some(Lookup::Hit(value)) => return Ok(Some(value)),
+            Some(Lookup::Miss { admit }) => admit,
+            None => false,
+        };
         // Through the page cache, a plain chunk checked before is read value by value (the
         // pages the value covers), not whole.
         if self.cached && meta.codec == CODEC_NONE && self.verified_value_chunks.contains(block) {
@@ -95,9 +107,25 @@ impl Table {
             return Ok(stored.get(at..at + len).map(<[u8]>::to_vec));
         }
         let chunk = FramedChunk::parse(&stored, meta.codec, meta.raw_len, &self.path, offset)?;
-        chunk
-            .read(at as u64, len as u64, &self.path, offset)
-            .map(Some)
+        match chunks.filter(|_| admit) {
+            Some(cache) => {
+                let mut raw = Vec::with_capacity(meta.raw_len as usize);
+                chunk.read_all(&mut raw, &self.path, offset)?;
+                let value = raw.get(at..at + len).map(<[u8]>::to_vec);
+                cache.insert(block, raw.into());
+                Ok(value)
+            }
+            None => chunk
+                .read(at as u64, len as u64, &self.path, offset)
+                .map(Some),
+        }
+    }
+
+    /// Starts loading the line of `block`'s cached decompressed chunk at raw offset `at` (a
+    /// guess of where a lookup's value lies); true when the chunk is cached. False without a
+    /// chunk cache or for an uncompressed chunk.
+    pub(super) fn prefetch_cached_value(&self, block: u64, meta: &BlockMeta, at: u64) -> bool {
+        meta.codec != CODEC_NONE && self.chunks.as_ref().is_some_and(|c| c.prefetch(block, at))
     }
 
     /// An upper bound of the table's longest inline value that is exact up to `cap`: a block

@@ -1,0 +1,296 @@
+//! The decompressed value-chunk cache (issue 41 item 3, `cache::ChunkCache`) through the
+//! public API: with compression on, a point lookup keeps its block's decompressed value
+//! chunk, so a later lookup of any value of the block decompresses nothing
+//! (`Stats::reads.chunks` counts hits and misses); what comes back is byte for byte what an
+//! uncached read returns, under every codec and read mode; the cache keeps within its budget;
+//! scans neither insert nor evict; and a damaged chunk is corruption on its first read as
+//! before, and on every read after.
+
+use augur::fs::{FileSystem, ReadMode, StdFs};
+use augur::{ChunkCacheStats, Compression, Db, Error, Options};
+use std::path::{Path, PathBuf};
+
+const KEYS: u64 = 4000;
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{i:06}").into_bytes()
+}
+
+/// Key `i`'s value: 60 to 140 bytes, compressible (a repeated phrase), unique to the key.
+fn value(i: u64) -> Vec<u8> {
+    let len = 60 + ((i * 7919) % 81) as usize;
+    let mut v = format!("value of key {i} / ").into_bytes();
+    let phrase = b"the quick brown fox jumps over the lazy dog; ";
+    while v.len() < len {
+        v.push(phrase[v.len() % phrase.len()]);
+    }
+    v
+}
+
+fn options(compression: Compression, read_mode: ReadMode, cache_bytes: u64) -> Options {
+    Options {
+        compression,
+        read_mode,
+        cache_bytes,
+        background_threads: false,
+        value_separation_threshold: 1024,
+        ..Options::default()
+    }
+}
+
+/// A database at `dir` holding every key in compacted tables, written with `compression`.
+fn build(dir: &Path, compression: Compression) {
+    let db = Db::open(dir, options(compression, ReadMode::Mmap, 64 << 20)).expect("open");
+    for i in 0..KEYS {
+        db.put(key(i), value(i)).expect("put");
+    }
+    db.flush().expect("flush");
+    db.compact_range(None, None).expect("compact");
+    db.close().expect("close");
+}
+
+fn chunks(db: &Db) -> ChunkCacheStats {
+    db.stats().reads.chunks.expect("a chunk cache")
+}
+
+/// Reads every key by `get`, checking it against the model.
+fn read_all(db: &Db, what: &str) -> Vec<Vec<u8>> {
+    (0..KEYS)
+        .map(|i| {
+            let got = db.get(key(i)).expect("get").expect("present");
+            assert_eq!(got, value(i), "{what}: key {i}");
+            got
+        })
+        .collect()
+}
+
+/// Direct reads need a file system with `O_DIRECT` (not tmpfs): the tests' temporary
+/// directory is used when it has one.
+fn direct_works(dir: &Path) -> bool {
+    let probe = dir.join("probe");
+    std::fs::write(&probe, vec![0u8; 4096]).expect("write");
+    let ok = StdFs.open(&probe, ReadMode::Direct).is_ok();
+    std::fs::remove_file(&probe).expect("remove");
+    ok
+}
+
+#[test]
+fn cached_lookups_return_the_uncached_bytes_and_a_second_lookup_decompresses_nothing() {
+    for compression in [Compression::None, Compression::Lz4, Compression::Zstd(3)] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("db");
+        build(&dir, compression);
+        let uncached = {
+            let db = Db::open(&dir, options(compression, ReadMode::Mmap, 0)).expect("open");
+            assert!(
+                db.stats().reads.chunks.is_none(),
+                "a zero budget has no chunk cache"
+            );
+            read_all(&db, "uncached")
+        };
+        let mut modes = vec![ReadMode::Mmap, ReadMode::Pread];
+        if direct_works(tmp.path()) {
+            modes.push(ReadMode::Direct);
+        }
+        for mode in modes {
+            let what = format!("{compression} {mode:?}");
+            let db = Db::open(&dir, options(compression, mode, 64 << 20)).expect("open");
+            let Some(start) = db.stats().reads.chunks else {
+                assert!(
+                    mode == ReadMode::Direct && compression == Compression::None,
+                    "{what}: no chunk cache"
+                );
+                continue;
+            };
+            assert_eq!(read_all(&db, &what), uncached, "{what}");
+            let first = chunks(&db);
+            if compression == Compression::None {
+                assert_eq!(
+                    (first.hits, first.misses, first.chunks),
+                    (0, 0, 0),
+                    "{what}"
+                );
+                continue;
+            }
+            assert_eq!(start.misses, 0, "{what}");
+            assert!(first.misses > 0 && first.chunks > 0, "{what}: {first:?}");
+            assert_eq!(
+                first.misses, first.inserts,
+                "{what}: room for all: {first:?}"
+            );
+            assert!(
+                first.misses < KEYS / 20,
+                "{what}: a chunk holds a block's values: {first:?}"
+            );
+            assert_eq!(first.hits + first.misses, KEYS, "{what}: {first:?}");
+            assert_eq!(read_all(&db, &what), uncached, "{what}");
+            let second = chunks(&db);
+            assert_eq!(
+                second.misses, first.misses,
+                "{what}: the hot pass decompressed"
+            );
+            assert_eq!(second.hits - first.hits, KEYS, "{what}: {second:?}");
+            if mode == ReadMode::Direct {
+                let pages = db.stats().reads.cache.expect("page cache");
+                assert_eq!(
+                    pages.capacity_bytes + second.capacity_bytes,
+                    64 << 20,
+                    "{what}: the budget is shared"
+                );
+                assert_eq!(second.capacity_bytes, 16 << 20, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn resident_chunks_stay_within_a_small_budget() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    build(&dir, Compression::Lz4);
+    let budget = 48 << 10;
+    let db = Db::open(&dir, options(Compression::Lz4, ReadMode::Mmap, budget)).expect("open");
+    for pass in 0..2 {
+        // Keys in a scattered order, so that lookups jump between blocks.
+        for i in (0..KEYS).map(|n| n * 7919 % KEYS) {
+            assert_eq!(db.get(key(i)).expect("get"), Some(value(i)), "key {i}");
+            if i % 97 == 0 {
+                let s = chunks(&db);
+                assert!(s.used_bytes <= budget, "pass {pass}, key {i}: {s:?}");
+            }
+        }
+    }
+    let s = chunks(&db);
+    assert!(
+        s.capacity_bytes == budget && s.used_bytes <= budget,
+        "{s:?}"
+    );
+    assert!(s.chunks > 0 && s.hits > 0, "{s:?}");
+    assert!(
+        s.misses > KEYS / 10,
+        "the data is larger than the budget: {s:?}"
+    );
+    assert!(
+        s.inserts < s.misses,
+        "a full cache admits blocks missed twice only: {s:?}"
+    );
+}
+
+#[test]
+fn scans_neither_insert_nor_evict_chunks() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    build(&dir, Compression::Lz4);
+    for mode in [ReadMode::Mmap, ReadMode::Pread] {
+        let db = Db::open(&dir, options(Compression::Lz4, mode, 64 << 20)).expect("open");
+        let scan = |what: &str| {
+            let n = db
+                .iter()
+                .map(|item| item.expect("scan"))
+                .enumerate()
+                .inspect(|(i, (k, v))| {
+                    assert!(*k == key(*i as u64) && *v == value(*i as u64), "{what}");
+                })
+                .count();
+            assert_eq!(n as u64, KEYS, "{what}");
+        };
+        scan("cold scan");
+        let cold = chunks(&db);
+        assert_eq!(
+            (cold.chunks, cold.hits, cold.misses),
+            (0, 0, 0),
+            "{mode:?}: {cold:?}"
+        );
+        // A hot half, read twice: every chunk of it cached.
+        for _ in 0..2 {
+            for i in 0..KEYS / 2 {
+                assert_eq!(db.get(key(i)).expect("get"), Some(value(i)));
+            }
+        }
+        let warm = chunks(&db);
+        scan("warm scan");
+        assert_eq!(
+            chunks(&db),
+            warm,
+            "{mode:?}: a scan touched the chunk cache"
+        );
+        for i in 0..KEYS / 2 {
+            assert_eq!(db.get(key(i)).expect("get"), Some(value(i)));
+        }
+        let after = chunks(&db);
+        assert_eq!(
+            after.misses, warm.misses,
+            "{mode:?}: the hot half lost chunks"
+        );
+    }
+}
+
+/// The database's one table file.
+fn only_table(dir: &Path) -> PathBuf {
+    let tables: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .collect();
+    assert_eq!(tables.len(), 1, "{tables:?}");
+    tables.into_iter().next().expect("one table")
+}
+
+/// File offset and stored length of the value chunk of `table`'s first block, which must
+/// be compressed.
+fn first_chunk(table: &Path) -> (u64, u64) {
+    let t = augur::sst::Table::open(&StdFs, table, 1, ReadMode::Pread).expect("open table");
+    let footer = *t.footer();
+    let bytes = std::fs::read(table).expect("read");
+    let index =
+        &bytes[footer.index.offset as usize..(footer.index.offset + footer.index.len) as usize];
+    let lens = (footer.version, footer.data.len, footer.values.len);
+    let fence =
+        augur::fuzzing::Fence::decode(index, t.properties(), lens, table, footer.index.offset)
+            .expect("index");
+    let (codec, _) = fence.value_codec(0).expect("block 0");
+    assert_ne!(codec, 0, "block 0's values are compressed");
+    let chunk = fence.value_chunk(0).expect("block 0");
+    // From format 3 on, chunks are interleaved with the blocks, their offsets relative to
+    // the data section (docs/format/sst.md).
+    let base = if footer.version >= 3 {
+        footer.data.offset
+    } else {
+        footer.values.offset
+    };
+    (base + chunk.start, chunk.end - chunk.start)
+}
+
+#[test]
+fn a_damaged_chunk_is_corruption_on_the_first_read_and_every_read_after() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    build(&dir, Compression::Lz4);
+    let table = only_table(&dir);
+    let (at, len) = first_chunk(&table);
+    let mut bytes = std::fs::read(&table).expect("read");
+    // A byte in the last frame (past the frame table): only the chunk's checksum sees it
+    // before decompression.
+    bytes[(at + len - 3) as usize] ^= 0x20;
+    std::fs::write(&table, bytes).expect("write");
+    for mode in [ReadMode::Mmap, ReadMode::Pread] {
+        let db = Db::open(&dir, options(Compression::Lz4, mode, 64 << 20)).expect("open");
+        for attempt in 0..3 {
+            match db.get(key(0)) {
+                Err(Error::Corruption { file, .. }) => {
+                    assert_eq!(file.file_name(), table.file_name(), "{mode:?} {attempt}")
+                }
+                other => panic!("{mode:?} attempt {attempt}: {other:?}"),
+            }
+        }
+        let s = chunks(&db);
+        assert_eq!(
+            (s.chunks, s.hits),
+            (0, 0),
+            "{mode:?}: nothing cached from a bad chunk"
+        );
+        // Keys of other blocks still read (and cache) as before.
+        assert_eq!(db.get(key(KEYS - 1)).expect("get"), Some(value(KEYS - 1)));
+        assert_eq!(chunks(&db).chunks, 1, "{mode:?}");
+    }
+}
