@@ -28,7 +28,6 @@ macro_rules! internal_modules {
             pub mod $name;
             $(#[$attr])*
             #[cfg(not(feature = "test-util"))]
-            #[allow(dead_code, unused_imports)]
             pub(crate) mod $name;
         )*
     };

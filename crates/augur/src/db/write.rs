@@ -348,7 +348,7 @@ impl DbInner {
             self.vlog.flush()?;
             return flushed;
         }
-        if wal.len() <= crate::wal::HEADER_LEN as u64 {
+        if wal.is_empty() {
             wal.flush()?;
         } else {
             self.vlog.sync()?;
