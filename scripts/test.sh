@@ -4,7 +4,8 @@
 #
 #   0. the layering rules of issue 24 (docs/ARCHITECTURE.md): scripts/check_layers.py, after
 #      its --self-test (engine imports point down, re-exports resolved to where an item is
-#      defined, no module or file cycles, front ends independent), and from
+#      defined, no module or file cycles, front ends independent), scripts/check_unsafe.py
+#      (every `unsafe` has its row in docs/UNSAFE.md, no `#[allow(unsafe_code)]`), and from
 #      `cargo tree` (no build): the default `augur` binary does not enable the engine's
 #      `test-util`, and the Python package does not depend on the benchmark harness
 #   1. redis-tools, redis-server and nutcracker from apt when missing (the server's client,
@@ -36,6 +37,8 @@ ROOT=$PWD
 # cycle behind a mod.rs, and a clean tree, so a check that stopped seeing fails here.
 "${PYTHON:-python3}" scripts/check_layers.py --self-test
 "${PYTHON:-python3}" scripts/check_layers.py
+# Every `unsafe` is listed in docs/UNSAFE.md, and exceptions are `expect`, not `allow`.
+"${PYTHON:-python3}" scripts/check_unsafe.py
 
 # (Each tree is read whole before grep: `grep -q` stopping early would fail the pipe.)
 cli_features=$(cargo tree -q -p augur-cli -e features -i augur)
