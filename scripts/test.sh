@@ -2,8 +2,10 @@
 # The project's one test command (README, .ci/run): the Rust workspace's tests, then the
 # Python package's.
 #
-#   0. the layering rules of issue 24 (docs/ARCHITECTURE.md): scripts/check_layers.py (engine
-#      imports point down, no module or file cycles, front ends independent), and from
+#   0. the layering rules of issue 24 (docs/ARCHITECTURE.md): scripts/check_layers.py, after
+#      its --self-test (engine imports point down, re-exports resolved to where an item is
+#      defined, no module or file cycles, front ends independent), scripts/check_unsafe.py
+#      (every `unsafe` has its row in docs/UNSAFE.md, no `#[allow(unsafe_code)]`), and from
 #      `cargo tree` (no build): the default `augur` binary does not enable the engine's
 #      `test-util`, and the Python package does not depend on the benchmark harness
 #   1. redis-tools, redis-server and nutcracker from apt when missing (the server's client,
@@ -31,7 +33,12 @@ ROOT=$PWD
 
 # The layering rule of docs/ARCHITECTURE.md: engine modules import only downward, no
 # module or file cycles, front ends independent of each other.
+# Its self-test first: fixture trees with an upward import through a re-export, a file
+# cycle behind a mod.rs, and a clean tree, so a check that stopped seeing fails here.
+"${PYTHON:-python3}" scripts/check_layers.py --self-test
 "${PYTHON:-python3}" scripts/check_layers.py
+# Every `unsafe` is listed in docs/UNSAFE.md, and exceptions are `expect`, not `allow`.
+"${PYTHON:-python3}" scripts/check_unsafe.py
 
 # (Each tree is read whole before grep: `grep -q` stopping early would fail the pipe.)
 cli_features=$(cargo tree -q -p augur-cli -e features -i augur)

@@ -37,7 +37,10 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// memtables filled: 10M × 128-byte fillrandom (`--read-mode pread`) peaked at 235 MB with
 /// the default and 210 MB with 1 ms, for 3% more CPU time and the same fill time (0 ms: 205
 /// MB for 10% more CPU; two alternating runs each, docs/benchmarks/write-path.md).
-#[allow(unsafe_code)] // one FFI call, justified above
+#[expect(
+    unsafe_code,
+    reason = "one FFI call setting a mimalloc option; docs/UNSAFE.md"
+)]
 fn configure_allocator() {
     // SAFETY: `mi_option_set` stores one of mimalloc's option values; it is called first
     // thing in `main`, before this process starts any other thread.

@@ -144,11 +144,6 @@ impl PartialOrd for InternalKey {
     }
 }
 
-/// Encodes a u64 as 8 big-endian bytes, so that bytewise key order equals numeric order.
-pub fn u64_key(v: u64) -> [u8; 8] {
-    v.to_be_bytes()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,7 +28,6 @@ macro_rules! internal_modules {
             pub mod $name;
             $(#[$attr])*
             #[cfg(not(feature = "test-util"))]
-            #[allow(dead_code, unused_imports)]
             pub(crate) mod $name;
         )*
     };
@@ -66,15 +65,15 @@ mod work_signal;
 pub use cache::{CacheStats, ChunkCacheStats, OpenFilesStats, ReadStats};
 pub use compression::Compression;
 pub use db::{
-    Db, GcReport, IndexMemory, LevelStats, Snapshot, Stats, TryWrite, ValueLogSegmentStats,
-    WriteBatch, WriteOptions,
+    Db, GcReport, IndexMemory, LevelStats, Stats, TryWrite, ValueLogSegmentStats, WriteBatch,
+    WriteOptions,
 };
 pub use error::{Error, Result};
 pub use filename::is_database_file;
 pub use fs::ReadMode;
 pub use index::chooser::ModelBudget;
 pub use index::{IndexKind, IndexTuning, RmiRoot};
-pub use iter::{DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, Split};
+pub use iter::{DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, Snapshot, Split};
 pub use learning::LearningPolicy;
 pub use options::FlsmOptions;
 pub use options::Options;

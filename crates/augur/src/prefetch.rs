@@ -31,7 +31,10 @@ pub fn prefetch_address(addr: usize) {
 #[inline(always)]
 fn prefetch_ptr(at: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "a prefetch hint, no memory effect; docs/UNSAFE.md"
+    )]
     // SAFETY: `_mm_prefetch` is a cache hint with no memory-safety effect: it never faults,
     // even on an invalid address (`prefetch_address` may pass one that was freed); the
     // others pass the address of a live reference. SSE is part

@@ -294,3 +294,26 @@ fn cached_file_over_a_new_file_at_the_same_path_reads_the_new_bytes() {
     let fs: Arc<MemFs> = Arc::new(MemFs::new());
     same_path_new_file(fs.as_ref(), Path::new("/db"));
 }
+
+/// File numbers are drawn per cache, so the first file of two databases' caches has the
+/// same number: a thread reading both without filling (a compaction of each, a `verify` of
+/// each) must still read each file's own bytes, not the run it read ahead from the other.
+#[test]
+fn reads_without_fill_of_two_caches_files_with_one_number_read_their_own_bytes() {
+    let fs = MemFs::new();
+    let dir = Path::new("/two");
+    fs.create_dir_all(dir).expect("mkdir");
+    let open = |name: &str, fill: u8| {
+        let path = dir.join(name);
+        write(&fs, &path, &vec![fill; 3 * PAGE_BYTES]);
+        let file = fs.open(&path, ReadMode::Direct).expect("open");
+        CachedFile::new(file, PageCache::new(16 << 20), &path).expect("cached")
+    };
+    let (a, b) = (open("a.sst", 0xaa), open("b.sst", 0xbb));
+    for _ in 0..2 {
+        for (f, fill) in [(&a, 0xaa), (&b, 0xbb)] {
+            let read = augur::cache::without_cache_fill(|| read_all(f));
+            assert!(read.iter().all(|&x| x == fill), "read another cache's run");
+        }
+    }
+}

@@ -30,7 +30,7 @@
 //!
 //! **Structure.** A key `(table, block)` hashes to one set of [`WAYS`] ways behind one
 //! mutex; a hit locks the set, finds the way, and copies the value out under the lock (the
-//! chunk's reference count is never touched). `table` is a number drawn from a process-wide
+//! chunk's reference count is never touched). `table` is a number drawn from the cache's own
 //! counter each time a table is opened (as the page cache's file numbers), so a chunk of a
 //! deleted table can never answer a read of a later one; a dropped [`TableChunks`] also
 //! removes its chunks, so they stop taking room. Each way also keeps its key and its chunk's
@@ -223,6 +223,8 @@ pub struct ChunkCache {
     admissions_when_full: AtomicU64,
     hits: Counter,
     misses: Counter,
+    /// The next table's number in the keys (never reused; 0 marks an empty way).
+    next_table: AtomicU64,
 }
 
 impl std::fmt::Debug for ChunkCache {
@@ -233,9 +235,6 @@ impl std::fmt::Debug for ChunkCache {
             .finish_non_exhaustive()
     }
 }
-
-/// Process-wide source of table cache numbers (never reused; 0 marks an empty way).
-static NEXT_TABLE: AtomicU64 = AtomicU64::new(1);
 
 /// A 64-bit mix of `(table, block)` (splitmix64's finalizer).
 fn mix(table: u64, block: u64) -> u64 {
@@ -271,6 +270,7 @@ impl ChunkCache {
             admissions_when_full: AtomicU64::new(0),
             hits: Counter::default(),
             misses: Counter::default(),
+            next_table: AtomicU64::new(1),
         })
     }
 
@@ -292,7 +292,7 @@ impl ChunkCache {
     pub fn table(self: &Arc<Self>, blocks: u64) -> TableChunks {
         TableChunks {
             cache: self.clone(),
-            table: NEXT_TABLE.fetch_add(1, Ordering::Relaxed),
+            table: self.next_table.fetch_add(1, Ordering::Relaxed),
             inserted: (0..blocks.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
         }
     }
@@ -520,7 +520,7 @@ impl ChunkCache {
 /// One open table's chunks in a [`ChunkCache`]. `Send + Sync`; owned by the table.
 pub struct TableChunks {
     cache: Arc<ChunkCache>,
-    /// The table's number in the cache's keys (process-wide unique, never 0).
+    /// The table's number in the cache's keys (unique within the cache, never 0).
     table: u64,
     /// One bit per block with a chunk inserted: what a drop removes.
     inserted: Vec<AtomicU64>,

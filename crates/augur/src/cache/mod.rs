@@ -22,10 +22,12 @@ mod open_files;
 mod page_cache;
 mod scope;
 
-pub use counter::Counter;
-pub use chunk_cache::{ChunkCache, ChunkCacheStats, Lookup, TableChunks, CHUNK_OVERHEAD};
+pub use chunk_cache::{ChunkCache, ChunkCacheStats, Lookup, TableChunks};
 pub use open_files::{OpenFiles, OpenFilesStats};
-pub use page_cache::{CacheStats, CachedFile, PageCache, PAGE_BYTES};
+pub use page_cache::{CacheStats, CachedFile, PageCache};
+/// The page size of the direct-read cache, for the engine's tests outside the crate.
+#[cfg(feature = "test-util")]
+pub use page_cache::PAGE_BYTES;
 pub use scope::{scanning, without_cache_fill};
 
 use crate::error::Result;

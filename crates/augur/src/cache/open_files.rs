@@ -23,9 +23,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// Process-wide source of lazy-file numbers (never reused).
-static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
-
 /// Counts of an `OpenFiles` bound.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OpenFilesStats {
@@ -45,6 +42,8 @@ pub struct OpenFiles {
     handles: quick_cache::sync::Cache<u64, Arc<dyn RandomAccessFile>>,
     mapped: AtomicUsize,
     opens: Counter,
+    /// The next lazy file's key in `handles` (never reused).
+    next_id: AtomicU64,
 }
 
 impl std::fmt::Debug for OpenFiles {
@@ -81,6 +80,7 @@ impl OpenFiles {
             handles,
             mapped: AtomicUsize::new(0),
             opens: Counter::default(),
+            next_id: AtomicU64::new(1),
         })
     }
 
@@ -163,7 +163,7 @@ pub(super) struct LazyFile {
     fs: Arc<dyn FileSystem>,
     path: PathBuf,
     mode: ReadMode,
-    /// This file's key in the LRU (process-wide unique).
+    /// This file's key in the LRU (unique within its `OpenFiles`).
     id: u64,
     len: u64,
     files: Arc<OpenFiles>,
@@ -181,7 +181,7 @@ impl LazyFile {
         mode: ReadMode,
         files: &Arc<OpenFiles>,
     ) -> Result<LazyFile> {
-        let id = NEXT_FILE.fetch_add(1, Ordering::Relaxed);
+        let id = files.next_id.fetch_add(1, Ordering::Relaxed);
         let handle = fs.open(path, mode)?;
         files.opens.add(1);
         let len = handle.len()?;

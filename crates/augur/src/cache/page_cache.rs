@@ -2,7 +2,7 @@
 //! [`CachedFile`], a file whose reads go through it.
 //!
 //! The unit is a [`PAGE_BYTES`] page at an aligned offset (the last page of a file is
-//! shorter), keyed by `(file, page number)`. `file` is a number drawn from a process-wide
+//! shorter), keyed by `(file, page number)`. `file` is a number drawn from the cache's own
 //! counter each time a file is opened, never a file name or file number, so a page of a
 //! deleted file can never answer a read of a later file with the same name; a dropped
 //! [`CachedFile`] also removes its pages at once, so they stop taking room.
@@ -29,7 +29,7 @@ use bytes::Bytes;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// Bytes per cached page: the direct-I/O alignment.
 pub const PAGE_BYTES: usize = DIRECT_ALIGN;
@@ -93,6 +93,8 @@ pub struct PageCache {
     misses: Counter,
     device_reads: Counter,
     device_bytes: Counter,
+    /// The next open file's number in the keys (never reused).
+    next_file: AtomicU64,
 }
 
 impl std::fmt::Debug for PageCache {
@@ -103,14 +105,32 @@ impl std::fmt::Debug for PageCache {
     }
 }
 
-/// Process-wide source of cache file numbers (never reused).
-static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
+/// The last run a thread read from the device without filling a cache.
+struct NoFillRun {
+    /// The cache whose file it was read from: file numbers are unique within a cache, and a
+    /// thread may read files of several databases. Weak, so that a closed database's cache
+    /// is not kept; while this is held its address is not reused, so comparing addresses is
+    /// comparing caches.
+    cache: Weak<PageCache>,
+    /// The file's number in that cache.
+    file: u64,
+    /// The run's first page.
+    first: u64,
+    bytes: Vec<u8>,
+}
 
 thread_local! {
-    /// The last run this thread read from the device without filling the cache: (cache file
-    /// number, first page, bytes). Reads that fill nothing (compactions, GC, `verify`) walk
-    /// files in order, so the next read usually falls in it: read ahead once, not per page.
-    static NO_FILL_RUN: RefCell<(u64, u64, Vec<u8>)> = const { RefCell::new((0, 0, Vec::new())) };
+    /// The last run this thread read from the device without filling the cache. Reads that
+    /// fill nothing (compactions, GC, `verify`) walk files in order, so the next read
+    /// usually falls in it: read ahead once, not per page.
+    static NO_FILL_RUN: RefCell<NoFillRun> = const {
+        RefCell::new(NoFillRun {
+            cache: Weak::new(),
+            file: 0,
+            first: 0,
+            bytes: Vec::new(),
+        })
+    };
 }
 
 /// Pages read ahead by a read that fills nothing (256 KiB).
@@ -148,6 +168,7 @@ impl PageCache {
             misses: Counter::default(),
             device_reads: Counter::default(),
             device_bytes: Counter::default(),
+            next_file: AtomicU64::new(1),
         })
     }
 
@@ -195,7 +216,7 @@ impl PageCache {
 pub struct CachedFile {
     inner: Arc<dyn RandomAccessFile>,
     cache: Arc<PageCache>,
-    /// This open file's number in the cache's keys (process-wide unique).
+    /// This open file's number in the cache's keys (unique within the cache).
     file: u64,
     len: u64,
     path: PathBuf,
@@ -210,8 +231,8 @@ impl CachedFile {
         Ok(CachedFile {
             len: inner.len()?,
             inner,
+            file: cache.next_file.fetch_add(1, Ordering::Relaxed),
             cache,
-            file: NEXT_FILE.fetch_add(1, Ordering::Relaxed),
             path: path.to_path_buf(),
         })
     }
@@ -251,19 +272,27 @@ impl CachedFile {
         let page = PAGE_BYTES as u64;
         NO_FILL_RUN.with(|cell| {
             let mut run = cell.borrow_mut();
-            let (file, first, bytes) = &mut *run;
+            let NoFillRun {
+                cache,
+                file,
+                first,
+                bytes,
+            } = &mut *run;
             let held = *file == self.file
+                && std::ptr::eq(cache.as_ptr(), Arc::as_ptr(&self.cache))
                 && p >= *first
                 && p < *first + (bytes.len() as u64).div_ceil(page);
             if !held {
                 let end = (p + NO_FILL_READAHEAD_PAGES.max(last + 1 - p)).min(self.len.div_ceil(page));
                 let (start, stop) = (p * page, (end * page).min(self.len));
+                // No file until the read succeeds: a failed read leaves no stale run.
+                *file = 0;
                 bytes.resize((stop - start) as usize, 0);
                 self.inner.read_exact_at(start, bytes)?;
                 self.cache.misses.add(end - p);
                 self.cache.device_reads.add(1);
                 self.cache.device_bytes.add(stop - start);
-                (*file, *first) = (self.file, p);
+                (*cache, *file, *first) = (Arc::downgrade(&self.cache), self.file, p);
             }
             copy_overlap(bytes, *first * page, offset, buf);
             Ok((*first + (bytes.len() as u64).div_ceil(page)).min(last + 1))

@@ -2,7 +2,9 @@
 //! (a scan's reads are not references) and [`without_cache_fill`] (reads that touch each
 //! byte once insert nothing). Both are per-thread flags, set for the duration of a closure:
 //! the read path below them (the page cache of direct reads, the decompressed-frame cache)
-//! asks [`in_scan`] and [`fills`] instead of taking a parameter through every layer.
+//! asks [`in_scan`] and [`fills`] instead of taking a parameter through every layer. Why per
+//! thread, and what that costs (work moved to another thread must set its own scope): the
+//! section "State that is not a database's" of docs/ARCHITECTURE.md.
 
 use std::cell::Cell;
 

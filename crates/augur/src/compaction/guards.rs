@@ -85,12 +85,14 @@ impl GuardBits {
     }
 
     /// The deepest level these bits describe.
+    #[cfg(test)]
     pub fn last_level(&self) -> usize {
         self.bits.len().saturating_sub(1)
     }
 
     /// The low hash bits a key needs to be a guard candidate of `level` (>= 1); `None` for
     /// a level beyond the last.
+    #[cfg(test)]
     pub fn bits(&self, level: usize) -> Option<u32> {
         self.bits.get(level).copied()
     }

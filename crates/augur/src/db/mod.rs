@@ -11,7 +11,6 @@ mod obsolete;
 mod open;
 mod read;
 mod replay;
-mod snapshot;
 mod stats;
 mod thread_priority;
 mod verify;
@@ -24,12 +23,13 @@ pub use batch::WriteBatch;
 pub use gc::GcReport;
 pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
 
-pub(crate) use snapshot::{SnapshotGuard, SnapshotList};
+pub(crate) use crate::iter::{SnapshotGuard, SnapshotList};
 
 use crate::error::{Error, Result};
 use crate::fs::FileLock;
 use crate::iter::{
-    owned_range, DbIterator, KeyRange, ParallelScanOptions, ReadContext, Scan, ScanOptions, Split,
+    owned_range, DbIterator, KeyRange, ParallelScanOptions, ReadContext, Scan, ScanOptions,
+    Snapshot, Split,
 };
 use crate::key::SeqNo;
 use crate::memtable::Memtable;
@@ -260,27 +260,6 @@ pub struct Db {
     background: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// A consistent read view at one sequence number. Reads through it see exactly the writes
-/// acknowledged before it was taken. Keeps the data it can see alive until dropped (clones
-/// share one registration).
-#[derive(Clone)]
-pub struct Snapshot {
-    guard: Arc<SnapshotGuard>,
-}
-
-impl Snapshot {
-    /// The sequence number of the snapshot.
-    pub fn seqno(&self) -> SeqNo {
-        self.guard.seqno()
-    }
-}
-
-impl std::fmt::Debug for Snapshot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Snapshot({})", self.seqno())
-    }
-}
-
 impl Db {
     /// Opens (or, with `create_if_missing`, creates) the database in `path`.
     ///
@@ -402,9 +381,7 @@ impl Db {
 
     /// A snapshot of the current state.
     pub fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            guard: Arc::new(self.inner.register_current()),
-        }
+        Snapshot::new(self.inner.register_current())
     }
 
     /// Iterates over all keys in order (forward with `next`, backward with `next_back`).
@@ -425,7 +402,7 @@ impl Db {
         range: R,
         snapshot: &Snapshot,
     ) -> DbIterator {
-        self.iterator(snapshot.guard.clone(), owned_range(&range))
+        self.iterator(snapshot.guard().clone(), owned_range(&range))
     }
 
     fn iterator(&self, guard: Arc<SnapshotGuard>, range: KeyRange) -> DbIterator {
@@ -446,7 +423,7 @@ impl Db {
         options: &ScanOptions,
     ) -> Scan {
         let guard = match &options.snapshot {
-            Some(s) => s.guard.clone(),
+            Some(s) => s.guard().clone(),
             None => Arc::new(self.inner.register_current()),
         };
         let state = self.inner.scan_state(guard);
@@ -500,7 +477,7 @@ impl Db {
     {
         let count = options.partition_count()?;
         let guard = match &options.snapshot {
-            Some(s) => s.guard.clone(),
+            Some(s) => s.guard().clone(),
             None => Arc::new(self.inner.register_current()),
         };
         let state = self.inner.scan_state(guard);

@@ -18,8 +18,7 @@ impl DbInner {
     pub fn scan_state(&self, snapshot: Arc<SnapshotGuard>) -> Arc<ScanState> {
         let view = self.read_view();
         let closed = self.closed.load(std::sync::atomic::Ordering::Acquire);
-        let seqno = snapshot.seqno();
-        ScanState::new(self.read_ctx.clone(), view, seqno, snapshot, closed)
+        ScanState::new(self.read_ctx.clone(), view, snapshot, closed)
     }
 
     /// Captures the memtables and version atomically with respect to flushes (a flush

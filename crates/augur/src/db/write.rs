@@ -20,7 +20,7 @@ use crate::filename;
 use crate::key::{ValueKind, MAX_KEY_LEN};
 use crate::memtable::Memtable;
 use crate::version::{Version, VersionEdit};
-use crate::vlog::ValuePointer;
+use crate::vlog::{entry_bytes, ValuePointer};
 use crate::wal::{LogKind, LogWriter};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -238,8 +238,7 @@ impl DbInner {
         let vlog_bytes: u64 = entries
             .iter()
             .filter(|e| e.kind == ValueKind::Pointer)
-            .filter_map(|e| ValuePointer::decode(&e.value))
-            .map(|p| 12 + u64::from(p.len))
+            .filter_map(|e| Some(entry_bytes(e.key.len(), &ValuePointer::decode(&e.value)?)))
             .sum();
         let mut record = Vec::new();
         encode_record(first_seqno, &entries, &mut record);
@@ -348,7 +347,7 @@ impl DbInner {
             self.vlog.flush()?;
             return flushed;
         }
-        if wal.len() <= crate::wal::HEADER_LEN as u64 {
+        if wal.is_empty() {
             wal.flush()?;
         } else {
             self.vlog.sync()?;

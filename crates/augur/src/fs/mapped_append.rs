@@ -87,7 +87,10 @@ impl MappedAppend {
         // written by its group-commit leader alone), and nothing truncates it while it is
         // mapped: `Drop` trims it after unmapping. Readers of the log (recovery, `verify`)
         // read it with `read(2)` in a later open.
-        #[allow(unsafe_code)]
+        #[expect(
+            unsafe_code,
+            reason = "the WAL written through a mapping; docs/UNSAFE.md"
+        )]
         let map = unsafe {
             MmapOptions::new()
                 .offset(start)

@@ -200,7 +200,7 @@ impl FileSystem for StdFs {
                     // only later write to such a file is an append past the mapped length, to
                     // a value-log segment an open reuses), so the mapping's bytes do not change
                     // under the reader.
-                    #[allow(unsafe_code)]
+                    #[expect(unsafe_code, reason = "mmap reads of immutable files; docs/UNSAFE.md")]
                     let m = unsafe { memmap2::Mmap::map(&file) }.map_err(ctx("mapping", path))?;
                     bytes::Bytes::from_owner(m)
                 };

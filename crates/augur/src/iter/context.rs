@@ -3,12 +3,12 @@
 //! every scan of a database) and [`ScanState`] (both, at one registered seqno). A scan holds
 //! no reference to the database: the database builds these and hands them down.
 
+use super::snapshot::SnapshotGuard;
 use crate::key::SeqNo;
 use crate::memtable::Memtable;
 use crate::version::Version;
 use crate::vlog::ValueLog;
 use crate::work_signal::WorkSignal;
-use std::any::Any;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -41,34 +41,32 @@ pub(crate) struct ReadContext {
 pub(crate) struct ScanState {
     pub(crate) ctx: Arc<ReadContext>,
     pub(crate) view: ReadView,
-    seqno: SeqNo,
     /// The database was closed when the state was taken: the scan fails with `Closed`.
     pub(crate) closed: bool,
-    /// The snapshot registration (opaque here); dropped with the last scan of the state.
-    _snapshot: Arc<dyn Any + Send + Sync>,
+    /// The snapshot registration, whose seqno reads see; dropped with the last scan of the
+    /// state.
+    snapshot: Arc<SnapshotGuard>,
 }
 
 impl ScanState {
-    /// The state of `view` read at `seqno`, kept alive by `snapshot` (a registration of
-    /// `seqno` taken before `view` was captured).
+    /// The state of `view` read at the seqno of `snapshot`, kept alive by it (a
+    /// registration taken before `view` was captured).
     pub(crate) fn new(
         ctx: Arc<ReadContext>,
         view: ReadView,
-        seqno: SeqNo,
-        snapshot: Arc<dyn Any + Send + Sync>,
+        snapshot: Arc<SnapshotGuard>,
         closed: bool,
     ) -> Arc<ScanState> {
         Arc::new(ScanState {
             ctx,
             view,
-            seqno,
             closed,
-            _snapshot: snapshot,
+            snapshot,
         })
     }
 
     /// The seqno reads see.
     pub(crate) fn seqno(&self) -> SeqNo {
-        self.seqno
+        self.snapshot.seqno()
     }
 }

@@ -14,6 +14,7 @@ mod parallel;
 mod readahead;
 mod scan;
 pub(crate) mod source;
+mod snapshot;
 mod split;
 
 pub(crate) use context::{ReadContext, ReadView, ScanState};
@@ -22,5 +23,7 @@ pub(crate) use parallel::run as run_parallel;
 pub use parallel::ParallelScanOptions;
 pub(crate) use scan::owned_range;
 pub use scan::{KeyRange, Scan, ScanOptions};
+pub use snapshot::Snapshot;
+pub(crate) use snapshot::{SnapshotGuard, SnapshotList};
 pub(crate) use split::split;
 pub use split::Split;

@@ -10,6 +10,7 @@
 
 use super::context::ScanState;
 use super::scan::{KeyRange, Scan};
+use super::snapshot::Snapshot;
 use super::split::Split;
 use crate::error::{Error, Result};
 use parking_lot::Mutex;
@@ -93,7 +94,7 @@ pub struct ParallelScanOptions {
     /// concatenation is the range in reverse key order). Default `false`.
     pub reverse: bool,
     /// Read as of this snapshot (default: the current state).
-    pub snapshot: Option<crate::Snapshot>,
+    pub snapshot: Option<Snapshot>,
     /// Most separated values read ahead per batch in each partition (default
     /// `Options::scan_readahead`).
     pub value_readahead: Option<usize>,

@@ -19,6 +19,7 @@ use super::context::ScanState;
 use super::level::LevelCursor;
 use super::merge::MergeCursor;
 use super::readahead::ValueBatch;
+use super::snapshot::Snapshot;
 use super::source::Source;
 use crate::error::{Error, Result};
 use crate::key::{compare_user_keys, same_user_key, SeqNo, ValueKind, MAX_SEQNO};
@@ -38,7 +39,7 @@ pub struct ScanOptions {
     /// Scan from the end of the range towards its start.
     pub reverse: bool,
     /// Read as of this snapshot (default: the current state).
-    pub snapshot: Option<crate::Snapshot>,
+    pub snapshot: Option<Snapshot>,
     /// Most separated values read ahead per batch (default `Options::scan_readahead`; 1
     /// reads each value when reached).
     pub value_readahead: Option<usize>,

@@ -62,7 +62,7 @@ struct Block(NonNull<u8>, Layout);
 impl Block {
     fn new(bytes: usize) -> Block {
         let layout = Arena::layout(bytes);
-        #[allow(unsafe_code)]
+        #[expect(unsafe_code, reason = "Miri: an arena block from the global allocator")]
         // SAFETY: the layout has a non-zero size (at least NODE_ALIGN bytes).
         let block = unsafe { alloc::alloc(layout) };
         Block(
@@ -84,7 +84,7 @@ impl Block {
 #[cfg(miri)]
 impl Drop for Block {
     fn drop(&mut self) {
-        #[allow(unsafe_code)]
+        #[expect(unsafe_code, reason = "Miri: an arena block freed with its layout")]
         // SAFETY: allocated by `Block::new` with exactly this layout, freed once, here; the
         // list that handed out references into it is gone (the arena drops it).
         unsafe {

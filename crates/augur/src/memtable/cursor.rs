@@ -8,7 +8,6 @@
 //! it was created; scans filter by seqno.
 
 use super::{Memtable, NodeRef, Probe};
-use crate::key::{unpack_trailer, ValueKind};
 use std::sync::Arc;
 
 /// Entries copied by the first batch after a seek.
@@ -149,11 +148,6 @@ impl MemtableCursor {
         self.items.get(self.idx).map_or(0, |i| i.trailer)
     }
 
-    /// The current kind. REQUIRES: `valid()`.
-    pub fn kind(&self) -> ValueKind {
-        unpack_trailer(self.trailer()).map_or(ValueKind::Delete, |(_, k)| k)
-    }
-
     /// Copies the next batch after the resume point into the buffers.
     fn refill(&mut self) {
         self.keys.clear();
@@ -231,6 +225,7 @@ impl MemtableCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::ValueKind;
 
     fn mem() -> Arc<Memtable> {
         let m = Memtable::new();

@@ -77,6 +77,7 @@ impl std::fmt::Debug for Memtable {
 impl Memtable {
     /// An empty memtable with a small key filter (tests, tools); the engine sizes its
     /// memtables with [`Self::with_budget`].
+    #[cfg(test)]
     pub fn new() -> Self {
         Self::default()
     }

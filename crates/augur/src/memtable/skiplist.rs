@@ -126,7 +126,7 @@ impl<'a> NodeRef<'a> {
 
     #[inline]
     fn header(self) -> &'a Node {
-        #[allow(unsafe_code)]
+        #[expect(unsafe_code, reason = "a node's header in the arena; docs/UNSAFE.md")]
         // SAFETY: a NodeRef is made only from the head or from a link loaded with Acquire,
         // and both point at nodes written completely before they were published (module
         // invariants); the arena holding it lives as long as the list borrowed for 'a, and
@@ -139,7 +139,7 @@ impl<'a> NodeRef<'a> {
     #[inline]
     fn link(self, level: usize) -> &'a Link {
         debug_assert!(level < self.header().height as usize);
-        #[allow(unsafe_code)]
+        #[expect(unsafe_code, reason = "a node's link after its header; docs/UNSAFE.md")]
         // SAFETY: the node's allocation holds `height` links right after its header, each
         // aligned to 8 (the node and the header are); `level < height` holds at every call
         // (searches only descend from the list's height, and a node of height h is linked
@@ -159,7 +159,7 @@ impl<'a> NodeRef<'a> {
     #[inline]
     pub(crate) fn user_key(self) -> &'a [u8] {
         let h = self.header();
-        #[allow(unsafe_code)]
+        #[expect(unsafe_code, reason = "a node's key after its tower; docs/UNSAFE.md")]
         // SAFETY: the node's allocation holds `key_len` key bytes after its tower, written by
         // the insert before the node was published and never written again; lifetime as in
         // `header`.
@@ -178,7 +178,7 @@ impl<'a> NodeRef<'a> {
     #[inline]
     pub(crate) fn value(self) -> &'a [u8] {
         let h = self.header();
-        #[allow(unsafe_code)]
+        #[expect(unsafe_code, reason = "a node's value in the value arena; docs/UNSAFE.md")]
         // SAFETY: `value` points at `value_len` bytes of the list's value arena (or dangles,
         // aligned, for an empty value), written before the node was published and never
         // written again; the arena lives as long as the list borrowed for 'a.
@@ -249,10 +249,10 @@ pub(crate) struct SkipList {
 // SAFETY: the list owns its arena; nodes are immutable after publication except their links,
 // which are atomics; the arena itself is only touched under the writer lock. Sharing the
 // list between threads shares nothing else.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "nodes shared under the list's invariants; docs/UNSAFE.md")]
 unsafe impl Send for SkipList {}
 // SAFETY: as for Send.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "nodes shared under the list's invariants; docs/UNSAFE.md")]
 unsafe impl Sync for SkipList {}
 
 impl std::fmt::Debug for SkipList {
@@ -476,7 +476,7 @@ fn write_node(
         NonNull::dangling()
     } else {
         let at = values.alloc(value.len());
-        #[allow(unsafe_code)]
+        #[expect(unsafe_code, reason = "a value copied into a fresh allocation; docs/UNSAFE.md")]
         // SAFETY: `at` is a fresh, exclusively owned allocation of `value.len()` bytes.
         unsafe {
             ptr::copy_nonoverlapping(value.as_ptr(), at.as_ptr(), value.len());
@@ -492,7 +492,7 @@ fn write_node(
         _pad: 0,
     };
     let at = nodes.alloc(node_bytes(height, user_key.len()));
-    #[allow(unsafe_code)]
+    #[expect(unsafe_code, reason = "a node written into a fresh allocation; docs/UNSAFE.md")]
     // SAFETY: `at` is a fresh, exclusively owned allocation of `node_bytes(height, key)`
     // bytes aligned to 8 (every node allocation is a multiple of 8): room for the header,
     // `height` links and the key at the offsets written here; nothing else can see it until

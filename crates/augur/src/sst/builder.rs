@@ -182,6 +182,7 @@ impl Builder {
     /// A builder writing to `file`, which lives at `path` (used in error messages), knowing
     /// nothing of the entries to come: a table larger than the sample gets widths that store
     /// any entry. Prefer [`Builder::with_hints`] when bounds are known.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn new(file: Box<dyn WritableFile>, path: PathBuf, opts: BuilderOptions) -> Builder {
         Builder::with_hints(file, path, opts, LayoutHints::default())
     }
@@ -416,6 +417,7 @@ impl Builder {
     }
 
     /// Entries added so far.
+    #[cfg(test)]
     pub fn entries(&self) -> u64 {
         self.entries
     }
@@ -424,6 +426,7 @@ impl Builder {
     /// block: the sample or the pending block, and the block buffers. Bounded by the sample
     /// limits and the largest block, whatever the table's size; the per-block and per-key
     /// metadata of the module doc (index records, filter hashes, projections) is not counted.
+    #[cfg(test)]
     pub fn buffered_bytes(&self) -> usize {
         self.pending.buffered_bytes()
             + self.last_key.capacity()

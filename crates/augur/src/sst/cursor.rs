@@ -98,11 +98,6 @@ impl TableCursor {
         }
     }
 
-    /// The table.
-    pub fn table(&self) -> &Arc<Table> {
-        &self.table
-    }
-
     /// True when positioned at an entry.
     #[inline]
     pub fn valid(&self) -> bool {
@@ -110,6 +105,7 @@ impl TableCursor {
     }
 
     /// Position of the current entry. REQUIRES: `valid()`.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn position(&self) -> u64 {
         self.pos
     }

@@ -77,6 +77,7 @@ pub struct Section {
 
 impl Section {
     /// Offset one past the section's last byte (saturating; validated on decode).
+    #[cfg(any(test, feature = "test-util"))]
     pub fn end(&self) -> u64 {
         self.offset.saturating_add(self.len)
     }

@@ -22,12 +22,17 @@ pub(crate) mod slot;
 #[cfg(test)]
 mod tests;
 
-pub use builder::{Builder, BuilderOptions, LayoutHints, ModelTime, TableSummary, ValueHints};
+pub use builder::{Builder, BuilderOptions, LayoutHints, ModelTime, ValueHints};
+#[cfg(feature = "test-util")]
 pub(crate) use builder::SAMPLE_VALUE_BYTES;
 pub use cursor::TableCursor;
-pub use format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION, MAGIC, MIN_FORMAT_VERSION};
-pub use slot::SlotParams;
+// The file layout, for the fuzz targets and the format tests outside the crate.
+#[cfg(feature = "test-util")]
+pub use format::{Footer, Section, FOOTER_LEN, FORMAT_VERSION};
+#[cfg(feature = "test-util")]
 pub use properties::Properties;
+#[cfg(feature = "test-util")]
+pub use slot::SlotParams;
 pub use reader::lookup_stats::{LookupCounts, PathCounts};
 pub use reader::{LearnReport, Table};
 

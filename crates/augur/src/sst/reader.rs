@@ -19,7 +19,7 @@ use crate::fs::{FileSystem, RandomAccessFile};
 use crate::index::Index;
 use crate::key::{unpack_trailer, InternalKey, SeqNo, ValueKind, MAX_SEQNO};
 use crate::sst::fence::{BlockMeta, FenceIndex};
-use crate::sst::filter::{key_hash, Bloom};
+use crate::sst::filter::Bloom;
 use crate::sst::format::{Footer, InlineRef};
 use crate::sst::properties::Properties;
 use crate::sst::slot::{Probe, RawSlot, SlotLayout};
@@ -235,6 +235,7 @@ impl Table {
     }
 
     /// The file id given at open.
+    #[cfg(test)]
     pub fn file_id(&self) -> u64 {
         self.file_id
     }
@@ -277,6 +278,7 @@ impl Table {
     }
 
     /// Where each section of the file lies (for inspection tools).
+    #[cfg(any(test, feature = "test-util"))]
     pub fn footer(&self) -> &Footer {
         &self.footer
     }
@@ -328,8 +330,10 @@ impl Table {
     ///
     /// # Errors
     /// `Corruption` when a block or value read fails its checksum or is malformed.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
-        self.get_with(self.locator(), user_key, key_hash(user_key), snapshot)
+        let hash = crate::sst::filter::key_hash(user_key);
+        self.get_with(self.locator(), user_key, hash, snapshot)
     }
 
     /// [`Table::get`] of a key whose `filter::key_hash` is `hash` (computed once per lookup
@@ -425,6 +429,7 @@ impl Table {
     ///
     /// # Errors
     /// `Corruption` when the block read fails its checksum or is malformed.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn lower_bound(&self, user_key: &[u8], seqno: SeqNo) -> Result<u64> {
         self.lower_bound_trailer(user_key, seek_trailer(seqno))
     }
@@ -511,6 +516,7 @@ impl Table {
     ///
     /// # Errors
     /// `InvalidArgument` when `i >= entries()`; `Corruption` for a damaged block or value.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn entry_at(&self, i: u64) -> Result<Entry> {
         if i >= self.entries() {
             return Err(Error::InvalidArgument(format!(

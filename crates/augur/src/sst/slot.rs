@@ -406,6 +406,7 @@ const HEAD_SLACK_DIVISOR: u64 = 20;
 /// within [`HEAD_SLACK_DIVISOR`] of the smallest. Every head byte costs one byte per key,
 /// every key longer than the head stores its excess in the suffix chunk, and any overflow at
 /// all adds a suffix-offset field to every slot.
+#[cfg(any(test, feature = "test-util"))]
 pub(crate) fn choose_head(rest_lens: &[u32]) -> u32 {
     let longest = rest_lens.iter().copied().max().unwrap_or(0);
     choose_head_bounded(rest_lens, longest, longest)

@@ -1,6 +1,7 @@
 //! Behaviour tests of the SSTable builder and reader: round trips in both read modes, MVCC
 //! lookups, positions and iteration, the bloom filter, and corruption of every section.
 
+use super::builder::TableSummary;
 use super::*;
 use crate::compression::Compression;
 use crate::error::Error;

@@ -109,11 +109,6 @@ impl LevelModel {
         self.model.segments()
     }
 
-    /// Keys it covers.
-    pub fn keys(&self) -> u64 {
-        self.starts.last().copied().unwrap_or(0)
-    }
-
     /// Nanoseconds its training took.
     pub fn train_ns(&self) -> u64 {
         self.train_ns

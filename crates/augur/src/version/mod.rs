@@ -15,7 +15,6 @@ mod version;
 
 pub use edit::{FileMeta, VersionEdit};
 pub use level_model::LevelModel;
-pub use runs::SortedRun;
 pub use segment_set::SegmentSet;
 pub use set::{RecoveredState, VersionListener, VersionSet};
 pub use style::CompactionStyle;

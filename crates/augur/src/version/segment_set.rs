@@ -73,6 +73,7 @@ impl SegmentSet {
     }
 
     /// True if the set holds no id.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.runs.is_empty()
     }
@@ -83,6 +84,7 @@ impl SegmentSet {
     }
 
     /// The number of runs (what the set costs in memory and in a manifest snapshot).
+    #[cfg(test)]
     pub fn run_count(&self) -> usize {
         self.runs.len()
     }

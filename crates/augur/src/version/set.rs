@@ -269,11 +269,6 @@ impl VersionSet {
         self.manifest.lock().recorded.last_seqno
     }
 
-    /// The WAL number below which logs are flushed.
-    pub fn log_number(&self) -> u64 {
-        self.manifest.lock().recorded.log_number
-    }
-
     /// Writes `edit` to the manifest, syncs it, and installs the resulting version. Added
     /// files must already be synced. Removed files are marked obsolete (deleted when no
     /// reader holds them).

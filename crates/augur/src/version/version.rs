@@ -91,6 +91,7 @@ pub struct Version {
 
 impl Version {
     /// An empty leveled version with `num_levels` levels.
+    #[cfg(test)]
     pub fn new(num_levels: usize) -> Self {
         Self::with_style(num_levels, CompactionStyle::Leveled)
     }
@@ -350,13 +351,6 @@ impl Version {
             .map_or(0, |r| r.file_index(user_key, key_prefix))
     }
 
-    /// The file of run `run` that may hold `user_key`.
-    pub fn find_file(&self, run: usize, user_key: &[u8]) -> Option<&Arc<TableFile>> {
-        let files = &self.runs.get(run)?.files;
-        let i = files.partition_point(|f| f.largest_key() < user_key);
-        files.get(i).filter(|f| f.smallest_key() <= user_key)
-    }
-
     /// The newest entry of `user_key` visible at `snapshot` in the files (tombstones
     /// included), searching L0 newest first and then one file per sorted run.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
@@ -443,11 +437,6 @@ impl Version {
             .get(level)
             .map(|fs| fs.iter().filter(|f| f.overlaps(lo, hi)).cloned().collect())
             .unwrap_or_default()
-    }
-
-    /// Number of files per level.
-    pub fn files_per_level(&self) -> Vec<usize> {
-        self.levels.iter().map(Vec::len).collect()
     }
 }
 

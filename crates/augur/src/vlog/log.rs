@@ -193,6 +193,7 @@ impl ValueLog {
     ///
     /// # Errors
     /// As those two.
+    #[cfg(test)]
     pub fn open(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
@@ -218,6 +219,7 @@ impl ValueLog {
     /// `InvalidArgument` if `segment_bytes` is 0; `Corruption`/`UnsupportedVersion` if an
     /// existing segment's header is damaged or of another version, or a segment other than
     /// the newest is shorter than its header; `Io` on file-system failures.
+    #[cfg(test)]
     pub fn open_existing(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
@@ -592,6 +594,7 @@ impl ValueLog {
     /// # Errors
     /// `Corruption` naming the segment file and offset if the segment does not exist or the
     /// entry is incomplete, damaged, or of another length; `Io` on read failures.
+    #[cfg(test)]
     pub fn read(&self, ptr: &ValuePointer) -> Result<Vec<u8>> {
         self.reader(ptr)?.read(ptr, None)
     }
@@ -641,6 +644,7 @@ impl ValueLog {
 
     /// True if `ptr` refers to a complete, checksum-valid entry of the right length in an
     /// existing segment (whatever its key: WAL replay uses [`Self::read_with_key`]).
+    #[cfg(test)]
     pub fn is_valid(&self, ptr: &ValuePointer) -> bool {
         self.read(ptr).is_ok()
     }
@@ -724,11 +728,6 @@ impl ValueLog {
             segments.remove(&id);
         }
         self.fs.sync_dir(&self.dir)
-    }
-
-    /// The directory holding the segments.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     /// Path of segment `id`'s file (whether or not it exists).

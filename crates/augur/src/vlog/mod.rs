@@ -6,10 +6,12 @@ mod log;
 mod pointer;
 mod segment;
 
-pub use log::{ActiveStart, SegmentInfo, ValueLog};
+pub use log::{ActiveStart, ValueLog};
 pub use pointer::{SegmentSpan, ValuePointer};
 pub use segment::{
-    entry_bytes, parse_segment_file_name, segment_file_name, SegmentEntry, SegmentReader, SegmentWriter, StoredValue,
-    ValueRequest, ValueSink, ENTRY_HEADER_LEN, SEGMENT_FORMAT_VERSION, SEGMENT_HEADER_LEN,
-    SEGMENT_MAGIC,
+    entry_bytes, SegmentReader, SegmentWriter, StoredValue, ValueRequest,
+    SEGMENT_FORMAT_VERSION, SEGMENT_HEADER_LEN,
 };
+// Segment file names, for the tests and fuzz targets outside the crate.
+#[cfg(feature = "test-util")]
+pub use segment::{parse_segment_file_name, segment_file_name};

@@ -268,6 +268,7 @@ impl SegmentWriter {
     }
 
     /// The segment file's path.
+    #[cfg(test)]
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -443,11 +444,6 @@ impl SegmentReader {
     /// The segment id.
     pub fn id(&self) -> u64 {
         self.id
-    }
-
-    /// The segment file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// The segment's format version (from its header).

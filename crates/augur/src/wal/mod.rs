@@ -23,6 +23,6 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use format::{LogKind, FORMAT_VERSION, HEADER_LEN, MAGIC, RECORD_HEADER_LEN};
+pub use format::{LogKind, HEADER_LEN, RECORD_HEADER_LEN};
 pub use reader::{read_log, LogContents, LogTail};
 pub use writer::LogWriter;

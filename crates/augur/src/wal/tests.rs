@@ -1,5 +1,6 @@
 //! Tests of log framing: writer/reader roundtrip and the torn-tail policy.
 
+use super::format::{FORMAT_VERSION, MAGIC};
 use super::*;
 use crate::checksum::crc_parts;
 use crate::error::Error;

@@ -130,6 +130,7 @@ impl LogWriter {
     }
 
     /// The file's path.
+    #[cfg(test)]
     pub fn path(&self) -> &Path {
         &self.path
     }

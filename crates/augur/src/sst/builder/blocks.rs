@@ -71,6 +71,7 @@ impl BlockWriter {
     }
 
     /// Bytes of memory held for the block being encoded.
+    #[cfg(test)]
     pub(super) fn buffered_bytes(&self) -> usize {
         self.block.capacity()
             + self.suffixes.capacity()

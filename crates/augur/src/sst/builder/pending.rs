@@ -178,6 +178,7 @@ impl Pending {
     }
 
     /// Bytes of memory the buffer holds (its capacity, not only what is in use).
+    #[cfg(test)]
     pub(super) fn buffered_bytes(&self) -> usize {
         self.keys.capacity()
             + self.values.capacity()

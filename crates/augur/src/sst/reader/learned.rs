@@ -107,6 +107,7 @@ impl Table {
     /// # Errors
     /// `InvalidArgument` when the table was opened with models disabled (`never` policy) or
     /// the configuration is invalid; `Corruption` when a block fails its checksum.
+    #[cfg(test)]
     pub fn learn(&self, config: &IndexConfig) -> Result<LearnReport> {
         self.learn_with(config, None)
     }

@@ -40,6 +40,7 @@ impl Table {
     /// # Errors
     /// `Corruption` naming `path` and the offset for a truncated or damaged file;
     /// `UnsupportedVersion` for another format version; `Io` when the file cannot be read.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn open(fs: &dyn FileSystem, path: &Path, file_id: u64, mode: ReadMode) -> Result<Table> {
         Self::open_with(fs, path, file_id, mode, true)
     }

@@ -1,5 +1,7 @@
 //! Snapshots: a registered sequence number that reads can be served at, and that
-//! compaction and value-log GC must keep visible while it lives.
+//! compaction and value-log GC must keep visible while it lives. The registrations live
+//! here, beside the scans that hold them ([`super::ScanState`]); the database keeps the list
+//! and hands out the public [`Snapshot`].
 
 use crate::key::SeqNo;
 use parking_lot::Mutex;
@@ -79,6 +81,39 @@ impl SnapshotGuard {
 impl Drop for SnapshotGuard {
     fn drop(&mut self) {
         self.list.release(self.seqno);
+    }
+}
+
+/// A consistent read view at one sequence number. Reads through it see exactly the writes
+/// acknowledged before it was taken. Keeps the data it can see alive until dropped (clones
+/// share one registration).
+#[derive(Clone)]
+pub struct Snapshot {
+    guard: Arc<SnapshotGuard>,
+}
+
+impl Snapshot {
+    /// The snapshot of registration `guard`.
+    pub(crate) fn new(guard: SnapshotGuard) -> Snapshot {
+        Snapshot {
+            guard: Arc::new(guard),
+        }
+    }
+
+    /// The registration, shared with the scans that read at it.
+    pub(crate) fn guard(&self) -> &Arc<SnapshotGuard> {
+        &self.guard
+    }
+
+    /// The sequence number of the snapshot.
+    pub fn seqno(&self) -> SeqNo {
+        self.guard.seqno()
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot({})", self.seqno())
     }
 }
 
