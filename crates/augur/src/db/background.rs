@@ -143,17 +143,18 @@ impl DbInner {
         {
             return Ok(false);
         }
+        let models = self.level_models.lock().clone();
         for (level, files) in version.levels.iter().enumerate().skip(1) {
-            let Some(slot) = version.level_models.get(level) else {
-                continue;
-            };
-            if files.is_empty() || slot.get().is_some() {
+            if files.is_empty() || version.level_model(&models, level).is_some() {
                 continue;
             }
-            let model = LevelModel::train(files, &self.opts.index_config_at(level))?;
+            let changed = version.level_changed.get(level).copied().unwrap_or(0);
+            let config = self.opts.index_config_at(level);
+            let model = LevelModel::train(level, files, changed, &config)?;
             self.counters.note_level_model(model.train_ns());
-            // Only this thread sets level models, and it holds `bg_work`.
-            let _ = slot.set(Arc::new(model));
+            // Only a holder of `bg_work` trains level models: no other model was installed
+            // since `models` was taken.
+            *self.level_models.lock() = Arc::new(models.with(&version.level_changed, model));
             return Ok(true);
         }
         Ok(false)

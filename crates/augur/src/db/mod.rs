@@ -137,8 +137,11 @@ pub(crate) struct DbInner {
     pub(crate) write_delay: write_delay::WriteDelay,
     /// Sampled per-step lookup times (Bourbon Figure 8).
     pub breakdown: crate::stats::breakdown::BreakdownTotals,
-    /// The compaction strategy.
+    /// The compaction strategy (and what it remembers: FLSM's seek statistics).
     pub strategy: Box<dyn crate::compaction::Strategy>,
+    /// The level models trained so far (`Options::level_models`), swapped whole by the
+    /// holder of `bg_work`, which alone trains them. Lock order: a leaf.
+    pub level_models: Mutex<Arc<crate::version::LevelModels>>,
     /// One value-log GC at a time. Lock order: `gc_lock` before `bg_work`.
     pub gc_lock: Mutex<()>,
     /// Held by a write group's leader from its value-log appends to its memtable inserts:

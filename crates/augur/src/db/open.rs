@@ -390,12 +390,16 @@ fn finish(dir: &Path, opts: Options, opened: Opened) -> Result<DbInner> {
 
     let vlog = Arc::new(vlog);
     let background = Arc::new(WorkSignal::default());
+    let style = opts.compaction.unwrap_or(CompactionStyle::Leveled);
+    let strategy = crate::compaction::strategy_for(style, &opts, background.clone());
     let read_ctx = Arc::new(ReadContext {
         dir: dir.to_path_buf(),
         vlog: vlog.clone(),
-        seek_compaction_threshold: opts.flsm.seek_compaction_threshold,
-        parallel_seek_threads: opts.flsm.parallel_seek_threads,
-        background: background.clone(),
+        parallel_seek_threads: match style {
+            CompactionStyle::Flsm => opts.flsm.parallel_seek_threads,
+            CompactionStyle::Leveled => 0,
+        },
+        seeks: strategy.seek_observer(),
     });
     Ok(DbInner {
         dir: dir.to_path_buf(),
@@ -417,9 +421,8 @@ fn finish(dir: &Path, opts: Options, opened: Opened) -> Result<DbInner> {
         counters: Default::default(),
         write_delay: Default::default(),
         breakdown: Default::default(),
-        strategy: crate::compaction::strategy_for(
-            opts.compaction.unwrap_or(CompactionStyle::Leveled),
-        ),
+        strategy,
+        level_models: Mutex::default(),
         gc_lock: Mutex::new(()),
         committing: Mutex::new(()),
         gc_skipped: Mutex::default(),

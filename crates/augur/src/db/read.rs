@@ -41,7 +41,11 @@ impl DbInner {
         if let Some(e) = in_memtables {
             return Ok(Some(e));
         }
-        breakdown::timed_files(|| view.version.get(key, seqno))
+        let level_models = self
+            .opts
+            .level_models
+            .then(|| self.level_models.lock().clone());
+        breakdown::timed_files(|| view.version.get(key, seqno, level_models.as_deref()))
     }
 
     /// The user-visible value of `key` at `snapshot` (or now).

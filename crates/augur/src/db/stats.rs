@@ -417,6 +417,7 @@ impl DbInner {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let version = self.versions.current();
         let book = self.learner.book();
+        let level_models = self.level_models.lock().clone();
         let mut all_lookups = LookupCounts::default();
         let slots = |level: usize| version.slots.get(level).into_iter().flatten();
         let levels: Vec<LevelStats> = version
@@ -438,10 +439,7 @@ impl DbInner {
                     c.add(&p[1]);
                     c.avg_ns().map_or(0, |ns| ns.round() as u64)
                 };
-                let level_model = version
-                    .level_models
-                    .get(level)
-                    .and_then(std::sync::OnceLock::get);
+                let level_model = version.level_model(&level_models, level);
                 LevelStats {
                     level,
                     files: files.len(),

@@ -17,6 +17,7 @@ pub(crate) mod source;
 mod split;
 
 pub(crate) use context::{ReadContext, ReadView, ScanState};
+pub use context::SeekObserver;
 pub use db_iter::DbIterator;
 pub(crate) use parallel::run as run_parallel;
 pub use parallel::ParallelScanOptions;
