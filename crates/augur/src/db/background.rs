@@ -75,7 +75,7 @@ impl DbInner {
 
     /// True when a thread of its own flushes memtables (background threads, leveled).
     pub(crate) fn has_flush_thread(&self) -> bool {
-        self.opts.background_threads
+        self.background_threads()
             && self.versions.current().style == crate::version::CompactionStyle::Leveled
     }
 

@@ -274,7 +274,7 @@ impl DbInner {
             if self.mem.lock().imm.is_empty() {
                 return Ok(());
             }
-            if self.opts.background_threads {
+            if self.background_threads() {
                 self.request_background_work();
                 self.wait_for_background_progress();
             } else {
@@ -305,7 +305,7 @@ impl DbInner {
                     return Ok(());
                 }
             }
-            if self.opts.background_threads {
+            if self.background_threads() {
                 self.request_background_work();
                 self.wait_for_background_progress();
             } else {

@@ -161,8 +161,9 @@ pub(crate) struct DbInner {
     pub automatic_gc_held: AtomicBool,
     /// The background learner and the learning statistics.
     pub learner: Arc<crate::learning::learner::Learner>,
-    /// What the open dropped under `Options::accept_wal_loss` (missing or short WALs).
-    pub wal_losses: Vec<String>,
+    /// What the open found in the directory (the compaction style, the WAL losses it
+    /// accepted), kept apart from `opts`, which holds what the user asked for.
+    pub recovered: open::Recovered,
     /// The directory lock (`None` in a read-only database, which takes none).
     pub _lock: Option<Box<dyn FileLock>>,
 }
@@ -207,6 +208,12 @@ impl DbInner {
     pub fn log_and_apply(&self, mut edit: VersionEdit) -> Result<Arc<Version>> {
         edit.vlog_sealed = unrecorded_sealed_segments(&self.vlog, &self.versions.current());
         self.versions.log_and_apply(edit)
+    }
+
+    /// Whether background threads do the background work: as `Options::background_threads`
+    /// asks, except in a read-only database, which does none.
+    pub fn background_threads(&self) -> bool {
+        self.opts.background_threads && !self.opts.read_only
     }
 
     /// Largest visible seqno.
@@ -294,7 +301,7 @@ impl Db {
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = Arc::new(open::open(path.as_ref(), opts)?);
         let mut background = Vec::new();
-        if inner.opts.background_threads {
+        if inner.background_threads() {
             let bg = inner.clone();
             let handle = std::thread::Builder::new()
                 .name("augur-bg".into())
@@ -348,7 +355,7 @@ impl Db {
     /// each, whose lost writes were dropped because `Options::accept_wal_loss` was set
     /// (without it such an open fails with `Corruption`). Empty after a clean open.
     pub fn wal_losses(&self) -> &[String] {
-        &self.inner.wal_losses
+        &self.inner.recovered.wal_losses
     }
 
     /// The value of `key`, or `None`.

@@ -185,7 +185,7 @@ impl DbInner {
         drop(q);
         // With background threads, work is requested where it arises (memtable switch) and
         // the background thread loops until none is due; inline mode does it here.
-        if result.is_ok() && !self.opts.background_threads && !no_wait {
+        if result.is_ok() && !self.background_threads() && !no_wait {
             self.run_pending_work_inline()?;
         }
         result.map(|()| None)
@@ -385,7 +385,7 @@ impl DbInner {
         loop {
             self.check_writable()?;
             let l0_files = self.versions.current().levels[0].len();
-            if !delayed && self.opts.background_threads {
+            if !delayed && self.background_threads() {
                 // Smooth slowdown: pay what the previous writes owe at L0's rate.
                 match write_delay::slowdown_rate(l0_files, &self.opts) {
                     None => self.write_delay.reset(),
@@ -427,7 +427,7 @@ impl DbInner {
             if imm_count >= self.opts.max_immutable_memtables
                 || l0_files >= self.opts.l0_stop_trigger
             {
-                if self.opts.background_threads {
+                if self.background_threads() {
                     let started = Instant::now();
                     self.wait_for_room(q, || {
                         self.wait_for_background_progress();
