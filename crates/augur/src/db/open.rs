@@ -17,7 +17,7 @@
 use super::flush::write_table_from_memtable;
 use super::obsolete::{check_unreferenced_tables, remove_obsolete_files};
 use super::replay::{replay_wals, Replayed};
-use super::{DbInner, MemState, SnapshotList};
+use super::{BackgroundState, DbInner, Lifecycle, MemState, ReadState, WriteState};
 use crate::cache::{CacheBudget, FileReads};
 use crate::compaction::TableLimit;
 use crate::error::{Error, Result};
@@ -31,10 +31,7 @@ use crate::version::CompactionStyle;
 use crate::version::{RecoveredState, Version, VersionEdit, VersionSet};
 use crate::vlog::{ActiveStart, ValueLog, SEGMENT_HEADER_LEN};
 use crate::wal::{LogKind, LogWriter};
-use crate::work_signal::WorkSignal;
-use parking_lot::{Condvar, Mutex};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -374,8 +371,8 @@ impl Opened {
     }
 }
 
-/// Builds the open database: starts the learner and assembles the shared state. `wal` and
-/// `lock` are `None` for a read-only database.
+/// Builds the open database: starts the learner and assembles the shared state from its
+/// parts (see `DbInner`). `wal` and `lock` are `None` for a read-only database.
 fn finish(
     dir: &Path,
     opts: Options,
@@ -407,50 +404,29 @@ fn finish(
     learner.announce_existing(&version);
 
     let vlog = Arc::new(vlog);
-    let background = Arc::new(WorkSignal::default());
     let style = recovered.style;
-    let strategy = crate::compaction::strategy_for(style, &opts, background.clone());
-    let read_ctx = Arc::new(ReadContext {
+    let work = BackgroundState::new(style, &opts);
+    let reads = ReadState::new(ReadContext {
         dir: dir.to_path_buf(),
         vlog: vlog.clone(),
+        // Under leveled a level is one run: nothing to seek in parallel.
         parallel_seek_threads: match style {
             CompactionStyle::Flsm => opts.flsm.parallel_seek_threads,
             CompactionStyle::Leveled => 0,
         },
-        seeks: strategy.seek_observer(),
+        seeks: work.strategy().seek_observer(),
     });
     Ok(DbInner {
         dir: dir.to_path_buf(),
+        recovered,
         versions,
         vlog,
-        read_ctx,
-        mem: Mutex::new(mem),
-        wal: Mutex::new(wal),
-        writers: Mutex::new(Default::default()),
-        writers_cv: Condvar::new(),
-        last_seqno: AtomicU64::new(last_seqno),
-        snapshots: Arc::new(SnapshotList::default()),
-        background,
-        bg_work: Mutex::new(()),
-        flush_signal: Default::default(),
-        flush_lock: Mutex::new(()),
-        poisoned: Mutex::new(None),
-        pending_segment_deletions: Mutex::new(Vec::new()),
+        writes: WriteState::new(mem, wal, last_seqno),
+        work,
+        reads,
+        life: Lifecycle::default(),
         counters: Default::default(),
-        write_delay: Default::default(),
-        breakdown: Default::default(),
-        strategy,
-        level_models: Mutex::default(),
-        gc_lock: Mutex::new(()),
-        committing: Mutex::new(()),
-        gc_skipped: Mutex::default(),
-        closed: AtomicBool::new(false),
-        #[cfg(feature = "test-util")]
-        flushes_held: AtomicBool::new(false),
-        #[cfg(feature = "test-util")]
-        automatic_gc_held: AtomicBool::new(false),
         learner,
-        recovered,
         _lock: lock,
         opts,
     })
