@@ -227,7 +227,8 @@ pub(crate) fn open(
         no_create: !create || read_only,
         read_only,
         // A CLI option added later keeps the engine default here until it gets its keyword;
-        // `_engine_defaults()` (and so the test suite) names it meanwhile.
+        // meanwhile `_engine_defaults()` names it, and so the module refuses to load (its
+        // signature is built from `_engine_defaults()`).
         ..EngineArgs::default()
     };
     validate(&args)?;
