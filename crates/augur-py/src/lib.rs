@@ -42,8 +42,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn augur_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     fork::register(m)?;
-    m.add_function(wrap_pyfunction!(open::open, m)?)?;
-    m.add_function(wrap_pyfunction!(open::engine_defaults, m)?)?;
+    open::register(m)?;
     m.add_class::<db::Db>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<batch::WriteBatch>()?;

@@ -1,6 +1,9 @@
 //! `augur.open()`: every engine option of the CLI as a keyword argument with the CLI's name
-//! and the engine's default, and `augur._engine_defaults()`, which derives those defaults
-//! from `augur::Options::default()` so a test can check the signature against them.
+//! and the engine's default. The defaults are stated in one place, `augur::Options::default()`:
+//! `augur._engine_defaults()` derives each keyword's from it, and [`register`] builds
+//! `open()`'s signature from those (a thin Python function over [`open`], whose keywords
+//! have no defaults of their own). The type stub `augur.pyi` repeats them, as stubs must;
+//! a test checks it against the signature.
 
 use crate::db::Db;
 use crate::errors;
@@ -12,7 +15,7 @@ use augur_frontend::engine_args::{
 use clap::{Args, ValueEnum};
 use pyo3::exceptions::PyRuntimeWarning;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyModule};
 use pyo3::IntoPyObjectExt;
 use std::path::PathBuf;
 
@@ -32,58 +35,59 @@ use std::path::PathBuf;
 /// Raises `BusyError` when another process or handle has the database open and
 /// `CorruptionError` when a file is damaged. Each write-ahead log loss that
 /// `accept_wal_loss=True` let through is reported as a `RuntimeWarning`.
+// Every keyword is required here: `augur.open`, built by `register`, fills in the defaults.
 #[pyfunction]
-#[pyo3(signature = (
+#[pyo3(name = "open", signature = (
     path,
     *,
-    create = true,
-    read_only = false,
-    value_separation_threshold = 1024,
-    memtable_mb = 64,
-    read_mode = "mmap",
-    cache_mb = 64,
-    max_open_files = None,
-    bloom_bits = 10,
-    compression = "none",
-    slot_head_bytes = None,
-    no_block_prefixes = false,
-    target_file_mb = 32,
-    static_level_sizes = false,
-    max_subcompactions = None,
-    delayed_write_mb = 16,
-    max_immutable_memtables = 2,
-    compaction_nice = 10,
-    level0_file_num_compaction_trigger = 4,
-    level0_slowdown_writes_trigger = 8,
-    level0_stop_writes_trigger = 12,
-    index = "plr",
-    compaction = None,
-    flsm_top_level_bits = 20,
-    flsm_bit_decrement = 2,
-    max_sstables_per_guard = 4,
-    flsm_level_size_runs = 4,
-    seek_compaction_threshold = 10,
-    parallel_seek_threads = 0,
-    learning = "at-build",
-    learning_wait_ms = 50,
-    lazy_learning_reads = 1,
-    lazy_learning_reads_per_key = 0.5,
-    error_bound = 8,
-    error_bound_per_level = None,
-    model_memory_budget = "fence",
-    pgm_recursive_error = 4,
-    radix_bits = 18,
-    rmi_leaves = 0,
-    rmi_root = "linear",
-    fiting_fanout = 16,
-    string_run_limit = 16,
-    value_log_gc_ratio = 0.5,
-    no_level_merge = false,
-    level_merge_threshold = 0.1,
-    level_models = false,
-    accept_wal_loss = false,
-    scan_readahead = 64,
-    scan_fetch_threads = 0,
+    create,
+    read_only,
+    value_separation_threshold,
+    memtable_mb,
+    read_mode,
+    cache_mb,
+    max_open_files,
+    bloom_bits,
+    compression,
+    slot_head_bytes,
+    no_block_prefixes,
+    target_file_mb,
+    static_level_sizes,
+    max_subcompactions,
+    delayed_write_mb,
+    max_immutable_memtables,
+    compaction_nice,
+    level0_file_num_compaction_trigger,
+    level0_slowdown_writes_trigger,
+    level0_stop_writes_trigger,
+    index,
+    compaction,
+    flsm_top_level_bits,
+    flsm_bit_decrement,
+    max_sstables_per_guard,
+    flsm_level_size_runs,
+    seek_compaction_threshold,
+    parallel_seek_threads,
+    learning,
+    learning_wait_ms,
+    lazy_learning_reads,
+    lazy_learning_reads_per_key,
+    error_bound,
+    error_bound_per_level,
+    model_memory_budget,
+    pgm_recursive_error,
+    radix_bits,
+    rmi_leaves,
+    rmi_root,
+    fiting_fanout,
+    string_run_limit,
+    value_log_gc_ratio,
+    no_level_merge,
+    level_merge_threshold,
+    level_models,
+    accept_wal_loss,
+    scan_readahead,
+    scan_fetch_threads,
 ))]
 #[allow(clippy::too_many_arguments)] // One keyword argument per CLI option, as the CLI has.
 #[allow(clippy::fn_params_excessive_bools)]
@@ -223,7 +227,8 @@ pub(crate) fn open(
         no_create: !create || read_only,
         read_only,
         // A CLI option added later keeps the engine default here until it gets its keyword;
-        // `_engine_defaults()` (and so the test suite) names it meanwhile.
+        // meanwhile `_engine_defaults()` names it, and so the module refuses to load (its
+        // signature is built from `_engine_defaults()`).
         ..EngineArgs::default()
     };
     validate(&args)?;
@@ -365,4 +370,52 @@ fn variant<T: ValueEnum>(pick: impl Fn(&T) -> bool) -> Option<String> {
         .iter()
         .find(|v| pick(v))
         .and_then(choice_name)
+}
+
+/// Python source of `with_engine_defaults(f, defaults)`: `f` (the compiled `open`, every
+/// keyword required) as a function whose signature gives each keyword its default from
+/// `defaults` (`_engine_defaults()`), `create` and `read_only` first; `f` stays reachable as
+/// its `__wrapped__`, so a test can check that both take the same keywords.
+const WITH_DEFAULTS: &std::ffi::CStr = c"
+import inspect
+
+def with_engine_defaults(f, defaults):
+    first = ['create', 'read_only']
+    names = first + [n for n in defaults if n not in first]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    signature = inspect.Signature(
+        [inspect.Parameter('path', inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(n, keyword, default=defaults[n]) for n in names]
+    )
+
+    def open(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f'open() {e}') from None
+        bound.apply_defaults()
+        return f(**bound.arguments)
+
+    open.__signature__ = signature
+    open.__wrapped__ = f
+    open.__doc__ = f.__doc__
+    open.__module__ = 'augur'
+    open.__qualname__ = 'open'
+    return open
+";
+
+/// Adds `open` (with its defaults from [`engine_defaults`]) and `_engine_defaults` to `m`.
+///
+/// # Errors
+/// As `engine_defaults`, or when the signature cannot be built.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let helper = PyModule::from_code(py, WITH_DEFAULTS, c"augur/open.py", c"augur._open")?;
+    let compiled = wrap_pyfunction!(open, m)?;
+    let open = helper
+        .getattr("with_engine_defaults")?
+        .call1((compiled, engine_defaults(py)?))?;
+    m.add("open", open)?;
+    m.add_function(wrap_pyfunction!(engine_defaults, m)?)?;
+    Ok(())
 }

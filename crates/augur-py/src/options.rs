@@ -21,7 +21,10 @@ const KEYWORD_OF_FIELD: &[(&str, &str)] = &[
     ("memtable_size_bytes", "memtable_mb"),
     ("target_file_size_bytes", "target_file_mb"),
     ("delayed_write_rate", "delayed_write_mb"),
-    ("l0_compaction_trigger", "level0_file_num_compaction_trigger"),
+    (
+        "l0_compaction_trigger",
+        "level0_file_num_compaction_trigger",
+    ),
     ("l0_slowdown_trigger", "level0_slowdown_writes_trigger"),
     ("l0_stop_trigger", "level0_stop_writes_trigger"),
     ("bloom_bits_per_key", "bloom_bits"),

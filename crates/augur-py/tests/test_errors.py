@@ -132,6 +132,11 @@ def test_open_defaults_are_the_engine_defaults():
     params = inspect.signature(augur.open).parameters
     defaults = {n: p.default for n, p in params.items() if n != "path"}
     assert defaults == augur._engine_defaults()
+    # The signature is built from those defaults around the compiled open(), which must
+    # take exactly these keywords.
+    compiled = inspect.signature(augur.open.__wrapped__).parameters
+    assert set(compiled) == set(params)
+    assert all(p.default is inspect.Parameter.empty for p in compiled.values())
     assert params["read_only"].default is False
     assert params["compaction"].default is None
 

@@ -1,7 +1,7 @@
 //! [`WorkSignal`]: how foreground code tells the background thread that work is due, and
-//! how `close` tells it to stop. Shared as an `Arc` by the database and the read contexts of
-//! its scans (a scan that finds an FLSM guard due for seek-based compaction requests work
-//! through it), so a reader needs no reference to the database itself.
+//! how `close` tells it to stop. Shared as an `Arc` by the database's background part and
+//! FLSM's seek statistics (a scan's seek that makes a guard due for seek-based compaction
+//! requests work through them), so a reader needs no reference to the database itself.
 
 use parking_lot::{Condvar, Mutex};
 use std::time::Duration;

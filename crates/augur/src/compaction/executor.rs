@@ -24,7 +24,7 @@
 //!
 //! What else a style asks of the outputs — FLSM cuts them at guards too, commits and removes
 //! guards, and keeps tombstones that sibling fragments may need — is its [`OutputLayout`]
-//! (`flsm_layout.rs`); leveled compaction asks nothing more ([`LeveledLayout`]). The strategy
+//! (`flsm/layout.rs`); leveled compaction asks nothing more ([`LeveledLayout`]). The strategy
 //! of the database's style gives the executor its layout, so the merge below tests no style.
 
 mod level_merge;

@@ -1,15 +1,15 @@
 //! Compaction: choosing what to merge (a [`Strategy`]) and merging it (the executor).
 //!
-//! A strategy is pure: it looks at a [`Version`] and the options and returns a [`Choice`].
+//! A strategy is pure: it looks at a [`Version`] and the options and returns a [`Choice`]
+//! (with what it remembers between picks: FLSM's round-robin cursors and seek statistics,
+//! state the database's background part owns through the strategy).
 //! The executor (`executor.rs`) runs every choice the same way; under FLSM it also cuts
-//! outputs at the output level's guards and commits and removes guards (`guards.rs`). No
+//! outputs at the output level's guards and commits and removes guards (`flsm/`). No
 //! compaction may raise the live table count past what the kernel's mapping limit allows
 //! (`table_limit.rs`).
 
 mod executor;
 mod flsm;
-mod flsm_layout;
-pub mod guards;
 mod leveled;
 mod table_limit;
 
@@ -19,11 +19,13 @@ pub use flsm::Flsm;
 pub use leveled::{l0_output_level, Leveled};
 pub(crate) use table_limit::TableLimit;
 
+use crate::iter::SeekObserver;
 use crate::memtable::Memtable;
 use crate::sst::LayoutHints;
 use crate::options::Options;
 use crate::version::CompactionStyle;
 use crate::version::{TableFile, Version};
+use crate::work_signal::WorkSignal;
 use std::sync::Arc;
 
 /// A unit of compaction work.
@@ -74,11 +76,17 @@ pub enum Choice {
     Merge(Compaction),
 }
 
-/// The strategy of a compaction style.
-pub fn strategy_for(style: CompactionStyle) -> Box<dyn Strategy> {
+/// The strategy of a compaction style. Under FLSM a guard becomes due after
+/// `FlsmOptions::seek_compaction_threshold` consecutive seeks landed in it, and `wake` is then
+/// asked for work.
+pub(crate) fn strategy_for(
+    style: CompactionStyle,
+    opts: &Options,
+    wake: Arc<WorkSignal>,
+) -> Box<dyn Strategy> {
     match style {
         CompactionStyle::Leveled => Box::new(Leveled::new()),
-        CompactionStyle::Flsm => Box::new(Flsm::new()),
+        CompactionStyle::Flsm => Box::new(Flsm::new(opts.flsm.seek_compaction_threshold, wake)),
     }
 }
 
@@ -86,6 +94,12 @@ pub fn strategy_for(style: CompactionStyle) -> Box<dyn Strategy> {
 pub trait Strategy: Send + Sync {
     /// Picks the most urgent compaction of `version`.
     fn choose(&self, version: &Version, opts: &Options) -> Choice;
+
+    /// What scans tell where they seek, when the strategy counts seeks (FLSM's seek-based
+    /// compaction); handed to scans through their read context.
+    fn seek_observer(&self) -> Option<Arc<dyn SeekObserver>> {
+        None
+    }
 
     /// True when one compaction's merge may be split by key range into sub-compactions
     /// run on parallel threads: its layout must decide cuts from the keys alone and

@@ -9,16 +9,225 @@
 //!
 //! With `Options::background_threads = false` the same units of work run inline, in the
 //! writer that made them necessary (deterministic, for tests).
+//!
+//! The state this work owns is the database's background part, [`BackgroundState`] (below):
+//! the signals that wake the threads, the locks that serialize units of work, flushes and GC
+//! runs, GC's bookkeeping, the compaction strategy (with what it remembers) and the level
+//! models.
 
 use super::DbInner;
-use crate::compaction::{self, Choice, Compaction, CompactionContext, ValueRelocation};
+use crate::compaction::{self, Choice, Compaction, CompactionContext, Strategy, ValueRelocation};
 use crate::error::Result;
-use crate::version::{LevelModel, Version, VersionEdit};
+use crate::key::SeqNo;
+use crate::options::Options;
+use crate::version::{CompactionStyle, LevelModel, LevelModels, Version, VersionEdit};
 use crate::vlog::SEGMENT_HEADER_LEN;
 use crate::work_signal::WorkSignal;
+use parking_lot::{Mutex, MutexGuard};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The background part of a database: what flushes, compactions and GC own. Other parts
+/// reach it through the methods below, never through its locks.
+///
+/// Lock order: `gc` → `unit` → `flush` (then the write part's locks); `gc_skipped`,
+/// `pending_deletions` (→ the value log's own locks) and `level_models` are leaves, as are
+/// the strategy's own locks. Automatic GC try-locks `gc` while it holds `unit`: a try-lock
+/// never waits, so that breaks no order.
+pub(crate) struct BackgroundState {
+    /// Wakes the background thread (work due, shutting down) and those waiting for its
+    /// progress. Shared with the strategy (a seek that makes an FLSM guard due asks here).
+    signal: Arc<WorkSignal>,
+    /// Wakes the flush thread (leveled databases with background threads) and tells it to
+    /// stop.
+    flush_signal: WorkSignal,
+    /// Serializes units of background work (flush, compaction, GC bookkeeping) and the
+    /// training of level models.
+    unit: Mutex<()>,
+    /// Serializes flushes: memtables are flushed oldest first, one at a time.
+    flush: Mutex<()>,
+    /// One value-log GC run at a time.
+    gc: Mutex<()>,
+    /// Segments a GC run could not collect (a damaged value stays in place): automatic GC
+    /// does not pick them again in this process, so it never loops on them.
+    gc_skipped: Mutex<BTreeSet<u64>>,
+    /// Value-log segments deleted in the manifest whose files wait for older snapshots to
+    /// go: (segment, the first seqno a reader that cannot reach them reads at).
+    pending_deletions: Mutex<Vec<(u64, SeqNo)>>,
+    /// The compaction strategy, and what it remembers between picks (FLSM's round-robin
+    /// cursors and seek statistics).
+    strategy: Box<dyn Strategy>,
+    /// The level models trained so far (`Options::level_models`), replaced whole by the
+    /// holder of `unit`, which alone trains them; point reads take the current value.
+    level_models: Mutex<Arc<LevelModels>>,
+    /// Test support: while set, no immutable memtable is flushed
+    /// (`Db::hold_flushes_for_test`).
+    #[cfg(feature = "test-util")]
+    flushes_held: std::sync::atomic::AtomicBool,
+    /// Test support: while set, automatic value-log GC does not run
+    /// (`Db::hold_automatic_gc_for_test`).
+    #[cfg(feature = "test-util")]
+    automatic_gc_held: std::sync::atomic::AtomicBool,
+}
+
+impl BackgroundState {
+    /// The background part of a database of compaction style `style`.
+    pub(super) fn new(style: CompactionStyle, opts: &Options) -> BackgroundState {
+        let signal = Arc::new(WorkSignal::default());
+        BackgroundState {
+            strategy: compaction::strategy_for(style, opts, signal.clone()),
+            signal,
+            flush_signal: WorkSignal::default(),
+            unit: Mutex::new(()),
+            flush: Mutex::new(()),
+            gc: Mutex::new(()),
+            gc_skipped: Mutex::default(),
+            pending_deletions: Mutex::default(),
+            level_models: Mutex::default(),
+            #[cfg(feature = "test-util")]
+            flushes_held: Default::default(),
+            #[cfg(feature = "test-util")]
+            automatic_gc_held: Default::default(),
+        }
+    }
+
+    /// The background thread's signal: work requests, shutdown, progress.
+    pub(super) fn signal(&self) -> &WorkSignal {
+        &self.signal
+    }
+
+    /// Wakes the background threads.
+    pub(super) fn request_work(&self) {
+        self.flush_signal.request_work();
+        self.signal.request_work();
+    }
+
+    /// Tells the background threads to stop.
+    pub(super) fn shut_down(&self) {
+        self.signal.shut_down();
+        self.flush_signal.shut_down();
+    }
+
+    /// Takes the turn of one unit of background work (or of anything that must not run
+    /// beside one: an explicit compaction or GC, training level models).
+    pub(super) fn unit_turn(&self) -> MutexGuard<'_, ()> {
+        self.unit.lock()
+    }
+
+    /// Takes the turn of one flush.
+    pub(super) fn flush_turn(&self) -> MutexGuard<'_, ()> {
+        self.flush.lock()
+    }
+
+    /// Takes the turn of one value-log GC run.
+    pub(super) fn gc_turn(&self) -> MutexGuard<'_, ()> {
+        self.gc.lock()
+    }
+
+    /// Takes the turn of one value-log GC run if no run has it.
+    pub(super) fn try_gc_turn(&self) -> Option<MutexGuard<'_, ()>> {
+        self.gc.try_lock()
+    }
+
+    /// Segments GC could not collect.
+    pub(super) fn skipped_segments(&self) -> BTreeSet<u64> {
+        self.gc_skipped.lock().clone()
+    }
+
+    /// The compaction strategy.
+    pub(super) fn strategy(&self) -> &dyn Strategy {
+        self.strategy.as_ref()
+    }
+
+    /// The level models trained so far.
+    pub(super) fn level_models(&self) -> Arc<LevelModels> {
+        self.level_models.lock().clone()
+    }
+
+    /// Marks `segment` as one GC could not collect.
+    pub(super) fn skip_segment(&self, segment: u64) {
+        self.gc_skipped.lock().insert(segment);
+    }
+
+    /// Segments deleted in the manifest whose files wait for their readers.
+    pub(super) fn pending_deletions(&self) -> Vec<u64> {
+        self.pending_deletions
+            .lock()
+            .iter()
+            .map(|(s, _)| *s)
+            .collect()
+    }
+
+    /// Makes `segments` wait for the readers that may still reach them: those reading at a
+    /// seqno below `after`.
+    pub(super) fn schedule_deletions(&self, segments: &[u64], after: SeqNo) {
+        self.pending_deletions
+            .lock()
+            .extend(segments.iter().map(|&s| (s, after)));
+    }
+
+    /// Calls `delete` on every pending segment no reader can reach any more, the oldest
+    /// live snapshot being `oldest`, and forgets it. An error ends the walk and leaves the
+    /// list empty (the segments' files stay until the next open removes them).
+    pub(super) fn delete_unreachable(
+        &self,
+        oldest: Option<SeqNo>,
+        mut delete: impl FnMut(u64) -> Result<()>,
+    ) -> Result<()> {
+        let mut pending = self.pending_deletions.lock();
+        let mut keep = Vec::new();
+        for (segment, seqno) in pending.drain(..) {
+            if oldest.is_none_or(|o| o >= seqno) {
+                delete(segment)?;
+            } else {
+                keep.push((segment, seqno));
+            }
+        }
+        *pending = keep;
+        Ok(())
+    }
+
+    /// Test support: holds or releases flushes.
+    #[cfg(feature = "test-util")]
+    pub(super) fn hold_flushes(&self, held: bool) {
+        use std::sync::atomic::Ordering;
+        self.flushes_held.store(held, Ordering::Release);
+    }
+
+    /// Test support: holds or releases automatic GC.
+    #[cfg(feature = "test-util")]
+    pub(super) fn hold_automatic_gc(&self, held: bool) {
+        use std::sync::atomic::Ordering;
+        self.automatic_gc_held.store(held, Ordering::Release);
+    }
+
+    /// Whether flushes are held (always false without the `test-util` feature).
+    pub(super) fn flushes_held(&self) -> bool {
+        #[cfg(feature = "test-util")]
+        {
+            use std::sync::atomic::Ordering;
+            self.flushes_held.load(Ordering::Acquire)
+        }
+        #[cfg(not(feature = "test-util"))]
+        {
+            false
+        }
+    }
+
+    /// Whether automatic GC is held (always false without the `test-util` feature).
+    pub(super) fn automatic_gc_held(&self) -> bool {
+        #[cfg(feature = "test-util")]
+        {
+            use std::sync::atomic::Ordering;
+            self.automatic_gc_held.load(Ordering::Acquire)
+        }
+        #[cfg(not(feature = "test-util"))]
+        {
+            false
+        }
+    }
+}
 
 /// Body of the background thread.
 pub(super) fn run(db: &Arc<DbInner>) {
@@ -27,13 +236,13 @@ pub(super) fn run(db: &Arc<DbInner>) {
     if db.has_flush_thread() {
         super::thread_priority::lower_current_thread(db.opts.compaction_nice);
     }
-    serve(db, &db.background, || db.do_one_unit(), || {});
+    serve(db, db.work.signal(), || db.do_one_unit(), || {});
 }
 
 /// Body of the flush thread: flushes immutable memtables as they come. A new L0 file may
 /// make a compaction due: each flush asks the background thread to look.
 pub(super) fn run_flushes(db: &Arc<DbInner>) {
-    serve(db, &db.flush_signal, || db.flush_one(), || {});
+    serve(db, &db.work.flush_signal, || db.flush_one(), || {});
 }
 
 /// Each time `signal` asks for work, runs `unit` until it reports nothing done (waking
@@ -48,11 +257,11 @@ fn serve(
 ) {
     while signal.wait_for_work() {
         loop {
-            if signal.is_shutting_down() || db.poisoned.lock().is_some() {
+            if signal.is_shutting_down() || db.life.is_poisoned() {
                 break;
             }
             match unit() {
-                Ok(true) => db.background.request_work(),
+                Ok(true) => db.work.signal.request_work(),
                 Ok(false) => break,
                 Err(e) => {
                     db.poison(&e);
@@ -61,7 +270,7 @@ fn serve(
             }
         }
         // Writers waiting for room wait on the background signal.
-        db.background.notify_all();
+        db.work.signal.notify_all();
         after_round();
     }
 }
@@ -69,19 +278,19 @@ fn serve(
 impl DbInner {
     /// Wakes the background threads.
     pub fn request_background_work(&self) {
-        self.flush_signal.request_work();
-        self.background.request_work();
+        self.work.request_work();
     }
 
     /// True when a thread of its own flushes memtables (background threads, leveled).
     pub(crate) fn has_flush_thread(&self) -> bool {
-        self.opts.background_threads
-            && self.versions.current().style == crate::version::CompactionStyle::Leveled
+        self.background_threads() && self.versions.current().style == CompactionStyle::Leveled
     }
 
     /// Waits a little for the background thread to make progress.
     pub fn wait_for_background_progress(&self) {
-        self.background.wait_for_progress(Duration::from_millis(10));
+        self.work
+            .signal
+            .wait_for_progress(Duration::from_millis(10));
     }
 
     /// One unit of work: a flush, else a compaction, else automatic value-log GC of one
@@ -93,7 +302,7 @@ impl DbInner {
     /// steady overwrites the compactions always due would otherwise starve GC, and the value
     /// log grow past twice its live bytes.
     pub fn do_one_unit(&self) -> Result<bool> {
-        let _w = self.bg_work.lock();
+        let _w = self.work.unit.lock();
         if !self.has_flush_thread() && self.flush_one()? {
             return Ok(true);
         }
@@ -104,7 +313,7 @@ impl DbInner {
         {
             return Ok(true);
         }
-        if let Choice::Merge(c) = self.strategy.choose(&version, &self.opts) {
+        if let Choice::Merge(c) = self.work.strategy.choose(&version, &self.opts) {
             self.run_compaction(&c, &version)?;
             return Ok(true);
         }
@@ -139,21 +348,22 @@ impl DbInner {
         // models are not trained there (each file keeps its own model).
         if !self.opts.level_models
             || !self.opts.learning.uses_models()
-            || version.style == crate::version::CompactionStyle::Flsm
+            || version.style == CompactionStyle::Flsm
         {
             return Ok(false);
         }
+        let models = self.work.level_models();
         for (level, files) in version.levels.iter().enumerate().skip(1) {
-            let Some(slot) = version.level_models.get(level) else {
-                continue;
-            };
-            if files.is_empty() || slot.get().is_some() {
+            if files.is_empty() || version.level_model(&models, level).is_some() {
                 continue;
             }
-            let model = LevelModel::train(files, &self.opts.index_config_at(level))?;
+            let changed = version.level_changed.get(level).copied().unwrap_or(0);
+            let config = self.opts.index_config_at(level);
+            let model = LevelModel::train(level, files, changed, &config)?;
             self.counters.note_level_model(model.train_ns());
-            // Only this thread sets level models, and it holds `bg_work`.
-            let _ = slot.set(Arc::new(model));
+            // Only a holder of `unit` trains level models: no other model was installed
+            // since `models` was taken.
+            *self.work.level_models.lock() = Arc::new(models.with(&version.level_changed, model));
             return Ok(true);
         }
         Ok(false)
@@ -204,7 +414,7 @@ impl DbInner {
             reserve: &reserve,
         };
         let ctx = CompactionContext {
-            strategy: self.strategy.as_ref(),
+            strategy: self.work.strategy(),
             fs: self.opts.fs.as_ref(),
             dir: &self.dir,
             opts: &self.opts,
@@ -291,7 +501,7 @@ impl DbInner {
     /// level that holds data rather than once per level; FLSM goes level by level.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.flush_and_wait()?;
-        let _w = self.bg_work.lock();
+        let _w = self.work.unit_turn();
         let version = self.versions.current();
         let deepest = (0..version.levels.len())
             .rev()
@@ -300,7 +510,7 @@ impl DbInner {
             return Ok(());
         };
         let last = version.levels.len() - 1;
-        let leveled = version.style == crate::version::CompactionStyle::Leveled;
+        let leveled = version.style == CompactionStyle::Leveled;
         let bottom = if leveled && deepest == 0 {
             compaction::l0_output_level(&version, &self.opts)
         } else {

@@ -160,18 +160,12 @@ impl DbInner {
     pub fn flush_one(&self) -> Result<bool> {
         // One flush at a time (the flush thread, a compaction thread without one, or an
         // inline `flush_and_wait`): memtables are flushed oldest first.
-        let _flushing = self.flush_lock.lock();
-        #[cfg(feature = "test-util")]
-        if self.flushes_held.load(std::sync::atomic::Ordering::Acquire) {
+        let _flushing = self.work.flush_turn();
+        if self.work.flushes_held() {
             return Ok(false);
         }
-        let (mem, wal_number, next_log) = {
-            let m = self.mem.lock();
-            let Some((mem, wal_number)) = m.imm.first() else {
-                return Ok(false);
-            };
-            let next_log = m.imm.get(1).map_or(m.wal_number, |(_, n)| *n);
-            (mem.clone(), *wal_number, next_log)
+        let Some((mem, wal_number, next_log)) = self.writes.oldest_immutable() else {
+            return Ok(false);
         };
         self.vlog.sync()?;
         let started = std::time::Instant::now();
@@ -216,17 +210,9 @@ impl DbInner {
         edit.log_number = Some(next_log);
         edit.last_seqno = Some(mem.max_seqno());
         self.log_and_apply(edit)?;
-        {
-            let mut m = self.mem.lock();
-            if m.imm
-                .first()
-                .is_some_and(|(first, _)| Arc::ptr_eq(first, &mem))
-            {
-                // The most the memtables hold is reached just before one is released.
-                self.counters.note_memtable_bytes(m.charged_bytes());
-                m.imm.remove(0);
-                m.refresh();
-            }
+        if let Some(held) = self.writes.release_flushed(&mem) {
+            // The most the memtables hold is reached just before one is released.
+            self.counters.note_memtable_bytes(held);
         }
         let wal = filename::wal_path(&self.dir, wal_number);
         if let Err(e) = self.opts.fs.remove(&wal) {
@@ -271,14 +257,14 @@ impl DbInner {
         self.switch_memtable_in_turn()?;
         loop {
             self.check_writable()?;
-            if self.mem.lock().imm.is_empty() {
+            if !self.writes.has_immutable() {
                 return Ok(());
             }
-            if self.opts.background_threads {
+            if self.background_threads() {
                 self.request_background_work();
                 self.wait_for_background_progress();
             } else {
-                let _w = self.bg_work.lock();
+                let _w = self.work.unit_turn();
                 self.flush_one().inspect_err(|e| self.poison(e))?;
             }
         }
@@ -300,12 +286,12 @@ impl DbInner {
                 // A compaction that just installed its outputs leaves nothing due while its
                 // thread (at a lower priority, `compaction_nice`) still holds the version
                 // with its inputs: wait for the unit to return, then look again.
-                drop(self.bg_work.lock());
+                drop(self.work.unit_turn());
                 if !self.background_work_due() {
                     return Ok(());
                 }
             }
-            if self.opts.background_threads {
+            if self.background_threads() {
                 self.request_background_work();
                 self.wait_for_background_progress();
             } else {
@@ -316,10 +302,10 @@ impl DbInner {
 
     /// Whether a flush, a compaction or automatic value-log GC is due.
     fn background_work_due(&self) -> bool {
-        let flush_due = !self.mem.lock().imm.is_empty();
+        let flush_due = self.writes.has_immutable();
         let version = self.versions.current();
         let compaction_due = matches!(
-            self.strategy.choose(&version, &self.opts),
+            self.work.strategy().choose(&version, &self.opts),
             crate::compaction::Choice::Merge(_)
         );
         flush_due || compaction_due || self.automatic_gc_candidate().is_some()

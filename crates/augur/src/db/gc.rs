@@ -64,12 +64,12 @@ impl DbInner {
     pub(crate) fn gc_candidates(&self, min_ratio: f64, with_active: bool) -> Vec<(u64, u64)> {
         let version = self.versions.current();
         let active = self.vlog.active_segment().filter(|_| !with_active);
-        let pending = self.pending_segment_deletions.lock();
+        let pending = self.work.pending_deletions();
         let mut found: Vec<(u64, u64, f64)> = self
             .vlog
             .segments()
             .into_iter()
-            .filter(|s| Some(s.id) != active && !pending.iter().any(|(p, _)| *p == s.id))
+            .filter(|s| Some(s.id) != active && !pending.contains(&s.id))
             .filter_map(|s| {
                 let garbage = *version.vlog_garbage.get(&s.id)?;
                 let ratio = garbage as f64 / s.size_bytes.max(1) as f64;
@@ -94,15 +94,11 @@ impl DbInner {
         if self.opts.value_log_gc_ratio >= 1.0 {
             return None;
         }
-        #[cfg(feature = "test-util")]
-        if self
-            .automatic_gc_held
-            .load(std::sync::atomic::Ordering::Acquire)
-        {
+        if self.work.automatic_gc_held() {
             return None;
         }
         let mut candidates = self.gc_candidates(self.opts.value_log_gc_ratio, false);
-        let skipped = self.gc_skipped.lock().clone();
+        let skipped = self.work.skipped_segments();
         candidates.retain(|(id, _)| !skipped.contains(id));
         if candidates.is_empty() {
             return None;
@@ -115,9 +111,9 @@ impl DbInner {
 
     /// Automatic GC (a unit of background work): collects [`Self::automatic_gc_candidate`]
     /// unless an explicit run is in progress. Returns whether it collected a segment.
-    /// REQUIRES: the caller holds `bg_work`.
+    /// REQUIRES: the caller holds the background part's `unit`.
     pub(crate) fn run_automatic_gc(&self) -> Result<bool> {
-        let Some(_gc) = self.gc_lock.try_lock() else {
+        let Some(_gc) = self.work.try_gc_turn() else {
             return Ok(false);
         };
         self.seal_active_segment_with_garbage()?;
@@ -134,7 +130,7 @@ impl DbInner {
     /// database reopened often can keep its garbage there, and automatic GC collects sealed
     /// segments only: sealed, it is collected by a later automatic GC, once no memtable
     /// points into it. The garbage floor bounds the churn: every seal frees at least that
-    /// much. REQUIRES: the caller holds `gc_lock`.
+    /// much. REQUIRES: the caller holds the background part's `gc`.
     fn seal_active_segment_with_garbage(&self) -> Result<()> {
         let ratio = self.opts.value_log_gc_ratio;
         if ratio >= 1.0 || self.opts.read_only {
@@ -176,7 +172,7 @@ impl DbInner {
     /// report when no segment has garbage.
     pub fn run_value_log_gc(&self) -> Result<GcReport> {
         self.check_writable()?;
-        let _gc = self.gc_lock.lock();
+        let _gc = self.work.gc_turn();
         self.delete_unreachable_segments()?;
         let Some((segment, segment_bytes)) = self.worst_segment(0.0, true) else {
             return Ok(GcReport::default());
@@ -189,13 +185,13 @@ impl DbInner {
         if self.memtables_may_point_into(segment) {
             self.flush_and_wait()?;
         }
-        let _w = self.bg_work.lock();
+        let _w = self.work.unit_turn();
         crate::cache::without_cache_fill(|| self.collect_segment(segment, segment_bytes))
             .inspect_err(|e| self.poison(e))
     }
 
     /// Rewrites the tables that may point into `segment` (of `segment_bytes`) and, when none
-    /// is left that may, records it as deleted. REQUIRES: `bg_work` and `gc_lock` held, no
+    /// is left that may, records it as deleted. REQUIRES: the background part's `unit` and `gc` held, no
     /// memtable points into the segment.
     fn collect_segment(&self, segment: u64, segment_bytes: u64) -> Result<GcReport> {
         let mut run = Rewrites {
@@ -237,7 +233,7 @@ impl DbInner {
             // A rewrite made it all garbage, and its edit deleted it.
         } else if tables_left || run.kept > 0 || self.memtables_may_point_into(segment) {
             log::warn!("value-log segment {segment} is still referenced; GC leaves it");
-            self.gc_skipped.lock().insert(segment);
+            self.work.skip_segment(segment);
             return Ok(report);
         } else {
             // A failed manifest write leaves the manifest's tail unknown (log_and_apply's
@@ -284,38 +280,27 @@ impl DbInner {
         // No write made the deletion visible: a reader registered at the current seqno may
         // still hold a version that points into the segments, so wait for a later one.
         let after = self.visible_seqno() + 1;
-        self.pending_segment_deletions
-            .lock()
-            .extend(segments.iter().map(|&s| (s, after)));
+        self.work.schedule_deletions(segments, after);
         self.delete_unreachable_segments()
     }
 
     /// True when a memtable may hold a pointer into `segment`.
     pub(crate) fn memtables_may_point_into(&self, segment: u64) -> bool {
-        let memtables = self.mem.lock().readable.clone();
+        let memtables = self.writes.memtables();
         memtables.iter().any(|m| m.may_point_into(segment))
     }
 
     /// Waits until the write group being committed (if any) has inserted its entries into
     /// the memtable: its value-log appends are then visible there.
     pub(crate) fn wait_for_write_group(&self) {
-        drop(self.committing.lock());
+        self.writes.wait_for_write_group();
     }
 
     /// Deletes the files of deleted segments that no live snapshot can still read.
     pub fn delete_unreachable_segments(&self) -> Result<()> {
-        let oldest = self.snapshots.oldest();
-        let mut pending = self.pending_segment_deletions.lock();
-        let mut keep = Vec::new();
-        for (segment, seqno) in pending.drain(..) {
-            if oldest.is_none_or(|o| o >= seqno) {
-                self.vlog.delete_segment(segment)?;
-            } else {
-                keep.push((segment, seqno));
-            }
-        }
-        *pending = keep;
-        Ok(())
+        let oldest = self.reads.snapshots().oldest();
+        self.work
+            .delete_unreachable(oldest, |segment| self.vlog.delete_segment(segment))
     }
 }
 
@@ -339,7 +324,7 @@ impl Rewrites {
 
     /// Runs `c` against `version`, relocating every pointer into the segment.
     fn compact(&mut self, db: &DbInner, c: &Compaction, version: &Version) -> Result<()> {
-        if db.closed.load(std::sync::atomic::Ordering::Acquire) {
+        if db.life.is_closed() {
             return Err(crate::Error::Closed);
         }
         let outcome = db.run_compaction_with(c, version, &self.forced)?;

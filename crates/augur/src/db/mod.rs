@@ -7,6 +7,7 @@ mod background;
 mod batch;
 mod flush;
 mod gc;
+mod lifecycle;
 mod obsolete;
 mod open;
 mod read;
@@ -24,24 +25,23 @@ pub use gc::GcReport;
 pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
 
 pub(crate) use crate::iter::{SnapshotGuard, SnapshotList};
+pub(crate) use background::BackgroundState;
+pub(crate) use lifecycle::Lifecycle;
+pub(crate) use read::ReadState;
+pub(crate) use write::{MemState, WriteState};
 
 use crate::error::{Error, Result};
 use crate::fs::FileLock;
 use crate::iter::{
-    owned_range, DbIterator, KeyRange, ParallelScanOptions, ReadContext, Scan, ScanOptions,
-    Snapshot, Split,
+    owned_range, DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, Snapshot, Split,
 };
 use crate::key::SeqNo;
-use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::version::{Version, VersionEdit, VersionSet};
 use crate::vlog::ValueLog;
-use crate::wal::LogWriter;
-use crate::work_signal::WorkSignal;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -54,112 +54,59 @@ pub struct WriteOptions {
     pub sync: bool,
 }
 
-/// Memtables and the WAL they are logged to.
-pub(crate) struct MemState {
-    /// The memtable receiving writes.
-    pub mem: Arc<Memtable>,
-    /// WAL file number of `mem`.
-    pub wal_number: u64,
-    /// Immutable memtables waiting for flush, oldest first, with their WAL numbers.
-    pub imm: Vec<(Arc<Memtable>, u64)>,
-    /// `mem` then `imm` newest first, rebuilt by [`MemState::refresh`] whenever either
-    /// changes, so a reader takes all memtables with one `Arc` clone.
-    pub readable: Arc<[Arc<Memtable>]>,
-}
-
-impl MemState {
-    /// A state with an empty memtable (sized for `memtable_budget` bytes) logged to WAL
-    /// `wal_number`.
-    pub fn new(wal_number: u64, memtable_budget: usize) -> Self {
-        Self::with_memtable(Arc::new(Memtable::with_budget(memtable_budget)), wal_number)
-    }
-
-    /// A state whose memtable is `mem`, logged to WAL `wal_number`.
-    pub fn with_memtable(mem: Arc<Memtable>, wal_number: u64) -> Self {
-        MemState {
-            readable: Arc::from(vec![mem.clone()]),
-            mem,
-            wal_number,
-            imm: Vec::new(),
-        }
-    }
-
-    /// Bytes charged to the active memtable and those waiting for flush, together.
-    pub fn charged_bytes(&self) -> u64 {
-        let imm: usize = self.imm.iter().map(|(m, _)| m.approximate_bytes()).sum();
-        (self.mem.approximate_bytes() + imm) as u64
-    }
-
-    /// Rebuilds `readable` after `mem` or `imm` changed.
-    pub fn refresh(&mut self) {
-        let mut all = Vec::with_capacity(1 + self.imm.len());
-        all.push(self.mem.clone());
-        all.extend(self.imm.iter().rev().map(|(m, _)| m.clone()));
-        self.readable = Arc::from(all);
-    }
-}
-
-/// Shared state of an open database. Lock order: `writers` → `wal` → `mem` → (version set
-/// internals); `background` is never held while taking another lock.
+/// Shared state of an open database: what never changes after the open (the directory, the
+/// options as the user gave them, what the open recovered), the tree and the value log (each
+/// with its own locks), and four parts, each owning its locks behind private fields and
+/// reached through methods (LevelDB marks each field of `DBImpl` `GUARDED_BY` its mutex;
+/// mini-lsm swaps one state snapshot; here each lock belongs to one part):
+///
+/// - [`WriteState`] (`write.rs`): the writer queue, the commit lock, the WAL, the memtables,
+///   the last visible seqno;
+/// - [`BackgroundState`] (`background.rs`): the threads' signals, the locks that serialize
+///   units of work, flushes and GC runs, GC's bookkeeping, the compaction strategy (with
+///   FLSM's seek statistics), the level models;
+/// - [`ReadState`] (`read.rs`): what scans read through, the snapshot list, the lookup-step
+///   sampling;
+/// - [`Lifecycle`] (`lifecycle.rs`): closed, and poisoned by the first unrecoverable error.
+///
+/// **Lock order**, one total order over every lock of a database (a thread holding one takes
+/// only locks further right):
+///
+/// `threads` (the [`Db`] handle's) → `gc` → `unit` → `flush` (background) → `queue` →
+/// `committing` → `wal` → `mem` (write) → `manifest` → `current` (version set) → leaves.
+///
+/// A leaf is held while no other lock is taken: `poisoned`; the background part's
+/// `gc_skipped`, `level_models` and `pending_deletions` (which deletes value-log files under
+/// it); a queued writer's own lock and the write-delay account; the snapshot list; the
+/// strategy's own locks (FLSM's round-robin cursors and seek statistics); the work signals.
+/// The lower layers' locks come last and take none of these: the value log's, the tables'
+/// caches and open-file bound, the learner's (told about each new version under
+/// `manifest`). One exception, a try-lock, never waits: automatic GC try-locks `gc` while it
+/// holds `unit`.
 pub(crate) struct DbInner {
+    /// The database directory.
     pub dir: PathBuf,
+    /// The options as the user gave them (validated); the open never changes them.
     pub opts: Options,
+    /// What the open found in the directory (the compaction style, the WAL losses it
+    /// accepted), kept apart from `opts`.
+    pub recovered: open::Recovered,
+    /// The versions and the manifest (lock order inside: `manifest` → `current`).
     pub versions: VersionSet,
+    /// The value log (its locks are leaves).
     pub vlog: Arc<ValueLog>,
-    /// What scans read besides their memtables and version (shares `vlog` and
-    /// `background`).
-    pub read_ctx: Arc<ReadContext>,
-    pub mem: Mutex<MemState>,
-    /// The WAL receiving writes (`None` in a read-only database).
-    pub wal: Mutex<Option<LogWriter>>,
-    pub writers: Mutex<write::WriteQueue>,
-    pub writers_cv: Condvar,
-    /// Largest seqno visible to readers.
-    pub last_seqno: AtomicU64,
-    pub snapshots: Arc<SnapshotList>,
-    /// Wakes the background thread (work due, shutting down) and those waiting for its
-    /// progress.
-    pub background: Arc<WorkSignal>,
-    /// Serializes units of background work (flush, compaction, GC bookkeeping).
-    pub bg_work: Mutex<()>,
-    /// Wakes the flush thread (leveled databases with background threads) and tells it to
-    /// stop.
-    pub flush_signal: Arc<WorkSignal>,
-    /// Serializes flushes (taken inside `flush_one`, after `bg_work` when both are held).
-    pub flush_lock: Mutex<()>,
-    /// Set after a failed write or background error; writes are refused afterwards.
-    pub poisoned: Mutex<Option<String>>,
-    /// Value-log segments deleted by GC in the manifest whose files wait for older
-    /// snapshots to go: (segment, seqno after relocation).
-    pub pending_segment_deletions: Mutex<Vec<(u64, SeqNo)>>,
+    /// The write part.
+    pub writes: WriteState,
+    /// The background part.
+    pub work: BackgroundState,
+    /// The read part.
+    pub reads: ReadState,
+    /// Closed and poisoned.
+    pub life: Lifecycle,
+    /// Operation counters (atomics, no lock).
     pub counters: stats::Counters,
-    /// The smooth slowdown's account (`write_delay.rs`).
-    pub(crate) write_delay: write_delay::WriteDelay,
-    /// Sampled per-step lookup times (Bourbon Figure 8).
-    pub breakdown: crate::stats::breakdown::BreakdownTotals,
-    /// The compaction strategy.
-    pub strategy: Box<dyn crate::compaction::Strategy>,
-    /// One value-log GC at a time. Lock order: `gc_lock` before `bg_work`.
-    pub gc_lock: Mutex<()>,
-    /// Held by a write group's leader from its value-log appends to its memtable inserts:
-    /// GC takes it to see every pointer into a segment that was just sealed.
-    pub committing: Mutex<()>,
-    /// Segments a GC run could not collect (a damaged value stays in place): automatic GC
-    /// does not pick them again in this process, so it never loops on them.
-    pub gc_skipped: Mutex<std::collections::BTreeSet<u64>>,
-    pub closed: AtomicBool,
-    /// Test support: while set, no immutable memtable is flushed
-    /// ([`Db::hold_flushes_for_test`]).
-    #[cfg(feature = "test-util")]
-    pub flushes_held: AtomicBool,
-    /// Test support: while set, automatic value-log GC does not run
-    /// ([`Db::hold_automatic_gc_for_test`]).
-    #[cfg(feature = "test-util")]
-    pub automatic_gc_held: AtomicBool,
-    /// The background learner and the learning statistics.
+    /// The background learner and the learning statistics (its locks are leaves).
     pub learner: Arc<crate::learning::learner::Learner>,
-    /// What the open dropped under `Options::accept_wal_loss` (missing or short WALs).
-    pub wal_losses: Vec<String>,
     /// The directory lock (`None` in a read-only database, which takes none).
     pub _lock: Option<Box<dyn FileLock>>,
 }
@@ -168,7 +115,7 @@ impl DbInner {
     /// Fails with `Poisoned` after an unrecoverable error, `Closed` after close, and
     /// `InvalidArgument` in a read-only database.
     pub fn check_writable(&self) -> Result<()> {
-        if self.closed.load(Ordering::Acquire) {
+        if self.life.is_closed() {
             return Err(Error::Closed);
         }
         if self.opts.read_only {
@@ -177,8 +124,8 @@ impl DbInner {
                 self.dir.display()
             )));
         }
-        match &*self.poisoned.lock() {
-            Some(why) => Err(Error::Poisoned(why.clone())),
+        match self.life.poisoned() {
+            Some(why) => Err(Error::Poisoned(why)),
             None => Ok(()),
         }
     }
@@ -189,12 +136,8 @@ impl DbInner {
         if matches!(e, Error::Closed) {
             return;
         }
-        let mut p = self.poisoned.lock();
-        if p.is_none() {
-            log::error!("database poisoned: {e}");
-            *p = Some(e.to_string());
-        }
-        self.background.notify_all();
+        self.life.poison(e);
+        self.work.signal().notify_all();
     }
 
     /// Writes `edit` to the manifest and installs the version it makes
@@ -206,20 +149,26 @@ impl DbInner {
         self.versions.log_and_apply(edit)
     }
 
+    /// Whether background threads do the background work: as `Options::background_threads`
+    /// asks, except in a read-only database, which does none.
+    pub fn background_threads(&self) -> bool {
+        self.opts.background_threads && !self.opts.read_only
+    }
+
     /// Largest visible seqno.
     pub fn visible_seqno(&self) -> SeqNo {
-        self.last_seqno.load(Ordering::Acquire)
+        self.writes.visible_seqno()
     }
 
     /// The oldest seqno any reader may still read at.
     pub fn oldest_readable_seqno(&self) -> SeqNo {
-        self.snapshots.oldest_or(|| self.visible_seqno())
+        self.reads.snapshots().oldest_or(|| self.visible_seqno())
     }
 
     /// Registers a read view at the current visible seqno (atomically with respect to
     /// compaction and GC deciding what is still readable).
     pub fn register_current(&self) -> SnapshotGuard {
-        SnapshotGuard::new_current(self.snapshots.clone(), || self.visible_seqno())
+        SnapshotGuard::new_current(self.reads.snapshots().clone(), || self.visible_seqno())
     }
 }
 
@@ -256,8 +205,9 @@ pub(crate) fn unrecorded_sealed_segments(vlog: &ValueLog, version: &Version) -> 
 pub struct Db {
     inner: Arc<DbInner>,
     /// The background threads: compaction (and flushes when there is no flush thread),
-    /// and the flush thread.
-    background: Mutex<Vec<JoinHandle<()>>>,
+    /// and the flush thread. First in the lock order (see [`DbInner`]): `close` joins the
+    /// threads under it.
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Db {
@@ -270,7 +220,7 @@ impl Db {
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = Arc::new(open::open(path.as_ref(), opts)?);
         let mut background = Vec::new();
-        if inner.opts.background_threads {
+        if inner.background_threads() {
             let bg = inner.clone();
             let handle = std::thread::Builder::new()
                 .name("augur-bg".into())
@@ -286,7 +236,7 @@ impl Db {
             match spawned {
                 Ok(handle) => background.push(handle),
                 Err(e) => {
-                    inner.background.shut_down();
+                    inner.work.shut_down();
                     for h in background {
                         let _ = h.join();
                     }
@@ -296,7 +246,7 @@ impl Db {
         }
         let db = Db {
             inner,
-            background: Mutex::new(background),
+            threads: Mutex::new(background),
         };
         db.inner.request_background_work();
         Ok(db)
@@ -324,7 +274,7 @@ impl Db {
     /// each, whose lost writes were dropped because `Options::accept_wal_loss` was set
     /// (without it such an open fails with `Corruption`). Empty after a clean open.
     pub fn wal_losses(&self) -> &[String] {
-        &self.inner.wal_losses
+        &self.inner.recovered.wal_losses
     }
 
     /// The value of `key`, or `None`.
@@ -583,8 +533,8 @@ impl Db {
             .inner
             .learner
             .learn_all(&self.inner.versions.current())?;
-        // Level models are set only by a holder of `bg_work`.
-        let _work = self.inner.bg_work.lock();
+        // Level models are set only by a holder of the background part's `unit`.
+        let _work = self.inner.work.unit_turn();
         let version = self.inner.versions.current();
         while self.inner.train_one_level_model(&version)? {}
         Ok(learned)
@@ -619,7 +569,7 @@ impl Db {
     #[cfg(feature = "test-util")]
     #[doc(hidden)]
     pub fn hold_flushes_for_test(&self, held: bool) {
-        self.inner.flushes_held.store(held, Ordering::Release);
+        self.inner.work.hold_flushes(held);
     }
 
     /// Test support (feature `test-util`): while `held`, automatic value-log GC does not run
@@ -628,7 +578,7 @@ impl Db {
     #[cfg(feature = "test-util")]
     #[doc(hidden)]
     pub fn hold_automatic_gc_for_test(&self, held: bool) {
-        self.inner.automatic_gc_held.store(held, Ordering::Release);
+        self.inner.work.hold_automatic_gc(held);
     }
 
     /// Test support (feature `test-util`): the value pointer of the newest entry of every
@@ -677,12 +627,11 @@ impl Db {
 
     /// Stops background work and releases the directory lock. Called by `drop`.
     pub fn close(&self) -> Result<()> {
-        if self.inner.closed.swap(true, Ordering::AcqRel) {
+        if !self.inner.life.close() {
             return Ok(());
         }
-        self.inner.background.shut_down();
-        self.inner.flush_signal.shut_down();
-        for h in std::mem::take(&mut *self.background.lock()) {
+        self.inner.work.shut_down();
+        for h in std::mem::take(&mut *self.threads.lock()) {
             let _ = h.join();
         }
         self.inner.learner.shutdown();
@@ -717,7 +666,7 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let db = Db::open(tmp.path(), Options::default()).expect("open");
         db.inner.poison(&Error::Closed);
-        assert!(db.inner.poisoned.lock().is_none());
+        assert!(!db.inner.life.is_poisoned());
         db.put(b"k", b"v").expect("a write after it");
         db.inner.poison(&Error::InvalidArgument("a failure".into()));
         assert!(db.put(b"k", b"v").is_err());

@@ -17,7 +17,7 @@
 use super::flush::write_table_from_memtable;
 use super::obsolete::{check_unreferenced_tables, remove_obsolete_files};
 use super::replay::{replay_wals, Replayed};
-use super::{DbInner, MemState, SnapshotList};
+use super::{BackgroundState, DbInner, Lifecycle, MemState, ReadState, WriteState};
 use crate::cache::{CacheBudget, FileReads};
 use crate::compaction::TableLimit;
 use crate::error::{Error, Result};
@@ -31,18 +31,27 @@ use crate::version::CompactionStyle;
 use crate::version::{RecoveredState, Version, VersionEdit, VersionSet};
 use crate::vlog::{ActiveStart, ValueLog, SEGMENT_HEADER_LEN};
 use crate::wal::{LogKind, LogWriter};
-use crate::work_signal::WorkSignal;
-use parking_lot::{Condvar, Mutex};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Attempts of a read-only open that a concurrent writer disturbed.
 const READ_ONLY_ATTEMPTS: usize = 5;
 
+/// What an open found in the directory, kept apart from the [`Options`] the user asked for
+/// (which the open never changes).
+#[derive(Debug)]
+pub(crate) struct Recovered {
+    /// The compaction style the database was created with, from its manifest
+    /// (`Options::compaction` only asks for one, and an open refuses a conflicting ask).
+    pub style: CompactionStyle,
+    /// The WALs found missing or shorter than the manifest recorded whose lost writes
+    /// `Options::accept_wal_loss` let the open drop, one line each.
+    pub wal_losses: Vec<String>,
+}
+
 /// Opens or creates the database in `dir`.
-pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
+pub(super) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     opts.validate()?;
     let fs = opts.fs.clone();
     if opts.read_only {
@@ -70,14 +79,12 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
         create_new(fs.as_ref(), dir, &opts)?;
     }
 
-    let found = read_and_check(dir, &opts)?;
-    opts.compaction = Some(found.recovered.style);
     let Found {
         versions,
         recovered,
         vlog,
         replayed,
-    } = found;
+    } = read_and_check(dir, &opts)?;
 
     // Phase 2: commit.
     versions.start_manifest()?;
@@ -141,16 +148,9 @@ pub(super) fn open(dir: &Path, mut opts: Options) -> Result<DbInner> {
     let version = versions.log_and_apply(edit)?;
     remove_obsolete_files(fs.as_ref(), dir, &version, wal_number, &vlog)?;
     let mem = MemState::new(wal_number, opts.memtable_size_bytes);
-    let opened = Opened {
-        versions,
-        vlog,
-        mem,
-        last_seqno: replayed.last_seqno.max(recovered.last_seqno),
-        losses: replayed.losses,
-        wal: Some(wal),
-        lock: Some(lock),
-    };
-    finish(dir, opts, opened)
+    let replayed_to = (replayed.last_seqno, replayed.losses);
+    let opened = Opened::new(versions, vlog, &recovered, replayed_to, mem);
+    finish(dir, opts, opened, Some(wal), Some(lock))
 }
 
 /// The segments an open removes without GC, to record as deleted in its edit (so the
@@ -304,7 +304,7 @@ fn check_sealed_segments(version: &Version, vlog: &ValueLog) -> Result<()> {
 }
 
 /// Opens `dir` for reading only (see the module doc).
-fn open_read_only(dir: &Path, mut opts: Options) -> Result<DbInner> {
+fn open_read_only(dir: &Path, opts: Options) -> Result<DbInner> {
     let fs = opts.fs.clone();
     if !database_exists(fs.as_ref(), dir)? {
         return Err(missing_database(dir));
@@ -325,8 +325,6 @@ fn open_read_only(dir: &Path, mut opts: Options) -> Result<DbInner> {
             Err(e) => return Err(e),
         }
     };
-    opts.compaction = Some(found.recovered.style);
-    opts.background_threads = false;
     let Found {
         versions,
         recovered,
@@ -335,42 +333,59 @@ fn open_read_only(dir: &Path, mut opts: Options) -> Result<DbInner> {
     } = found;
     // The replayed writes stay in memory, as the memtable reads see.
     let mem = MemState::with_memtable(Arc::new(replayed.mem), recovered.log_number);
-    let opened = Opened {
-        versions,
-        vlog,
-        mem,
-        last_seqno: replayed.last_seqno.max(recovered.last_seqno),
-        losses: replayed.losses,
-        wal: None,
-        lock: None,
-    };
-    finish(dir, opts, opened)
+    let replayed_to = (replayed.last_seqno, replayed.losses);
+    let opened = Opened::new(versions, vlog, &recovered, replayed_to, mem);
+    finish(dir, opts, opened, None, None)
 }
 
-/// The state an open hands to [`finish`].
+/// What both kinds of open hand to [`finish`].
 struct Opened {
     versions: VersionSet,
     vlog: ValueLog,
     mem: MemState,
     last_seqno: SeqNo,
-    /// What `accept_wal_loss` let through.
-    losses: Vec<String>,
-    /// `None` for a read-only database.
-    wal: Option<LogWriter>,
-    /// `None` for a read-only database.
-    lock: Option<Box<dyn FileLock>>,
+    recovered: Recovered,
 }
 
-/// Builds the open database: starts the learner and assembles the shared state.
-fn finish(dir: &Path, opts: Options, opened: Opened) -> Result<DbInner> {
+impl Opened {
+    /// The state recovered from the manifest and the WALs (`replayed`: the largest seqno
+    /// their replay recovered and the losses it let through), with the memtables `mem`.
+    fn new(
+        versions: VersionSet,
+        vlog: ValueLog,
+        recovered: &RecoveredState,
+        replayed: (SeqNo, Vec<String>),
+        mem: MemState,
+    ) -> Opened {
+        let (replayed_seqno, wal_losses) = replayed;
+        Opened {
+            versions,
+            vlog,
+            mem,
+            last_seqno: replayed_seqno.max(recovered.last_seqno),
+            recovered: Recovered {
+                style: recovered.style,
+                wal_losses,
+            },
+        }
+    }
+}
+
+/// Builds the open database: starts the learner and assembles the shared state from its
+/// parts (see `DbInner`). `wal` and `lock` are `None` for a read-only database.
+fn finish(
+    dir: &Path,
+    opts: Options,
+    opened: Opened,
+    wal: Option<LogWriter>,
+    lock: Option<Box<dyn FileLock>>,
+) -> Result<DbInner> {
     let Opened {
         versions,
         vlog,
         mem,
         last_seqno,
-        losses,
-        wal,
-        lock,
+        recovered,
     } = opened;
     let version = versions.current();
     let learner = Learner::start(LearnerOptions {
@@ -389,47 +404,29 @@ fn finish(dir: &Path, opts: Options, opened: Opened) -> Result<DbInner> {
     learner.announce_existing(&version);
 
     let vlog = Arc::new(vlog);
-    let background = Arc::new(WorkSignal::default());
-    let read_ctx = Arc::new(ReadContext {
+    let style = recovered.style;
+    let work = BackgroundState::new(style, &opts);
+    let reads = ReadState::new(ReadContext {
         dir: dir.to_path_buf(),
         vlog: vlog.clone(),
-        seek_compaction_threshold: opts.flsm.seek_compaction_threshold,
-        parallel_seek_threads: opts.flsm.parallel_seek_threads,
-        background: background.clone(),
+        // Under leveled a level is one run: nothing to seek in parallel.
+        parallel_seek_threads: match style {
+            CompactionStyle::Flsm => opts.flsm.parallel_seek_threads,
+            CompactionStyle::Leveled => 0,
+        },
+        seeks: work.strategy().seek_observer(),
     });
     Ok(DbInner {
         dir: dir.to_path_buf(),
+        recovered,
         versions,
         vlog,
-        read_ctx,
-        mem: Mutex::new(mem),
-        wal: Mutex::new(wal),
-        writers: Mutex::new(Default::default()),
-        writers_cv: Condvar::new(),
-        last_seqno: AtomicU64::new(last_seqno),
-        snapshots: Arc::new(SnapshotList::default()),
-        background,
-        bg_work: Mutex::new(()),
-        flush_signal: Default::default(),
-        flush_lock: Mutex::new(()),
-        poisoned: Mutex::new(None),
-        pending_segment_deletions: Mutex::new(Vec::new()),
+        writes: WriteState::new(mem, wal, last_seqno),
+        work,
+        reads,
+        life: Lifecycle::default(),
         counters: Default::default(),
-        write_delay: Default::default(),
-        breakdown: Default::default(),
-        strategy: crate::compaction::strategy_for(
-            opts.compaction.unwrap_or(CompactionStyle::Leveled),
-        ),
-        gc_lock: Mutex::new(()),
-        committing: Mutex::new(()),
-        gc_skipped: Mutex::default(),
-        closed: AtomicBool::new(false),
-        #[cfg(feature = "test-util")]
-        flushes_held: AtomicBool::new(false),
-        #[cfg(feature = "test-util")]
-        automatic_gc_held: AtomicBool::new(false),
         learner,
-        wal_losses: losses,
         _lock: lock,
         opts,
     })

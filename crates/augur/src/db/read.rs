@@ -1,33 +1,67 @@
 //! The point-read path: memtable → immutable memtables (newest first) → the current
 //! version's files (L0 newest first, then one file per level) → the value log when the
 //! entry is a pointer. The first entry found for the key at the read's seqno decides.
+//!
+//! What readers share is the database's read part, [`ReadState`] (below); the memtables and
+//! the last visible seqno belong to the write part, the level models to the background part.
 
-use super::{DbInner, SnapshotGuard};
+use super::{DbInner, SnapshotGuard, SnapshotList};
 use crate::error::{Error, Result};
-use crate::iter::{ReadView, ScanState};
+use crate::iter::{ReadContext, ReadView, ScanState};
 use crate::key::{SeqNo, ValueKind};
 use crate::sst::Entry;
-use crate::stats::breakdown::{self, Step};
+use crate::stats::breakdown::{self, BreakdownTotals, Step};
 use crate::vlog::ValuePointer;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// The read part of a database: what readers share. Its one lock is the snapshot list's, a
+/// leaf.
+pub(crate) struct ReadState {
+    /// What scans read besides their memtables and version (the value log, FLSM's read
+    /// options and seek observer).
+    ctx: Arc<ReadContext>,
+    /// The live snapshots (and iterators' implicit ones), which compaction and GC keep
+    /// readable.
+    snapshots: Arc<SnapshotList>,
+    /// Sampled per-step lookup times (Bourbon Figure 8).
+    breakdown: BreakdownTotals,
+}
+
+impl ReadState {
+    /// The read part of a database whose scans read through `ctx`.
+    pub(super) fn new(ctx: ReadContext) -> ReadState {
+        ReadState {
+            ctx: Arc::new(ctx),
+            snapshots: Arc::default(),
+            breakdown: BreakdownTotals::default(),
+        }
+    }
+
+    /// The live snapshots.
+    pub(super) fn snapshots(&self) -> &Arc<SnapshotList> {
+        &self.snapshots
+    }
+
+    /// The sampled lookup-step times.
+    pub(super) fn breakdown(&self) -> &BreakdownTotals {
+        &self.breakdown
+    }
+}
 
 impl DbInner {
     /// The state a scan at `snapshot` reads: the memtables and version captured now (after
     /// the snapshot was registered), with the database's read context.
     pub fn scan_state(&self, snapshot: Arc<SnapshotGuard>) -> Arc<ScanState> {
         let view = self.read_view();
-        let closed = self.closed.load(std::sync::atomic::Ordering::Acquire);
-        ScanState::new(self.read_ctx.clone(), view, snapshot, closed)
+        let closed = self.life.is_closed();
+        ScanState::new(self.reads.ctx.clone(), view, snapshot, closed)
     }
 
     /// Captures the memtables and version atomically with respect to flushes (a flush
     /// installs its version before it drops the flushed memtable, under `mem`).
     pub fn read_view(&self) -> ReadView {
-        let m = self.mem.lock();
-        let memtables = m.readable.clone();
-        let version = self.versions.current();
-        drop(m);
+        let (memtables, version) = self.writes.memtables_with(|| self.versions.current());
         ReadView { memtables, version }
     }
 
@@ -40,19 +74,22 @@ impl DbInner {
         if let Some(e) = in_memtables {
             return Ok(Some(e));
         }
-        breakdown::timed_files(|| view.version.get(key, seqno))
+        let level_models = self.opts.level_models.then(|| self.work.level_models());
+        breakdown::timed_files(|| view.version.get(key, seqno, level_models.as_deref()))
     }
 
     /// The user-visible value of `key` at `snapshot` (or now).
     pub fn get(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Vec<u8>>> {
-        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
+        if self.life.is_closed() {
             return Err(Error::Closed);
         }
         self.counters.note_get();
         let sampled = breakdown::begin().then(Instant::now);
         let result = self.get_with_retry(key, snapshot);
         if let Some(started) = sampled {
-            self.breakdown.finish(started.elapsed().as_nanos() as u64);
+            self.reads
+                .breakdown
+                .finish(started.elapsed().as_nanos() as u64);
         }
         result
     }

@@ -417,6 +417,7 @@ impl DbInner {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let version = self.versions.current();
         let book = self.learner.book();
+        let level_models = self.work.level_models();
         let mut all_lookups = LookupCounts::default();
         let slots = |level: usize| version.slots.get(level).into_iter().flatten();
         let levels: Vec<LevelStats> = version
@@ -438,10 +439,7 @@ impl DbInner {
                     c.add(&p[1]);
                     c.avg_ns().map_or(0, |ns| ns.round() as u64)
                 };
-                let level_model = version
-                    .level_models
-                    .get(level)
-                    .and_then(std::sync::OnceLock::get);
+                let level_model = version.level_model(&level_models, level);
                 LevelStats {
                     level,
                     files: files.len(),
@@ -520,9 +518,9 @@ impl DbInner {
             gc_entries_relocated: get(&c.gc_relocated),
             values_relocated: get(&c.values_relocated),
             value_log_bytes_relocated: get(&c.value_bytes_relocated),
-            live_snapshots: self.snapshots.count(),
+            live_snapshots: self.reads.snapshots().count(),
             last_seqno: self.visible_seqno(),
-            lookup_breakdown: self.breakdown.snapshot(),
+            lookup_breakdown: self.reads.breakdown().snapshot(),
             level_models_built: get(&c.level_models_built),
             level_model_train_ns: get(&c.level_model_train_ns),
             model_path_lookups: all_lookups.model_lookups(),

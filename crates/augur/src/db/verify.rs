@@ -41,7 +41,7 @@ impl DbInner {
                 cursor.advance()?;
             }
         }
-        let memtables = self.mem.lock().readable.clone();
+        let memtables = self.writes.memtables();
         for mem in memtables.iter() {
             let mut failure = None;
             mem.for_each(|key, seqno, kind, value| {
@@ -131,10 +131,7 @@ impl DbInner {
     /// The segments some entry of a live table or memtable points into.
     #[cfg(feature = "test-util")]
     pub fn referenced_segments(&self) -> Result<std::collections::BTreeSet<u64>> {
-        let (version, memtables) = {
-            let m = self.mem.lock();
-            (self.versions.current(), m.readable.clone())
-        };
+        let (memtables, version) = self.writes.memtables_with(|| self.versions.current());
         let mut out = std::collections::BTreeSet::new();
         for f in version.levels.iter().flatten() {
             let mut cursor = TableCursor::new(f.table.clone(), true);

@@ -11,19 +11,23 @@
 //! Ordering for durability (WiscKey §3.3): value-log bytes are handed to the OS (and synced,
 //! when asked) before the WAL record that points at them, so a surviving WAL record never
 //! points at missing value-log bytes; recovery checks it anyway.
+//!
+//! The state this path owns is the database's write part, [`WriteState`] (below): the writer
+//! queue, the commit lock, the WAL and the memtables, and the last visible seqno.
 
 use super::batch::{encode_record, BatchOp, LoggedEntry, WriteBatch};
-use super::write_delay;
+use super::write_delay::{self, WriteDelay};
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::filename;
-use crate::key::{ValueKind, MAX_KEY_LEN};
+use crate::key::{SeqNo, ValueKind, MAX_KEY_LEN};
 use crate::memtable::Memtable;
 use crate::version::{Version, VersionEdit};
 use crate::vlog::{entry_bytes, ValuePointer};
 use crate::wal::{LogKind, LogWriter};
+use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,6 +45,150 @@ const OVERWRITE_SAMPLE: u64 = 16;
 
 /// Bytes a leader gathers into one group at most (LevelDB's 1 MiB).
 const MAX_GROUP_BYTES: usize = 1 << 20;
+
+/// The write part of a database: what the write path owns. Readers, flushes and GC reach
+/// it through the methods below, never through its locks.
+///
+/// Lock order: `queue` → `committing` → `wal` → `mem` (then the version set's locks); a
+/// queued [`Writer`]'s own lock and the write-delay account are leaves. A leader releases
+/// `queue` while it commits its group, but keeps its place at the queue's front: no other
+/// group commits meanwhile, and a memtable switch runs as a writer of its own turn.
+pub(crate) struct WriteState {
+    /// The FIFO of writers; the front one leads (group commit).
+    queue: Mutex<WriteQueue>,
+    /// Wakes queued writers: their turn came, or their write is done.
+    queue_cv: Condvar,
+    /// Held by a write group's leader from its value-log appends to its memtable inserts:
+    /// GC takes it to see every pointer into a segment that was just sealed
+    /// ([`WriteState::wait_for_write_group`]).
+    committing: Mutex<()>,
+    /// The WAL receiving writes (`None` in a read-only database).
+    wal: Mutex<Option<LogWriter>>,
+    /// The memtables and the WAL number of the active one.
+    mem: Mutex<MemState>,
+    /// Largest seqno visible to readers.
+    last_seqno: AtomicU64,
+    /// The smooth slowdown's account (`write_delay.rs`).
+    delay: WriteDelay,
+}
+
+impl WriteState {
+    /// The write part of a database whose memtables are `mem`, logging to `wal` (`None`:
+    /// read-only), with writes up to `last_seqno` visible.
+    pub(super) fn new(mem: MemState, wal: Option<LogWriter>, last_seqno: SeqNo) -> WriteState {
+        WriteState {
+            queue: Mutex::default(),
+            queue_cv: Condvar::new(),
+            committing: Mutex::new(()),
+            wal: Mutex::new(wal),
+            mem: Mutex::new(mem),
+            last_seqno: AtomicU64::new(last_seqno),
+            delay: WriteDelay::default(),
+        }
+    }
+
+    /// Largest visible seqno.
+    pub(super) fn visible_seqno(&self) -> SeqNo {
+        self.last_seqno.load(Ordering::Acquire)
+    }
+
+    /// Every memtable, newest first (the active one, then the immutable ones).
+    pub(super) fn memtables(&self) -> Arc<[Arc<Memtable>]> {
+        self.mem.lock().readable.clone()
+    }
+
+    /// The memtables and what `with` reads (the current version), atomically with respect
+    /// to a flush, which installs its version before it drops the flushed memtable under
+    /// the memtables' lock. `with` runs under that lock: it may take only later locks.
+    pub(super) fn memtables_with<T>(&self, with: impl FnOnce() -> T) -> (Arc<[Arc<Memtable>]>, T) {
+        let m = self.mem.lock();
+        let also = with();
+        (m.readable.clone(), also)
+    }
+
+    /// True while an immutable memtable waits for its flush.
+    pub(super) fn has_immutable(&self) -> bool {
+        !self.mem.lock().imm.is_empty()
+    }
+
+    /// The oldest immutable memtable, its WAL number and the number of the WAL after it
+    /// (the log number once it is flushed), if any waits for its flush.
+    pub(super) fn oldest_immutable(&self) -> Option<(Arc<Memtable>, u64, u64)> {
+        let m = self.mem.lock();
+        let (mem, wal_number) = m.imm.first()?;
+        let next_log = m.imm.get(1).map_or(m.wal_number, |(_, n)| *n);
+        Some((mem.clone(), *wal_number, next_log))
+    }
+
+    /// Drops `flushed` (the oldest immutable memtable, whose table is installed) from the
+    /// memtables, if it is still there. Returns the bytes the memtables held just before:
+    /// their most is reached just before one is released.
+    pub(super) fn release_flushed(&self, flushed: &Arc<Memtable>) -> Option<u64> {
+        let mut m = self.mem.lock();
+        if !m
+            .imm
+            .first()
+            .is_some_and(|(first, _)| Arc::ptr_eq(first, flushed))
+        {
+            return None;
+        }
+        let held = m.charged_bytes();
+        m.imm.remove(0);
+        m.refresh();
+        Some(held)
+    }
+
+    /// Waits until the write group being committed (if any) has inserted its entries into
+    /// the memtable: its value-log appends are then visible there.
+    pub(super) fn wait_for_write_group(&self) {
+        drop(self.committing.lock());
+    }
+}
+
+/// Memtables and the WAL they are logged to.
+pub(crate) struct MemState {
+    /// The memtable receiving writes.
+    pub mem: Arc<Memtable>,
+    /// WAL file number of `mem`.
+    pub wal_number: u64,
+    /// Immutable memtables waiting for flush, oldest first, with their WAL numbers.
+    pub imm: Vec<(Arc<Memtable>, u64)>,
+    /// `mem` then `imm` newest first, rebuilt by [`MemState::refresh`] whenever either
+    /// changes, so a reader takes all memtables with one `Arc` clone.
+    pub readable: Arc<[Arc<Memtable>]>,
+}
+
+impl MemState {
+    /// A state with an empty memtable (sized for `memtable_budget` bytes) logged to WAL
+    /// `wal_number`.
+    pub fn new(wal_number: u64, memtable_budget: usize) -> Self {
+        Self::with_memtable(Arc::new(Memtable::with_budget(memtable_budget)), wal_number)
+    }
+
+    /// A state whose memtable is `mem`, logged to WAL `wal_number`.
+    pub fn with_memtable(mem: Arc<Memtable>, wal_number: u64) -> Self {
+        MemState {
+            readable: Arc::from(vec![mem.clone()]),
+            mem,
+            wal_number,
+            imm: Vec::new(),
+        }
+    }
+
+    /// Bytes charged to the active memtable and those waiting for flush, together.
+    pub fn charged_bytes(&self) -> u64 {
+        let imm: usize = self.imm.iter().map(|(m, _)| m.approximate_bytes()).sum();
+        (self.mem.approximate_bytes() + imm) as u64
+    }
+
+    /// Rebuilds `readable` after `mem` or `imm` changed.
+    pub fn refresh(&mut self) {
+        let mut all = Vec::with_capacity(1 + self.imm.len());
+        all.push(self.mem.clone());
+        all.extend(self.imm.iter().rev().map(|(m, _)| m.clone()));
+        self.readable = Arc::from(all);
+    }
+}
 
 /// A writer waiting in the queue.
 pub(crate) struct Writer {
@@ -121,7 +269,7 @@ impl DbInner {
         if batch.is_empty() {
             return Ok(None);
         }
-        let mut q = self.writers.lock();
+        let mut q = self.writes.queue.lock();
         if no_wait && q.making_room {
             return Ok(Some(batch));
         }
@@ -148,7 +296,7 @@ impl DbInner {
             if q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
                 break;
             }
-            self.writers_cv.wait(&mut q);
+            self.writes.queue_cv.wait(&mut q);
         }
         // Leader. A group before this one may have failed and poisoned the database since
         // this writer's first check: its WAL record may be torn, nothing may follow it.
@@ -160,7 +308,7 @@ impl DbInner {
             Ok(false) => {
                 // Would wait: leave the queue; the next writer leads.
                 q.queue.pop_front();
-                self.writers_cv.notify_all();
+                self.writes.queue_cv.notify_all();
                 return Ok(Some(std::mem::take(&mut me.lock().batch)));
             }
             Err(e) => Err(e),
@@ -181,11 +329,11 @@ impl DbInner {
                 });
             }
         }
-        self.writers_cv.notify_all();
+        self.writes.queue_cv.notify_all();
         drop(q);
         // With background threads, work is requested where it arises (memtable switch) and
         // the background thread loops until none is due; inline mode does it here.
-        if result.is_ok() && !self.opts.background_threads && !no_wait {
+        if result.is_ok() && !self.background_threads() && !no_wait {
             self.run_pending_work_inline()?;
         }
         result.map(|()| None)
@@ -194,7 +342,7 @@ impl DbInner {
     /// Writes one group: value log, WAL, memtable, then publishes the seqnos.
     fn write_group(&self, group: &[Arc<parking_lot::Mutex<Writer>>]) -> Result<()> {
         // Value-log GC waits on this lock to see this group's pointers in the memtable.
-        let _committing = self.committing.lock();
+        let _committing = self.writes.committing.lock();
         let first_seqno = self.visible_seqno() + 1;
         let ops: usize = group.iter().map(|w| w.lock().batch.ops.len()).sum();
         let mut entries: Vec<LoggedEntry> = Vec::with_capacity(ops);
@@ -250,7 +398,7 @@ impl DbInner {
             } else if separated {
                 self.vlog.flush()?;
             }
-            let mut guard = self.wal.lock();
+            let mut guard = self.writes.wal.lock();
             let wal = guard.as_mut().ok_or_else(|| self.no_wal())?;
             wal.add_record(&record)?;
             if sync {
@@ -263,7 +411,7 @@ impl DbInner {
             self.poison(&e);
             return Err(e);
         }
-        let mem = self.mem.lock().mem.clone();
+        let mem = self.writes.mem.lock().mem.clone();
         let count = entries.len() as u64;
         let mut sampled_version = None;
         for (i, e) in entries.into_iter().enumerate() {
@@ -277,7 +425,8 @@ impl DbInner {
         self.counters.note_write(count, record.len() as u64);
         self.counters.note_user_bytes(user_bytes);
         self.counters.note_vlog_bytes(vlog_bytes);
-        self.last_seqno
+        self.writes
+            .last_seqno
             .store(first_seqno + count - 1, Ordering::Release);
         Ok(())
     }
@@ -320,7 +469,7 @@ impl DbInner {
     /// As [`Db::sync`](crate::Db::sync).
     pub fn sync_logs(&self) -> Result<()> {
         self.check_writable()?;
-        let mut guard = self.wal.lock();
+        let mut guard = self.writes.wal.lock();
         let wal = guard.as_mut().ok_or_else(|| self.no_wal())?;
         let synced = self.vlog.sync().and_then(|()| wal.sync());
         synced.inspect_err(|e| self.poison(e))
@@ -338,11 +487,11 @@ impl DbInner {
     /// # Errors
     /// `Io` on a write or sync failure.
     pub fn close_logs(&self) -> Result<()> {
-        let mut guard = self.wal.lock();
+        let mut guard = self.writes.wal.lock();
         let Some(wal) = guard.as_mut() else {
             return Ok(());
         };
-        if self.poisoned.lock().is_some() {
+        if self.life.is_poisoned() {
             let flushed = wal.flush();
             self.vlog.flush()?;
             return flushed;
@@ -353,7 +502,7 @@ impl DbInner {
             self.vlog.sync()?;
             wal.sync()?;
             let synced = wal.len();
-            let number = self.mem.lock().wal_number;
+            let number = self.writes.mem.lock().wal_number;
             self.log_and_apply(VersionEdit {
                 wals_closed: vec![(number, synced)],
                 ..VersionEdit::default()
@@ -384,13 +533,13 @@ impl DbInner {
         loop {
             self.check_writable()?;
             let l0_files = self.versions.current().levels[0].len();
-            if !delayed && self.opts.background_threads {
+            if !delayed && self.background_threads() {
                 // Smooth slowdown: pay what the previous writes owe at L0's rate.
                 match write_delay::slowdown_rate(l0_files, &self.opts) {
-                    None => self.write_delay.reset(),
+                    None => self.writes.delay.reset(),
                     Some(rate) => {
                         let total = self.counters.user_bytes();
-                        let owed = self.write_delay.owed(total, rate, Instant::now());
+                        let owed = self.writes.delay.owed(total, rate, Instant::now());
                         if !owed.is_zero() {
                             if no_wait {
                                 return Ok(false);
@@ -407,7 +556,7 @@ impl DbInner {
                 }
             }
             let (mem_full, imm_count) = {
-                let m = self.mem.lock();
+                let m = self.writes.mem.lock();
                 // A memtable is full at its budget of memory, or of value-log garbage its
                 // writes hold back from GC (see `Memtable::garbage_value_bytes`).
                 let budget = self.opts.memtable_size_bytes;
@@ -426,7 +575,7 @@ impl DbInner {
             if imm_count >= self.opts.max_immutable_memtables
                 || l0_files >= self.opts.l0_stop_trigger
             {
-                if self.opts.background_threads {
+                if self.background_threads() {
                     let started = Instant::now();
                     self.wait_for_room(q, || {
                         self.wait_for_background_progress();
@@ -462,7 +611,7 @@ impl DbInner {
         if let Some(leader) = leader {
             q.queue.push_front(leader);
         }
-        self.writers_cv.notify_all();
+        self.writes.queue_cv.notify_all();
         q.making_room = true;
         let result = parking_lot::MutexGuard::unlocked(q, wait);
         q.making_room = false;
@@ -476,7 +625,7 @@ impl DbInner {
         // Make the old WAL (and the value-log bytes it points at) durable before the new WAL
         // exists: only the newest WAL may have a torn tail after a crash.
         self.vlog.sync()?;
-        let mut guard = self.wal.lock();
+        let mut guard = self.writes.wal.lock();
         let wal = guard.as_mut().ok_or_else(|| self.no_wal())?;
         wal.sync()?;
         let synced = wal.len();
@@ -486,14 +635,14 @@ impl DbInner {
         self.opts.fs.sync_dir(&self.dir)?;
         // Record the closed WAL's synced size and the new WAL, so that an open finding
         // either missing (or the old one short) fails instead of losing writes silently.
-        let closed = self.mem.lock().wal_number;
+        let closed = self.writes.mem.lock().wal_number;
         self.log_and_apply(VersionEdit {
             wals_added: vec![number],
             wals_closed: vec![(closed, synced)],
             ..VersionEdit::default()
         })?;
         let fresh = Memtable::with_budget(self.opts.memtable_size_bytes);
-        let mut m = self.mem.lock();
+        let mut m = self.writes.mem.lock();
         let old = std::mem::replace(&mut m.mem, Arc::new(fresh));
         let old_number = std::mem::replace(&mut m.wal_number, number);
         m.imm.push((old, old_number));
@@ -522,20 +671,20 @@ impl DbInner {
             done: false,
             result: None,
         }));
-        let mut q = self.writers.lock();
+        let mut q = self.writes.queue.lock();
         q.queue.push_back(me.clone());
         while !q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
-            self.writers_cv.wait(&mut q);
+            self.writes.queue_cv.wait(&mut q);
         }
         let result = self.check_writable().and_then(|()| {
-            if self.mem.lock().mem.is_empty() {
+            if self.writes.mem.lock().mem.is_empty() {
                 Ok(())
             } else {
                 self.switch_memtable().inspect_err(|e| self.poison(e))
             }
         });
         q.queue.pop_front();
-        self.writers_cv.notify_all();
+        self.writes.queue_cv.notify_all();
         result
     }
 }

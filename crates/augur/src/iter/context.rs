@@ -1,6 +1,6 @@
 //! What a scan reads, and nothing more: [`ReadView`] (the memtables and version of one
-//! consistent state), [`ReadContext`] (the value log and the options reads consult, shared by
-//! every scan of a database) and [`ScanState`] (both, at one registered seqno). A scan holds
+//! consistent state), [`ReadContext`] (the value log, the options reads consult and where
+//! seeks are reported, shared by every scan of a database) and [`ScanState`] (both, at one registered seqno). A scan holds
 //! no reference to the database: the database builds these and hands them down.
 
 use super::snapshot::SnapshotGuard;
@@ -8,7 +8,6 @@ use crate::key::SeqNo;
 use crate::memtable::Memtable;
 use crate::version::Version;
 use crate::vlog::ValueLog;
-use crate::work_signal::WorkSignal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -26,13 +25,20 @@ pub(crate) struct ReadContext {
     pub dir: PathBuf,
     /// Resolves separated values.
     pub vlog: Arc<ValueLog>,
-    /// FLSM: a guard is due for compaction after this many consecutive seeks landed in it
-    /// while crowded (`FlsmOptions::seek_compaction_threshold`; 0 disables it).
-    pub seek_compaction_threshold: u32,
-    /// FLSM: threads seeking a last-level guard's files in parallel (0: none).
+    /// FLSM: threads seeking the deepest level's runs in parallel (0: none, and always 0
+    /// under leveled, where a level is one run).
     pub parallel_seek_threads: usize,
-    /// Where a seek that made a guard due for compaction asks the background thread for it.
-    pub background: Arc<WorkSignal>,
+    /// Told where each scan seeks, when the compaction strategy counts seeks (FLSM's
+    /// seek-based compaction); `None` otherwise.
+    pub seeks: Option<Arc<dyn SeekObserver>>,
+}
+
+/// Told where each scan seeks. FLSM's seek statistics (`compaction/flsm/seeks.rs`), owned by
+/// the compaction strategy, implement it: a scan reports its seek and knows nothing more of
+/// the policy. Must not block.
+pub trait SeekObserver: Send + Sync {
+    /// A scan of `version` positioned at `user_key`.
+    fn seeked(&self, version: &Version, user_key: &[u8]);
 }
 
 /// One consistent state read by a scan (and shared by the partitions of a parallel scan and

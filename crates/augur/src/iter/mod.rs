@@ -18,6 +18,7 @@ mod snapshot;
 mod split;
 
 pub(crate) use context::{ReadContext, ReadView, ScanState};
+pub use context::SeekObserver;
 pub use db_iter::DbIterator;
 pub(crate) use parallel::run as run_parallel;
 pub use parallel::ParallelScanOptions;

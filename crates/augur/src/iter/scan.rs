@@ -323,17 +323,9 @@ impl Scan {
         let (near, _) = self.directed_bounds();
         let near = self.clamped(near);
         self.skip_key = false;
-        if let Bound::Included(k) | Bound::Excluded(k) = &near {
-            // FLSM seek-based compaction: count the seek in crowded guards.
-            let ctx = &self.state.ctx;
-            if self
-                .state
-                .view
-                .version
-                .note_seek(k, ctx.seek_compaction_threshold)
-            {
-                ctx.background.request_work();
-            }
+        if let (Some(seeks), Bound::Included(k) | Bound::Excluded(k)) = (&self.state.ctx.seeks, &near)
+        {
+            seeks.seeked(&self.state.view.version, k);
         }
         match near {
             Bound::Included(k) => {
@@ -502,12 +494,11 @@ fn kind_of(trailer: u64) -> ValueKind {
 
 /// FLSM parallel seeks (PebblesDB's heuristic: only the last level, whose data is the least
 /// likely to be cached): the index of the first source that is a run of the deepest level
-/// holding files in the scan, or `usize::MAX` when parallel seeks are off or pointless.
+/// holding files in the scan, or `usize::MAX` when parallel seeks are off or pointless (a
+/// deepest level of one run: always under leveled, whose read context turns them off too).
 fn parallel_seek_start(state: &ScanState, sources: &[Source]) -> usize {
     let version = &state.view.version;
-    if state.ctx.parallel_seek_threads == 0
-        || version.style != crate::version::CompactionStyle::Flsm
-    {
+    if state.ctx.parallel_seek_threads == 0 {
         return usize::MAX;
     }
     let Some(deepest) = version

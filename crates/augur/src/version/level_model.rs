@@ -3,10 +3,12 @@
 //! level's files. A lookup finds the key's file by its key range, then searches only the part
 //! of the window inside that file — the files' own indexes are skipped.
 //!
-//! A level model is only valid for the exact list of files it was trained on: any change to
-//! the level (a flush never touches it; a compaction does) drops it from the new version,
-//! and lookups fall back to the file models until it is retrained. It suits read-mostly
-//! workloads (`Options::level_models`).
+//! A level model is only valid for the exact list of files it was trained on: it records the
+//! number of the version that last changed the level (`Version::level_changed`), and any
+//! later change to the level (a flush never touches it; a compaction does) makes lookups
+//! ignore it and fall back to the file models until it is retrained. It suits read-mostly
+//! workloads (`Options::level_models`). The models trained so far are a [`LevelModels`]
+//! value, which its owner (the database's background part, which trains them) swaps whole.
 //!
 //! Correctness: keys are projected with the level's common prefix, which is monotone over the
 //! level's sorted keys, so the window's start is at most the global position of the key's
@@ -27,17 +29,24 @@ pub struct LevelModel {
     model: Box<dyn Index>,
     /// `starts[i]` = global position of the first entry of file `i`; one more at the end.
     starts: Vec<u64>,
-    /// The files it was trained on, in order.
-    file_ids: Vec<u64>,
+    /// The level it was trained on, and the `Version::level_changed` of that level then.
+    level: usize,
+    level_changed: u64,
     train_ns: u64,
 }
 
 impl LevelModel {
-    /// Trains over `files` (a sorted level), reading every key once.
+    /// Trains over `files`, the files of `level` (>= 1, a sorted level) in a version whose
+    /// `Version::level_changed` of that level is `level_changed`, reading every key once.
     ///
     /// # Errors
     /// `Corruption` when a block fails its checksum; `InvalidArgument` for a bad config.
-    pub fn train(files: &[Arc<TableFile>], config: &IndexConfig) -> Result<LevelModel> {
+    pub fn train(
+        level: usize,
+        files: &[Arc<TableFile>],
+        level_changed: u64,
+        config: &IndexConfig,
+    ) -> Result<LevelModel> {
         let started = Instant::now();
         let prefix = match (files.first(), files.last()) {
             (Some(first), Some(last)) => {
@@ -66,19 +75,16 @@ impl LevelModel {
             prefix,
             model: builder.finish()?,
             starts,
-            file_ids: files.iter().map(|f| f.meta.file_id).collect(),
+            level,
+            level_changed,
             train_ns: u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
         })
     }
 
-    /// True when it was trained on exactly these files.
-    pub fn matches(&self, files: &[Arc<TableFile>]) -> bool {
-        self.file_ids.len() == files.len()
-            && self
-                .file_ids
-                .iter()
-                .zip(files)
-                .all(|(id, f)| *id == f.meta.file_id)
+    /// True when it was trained on exactly the files a version with these
+    /// `Version::level_changed` holds at its level.
+    pub fn matches(&self, level_changed: &[u64]) -> bool {
+        level_changed.get(self.level) == Some(&self.level_changed)
     }
 
     /// The window of positions of file `file_index` (local to that file) that holds
@@ -101,7 +107,7 @@ impl LevelModel {
     pub fn size_bytes(&self) -> usize {
         self.model.size_bytes()
             + self.prefix.capacity()
-            + (self.starts.capacity() + self.file_ids.capacity()) * 8
+            + self.starts.capacity() * 8
     }
 
     /// Segments of the model.
@@ -112,5 +118,41 @@ impl LevelModel {
     /// Nanoseconds its training took.
     pub fn train_ns(&self) -> u64 {
         self.train_ns
+    }
+}
+
+/// The level models trained so far, at most one per level. A value: its owner replaces it
+/// whole ([`LevelModels::with`]), and a reader holds the one it took.
+#[derive(Debug, Clone, Default)]
+pub struct LevelModels {
+    by_level: Vec<Option<Arc<LevelModel>>>,
+}
+
+impl LevelModels {
+    /// The model of `level`, if it was trained on the files a version with these
+    /// `Version::level_changed` holds there (see `Version::level_model`).
+    pub fn get(&self, level: usize, level_changed: &[u64]) -> Option<&LevelModel> {
+        self.by_level
+            .get(level)?
+            .as_deref()
+            .filter(|m| m.matches(level_changed))
+    }
+
+    /// These models with `model` as its level's, less those not valid for a version with
+    /// these `Version::level_changed` (that of the version `model` was trained on).
+    pub fn with(&self, level_changed: &[u64], model: LevelModel) -> LevelModels {
+        let level = model.level;
+        let mut by_level: Vec<Option<Arc<LevelModel>>> = self
+            .by_level
+            .iter()
+            .map(|m| m.clone().filter(|m| m.matches(level_changed)))
+            .collect();
+        if by_level.len() <= level {
+            by_level.resize(level + 1, None);
+        }
+        if let Some(slot) = by_level.get_mut(level) {
+            *slot = Some(Arc::new(model));
+        }
+        LevelModels { by_level }
     }
 }

@@ -14,7 +14,7 @@ mod table_file;
 mod version;
 
 pub use edit::{FileMeta, VersionEdit};
-pub use level_model::LevelModel;
+pub use level_model::{LevelModel, LevelModels};
 pub use segment_set::SegmentSet;
 pub use set::{RecoveredState, VersionListener, VersionSet};
 pub use style::CompactionStyle;

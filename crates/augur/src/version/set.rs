@@ -327,6 +327,13 @@ impl VersionSet {
 
         let mut current = self.current.lock();
         let mut next = Version::clone(&current);
+        next.number = current.number + 1;
+        let changed = edit.deleted.iter().map(|(l, _)| *l);
+        for level in changed.chain(edit.added.iter().map(|(l, _)| *l)) {
+            if let Some(n) = next.level_changed.get_mut(level) {
+                *n = next.number;
+            }
+        }
         let mut removed_files = Vec::new();
         for (level, id) in &edit.deleted {
             if let Some(files) = next.levels.get_mut(*level) {
@@ -350,12 +357,6 @@ impl VersionSet {
         }
         apply_guards(&mut next, &edit);
         next.rebuild_runs();
-        // A level model is only valid for the files it was trained on.
-        for (slot, files) in next.level_models.iter_mut().zip(&next.levels) {
-            if slot.get().is_some_and(|m| !m.matches(files)) {
-                *slot = std::sync::OnceLock::new();
-            }
-        }
         apply_vlog_changes(
             &mut next.vlog_garbage,
             &mut next.vlog_deleted,

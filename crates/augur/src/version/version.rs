@@ -7,9 +7,15 @@
 //! file lies inside one guard's slot, files of one slot may overlap, and the guards of level
 //! `l` are a subset of level `l + 1`'s. Either way a newer version of a key is never in a
 //! deeper level, and reads search `runs` (see `runs.rs`), never `levels`, at levels >= 1.
+//!
+//! A version is a value: it holds no atomics and no lazily filled cells. What is learned or
+//! counted while a version is installed lives with its owner and names the version by its
+//! [`number`](Version::number): FLSM's seek statistics (`compaction/flsm/seeks.rs`, owned by
+//! the compaction strategy) and level models ([`LevelModels`], owned by the database's
+//! background part).
 
 use super::guards::{file_fits, slot_of};
-use super::level_model::LevelModel;
+use super::level_model::{LevelModel, LevelModels};
 use super::runs::{guarded_runs, leveled_runs, SortedRun};
 use super::segment_set::SegmentSet;
 use super::style::CompactionStyle;
@@ -20,34 +26,16 @@ use crate::key::SeqNo;
 use crate::sst::filter::key_hash;
 use crate::sst::Entry;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-/// FLSM: the shape of one guard's slot and the seeks that landed in it.
-#[derive(Debug)]
+/// FLSM: the shape of one guard's slot.
+#[derive(Debug, Clone)]
 pub struct SlotInfo {
     /// Files of the slot.
     pub files: u32,
     /// Sorted runs the slot's files span (1 when they do not overlap): what a lookup in the
     /// slot may probe, and what `max_sstables_per_guard` limits.
     pub depth: u32,
-    /// The longest streak of consecutive seeks of its level that landed in this slot while
-    /// the version was installed (seek-based compaction fires at the threshold).
-    pub(crate) seeks: AtomicU32,
-}
-
-/// One more seek of a level landing in `slot`, given the level's streak `cur` (the slot of
-/// the previous seek in the high 32 bits, the length of its streak in the low 32; 0: none):
-/// the new packed streak and its length. Concurrent seeks may lose an update; the streak is
-/// a heuristic, not a count.
-pub(crate) fn seek_streak_step(cur: u64, slot: usize) -> (u64, u32) {
-    let (last, len) = ((cur >> 32) as usize, cur as u32);
-    let len = if len > 0 && last == slot {
-        len.saturating_add(1)
-    } else {
-        1
-    };
-    (((slot as u64) << 32) | u64::from(len), len)
 }
 
 /// Sorted runs whose candidate file a point lookup finds before probing any of them (so
@@ -66,13 +54,8 @@ pub struct Version {
     /// Levels >= 1 as sorted runs, shallowest level first, newest run of a level first
     /// (rebuilt by [`Version::rebuild_runs`] whenever files or guards change).
     pub runs: Vec<SortedRun>,
-    /// FLSM: per level, per slot, its file count, depth and seek count (empty under
-    /// leveled).
+    /// FLSM: per level, per slot, its file count and depth (empty under leveled).
     pub slots: Arc<Vec<Vec<SlotInfo>>>,
-    /// FLSM: per level, the current streak of consecutive seeks into one slot (packed, see
-    /// [`seek_streak_step`]), or `None` for a level without a slot of overlapping files
-    /// (where seeks need not even find their slot).
-    pub(crate) seek_streaks: Arc<Vec<Option<AtomicU64>>>,
     /// Garbage bytes per live value-log segment (WiscKey GC input).
     pub vlog_garbage: BTreeMap<u64, u64>,
     /// Segments deleted by GC, or removed by an open as empty (pointers into them are
@@ -84,9 +67,14 @@ pub struct Version {
     /// The final size of each live sealed segment the manifest recorded (segment id →
     /// bytes); an open checks every segment file against it.
     pub vlog_sealed: BTreeMap<u64, u64>,
-    /// Level models (Bourbon level learning), per level; set at most once per version and
-    /// carried to the next version while the level's files do not change.
-    pub level_models: Vec<OnceLock<Arc<LevelModel>>>,
+    /// Which install this is: 0 for the version an open recovers, one more for each version
+    /// installed after it. What is kept beside versions (FLSM's seek statistics, level
+    /// models) names the version it belongs to by this number.
+    pub number: u64,
+    /// Per level, the [`number`](Self::number) of the version whose edit last changed the
+    /// level's files (0: unchanged since the open). A level model trained on a level is
+    /// valid for every version whose level has the same number.
+    pub level_changed: Vec<u64>,
 }
 
 impl Version {
@@ -104,18 +92,18 @@ impl Version {
             guards: (0..num_levels).map(|_| Arc::new(Vec::new())).collect(),
             runs: Vec::new(),
             slots: Arc::new(Vec::new()),
-            seek_streaks: Arc::new(Vec::new()),
             vlog_garbage: BTreeMap::new(),
             vlog_deleted: SegmentSet::new(),
             vlog_reserved: BTreeSet::new(),
             vlog_sealed: BTreeMap::new(),
-            level_models: vec![OnceLock::new(); num_levels],
+            number: 0,
+            level_changed: vec![0; num_levels],
         };
         v.rebuild_runs();
         v
     }
 
-    /// Recomputes `runs` and `slots` (seek counts start over) from `levels` and `guards`.
+    /// Recomputes `runs` and `slots` from `levels` and `guards`.
     pub(crate) fn rebuild_runs(&mut self) {
         self.runs = match self.style {
             CompactionStyle::Leveled => leveled_runs(&self.levels),
@@ -131,11 +119,7 @@ impl Version {
                     .iter()
                     .map(|g| {
                         (0..=g.len())
-                            .map(|_| SlotInfo {
-                                files: 0,
-                                depth: 0,
-                                seeks: AtomicU32::new(0),
-                            })
+                            .map(|_| SlotInfo { files: 0, depth: 0 })
                             .collect()
                     })
                     .collect();
@@ -161,17 +145,6 @@ impl Version {
                 slots
             }
         });
-        self.seek_streaks = Arc::new(
-            (0..self.levels.len())
-                .map(|l| {
-                    let crowded = self
-                        .slots
-                        .get(l)
-                        .is_some_and(|s| s.iter().any(|s| s.depth >= 2));
-                    crowded.then(|| AtomicU64::new(0))
-                })
-                .collect(),
-        );
     }
 
     /// FLSM: the slot of `user_key` among the guards of `level`.
@@ -289,51 +262,6 @@ impl Version {
         Ok(())
     }
 
-    /// FLSM seek-based compaction: notes a seek to `user_key` at every level >= 1. A slot is
-    /// due once `threshold` consecutive seeks of its level landed in it while it held
-    /// overlapping files (depth >= 2): a guard that a workload keeps seeking into is worth
-    /// merging, while random seeks spread over many guards (which would otherwise compact
-    /// everything, at the readers' expense) almost never make a streak. Returns true when a
-    /// slot became due (the caller then wakes the background thread).
-    pub(crate) fn note_seek(&self, user_key: &[u8], threshold: u32) -> bool {
-        if threshold == 0 {
-            return false;
-        }
-        let mut due = false;
-        for (level, slots) in self.slots.iter().enumerate() {
-            let Some(Some(streak)) = self.seek_streaks.get(level) else {
-                continue;
-            };
-            let slot = self.slot(level, user_key);
-            let Some(s) = slots.get(slot) else {
-                continue;
-            };
-            if s.files == 0 {
-                continue;
-            }
-            let (next, len) = seek_streak_step(streak.load(Ordering::Relaxed), slot);
-            streak.store(next, Ordering::Relaxed);
-            if s.depth >= 2 && len == threshold {
-                s.seeks.fetch_max(len, Ordering::Relaxed);
-                due = true;
-            }
-        }
-        due
-    }
-
-    /// FLSM: the level and slot whose seek count reached `threshold`, shallowest first.
-    pub(crate) fn seek_compaction_due(&self, threshold: u32) -> Option<(usize, usize)> {
-        if threshold == 0 {
-            return None;
-        }
-        self.slots.iter().enumerate().find_map(|(level, slots)| {
-            slots
-                .iter()
-                .position(|s| s.depth >= 2 && s.seeks.load(Ordering::Relaxed) >= threshold)
-                .map(|slot| (level, slot))
-        })
-    }
-
     /// Total bytes of the files of `level`.
     pub fn level_bytes(&self, level: usize) -> u64 {
         self.levels
@@ -352,8 +280,14 @@ impl Version {
     }
 
     /// The newest entry of `user_key` visible at `snapshot` in the files (tombstones
-    /// included), searching L0 newest first and then one file per sorted run.
-    pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
+    /// included), searching L0 newest first and then one file per sorted run; a whole level
+    /// with a model in `level_models` trained on its files is searched through that model.
+    pub fn get(
+        &self,
+        user_key: &[u8],
+        snapshot: SeqNo,
+        level_models: Option<&LevelModels>,
+    ) -> Result<Option<Entry>> {
         let hash = key_hash(user_key);
         let covers = |f: &TableFile| f.smallest_key() <= user_key && user_key <= f.largest_key();
         let l0 = self.levels.first().map_or(&[][..], Vec::as_slice);
@@ -389,10 +323,9 @@ impl Version {
             let Some(f) = files.get(i).filter(|f| f.smallest_key() <= user_key) else {
                 continue;
             };
-            let level_model = if run.whole_level {
-                self.level_models.get(run.level).and_then(OnceLock::get)
-            } else {
-                None
+            let level_model = match level_models {
+                Some(models) if run.whole_level => self.level_model(models, run.level),
+                _ => None,
             };
             let found = match level_model {
                 Some(lm) => {
@@ -406,6 +339,11 @@ impl Version {
             }
         }
         Ok(None)
+    }
+
+    /// The model in `models` of `level`, if it was trained on this version's files there.
+    pub fn level_model<'m>(&self, models: &'m LevelModels, level: usize) -> Option<&'m LevelModel> {
+        models.get(level, &self.level_changed)
     }
 
     /// True when some file may hold an entry of `user_key`: its key range covers the key
@@ -437,24 +375,5 @@ impl Version {
             .get(level)
             .map(|fs| fs.iter().filter(|f| f.overlaps(lo, hi)).cloned().collect())
             .unwrap_or_default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seek_streaks_count_consecutive_seeks_into_one_slot_only() {
-        let mut cur = 0;
-        let mut lens = Vec::new();
-        for slot in [3, 3, 3, 7, 3, 3, 0, 0] {
-            let (next, len) = seek_streak_step(cur, slot);
-            cur = next;
-            lens.push(len);
-        }
-        assert_eq!(lens, [1, 2, 3, 1, 1, 2, 1, 2]);
-        // Slot 0 with an empty streak starts at 1 (the packed 0 means "no streak").
-        assert_eq!(seek_streak_step(0, 0).1, 1);
     }
 }

@@ -1,6 +1,32 @@
-//! PebblesDB's fragmented compaction (FLSM): the picker. The executor does the merging and
-//! the guard work (cutting outputs at the output level's guards, committing new guards,
-//! removing empty ones).
+//! FLSM: PebblesDB's fragmented LSM (`Options::compaction = Flsm`), and this module is its
+//! entry point. FLSM is a compaction style, so most of it is here; what it needs from the
+//! lower layers and what it changes above sits with its neighbours there (the layers of
+//! docs/ARCHITECTURE.md allow nothing else). Every file that knows about FLSM:
+//!
+//! | file | what FLSM is there |
+//! |---|---|
+//! | `compaction/flsm/mod.rs` | this: the picker ([`Flsm`], below) |
+//! | `compaction/flsm/guards.rs` | which keys are guards: the guard bits of each level, floored at one target file |
+//! | `compaction/flsm/layout.rs` | the executor's [`OutputLayout`]: outputs cut at guards, guards committed and removed, tombstones sibling fragments need |
+//! | `compaction/flsm/seeks.rs` | seek-based compaction's statistics (where scans' seeks land, per version) |
+//! | `options/flsm.rs` | `FlsmOptions`: guard density, crowding limits, the seek threshold, parallel seeks |
+//! | `version/style.rs` | `CompactionStyle`, recorded in the manifest (tag 10) |
+//! | `version/edit.rs`, `version/manifest.rs`, `version/set.rs` | committed guards in the manifest (tags 11 and 12) and in each version |
+//! | `version/guards.rs` | where a key or a file sits among a level's guards (slots) |
+//! | `version/runs.rs` | a guarded level as sorted runs, which point reads, scans and splits search |
+//! | `version/version.rs` | `Version::guards`, `slots` (each slot's files and depth), `whole_slots`, the invariants |
+//! | `iter/scan.rs`, `iter/merge.rs` | parallel seeks of the deepest level's runs; each scan's seek reported to the read context's `SeekObserver` |
+//! | `db/open.rs` | the read context: parallel seeks and the seek observer, under FLSM only |
+//! | `db/flush.rs` | a flush straight into L1's guards when L0 is empty ([`Flsm::flush_into_l1`]) |
+//! | `db/background.rs` | no flush thread under FLSM (a flush into L1 is a compaction) |
+//! | `db/gc.rs` | value-log GC rewrites whole guards |
+//! | `db/stats.rs` | per-level guard statistics |
+//!
+//! The design and its measurements: docs/ARCHITECTURE.md ("FLSM") and
+//! docs/benchmarks/flsm.md.
+//!
+//! **The picker.** The executor does the merging and the guard work (cutting outputs at the
+//! output level's guards, committing new guards, removing empty ones).
 //!
 //! What is compacted, most urgent first:
 //! - L0 when it holds `l0_compaction_trigger` files: all of L0, partitioned by L1's guards and
@@ -11,7 +37,7 @@
 //!   next non-empty guard after the previous pick — merged and appended to level `l + 1`'s
 //!   guards without touching the files there;
 //! - when nothing is due, a guard into which `seek_compaction_threshold` consecutive seeks of
-//!   its level landed.
+//!   its level landed (`seeks.rs`).
 //!
 //! Into the last level, a guard is merged with the last-level files it overlaps (the last level
 //! is rewritten, it has nothing to append to). From the second-to-last level, when that merge
@@ -19,19 +45,27 @@
 //! more overlapping files, the guard is instead merged in place (the thesis's 25× rule). A seek-triggered
 //! guard of the last level is merged in place.
 
-use super::flsm_layout::FlsmLayout;
-use super::leveled::max_bytes_for_level;
-use super::{Choice, Compaction, OutputLayout, Strategy};
+pub mod guards;
+mod layout;
+mod seeks;
+
+use crate::compaction::leveled::max_bytes_for_level;
+use crate::compaction::{Choice, Compaction, OutputLayout, Strategy};
+use layout::FlsmLayout;
+use crate::iter::SeekObserver;
 use crate::options::Options;
 use crate::version::{TableFile, Version};
+use crate::work_signal::WorkSignal;
 use parking_lot::Mutex;
+use seeks::SeekStats;
 use std::sync::Arc;
 
 /// The FLSM strategy. Remembers, per level, the guard key after which the next size-driven
-/// pick starts.
-#[derive(Debug, Default)]
+/// pick starts, and where scans' seeks landed. Lock order: `cursors` and the statistics'
+/// lock are leaves.
 pub struct Flsm {
     cursors: Mutex<Vec<Option<Vec<u8>>>>,
+    seeks: Arc<SeekStats>,
 }
 
 /// Why a level is due.
@@ -48,9 +82,14 @@ fn bytes(files: &[Arc<TableFile>]) -> u64 {
 }
 
 impl Flsm {
-    /// An FLSM strategy with no compaction history.
-    pub fn new() -> Self {
-        Self::default()
+    /// An FLSM strategy with no compaction history, which compacts a guard after
+    /// `seek_compaction_threshold` consecutive seeks landed in it (0: never) and wakes `wake`
+    /// when one is due.
+    pub(crate) fn new(seek_compaction_threshold: u32, wake: Arc<WorkSignal>) -> Self {
+        Flsm {
+            cursors: Mutex::default(),
+            seeks: Arc::new(SeekStats::new(seek_compaction_threshold, wake)),
+        }
     }
 
     /// The most urgent level and why, with its score (>= 1 means due).
@@ -212,7 +251,19 @@ fn guard_compaction(version: &Version, opts: &Options, level: usize, slot: usize
     })
 }
 
+impl std::fmt::Debug for Flsm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Flsm").finish_non_exhaustive()
+    }
+}
+
 impl Strategy for Flsm {
+    fn seek_observer(&self) -> Option<Arc<dyn SeekObserver>> {
+        self.seeks
+            .counts_seeks()
+            .then(|| self.seeks.clone() as Arc<dyn SeekObserver>)
+    }
+
     fn layout<'v>(
         &self,
         c: &'v Compaction,
@@ -251,7 +302,7 @@ impl Strategy for Flsm {
                 Some(slot) => guard_compaction(version, opts, level, slot),
                 None => Choice::None,
             },
-            None => match version.seek_compaction_due(opts.flsm.seek_compaction_threshold) {
+            None => match self.seeks.due(version) {
                 Some((level, slot)) => guard_compaction(version, opts, level, slot),
                 None => Choice::None,
             },

@@ -1,5 +1,5 @@
 //! FLSM's layout of a compaction's outputs (PebblesDB's fragmented LSM; see `guards.rs`
-//! and `flsm.rs`), the [`OutputLayout`] the FLSM strategy gives the executor:
+//! and `mod.rs`), the [`OutputLayout`] the FLSM strategy gives the executor:
 //! - outputs are also cut at every guard of the output level, so each lies in one slot; a
 //!   slot holding more than a target file gets several files, cut at the target size;
 //! - each distinct key of the merge that is a guard candidate (its hash, against the guard
@@ -13,9 +13,8 @@
 //! - when entries were dropped, guards whose last-level slot no longer intersects any file
 //!   are removed from every level (empty guards).
 
-use super::executor::OutputLayout;
 use super::guards::{GuardBits, ASSUMED_ENTRY_BYTES};
-use super::Compaction;
+use crate::compaction::{Compaction, OutputLayout};
 use crate::options::Options;
 use crate::version::guards::{slot_of, slot_range};
 use crate::version::{FileMeta, Version, VersionEdit};
