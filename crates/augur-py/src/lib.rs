@@ -44,6 +44,7 @@ fn augur_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fork::register(m)?;
     m.add_function(wrap_pyfunction!(open::open, m)?)?;
     m.add_function(wrap_pyfunction!(open::engine_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::raise_engine_error, m)?)?;
     m.add_class::<db::Db>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<batch::WriteBatch>()?;
