@@ -15,7 +15,7 @@ descriptor holding its lock and cannot open it (``BusyError``) until it exits.
 
 from os import PathLike
 from types import TracebackType
-from typing import Dict, Iterable, Iterator as _Iterator, List, Mapping, Optional, Tuple, TypeVar, Union, final, overload
+from typing import Dict, Iterable, NoReturn, Iterator as _Iterator, List, Mapping, Optional, Tuple, TypeVar, Union, final, overload
 
 _Bytes = Union[bytes, bytearray, memoryview]
 _T = TypeVar("_T")
@@ -30,10 +30,15 @@ __all__ = [
     "ForkedError",
     "InvalidArgumentError",
     "Iterator",
+    "PoisonedError",
+    "ReadOnlyError",
+    "ResourceLimitError",
     "Snapshot",
+    "TaskPanickedError",
     "WriteBatch",
     "__version__",
     "_engine_defaults",
+    "_raise_engine_error",
     "open",
 ]
 
@@ -60,6 +65,25 @@ class ForkedError(Error):
 
 class InvalidArgumentError(Error, ValueError):
     """A bad argument or option; the message names it."""
+
+class ReadOnlyError(Error):
+    """A write, flush, compaction or garbage collection asked of a database opened with
+    ``read_only=True``. Nothing was changed; open the database without ``read_only`` to
+    change it."""
+
+class ResourceLimitError(Error):
+    """The work would pass a limit of the machine or the process (the kernel's mapping
+    limit ``vm.max_map_count``, the open-files limit); the message names the limit and the
+    options that avoid it (``max_open_files``, ``target_file_mb``, ``read_mode``)."""
+
+class PoisonedError(Error):
+    """An earlier write, sync or background job failed, so the database refuses writes
+    until it is reopened (its state on disk is not known). The exception of that first
+    failure is this one's ``__cause__``."""
+
+class TaskPanickedError(Error):
+    """A task the engine ran on a thread of its own (a sub-compaction) panicked: a bug in
+    Augur. The work was abandoned; a background write poisons the database."""
 
 def open(
     path: Union[str, "PathLike[str]"],
@@ -147,13 +171,17 @@ def open(
     ``create=False`` refuses to create a missing database. ``read_only=True`` opens for
     reading only: the open writes nothing and takes no lock, so it works beside a process
     that has the database open for writing, and it sees the database as of the open;
-    writes raise, and it never creates. Raises :class:`BusyError` when another process
-    has the database open for writing and :class:`CorruptionError` when a file is
-    damaged.
+    writes raise :class:`ReadOnlyError`, and it never creates. Raises :class:`BusyError`
+    when another process has the database open for writing, :class:`CorruptionError` when
+    a file is damaged and :class:`ResourceLimitError` when it holds more tables than the
+    machine's mapping or open-files limit lets it open (see ``max_open_files``).
     """
 
 def _engine_defaults() -> Dict[str, object]:
     """The engine's default of each ``open()`` keyword (for tests)."""
+
+def _raise_engine_error(kind: str) -> NoReturn:
+    """Raises the exception an engine error of ``kind`` becomes (for tests)."""
 
 @final
 class Iterator(_Iterator[_T]):

@@ -132,6 +132,7 @@ mod tests {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| match e {
                 CliError::Failed(m) | CliError::NotFound(m) => m,
+                CliError::Engine(e) => e.to_string(),
             })
     }
 

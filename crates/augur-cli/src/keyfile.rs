@@ -146,6 +146,7 @@ mod tests {
     fn read_all(bytes: &[u8]) -> Result<Vec<u64>, String> {
         let msg = |e: CliError| match e {
             CliError::Failed(m) | CliError::NotFound(m) => m,
+            CliError::Engine(e) => e.to_string(),
         };
         let mut f = KeyFile::new(bytes, "k.u64".into()).map_err(msg)?;
         let (mut all, mut chunk) = (Vec::new(), Vec::new());

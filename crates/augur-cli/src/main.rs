@@ -4,7 +4,10 @@
 //!
 //! This file holds the argument definitions and the exit-status contract; each command
 //! lives in its own module. Exit statuses: 0 success, 1 "key not found" (only `get`),
-//! 2 any error (printed as `error: <message>` on stderr).
+//! 3 the database is held by another process or handle, 4 a change asked of a
+//! `--read-only` open, 5 a limit of the machine (the live-table limit), 2 any other error;
+//! every error but "key not found" is printed as `error: <message>` on stderr
+//! (`error.rs`).
 #![deny(unsafe_code)]
 
 mod commands;
@@ -181,13 +184,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::NotFound(msg)) => {
-            eprintln!("{msg}");
-            ExitCode::from(1)
-        }
-        Err(CliError::Failed(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(2)
+        Err(e) => {
+            eprintln!("{}", e.message());
+            ExitCode::from(e.exit_status())
         }
     }
 }

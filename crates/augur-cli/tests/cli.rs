@@ -711,6 +711,29 @@ fn rough_edges_flsm_style_csv_and_missing_database() {
     );
 }
 
+/// A database another process or handle holds is refused with exit status 3 (issue 42), a
+/// message saying so and what reads beside it; `--read-only` does.
+#[test]
+fn a_database_held_elsewhere_exits_3() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("d");
+    ok(augur(&db, &["put", "a", "1"]));
+    // The lock a running `augur` (or any open handle) holds on the directory.
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(db.join("LOCK"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let o = augur(&db, &["put", "b", "2"]);
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    let err = stderr(&o);
+    assert!(err.starts_with("error: database is busy"), "{err}");
+    assert!(err.contains("--read-only reads beside it"), "{err}");
+    assert_eq!(ok(augur(&db, &["--read-only", "get", "a"])), "1\n");
+    drop(lock);
+    ok(augur(&db, &["put", "b", "2"]));
+}
+
 /// Issue 23, case 7: `--read-only` writes nothing, takes no lock, and refuses writes.
 #[test]
 fn read_only_changes_nothing_on_disk() {
@@ -729,8 +752,23 @@ fn read_only_changes_nothing_on_disk() {
     assert_eq!(ok(augur(&db, &["--read-only", "scan"])), "a\t1\nb\t2\n");
     assert_eq!(ok(augur(&db, &["--read-only", "get", "b"])), "2\n");
     ok(augur(&db, &["--read-only", "verify"]));
-    let err = fails(augur(&db, &["--read-only", "put", "c", "3"]));
-    assert!(err.contains("reading only"), "{err}");
+    for change in [
+        &["put", "c", "3"][..],
+        &["del", "a"],
+        &["flush"],
+        &["compact"],
+    ] {
+        let args: Vec<&str> = ["--read-only"].iter().chain(change).copied().collect();
+        let o = augur(&db, &args);
+        // Its own exit status (issue 42): a script tells it from a failure of the database.
+        assert_eq!(o.status.code(), Some(4), "{change:?}: {o:?}");
+        let err = stderr(&o);
+        assert!(
+            err.starts_with("error: ") && err.contains("reading only"),
+            "{change:?}: {err}"
+        );
+        assert!(err.contains("without it"), "{change:?}: {err}");
+    }
     assert_eq!(
         snapshot(&db),
         before,

@@ -3,8 +3,12 @@
 //! `augur.Error` is the base of every engine failure. `CorruptionError` (a damaged file or an
 //! unsupported format version), `BusyError` (the directory is locked by another process or
 //! handle), `ClosedError` (use after `close()`), `ForkedError` (use in a process forked from
-//! the one that opened the database; see `fork.rs`) and `InvalidArgumentError` (a bad
-//! argument or option) subclass it. `InvalidArgumentError` is also a `ValueError`, so a bad
+//! the one that opened the database; see `fork.rs`), `InvalidArgumentError` (a bad
+//! argument or option), `ReadOnlyError` (a change asked of a `read_only=True` handle),
+//! `ResourceLimitError` (a limit of the machine, such as the kernel's mapping limit),
+//! `PoisonedError` (writes refused after an earlier failure, whose exception is its
+//! `__cause__`) and `TaskPanickedError` (an engine task panicked: a bug) subclass it. An I/O
+//! error is an `augur.Error` itself. `InvalidArgumentError` is also a `ValueError`, so a bad
 //! `open()` option raises a `ValueError` as Python code expects; it is built with `type()`
 //! at import because PyO3's `create_exception!` takes a single base.
 
@@ -47,6 +51,37 @@ pyo3::create_exception!(
     ClosedError,
     Error,
     "The database, snapshot or iterator was used after it was closed."
+);
+
+pyo3::create_exception!(
+    augur,
+    ReadOnlyError,
+    Error,
+    "A write, flush, compaction or garbage collection asked of a database opened with \
+     read_only=True. Nothing was changed; open the database without read_only to change it."
+);
+pyo3::create_exception!(
+    augur,
+    ResourceLimitError,
+    Error,
+    "The work would pass a limit of the machine or the process (the kernel's mapping limit \
+     vm.max_map_count, the open-files limit); the message names the limit and the options \
+     that avoid it (max_open_files, target_file_mb, read_mode)."
+);
+pyo3::create_exception!(
+    augur,
+    PoisonedError,
+    Error,
+    "An earlier write, sync or background job failed, so the database refuses writes until \
+     it is reopened (its state on disk is not known). The exception of that first failure \
+     is this one's __cause__."
+);
+pyo3::create_exception!(
+    augur,
+    TaskPanickedError,
+    Error,
+    "A task the engine ran on a thread of its own (a sub-compaction) panicked: a bug in \
+     Augur. The work was abandoned; a background write poisons the database."
 );
 
 /// `augur.InvalidArgumentError`, created at import (see the module doc).
@@ -101,7 +136,13 @@ pub(crate) fn forked(path: &Path, opened_in: u32, used_in: u32) -> PyErr {
     ))
 }
 
-/// The Python exception for an engine error.
+/// A `ReadOnlyError` saying what was refused.
+pub(crate) fn read_only(message: impl Into<String>) -> PyErr {
+    ReadOnlyError::new_err(message.into())
+}
+
+/// The Python exception for an engine error. A `PoisonedError`'s `__cause__` is the
+/// exception of the failure that poisoned the database, mapped the same way.
 pub(crate) fn to_py(e: augur::Error) -> PyErr {
     let message = e.to_string();
     match e {
@@ -111,8 +152,44 @@ pub(crate) fn to_py(e: augur::Error) -> PyErr {
         augur::Error::Busy(_) => BusyError::new_err(message),
         augur::Error::Closed => ClosedError::new_err(message),
         augur::Error::InvalidArgument(_) => invalid_argument(message),
+        augur::Error::ReadOnly { .. } => read_only(message),
+        augur::Error::ResourceLimit(_) => ResourceLimitError::new_err(message),
+        augur::Error::TaskPanicked { .. } => TaskPanickedError::new_err(message),
+        augur::Error::Poisoned { source, .. } => {
+            let err = PoisonedError::new_err(message);
+            let cause = to_py(source.as_ref().clone());
+            Python::attach(|py| err.set_cause(py, Some(cause)));
+            err
+        }
         _ => Error::new_err(message),
     }
+}
+
+/// `augur._raise_engine_error(kind)`: raises the exception an engine error of `kind`
+/// becomes (`"io"`, `"corruption"`, `"busy"`, `"read_only"`, `"resource_limit"`,
+/// `"poisoned"` — by an I/O error —, `"task_panicked"`), for the tests of this mapping: most
+/// of these kinds need a failing disk or a machine's limit to arise.
+///
+/// # Errors
+/// Always: the mapped exception, or `InvalidArgumentError` for an unknown `kind`.
+#[pyfunction]
+#[pyo3(name = "_raise_engine_error")]
+pub(crate) fn raise_engine_error(kind: &str) -> PyResult<()> {
+    let io = || augur::Error::io("syncing 000007.wal", std::io::Error::other("disk gone"));
+    let e = match kind {
+        "io" => io(),
+        "corruption" => augur::Error::corruption("000012.sst", 4096, "block checksum mismatch"),
+        "busy" => augur::Error::Busy("LOCK is held by another process or handle".into()),
+        "read_only" => augur::Error::ReadOnly { dir: "/db".into() },
+        "resource_limit" => augur::Error::ResourceLimit("vm.max_map_count = 40".into()),
+        "poisoned" => augur::Error::poisoned("the database /db", std::sync::Arc::new(io())),
+        "task_panicked" => augur::Error::TaskPanicked {
+            task: "a sub-compaction".into(),
+            message: "boom".into(),
+        },
+        other => return Err(invalid_argument(format!("unknown error kind {other:?}"))),
+    };
+    Err(to_py(e))
 }
 
 /// Adds the exception classes to the module.
@@ -124,5 +201,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ClosedError", py.get_type::<ClosedError>())?;
     m.add("ForkedError", py.get_type::<ForkedError>())?;
     m.add("InvalidArgumentError", invalid_argument_type(py)?)?;
+    m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
+    m.add("ResourceLimitError", py.get_type::<ResourceLimitError>())?;
+    m.add("PoisonedError", py.get_type::<PoisonedError>())?;
+    m.add("TaskPanickedError", py.get_type::<TaskPanickedError>())?;
     Ok(())
 }

@@ -251,12 +251,12 @@ impl Handle {
     /// The engine database, for a call that writes.
     ///
     /// # Errors
-    /// `ForkedError` in a forked child; `InvalidArgumentError` on a read-only handle;
+    /// `ForkedError` in a forked child; `ReadOnlyError` on a read-only handle;
     /// `ClosedError` after `close()`.
     pub(crate) fn writable_db(&self) -> PyResult<Arc<augur::Db>> {
         self.check()?;
         if self.read_only {
-            return Err(errors::invalid_argument(
+            return Err(errors::read_only(
                 "the database was opened with read_only=True",
             ));
         }

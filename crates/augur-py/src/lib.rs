@@ -43,6 +43,7 @@ fn augur_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     fork::register(m)?;
     open::register(m)?;
+    m.add_function(wrap_pyfunction!(errors::raise_engine_error, m)?)?;
     m.add_class::<db::Db>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<batch::WriteBatch>()?;

@@ -27,9 +27,10 @@ use std::path::PathBuf;
 /// `create=False` refuses to create a missing database. `read_only=True` opens for reading
 /// only: the open writes nothing to the directory and takes no lock, so it works beside a
 /// process that has the database open for writing, and it sees the database as of the open
-/// (the write-ahead log is replayed into memory, not flushed); writes raise, and it never
-/// creates. `compaction=None` (the default) takes the style the database was created with,
-/// and creates a new one leveled; a style that conflicts with an existing database's raises.
+/// (the write-ahead log is replayed into memory, not flushed); writes raise `ReadOnlyError`,
+/// and it never creates. `compaction=None` (the default) takes the style the database was
+/// created with, and creates a new one leveled; a style that conflicts with an existing
+/// database's raises.
 /// `error_bound_per_level` takes a dict `{level: bound}` or the CLI's `"L0:4,L1:16"`.
 ///
 /// Raises `BusyError` when another process or handle has the database open and

@@ -15,12 +15,56 @@ import augur
 STUB = pathlib.Path(__file__).resolve().parent.parent / "augur.pyi"
 
 
+KINDS = (
+    augur.CorruptionError,
+    augur.BusyError,
+    augur.ClosedError,
+    augur.ForkedError,
+    augur.InvalidArgumentError,
+    augur.ReadOnlyError,
+    augur.ResourceLimitError,
+    augur.PoisonedError,
+    augur.TaskPanickedError,
+)
+
+
 def test_exception_hierarchy():
-    for cls in (augur.CorruptionError, augur.BusyError, augur.ClosedError, augur.ForkedError, augur.InvalidArgumentError):
+    for cls in KINDS:
         assert issubclass(cls, augur.Error)
+        assert cls.__module__ == "augur"
     assert issubclass(augur.Error, Exception)
     assert issubclass(augur.InvalidArgumentError, ValueError)
-    assert augur.InvalidArgumentError.__module__ == "augur"
+    # Each kind is its own: none is another's subclass (a read-only handle is not a bad
+    # argument, a machine's limit is not a bad option).
+    for a in KINDS:
+        for b in KINDS:
+            assert a is b or not issubclass(a, b), (a, b)
+
+
+@pytest.mark.parametrize(
+    "kind,cls,text",
+    [
+        ("io", augur.Error, "disk gone"),
+        ("corruption", augur.CorruptionError, "block checksum mismatch"),
+        ("busy", augur.BusyError, "held by another process"),
+        ("read_only", augur.ReadOnlyError, "open for reading only"),
+        ("resource_limit", augur.ResourceLimitError, "vm.max_map_count"),
+        ("task_panicked", augur.TaskPanickedError, "a sub-compaction panicked: boom"),
+    ],
+)
+def test_each_engine_error_kind_raises_its_class(kind, cls, text):
+    with pytest.raises(cls, match=text) as e:
+        augur._raise_engine_error(kind)
+    assert type(e.value) is cls
+
+
+def test_poisoned_error_has_its_first_failure_as_cause():
+    with pytest.raises(augur.PoisonedError, match="poisoned") as e:
+        augur._raise_engine_error("poisoned")
+    cause = e.value.__cause__
+    assert type(cause) is augur.Error and "disk gone" in str(cause)
+    with pytest.raises(augur.InvalidArgumentError):
+        augur._raise_engine_error("no such kind")
 
 
 @pytest.mark.parametrize("bad", ["text", 5, None, 1.5, [b"a"], object()])
@@ -171,7 +215,7 @@ def test_read_only_refuses_writes(path):
             lambda: db.flush(),
             lambda: db.compact(),
         ):
-            with pytest.raises(augur.InvalidArgumentError, match="read_only"):
+            with pytest.raises(augur.ReadOnlyError, match="read_only"):
                 write()
         assert db[b"k"] == b"v"
 
@@ -191,7 +235,7 @@ def test_read_only_changes_nothing_on_disk_and_works_beside_a_writer(path):
         assert reader[b"k042"] == b"v42"
         assert reader[b"unflushed"] == b"in the WAL"
         assert len(list(reader.keys())) == 101
-        with pytest.raises(augur.InvalidArgumentError, match="read_only"):
+        with pytest.raises(augur.ReadOnlyError, match="read_only"):
             reader.put(b"x", b"y")
         assert _listing(path) == before, "the read-only open changed the directory"
         # The writer goes on; the reader sees the database as of its open.

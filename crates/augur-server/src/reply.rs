@@ -1,8 +1,122 @@
-//! [`Out`]: a connection's reply buffer, with one method per RESP2 reply shape (the encoding
-//! itself is `resp`'s `put_*` functions).
+//! What a command answers, and the one place it becomes RESP: [`Reply`] (a command's
+//! result), [`CmdError`] (its error: Redis's text, or an engine failure whose kind picks the
+//! error code), and [`Out`], a connection's reply buffer, which encodes both
+//! ([`Out::result`]; the bytes themselves are `resp`'s `put_*` functions).
+//!
+//! Commands never write bytes: they return a `Result<Reply, CmdError>` (`commands/`), so a
+//! new reply shape or protocol version (RESP3's maps, issue 43) changes this file only.
+//! Not to be confused with `resp::Reply`, a reply parsed back from bytes (tests, clients).
 
 use crate::resp;
 use bytes::BytesMut;
+use std::borrow::Cow;
+
+/// A command's reply, before encoding.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// `+OK`.
+    Ok,
+    /// `+text`: a status (`PONG`, `QUEUED`, a type name).
+    Status(&'static str),
+    /// `:n`.
+    Int(i64),
+    /// `$len` and the bytes.
+    Bulk(Vec<u8>),
+    /// The null bulk string, `$-1` (a missing key).
+    Null,
+    /// `*n` and the n replies.
+    Array(Vec<Reply>),
+    /// Keys and values: in RESP2 an array of them, alternating (`HELLO`, `CONFIG GET`,
+    /// `COMMAND DOCS`).
+    Map(Vec<(Reply, Reply)>),
+    /// An error as an element of an array (a command's error inside `EXEC`'s reply).
+    Error(CmdError),
+    /// No reply at all (`SHUTDOWN`, which closes the connection).
+    Nothing,
+}
+
+impl Reply {
+    /// A bulk string of `bytes`.
+    pub fn bulk(bytes: impl Into<Vec<u8>>) -> Reply {
+        Reply::Bulk(bytes.into())
+    }
+
+    /// A bulk string, or the null bulk for `None`.
+    pub fn bulk_or_null(bytes: Option<Vec<u8>>) -> Reply {
+        bytes.map_or(Reply::Null, Reply::Bulk)
+    }
+
+    /// An array of bulk strings.
+    pub fn bulk_array<B: Into<Vec<u8>>>(items: impl IntoIterator<Item = B>) -> Reply {
+        Reply::Array(items.into_iter().map(Reply::bulk).collect())
+    }
+
+    /// An element of an array: the reply, or the error.
+    pub fn from_result(result: Result<Reply, CmdError>) -> Reply {
+        result.unwrap_or_else(Reply::Error)
+    }
+}
+
+/// Why a command failed, as its error reply will say.
+#[derive(Debug, Clone)]
+pub enum CmdError {
+    /// One of Redis's errors: the reply's whole text, its code first (`ERR syntax error`,
+    /// `WRONGPASS …`, `EXECABORT …`).
+    Redis(Cow<'static, str>),
+    /// A failure of the engine. Its kind picks the code ([`CmdError::text`]).
+    Engine(augur::Error),
+}
+
+impl CmdError {
+    /// Redis's error whose whole text is `text`.
+    pub fn new(text: impl Into<Cow<'static, str>>) -> CmdError {
+        CmdError::Redis(text.into())
+    }
+
+    /// `ERR syntax error`.
+    pub fn syntax() -> CmdError {
+        CmdError::new("ERR syntax error")
+    }
+
+    /// `ERR wrong number of arguments for '<name>' command`.
+    pub fn arity(name: &str) -> CmdError {
+        CmdError::new(format!(
+            "ERR wrong number of arguments for '{name}' command"
+        ))
+    }
+
+    /// `ERR value is not an integer or out of range`.
+    pub fn not_an_integer() -> CmdError {
+        CmdError::new("ERR value is not an integer or out of range")
+    }
+
+    /// The error reply's text (what follows the `-`). An engine failure's code follows its
+    /// kind: `READONLY` for a write to a server started with `--read-only` (Redis's code
+    /// for a write to a read-only replica), `MISCONF` once an earlier failure to persist
+    /// made the engine refuse writes (Redis's code for writes refused after a failed save),
+    /// `ERR` for the others; the text is the engine's message (one line, at most 1,000
+    /// characters), which names the kind.
+    pub fn text(&self) -> Cow<'_, str> {
+        match self {
+            CmdError::Redis(text) => Cow::Borrowed(text),
+            CmdError::Engine(e) => {
+                let code = match e {
+                    augur::Error::ReadOnly { .. } => "READONLY",
+                    augur::Error::Poisoned { .. } => "MISCONF",
+                    _ => "ERR",
+                };
+                let text = crate::commands::printable(e.to_string().as_bytes(), 1000);
+                Cow::Owned(format!("{code} {text}"))
+            }
+        }
+    }
+}
+
+impl From<augur::Error> for CmdError {
+    fn from(e: augur::Error) -> Self {
+        CmdError::Engine(e)
+    }
+}
 
 /// The replies of one batch of commands, encoded, waiting to be written to the socket.
 #[derive(Default)]
@@ -12,59 +126,126 @@ pub struct Out {
 }
 
 impl Out {
-    /// `+text`.
-    pub fn simple(&mut self, text: &str) {
-        resp::put_simple(&mut self.buf, text);
+    /// Encodes a command's result: its reply, or its error.
+    pub fn result(&mut self, result: Result<Reply, CmdError>) {
+        match result {
+            Ok(reply) => self.reply(reply),
+            Err(e) => self.error(&e.text()),
+        }
     }
 
-    /// `+OK`.
-    pub fn ok(&mut self) {
-        self.simple("OK");
+    /// Encodes `reply`.
+    pub fn reply(&mut self, reply: Reply) {
+        let buf = &mut self.buf;
+        match reply {
+            Reply::Ok => resp::put_simple(buf, "OK"),
+            Reply::Status(text) => resp::put_simple(buf, text),
+            Reply::Int(n) => resp::put_integer(buf, n),
+            Reply::Bulk(bytes) => resp::put_bulk(buf, &bytes),
+            Reply::Null => resp::put_null_bulk(buf),
+            Reply::Array(items) => {
+                resp::put_array_header(buf, items.len());
+                for item in items {
+                    self.reply(item);
+                }
+            }
+            Reply::Map(pairs) => {
+                resp::put_array_header(buf, pairs.len() * 2);
+                for (key, value) in pairs {
+                    self.reply(key);
+                    self.reply(value);
+                }
+            }
+            Reply::Error(e) => self.error(&e.text()),
+            Reply::Nothing => {}
+        }
     }
 
-    /// `-text` (the text starts with the error code, `ERR`, `WRONGPASS`, …).
+    /// `-text` (the text starts with the error code, `ERR`, `WRONGPASS`, …): for the
+    /// session's protocol errors, which no command answers.
     pub fn error(&mut self, text: &str) {
         resp::put_error(&mut self.buf, text);
     }
+}
 
-    /// `:n`.
-    pub fn int(&mut self, n: i64) {
-        resp::put_integer(&mut self.buf, n);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn encoded(result: Result<Reply, CmdError>) -> String {
+        let mut out = Out::default();
+        out.result(result);
+        String::from_utf8(out.buf.to_vec()).expect("utf-8")
     }
 
-    /// `$len` and the bytes.
-    pub fn bulk(&mut self, bytes: &[u8]) {
-        resp::put_bulk(&mut self.buf, bytes);
+    #[test]
+    fn replies_encode_as_resp2() {
+        let map = Reply::Map(vec![
+            (Reply::bulk("proto"), Reply::Int(2)),
+            (Reply::bulk("modules"), Reply::Array(vec![])),
+        ]);
+        assert_eq!(
+            encoded(Ok(map)),
+            "*4\r\n$5\r\nproto\r\n:2\r\n$7\r\nmodules\r\n*0\r\n"
+        );
+        let exec = Reply::Array(vec![
+            Reply::Ok,
+            Reply::Error(CmdError::not_an_integer()),
+            Reply::Null,
+            Reply::Status("QUEUED"),
+        ]);
+        assert_eq!(
+            encoded(Ok(exec)),
+            "*4\r\n+OK\r\n-ERR value is not an integer or out of range\r\n$-1\r\n+QUEUED\r\n"
+        );
+        assert_eq!(encoded(Ok(Reply::Nothing)), "");
+        assert_eq!(encoded(Err(CmdError::syntax())), "-ERR syntax error\r\n");
     }
 
-    /// A bulk string, or the null bulk for `None`.
-    pub fn bulk_or_null(&mut self, bytes: Option<&[u8]>) {
-        match bytes {
-            Some(b) => self.bulk(b),
-            None => self.null(),
+    /// Each engine failure kind a client can act on has its error code; the text names the
+    /// kind and, for a poisoned database, the first failure.
+    #[test]
+    fn engine_failures_reply_with_the_code_of_their_kind() {
+        let io = augur::Error::io("syncing 000007.wal", std::io::Error::other("disk gone"));
+        let cases = [
+            (
+                augur::Error::ReadOnly { dir: "/db".into() },
+                "-READONLY the database /db is open for reading only",
+            ),
+            (
+                augur::Error::poisoned("the database /db", Arc::new(io.clone())),
+                "-MISCONF the database /db is poisoned",
+            ),
+            (io, "-ERR I/O error while syncing 000007.wal: disk gone"),
+            (
+                augur::Error::ResourceLimit("compaction refused: vm.max_map_count".into()),
+                "-ERR resource limit: compaction refused",
+            ),
+            (
+                augur::Error::TaskPanicked {
+                    task: "a sub-compaction".into(),
+                    message: "boom\r\nline".into(),
+                },
+                "-ERR a sub-compaction panicked: boom  line\r\n",
+            ),
+        ];
+        for (e, start) in cases {
+            let text = encoded(Err(e.into()));
+            assert!(text.starts_with(start), "{text:?}");
+            assert!(
+                text.ends_with("\r\n") && text.matches("\r\n").count() == 1,
+                "{text:?}"
+            );
         }
-    }
-
-    /// The null bulk string, `$-1`.
-    pub fn null(&mut self) {
-        resp::put_null_bulk(&mut self.buf);
-    }
-
-    /// `*n`: the header of an array of `n` replies that follow.
-    pub fn array(&mut self, n: usize) {
-        resp::put_array_header(&mut self.buf, n);
-    }
-
-    /// An array of bulk strings.
-    pub fn bulk_array<B: AsRef<[u8]>>(&mut self, items: &[B]) {
-        self.array(items.len());
-        for item in items {
-            self.bulk(item.as_ref());
-        }
-    }
-
-    /// A double as Redis sends it in RESP2: a bulk string of its shortest exact text.
-    pub fn double(&mut self, value: f64) {
-        self.bulk(resp::format_double(value).as_bytes());
+        let poisoned = encoded(Err(augur::Error::poisoned(
+            "the database /db",
+            Arc::new(augur::Error::ResourceLimit("vm.max_map_count".into())),
+        )
+        .into()));
+        assert!(
+            poisoned.contains("resource limit: vm.max_map_count"),
+            "{poisoned}"
+        );
     }
 }

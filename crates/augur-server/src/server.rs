@@ -97,10 +97,14 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
         .map_err(|e| augur::Error::io("closing the database", std::io::Error::other(e)))?
 }
 
-/// Flushes (unless `NoSave`) and closes the database.
+/// Flushes (unless `NoSave`, or the database is read-only: nothing to save) and closes
+/// the database.
 fn close(server: &Server, how: Shutdown) -> augur::Result<()> {
     if how == Shutdown::Save {
-        server.db.flush()?;
+        match server.db.flush() {
+            Ok(()) | Err(augur::Error::ReadOnly { .. }) => {}
+            Err(e) => return Err(e),
+        }
     }
     server.db.close()?;
     log::info!("database closed; shutdown complete");

@@ -155,13 +155,12 @@ fn run_batch(server: &Arc<Server>, client: &mut Client, out: &mut Out, cmds: &[V
     let mut ctx = Ctx {
         server,
         client,
-        out,
         pending: None,
     };
     let sync_always = server.config.sync == SyncPolicy::Always;
     if commands::batch_is_blocking(ctx.client, cmds, sync_always) {
-        tokio::task::block_in_place(|| commands::execute_batch(&mut ctx, cmds));
+        tokio::task::block_in_place(|| commands::execute_batch(&mut ctx, out, cmds));
     } else {
-        commands::execute_batch(&mut ctx, cmds);
+        commands::execute_batch(&mut ctx, out, cmds);
     }
 }

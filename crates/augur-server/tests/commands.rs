@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{expect, server};
+use common::{expect, server, ServerProcess};
 
 #[test]
 fn string_commands_reply_as_redis() {
@@ -199,6 +199,57 @@ fn flushdb_when_enabled_deletes_every_key() {
     assert_eq!(c.text(&["FLUSHDB"]), "+OK\r\n");
     assert_eq!(c.text(&["DBSIZE"]), ":0\r\n");
     assert_eq!(c.text(&["FLUSHALL", "ASYNC"]), "+OK\r\n");
+}
+
+/// A server started with `--read-only` serves reads and refuses every write with Redis's
+/// `READONLY` code (issue 42: the engine's `ReadOnly` kind, not an `ERR`), alone, in a
+/// pipelined run and in a transaction; client libraries see the kind; it shuts down cleanly.
+#[test]
+fn a_read_only_server_refuses_writes_with_readonly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let s = ServerProcess::start(&db, &[]);
+    assert_eq!(s.raw().text(&["SET", "k", "v"]), "+OK\r\n");
+    assert_eq!(shutdown(s), Some(0));
+
+    let s = ServerProcess::start(&db, &["--read-only"]);
+    let mut c = s.raw();
+    assert_eq!(c.text(&["GET", "k"]), "$1\r\nv\r\n");
+    let refusal = c.text(&["SET", "k", "w"]);
+    assert!(
+        refusal.starts_with("-READONLY the database ") && refusal.contains("reading only"),
+        "{refusal}"
+    );
+    // A pipelined run: every command of it gets the commit's refusal.
+    c.send(
+        &[
+            common::encode(&[b"SET", b"a", b"1"]),
+            common::encode(&[b"INCR", b"n"]),
+        ]
+        .concat(),
+    );
+    assert_eq!(c.reply().as_deref(), Some(refusal.as_bytes()));
+    assert_eq!(c.reply().as_deref(), Some(refusal.as_bytes()));
+    // A transaction: EXEC's reply is the refusal alone.
+    assert_eq!(c.text(&["MULTI"]), "+OK\r\n");
+    assert_eq!(c.text(&["SET", "t", "1"]), "+QUEUED\r\n");
+    assert_eq!(c.text(&["EXEC"]), refusal);
+    assert_eq!(c.text(&["SAVE"]), refusal);
+    assert_eq!(c.text(&["GET", "k"]), "$1\r\nv\r\n");
+    let e = redis::cmd("SET")
+        .arg("k")
+        .arg("x")
+        .query::<()>(&mut s.redis())
+        .unwrap_err();
+    assert_eq!(e.kind(), redis::ErrorKind::ReadOnly, "{e}");
+    // Nothing to save at SHUTDOWN (which saves by default): a clean exit.
+    assert_eq!(shutdown(s), Some(0));
+}
+
+/// Stops the server with `SHUTDOWN` (saving) and returns its exit code.
+fn shutdown(mut s: ServerProcess) -> Option<i32> {
+    s.raw().send(&common::encode(&[b"SHUTDOWN"]));
+    common::wait_exit(&mut s.child)
 }
 
 #[test]

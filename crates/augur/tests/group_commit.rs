@@ -3,7 +3,11 @@
 //! A wrapper file system makes every sync slow and counts them; while one leader syncs, the
 //! other writers queue up and are committed together by the next leader.
 
-use augur::fs::{FileLock, FileSystem, MemFs, RandomAccessFile, ReadMode, WritableFile};
+#[path = "common/forward_fs.rs"]
+#[macro_use]
+mod forward_fs;
+
+use augur::fs::{FileSystem, MemFs, RandomAccessFile, ReadMode, WritableFile};
 use augur::{Db, Options, Result, WriteBatch, WriteOptions};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,9 +45,7 @@ impl WritableFile for SlowSyncFile {
 }
 
 impl FileSystem for SlowSyncFs {
-    fn create_dir_all(&self, dir: &Path) -> Result<()> {
-        self.inner.create_dir_all(dir)
-    }
+    forward_file_system!(inner);
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         Ok(Box::new(SlowSyncFile {
             inner: self.inner.create(path)?,
@@ -60,33 +62,6 @@ impl FileSystem for SlowSyncFs {
     }
     fn open(&self, path: &Path, mode: ReadMode) -> Result<Arc<dyn RandomAccessFile>> {
         self.inner.open(path, mode)
-    }
-    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
-        self.inner.read_all(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove(&self, path: &Path) -> Result<()> {
-        self.inner.remove(path)
-    }
-    fn list(&self, dir: &Path) -> Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-    fn size(&self, path: &Path) -> Result<u64> {
-        self.inner.size(path)
-    }
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn sync_file(&self, path: &Path) -> Result<()> {
-        self.inner.sync_file(path)
-    }
-    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
     }
 }
 

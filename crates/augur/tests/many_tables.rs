@@ -183,7 +183,7 @@ fn a_database_of_100k_tables_opens_reads_and_compacts_with_max_open_files() {
     // Without a bound, mmap would need a mapping per table: the open is refused, naming
     // the option, and writes nothing.
     match Db::open(&dir, options(ReadMode::Mmap, None)) {
-        Err(Error::InvalidArgument(msg)) => assert!(msg.contains("max_open_files"), "{msg}"),
+        Err(Error::ResourceLimit(msg)) => assert!(msg.contains("max_open_files"), "{msg}"),
         Err(e) => panic!("unexpected error {e}"),
         Ok(_) => {
             // A machine with a raised vm.max_map_count may open it: nothing to refuse.

@@ -187,6 +187,12 @@ fn a_compaction_past_the_mapping_limit_is_refused_with_a_clear_error() {
         // Flushes are not checked; L0 holds at most l0_stop_trigger (12) files.
         assert!(files <= 30 + 12, "{files} live tables");
     };
+    // A limit of the machine, not a bad argument: its own kind (the write that met it may
+    // carry it as the cause of a poisoned database, when the background thread met it).
+    assert!(
+        matches!(err.root_cause(), augur::Error::ResourceLimit(_)),
+        "{err:?}"
+    );
     let m = err.to_string();
     for part in [
         "compaction refused",
@@ -198,7 +204,10 @@ fn a_compaction_past_the_mapping_limit_is_refused_with_a_clear_error() {
     }
     // The refusal poisons the handle (as any failed compaction does), with the same cause.
     match db.put(b"after", b"x") {
-        Err(augur::Error::Poisoned(p)) => assert!(p.contains("vm.max_map_count"), "{p}"),
+        Err(augur::Error::Poisoned { source, .. }) => match source.as_ref() {
+            augur::Error::ResourceLimit(m) => assert!(m.contains("vm.max_map_count"), "{m}"),
+            other => panic!("poisoned by {other:?}, not the limit"),
+        },
         other => panic!("write after the refusal: {other:?}"),
     }
     drop(db);
@@ -218,7 +227,7 @@ fn a_compaction_past_the_mapping_limit_is_refused_with_a_clear_error() {
     assert!(tables >= 2, "{tables} tables");
     set_max_map_count(&format!("{tables}\n"));
     match Db::open("/db", opts.clone()) {
-        Err(augur::Error::InvalidArgument(m)) => assert!(
+        Err(augur::Error::ResourceLimit(m)) => assert!(
             m.contains(&format!("{tables} live table files"))
                 && m.contains(&format!("vm.max_map_count is {tables}")),
             "{m}"

@@ -485,7 +485,7 @@ impl Worker<'_> {
     /// pending in the oracle); otherwise the failure is the stress test's.
     fn write_failed(&self, what: &str, e: augur::Error) -> Result<(), String> {
         match (self.refusals, &e) {
-            (Some(r), augur::Error::Io { .. } | augur::Error::Poisoned(_)) => {
+            (Some(r), augur::Error::Io { .. } | augur::Error::Poisoned { .. }) => {
                 r.lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .push(format!("{what}: {e}"));

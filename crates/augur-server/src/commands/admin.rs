@@ -1,168 +1,214 @@
 //! Server commands: COMMAND, CONFIG GET, INFO, SAVE/BGSAVE/LASTSAVE, TIME and SHUTDOWN.
 
-use super::{engine_error, is, printable, Ctx, Shutdown, Spec, COMMANDS};
+use super::{is, printable, CmdError, Command, Ctx, Reply, Shutdown, Spec, COMMANDS};
 use crate::glob;
 use crate::state::unix_seconds;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// `COMMAND [COUNT | DOCS [name...] | INFO [name...] | LIST]`.
-pub(super) fn command(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let Some(sub) = a.first() else {
-        ctx.out.array(COMMANDS.len());
-        for spec in COMMANDS {
-            command_info(ctx, spec);
-        }
-        return;
-    };
-    let named = |names: &[Vec<u8>]| -> Vec<Option<&'static Spec>> {
-        names.iter().map(|n| super::lookup(n)).collect()
-    };
-    if is(sub, "count") && a.len() == 1 {
-        ctx.out.int(COMMANDS.len() as i64);
-    } else if is(sub, "list") && a.len() == 1 {
-        let names: Vec<&str> = COMMANDS.iter().map(|s| s.name).collect();
-        ctx.out.bulk_array(&names);
-    } else if is(sub, "info") {
-        let specs: Vec<Option<&'static Spec>> = if a.len() == 1 {
-            COMMANDS.iter().map(Some).collect()
-        } else {
-            named(&a[1..])
+pub(super) enum CommandCmd<'a> {
+    /// Every command's `INFO` entry.
+    All,
+    Count,
+    List,
+    /// The named commands' entries (every command's when none is named).
+    Info(&'a [Vec<u8>]),
+    Docs(&'a [Vec<u8>]),
+}
+
+impl<'a> CommandCmd<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let Some((sub, names)) = args.split_first() else {
+            return Ok(CommandCmd::All);
         };
-        ctx.out.array(specs.len());
-        for spec in specs {
-            match spec {
-                Some(s) => command_info(ctx, s),
-                None => ctx.out.null(),
+        Ok(if is(sub, "count") && names.is_empty() {
+            CommandCmd::Count
+        } else if is(sub, "list") && names.is_empty() {
+            CommandCmd::List
+        } else if is(sub, "info") {
+            CommandCmd::Info(names)
+        } else if is(sub, "docs") {
+            CommandCmd::Docs(names)
+        } else {
+            return Err(CmdError::new(format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try COMMAND \
+                 HELP.",
+                printable(sub, 64)
+            )));
+        })
+    }
+}
+
+impl Command for CommandCmd<'_> {
+    fn execute(self, _ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let named = |names: &[Vec<u8>]| -> Vec<Option<&'static Spec>> {
+            names.iter().map(|n| super::lookup(n)).collect()
+        };
+        Ok(match self {
+            CommandCmd::All => Reply::Array(COMMANDS.iter().map(command_info).collect()),
+            CommandCmd::Count => Reply::Int(COMMANDS.len() as i64),
+            CommandCmd::List => Reply::bulk_array(COMMANDS.iter().map(|s| s.name)),
+            CommandCmd::Info(names) => {
+                let specs: Vec<Option<&'static Spec>> = if names.is_empty() {
+                    COMMANDS.iter().map(Some).collect()
+                } else {
+                    named(names)
+                };
+                Reply::Array(
+                    specs
+                        .into_iter()
+                        .map(|s| s.map_or(Reply::Null, command_info))
+                        .collect(),
+                )
             }
-        }
-    } else if is(sub, "docs") {
-        let specs: Vec<&'static Spec> = if a.len() == 1 {
-            COMMANDS.iter().collect()
-        } else {
-            named(&a[1..]).into_iter().flatten().collect()
-        };
-        // RESP2 has no maps: a map is an array of keys and values.
-        ctx.out.array(specs.len() * 2);
-        for s in specs {
-            ctx.out.bulk(s.name.as_bytes());
-            ctx.out.array(6);
-            ctx.out.bulk(b"summary");
-            ctx.out.bulk(s.summary.as_bytes());
-            ctx.out.bulk(b"since");
-            ctx.out.bulk(b"1.0.0");
-            ctx.out.bulk(b"group");
-            ctx.out.bulk(s.group.as_bytes());
-        }
-    } else {
-        ctx.out.error(&format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try COMMAND HELP.",
-            printable(sub, 64)
-        ));
+            CommandCmd::Docs(names) => {
+                let specs: Vec<&'static Spec> = if names.is_empty() {
+                    COMMANDS.iter().collect()
+                } else {
+                    named(names).into_iter().flatten().collect()
+                };
+                let field = |name: &str, value: &str| (Reply::bulk(name), Reply::bulk(value));
+                Reply::Map(
+                    specs
+                        .into_iter()
+                        .map(|s| {
+                            let docs = Reply::Map(vec![
+                                field("summary", s.summary),
+                                field("since", "1.0.0"),
+                                field("group", s.group),
+                            ]);
+                            (Reply::bulk(s.name), docs)
+                        })
+                        .collect(),
+                )
+            }
+        })
     }
 }
 
 /// One command's `COMMAND INFO` entry (Redis 7's ten fields).
-fn command_info(ctx: &mut Ctx<'_>, s: &Spec) {
+fn command_info(s: &Spec) -> Reply {
     let mut flags = Vec::new();
     if s.flags.write {
-        flags.push("write");
+        flags.push(Reply::Status("write"));
     }
     if s.flags.readonly {
-        flags.push("readonly");
+        flags.push(Reply::Status("readonly"));
     }
     if s.flags.admin {
-        flags.push("admin");
+        flags.push(Reply::Status("admin"));
     }
     if s.flags.noauth {
-        flags.push("no_auth");
+        flags.push(Reply::Status("no_auth"));
     }
     if s.flags.no_multi {
-        flags.push("no_multi");
+        flags.push(Reply::Status("no_multi"));
     }
     if !s.flags.blocking && (s.flags.readonly || s.flags.write) {
-        flags.push("fast");
+        flags.push(Reply::Status("fast"));
     }
-    ctx.out.array(10);
-    ctx.out.bulk(s.name.as_bytes());
-    ctx.out.int(s.arity);
-    ctx.out.array(flags.len());
-    for f in flags {
-        ctx.out.simple(f);
-    }
-    ctx.out.int(s.keys.0);
-    ctx.out.int(s.keys.1);
-    ctx.out.int(s.keys.2);
-    ctx.out.array(0); // ACL categories
-    ctx.out.array(0); // tips
-    ctx.out.array(0); // key specs
-    ctx.out.array(0); // subcommands
+    let empty = || Reply::Array(vec![]);
+    Reply::Array(vec![
+        Reply::bulk(s.name),
+        Reply::Int(s.arity),
+        Reply::Array(flags),
+        Reply::Int(s.keys.0),
+        Reply::Int(s.keys.1),
+        Reply::Int(s.keys.2),
+        empty(), // ACL categories
+        empty(), // tips
+        empty(), // key specs
+        empty(), // subcommands
+    ])
 }
 
 /// `CONFIG GET parameter...` (glob patterns, Redis's parameter names); CONFIG SET and the
 /// other subcommands are refused: the configuration is fixed at start.
-pub(super) fn config(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let sub = &a[0];
-    if !is(sub, "get") {
-        ctx.out.error(&format!(
-            "ERR CONFIG {} is not supported by augur-server: its configuration is fixed at \
-             start (flags or the --config file)",
-            printable(sub, 32).to_ascii_uppercase()
-        ));
-        return;
+pub(super) struct ConfigGet<'a> {
+    patterns: &'a [Vec<u8>],
+}
+
+impl<'a> ConfigGet<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let Some((sub, patterns)) = args.split_first() else {
+            return Err(CmdError::arity("config"));
+        };
+        if !is(sub, "get") {
+            return Err(CmdError::new(format!(
+                "ERR CONFIG {} is not supported by augur-server: its configuration is fixed \
+                 at start (flags or the --config file)",
+                printable(sub, 32).to_ascii_uppercase()
+            )));
+        }
+        if patterns.is_empty() {
+            return Err(CmdError::arity("config|get"));
+        }
+        Ok(ConfigGet { patterns })
     }
-    if a.len() < 2 {
-        ctx.out
-            .error("ERR wrong number of arguments for 'config|get' command");
-        return;
-    }
-    let c = &ctx.server.config;
-    let params: Vec<(&str, String)> = vec![
-        ("bind", c.bind.to_string()),
-        ("port", c.port.to_string()),
-        ("databases", "1".into()),
-        ("maxclients", c.maxclients.to_string()),
-        ("io-threads", c.io_threads.to_string()),
-        (
-            "timeout",
-            c.idle_timeout.map_or(0, |t| t.as_secs()).to_string(),
-        ),
-        ("save", String::new()),
-        ("appendonly", "yes".into()),
-        ("appendfsync", c.sync.name().into()),
-        ("proto-max-bulk-len", c.max_bulk_bytes.to_string()),
-        ("client-query-buffer-limit", c.max_request_bytes.to_string()),
-        ("maxmemory", "0".into()),
-        ("dir", c.db.display().to_string()),
-        (
-            "protected-mode",
-            if c.bind.is_loopback() { "yes" } else { "no" }.into(),
-        ),
-    ];
-    let mut hits: Vec<&(&str, String)> = Vec::new();
-    for pattern in &a[1..] {
-        let lower = pattern.to_ascii_lowercase();
-        for p in &params {
-            if glob::matches(&lower, p.0.as_bytes()) && !hits.iter().any(|h| h.0 == p.0) {
-                hits.push(p);
+}
+
+impl Command for ConfigGet<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let c = &ctx.server.config;
+        let params: Vec<(&str, String)> = vec![
+            ("bind", c.bind.to_string()),
+            ("port", c.port.to_string()),
+            ("databases", "1".into()),
+            ("maxclients", c.maxclients.to_string()),
+            ("io-threads", c.io_threads.to_string()),
+            (
+                "timeout",
+                c.idle_timeout.map_or(0, |t| t.as_secs()).to_string(),
+            ),
+            ("save", String::new()),
+            ("appendonly", "yes".into()),
+            ("appendfsync", c.sync.name().into()),
+            ("proto-max-bulk-len", c.max_bulk_bytes.to_string()),
+            ("client-query-buffer-limit", c.max_request_bytes.to_string()),
+            ("maxmemory", "0".into()),
+            ("dir", c.db.display().to_string()),
+            (
+                "protected-mode",
+                if c.bind.is_loopback() { "yes" } else { "no" }.into(),
+            ),
+        ];
+        let mut hits: Vec<&(&str, String)> = Vec::new();
+        for pattern in self.patterns {
+            let lower = pattern.to_ascii_lowercase();
+            for p in &params {
+                if glob::matches(&lower, p.0.as_bytes()) && !hits.iter().any(|h| h.0 == p.0) {
+                    hits.push(p);
+                }
             }
         }
-    }
-    ctx.out.array(hits.len() * 2);
-    for (name, value) in hits {
-        ctx.out.bulk(name.as_bytes());
-        ctx.out.bulk(value.as_bytes());
+        Ok(Reply::Map(
+            hits.into_iter()
+                .map(|(name, value)| (Reply::bulk(*name), Reply::bulk(value.as_str())))
+                .collect(),
+        ))
     }
 }
 
 /// `INFO [section ...]`.
-pub(super) fn info(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let sections: Vec<String> = a
-        .iter()
-        .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
-        .collect();
-    let text = super::info::render(ctx.server, &sections);
-    ctx.out.bulk(text.as_bytes());
+pub(super) struct Info {
+    sections: Vec<String>,
+}
+
+impl Info {
+    pub(super) fn parse(args: &[Vec<u8>]) -> Result<Self, CmdError> {
+        let sections = args
+            .iter()
+            .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
+            .collect();
+        Ok(Info { sections })
+    }
+}
+
+impl Command for Info {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        Ok(Reply::bulk(super::info::render(ctx.server, &self.sections)))
+    }
 }
 
 /// Flushes the memtable into a table and syncs: every write so far is in a synced table.
@@ -174,64 +220,96 @@ fn save_now(server: &crate::state::Server) -> augur::Result<()> {
 }
 
 /// `SAVE`.
-pub(super) fn save(ctx: &mut Ctx<'_>, _a: &[Vec<u8>]) {
-    match save_now(ctx.server) {
-        Ok(()) => ctx.out.ok(),
-        Err(e) => engine_error(ctx.out, &e),
+#[derive(Default)]
+pub(super) struct Save;
+
+impl Command for Save {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        save_now(ctx.server)?;
+        Ok(Reply::Ok)
     }
 }
 
 /// `BGSAVE [SCHEDULE]`: the same, on a thread of its own.
-pub(super) fn bgsave(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    if a.len() > 1 || a.first().is_some_and(|s| !is(s, "schedule")) {
-        ctx.out.error("ERR syntax error");
-        return;
-    }
-    let server = ctx.server;
-    if server.bgsave_running.swap(true, Ordering::AcqRel) {
-        ctx.out.error("ERR Background save already in progress");
-        return;
-    }
-    let shared = Arc::clone(ctx.server);
-    std::thread::spawn(move || {
-        if let Err(e) = save_now(&shared) {
-            log::warn!("BGSAVE failed: {e}");
+pub(super) struct BgSave;
+
+impl BgSave {
+    pub(super) fn parse(args: &[Vec<u8>]) -> Result<Self, CmdError> {
+        if args.len() > 1 || args.first().is_some_and(|s| !is(s, "schedule")) {
+            return Err(CmdError::syntax());
         }
-        shared.bgsave_running.store(false, Ordering::Release);
-    });
-    ctx.out.simple("Background saving started");
+        Ok(BgSave)
+    }
+}
+
+impl Command for BgSave {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let server = ctx.server;
+        if server.bgsave_running.swap(true, Ordering::AcqRel) {
+            return Err(CmdError::new("ERR Background save already in progress"));
+        }
+        let shared = Arc::clone(ctx.server);
+        std::thread::spawn(move || {
+            if let Err(e) = save_now(&shared) {
+                log::warn!("BGSAVE failed: {e}");
+            }
+            shared.bgsave_running.store(false, Ordering::Release);
+        });
+        Ok(Reply::Status("Background saving started"))
+    }
 }
 
 /// `LASTSAVE`.
-pub(super) fn lastsave(ctx: &mut Ctx<'_>, _a: &[Vec<u8>]) {
-    let t = ctx.server.last_save.load(Ordering::Acquire);
-    ctx.out.int(i64::try_from(t).unwrap_or(i64::MAX));
+#[derive(Default)]
+pub(super) struct LastSave;
+
+impl Command for LastSave {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let t = ctx.server.last_save.load(Ordering::Acquire);
+        Ok(Reply::Int(i64::try_from(t).unwrap_or(i64::MAX)))
+    }
 }
 
 /// `TIME`: seconds and microseconds.
-pub(super) fn time(ctx: &mut Ctx<'_>, _a: &[Vec<u8>]) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    ctx.out.array(2);
-    ctx.out.bulk(now.as_secs().to_string().as_bytes());
-    ctx.out.bulk(now.subsec_micros().to_string().as_bytes());
+#[derive(Default)]
+pub(super) struct Time;
+
+impl Command for Time {
+    fn execute(self, _ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Ok(Reply::bulk_array([
+            now.as_secs().to_string(),
+            now.subsec_micros().to_string(),
+        ]))
+    }
 }
 
 /// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE]`: stops the server; like Redis, no reply on
 /// success (the connection closes).
-pub(super) fn shutdown(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let mut how = Shutdown::Save;
-    for opt in a {
-        if is(opt, "nosave") {
-            how = Shutdown::NoSave;
-        } else if is(opt, "save") {
-            how = Shutdown::Save;
-        } else if !is(opt, "now") && !is(opt, "force") {
-            ctx.out.error("ERR syntax error");
-            return;
+pub(super) struct ShutdownCmd(Shutdown);
+
+impl ShutdownCmd {
+    pub(super) fn parse(args: &[Vec<u8>]) -> Result<Self, CmdError> {
+        let mut how = Shutdown::Save;
+        for opt in args {
+            if is(opt, "nosave") {
+                how = Shutdown::NoSave;
+            } else if is(opt, "save") {
+                how = Shutdown::Save;
+            } else if !is(opt, "now") && !is(opt, "force") {
+                return Err(CmdError::syntax());
+            }
         }
+        Ok(ShutdownCmd(how))
     }
-    ctx.client.shutdown = Some(how);
-    ctx.client.close = true;
+}
+
+impl Command for ShutdownCmd {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        ctx.client.shutdown = Some(self.0);
+        ctx.client.close = true;
+        Ok(Reply::Nothing)
+    }
 }

@@ -1,145 +1,214 @@
 //! Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT and CLIENT.
 
-use super::{is, printable, Ctx};
+use super::{is, printable, CmdError, Command, Ctx, Reply};
 
 /// `PING [message]`.
-pub(super) fn ping(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    match a {
-        [] => ctx.out.simple("PONG"),
-        [m] => ctx.out.bulk(m),
-        _ => ctx
-            .out
-            .error("ERR wrong number of arguments for 'ping' command"),
+pub(super) struct Ping<'a> {
+    message: Option<&'a [u8]>,
+}
+
+impl<'a> Ping<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        match args {
+            [] => Ok(Ping { message: None }),
+            [m] => Ok(Ping { message: Some(m) }),
+            _ => Err(CmdError::arity("ping")),
+        }
+    }
+}
+
+impl Command for Ping<'_> {
+    fn execute(self, _ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        Ok(self.message.map_or(Reply::Status("PONG"), Reply::bulk))
     }
 }
 
 /// `ECHO message`.
-pub(super) fn echo(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    ctx.out.bulk(&a[0]);
+pub(super) struct Echo<'a> {
+    message: &'a [u8],
+}
+
+impl<'a> Echo<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Echo {
+            message: args.first().map_or(&[], Vec::as_slice),
+        })
+    }
+}
+
+impl Command for Echo<'_> {
+    fn execute(self, _ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        Ok(Reply::bulk(self.message))
+    }
 }
 
 /// `QUIT`: `+OK`, then the connection closes.
-pub(super) fn quit(ctx: &mut Ctx<'_>, _a: &[Vec<u8>]) {
-    ctx.out.ok();
-    ctx.client.close = true;
+#[derive(Default)]
+pub(super) struct Quit;
+
+impl Command for Quit {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        ctx.client.close = true;
+        Ok(Reply::Ok)
+    }
 }
 
 /// Checks `password` for `user` (only `default` exists), authenticating the client.
-/// Writes the error reply and returns false when it fails.
-fn authenticate(ctx: &mut Ctx<'_>, user: &[u8], password: &[u8]) -> bool {
+fn authenticate(ctx: &mut Ctx<'_>, user: &[u8], password: &[u8]) -> Result<(), CmdError> {
     match &ctx.server.config.password {
-        None => {
-            ctx.out.error(
-                "ERR AUTH <password> called without any password configured for the default \
-                 user. Are you sure your configuration is correct?",
-            );
-            false
-        }
+        None => Err(CmdError::new(
+            "ERR AUTH <password> called without any password configured for the default user. \
+             Are you sure your configuration is correct?",
+        )),
         Some(p) if user == b"default" && p.as_bytes() == password => {
             ctx.client.authenticated = true;
-            true
+            Ok(())
         }
-        Some(_) => {
-            ctx.out
-                .error("WRONGPASS invalid username-password pair or user is disabled.");
-            false
-        }
+        Some(_) => Err(CmdError::new(
+            "WRONGPASS invalid username-password pair or user is disabled.",
+        )),
     }
 }
 
 /// `AUTH [username] password`.
-pub(super) fn auth(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let ok = match a {
-        [password] => authenticate(ctx, b"default", password),
-        [user, password] => authenticate(ctx, user, password),
-        _ => {
-            ctx.out.error("ERR syntax error");
-            return;
+pub(super) struct Auth<'a> {
+    user: &'a [u8],
+    password: &'a [u8],
+}
+
+impl<'a> Auth<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        match args {
+            [password] => Ok(Auth {
+                user: b"default",
+                password,
+            }),
+            [user, password] => Ok(Auth { user, password }),
+            _ => Err(CmdError::syntax()),
         }
-    };
-    if ok {
-        ctx.out.ok();
+    }
+}
+
+impl Command for Auth<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        authenticate(ctx, self.user, self.password)?;
+        Ok(Reply::Ok)
     }
 }
 
 /// `HELLO [protover [AUTH username password] [SETNAME name]]`: RESP2 only; `HELLO 3` gets
-/// Redis's answer when the version is not supported (`NOPROTO`).
-pub(super) fn hello(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    if let Some(version) = a.first() {
+/// Redis's answer when the version is not supported (`NOPROTO`). The options take effect in
+/// order, as in Redis 7.0: an AUTH authenticates and a SETNAME names the connection when
+/// reached, and the first one that fails (or is not an option) ends the command.
+pub(super) struct Hello<'a> {
+    /// The options in order; parsing stops at the first word that is not one.
+    options: Vec<HelloOption<'a>>,
+}
+
+/// One option of `HELLO`.
+enum HelloOption<'a> {
+    Auth(&'a [u8], &'a [u8]),
+    SetName(&'a [u8]),
+    /// Not an option (or one without its arguments): a syntax error when reached.
+    Unknown(&'a [u8]),
+}
+
+impl<'a> Hello<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let mut options = Vec::new();
+        let Some((version, mut rest)) = args.split_first() else {
+            return Ok(Hello { options });
+        };
         match std::str::from_utf8(version)
             .ok()
             .and_then(|s| s.parse::<i64>().ok())
         {
             Some(2) => {}
-            Some(_) => {
-                ctx.out.error("NOPROTO unsupported protocol version");
-                return;
-            }
+            Some(_) => return Err(CmdError::new("NOPROTO unsupported protocol version")),
             None => {
-                ctx.out
-                    .error("ERR Protocol version is not an integer or out of range");
-                return;
+                return Err(CmdError::new(
+                    "ERR Protocol version is not an integer or out of range",
+                ))
             }
         }
+        loop {
+            rest = match rest {
+                [] => return Ok(Hello { options }),
+                [opt, user, password, tail @ ..] if is(opt, "auth") => {
+                    options.push(HelloOption::Auth(user, password));
+                    tail
+                }
+                [opt, name, tail @ ..] if is(opt, "setname") => {
+                    options.push(HelloOption::SetName(name));
+                    tail
+                }
+                [opt, ..] => {
+                    options.push(HelloOption::Unknown(opt));
+                    return Ok(Hello { options });
+                }
+            };
+        }
     }
-    let mut i = 1;
-    while i < a.len() {
-        if is(&a[i], "auth") && i + 2 < a.len() {
-            let (user, password) = (a[i + 1].clone(), a[i + 2].clone());
-            if !authenticate(ctx, &user, &password) {
-                return;
+}
+
+impl Command for Hello<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        for option in self.options {
+            match option {
+                HelloOption::Auth(user, password) => authenticate(ctx, user, password)?,
+                HelloOption::SetName(name) if valid_name(name) => {
+                    *ctx.client.info.name.lock() = name.to_vec();
+                }
+                HelloOption::SetName(_) => return Err(CmdError::new(NAME_ERROR)),
+                HelloOption::Unknown(opt) => {
+                    return Err(CmdError::new(format!(
+                        "ERR Syntax error in HELLO option '{}'",
+                        printable(opt, 64)
+                    )))
+                }
             }
-            i += 3;
-        } else if is(&a[i], "setname") && i + 1 < a.len() {
-            if !valid_name(&a[i + 1]) {
-                ctx.out.error(NAME_ERROR);
-                return;
-            }
-            *ctx.client.info.name.lock() = a[i + 1].clone();
-            i += 2;
-        } else {
-            ctx.out.error(&format!(
-                "ERR Syntax error in HELLO option '{}'",
-                printable(&a[i], 64)
+        }
+        if !ctx.client.authenticated {
+            return Err(CmdError::new(
+                "NOAUTH HELLO must be called with the client already authenticated, otherwise \
+                 the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the \
+                 client and select the RESP protocol version at the same time",
             ));
-            return;
         }
+        let id = i64::try_from(ctx.client.info.id).unwrap_or(i64::MAX);
+        let field = |name: &str, value: Reply| (Reply::bulk(name), value);
+        Ok(Reply::Map(vec![
+            field("server", Reply::bulk("redis")),
+            field("version", Reply::bulk(crate::REDIS_VERSION)),
+            field("proto", Reply::Int(2)),
+            field("id", Reply::Int(id)),
+            field("mode", Reply::bulk("standalone")),
+            field("role", Reply::bulk("master")),
+            field("modules", Reply::Array(vec![])),
+        ]))
     }
-    if !ctx.client.authenticated {
-        ctx.out.error(
-            "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
-             HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
-             select the RESP protocol version at the same time",
-        );
-        return;
-    }
-    let id = ctx.client.info.id;
-    ctx.out.array(14);
-    ctx.out.bulk(b"server");
-    ctx.out.bulk(b"redis");
-    ctx.out.bulk(b"version");
-    ctx.out.bulk(crate::REDIS_VERSION.as_bytes());
-    ctx.out.bulk(b"proto");
-    ctx.out.int(2);
-    ctx.out.bulk(b"id");
-    ctx.out.int(i64::try_from(id).unwrap_or(i64::MAX));
-    ctx.out.bulk(b"mode");
-    ctx.out.bulk(b"standalone");
-    ctx.out.bulk(b"role");
-    ctx.out.bulk(b"master");
-    ctx.out.bulk(b"modules");
-    ctx.out.array(0);
 }
 
 /// `SELECT index`: only database 0 exists.
-pub(super) fn select(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    match std::str::from_utf8(&a[0])
-        .ok()
-        .and_then(|s| s.parse::<i64>().ok())
-    {
-        Some(0) => ctx.out.ok(),
-        Some(_) => ctx.out.error("ERR DB index is out of range"),
-        None => ctx.out.error("ERR value is not an integer or out of range"),
+pub(super) struct Select;
+
+impl Select {
+    pub(super) fn parse(args: &[Vec<u8>]) -> Result<Self, CmdError> {
+        match args
+            .first()
+            .and_then(|a| std::str::from_utf8(a).ok())
+            .and_then(|s| s.parse::<i64>().ok())
+        {
+            Some(0) => Ok(Select),
+            Some(_) => Err(CmdError::new("ERR DB index is out of range")),
+            None => Err(CmdError::not_an_integer()),
+        }
+    }
+}
+
+impl Command for Select {
+    fn execute(self, _ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        Ok(Reply::Ok)
     }
 }
 
@@ -151,46 +220,78 @@ fn valid_name(name: &[u8]) -> bool {
 }
 
 /// `CLIENT ID | SETNAME name | GETNAME | LIST | INFO | SETINFO attr value | HELP`.
-pub(super) fn client(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let sub = &a[0];
-    if is(sub, "id") && a.len() == 1 {
-        ctx.out
-            .int(i64::try_from(ctx.client.info.id).unwrap_or(i64::MAX));
-    } else if is(sub, "setname") && a.len() == 2 {
-        if valid_name(&a[1]) {
-            *ctx.client.info.name.lock() = a[1].clone();
-            ctx.out.ok();
+pub(super) enum ClientCmd<'a> {
+    Id,
+    SetName(&'a [u8]),
+    GetName,
+    List,
+    Info,
+    SetInfo,
+    Help,
+}
+
+impl<'a> ClientCmd<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let sub = args.first().map_or(&[][..], Vec::as_slice);
+        let n = args.len();
+        Ok(if is(sub, "id") && n == 1 {
+            ClientCmd::Id
+        } else if is(sub, "setname") && n == 2 {
+            let name = args.get(1).map_or(&[][..], Vec::as_slice);
+            if !valid_name(name) {
+                return Err(CmdError::new(NAME_ERROR));
+            }
+            ClientCmd::SetName(name)
+        } else if is(sub, "getname") && n == 1 {
+            ClientCmd::GetName
+        } else if is(sub, "list") {
+            ClientCmd::List
+        } else if is(sub, "info") && n == 1 {
+            ClientCmd::Info
+        } else if is(sub, "setinfo") && n == 3 {
+            ClientCmd::SetInfo
+        } else if is(sub, "help") {
+            ClientCmd::Help
         } else {
-            ctx.out.error(NAME_ERROR);
-        }
-    } else if is(sub, "getname") && a.len() == 1 {
-        let name = ctx.client.info.name.lock().clone();
-        ctx.out
-            .bulk_or_null((!name.is_empty()).then_some(name.as_slice()));
-    } else if is(sub, "list") {
-        let mut clients: Vec<_> = ctx.server.clients.lock().values().cloned().collect();
-        clients.sort_by_key(|c| c.id);
-        let text: String = clients.iter().map(|c| c.list_line()).collect();
-        ctx.out.bulk(text.as_bytes());
-    } else if is(sub, "info") && a.len() == 1 {
-        ctx.out.bulk(ctx.client.info.list_line().as_bytes());
-    } else if is(sub, "setinfo") && a.len() == 3 {
-        // Client libraries announce their name and version; nothing to keep.
-        ctx.out.ok();
-    } else if is(sub, "help") {
-        ctx.out.bulk_array(&[
-            "CLIENT <subcommand> [<arg> ...]. Subcommands are:",
-            "ID",
-            "GETNAME",
-            "SETNAME <name>",
-            "LIST",
-            "INFO",
-            "SETINFO <attr> <value>",
-        ]);
-    } else {
-        ctx.out.error(&format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            printable(sub, 64)
-        ));
+            return Err(CmdError::new(format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+                printable(sub, 64)
+            )));
+        })
+    }
+}
+
+impl Command for ClientCmd<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let info = &ctx.client.info;
+        Ok(match self {
+            ClientCmd::Id => Reply::Int(i64::try_from(info.id).unwrap_or(i64::MAX)),
+            ClientCmd::SetName(name) => {
+                *info.name.lock() = name.to_vec();
+                Reply::Ok
+            }
+            ClientCmd::GetName => {
+                let name = info.name.lock().clone();
+                Reply::bulk_or_null((!name.is_empty()).then_some(name))
+            }
+            ClientCmd::List => {
+                let mut clients: Vec<_> = ctx.server.clients.lock().values().cloned().collect();
+                clients.sort_by_key(|c| c.id);
+                let text: String = clients.iter().map(|c| c.list_line()).collect();
+                Reply::bulk(text)
+            }
+            ClientCmd::Info => Reply::bulk(info.list_line()),
+            // Client libraries announce their name and version; nothing to keep.
+            ClientCmd::SetInfo => Reply::Ok,
+            ClientCmd::Help => Reply::bulk_array([
+                "CLIENT <subcommand> [<arg> ...]. Subcommands are:",
+                "ID",
+                "GETNAME",
+                "SETNAME <name>",
+                "LIST",
+                "INFO",
+                "SETINFO <attr> <value>",
+            ]),
+        })
     }
 }

@@ -37,7 +37,7 @@
 //! cursor after a restart; direct cursors do better where they apply.
 
 use super::store::{read, write, Writes};
-use super::{engine_error, is, Ctx};
+use super::{is, CmdError, Command, Ctx, Reply};
 use crate::cursor::resume_position;
 use crate::glob;
 use augur::ScanOptions;
@@ -47,46 +47,77 @@ use std::ops::Bound;
 const FLUSH_BATCH: usize = 10_000;
 
 /// `DEL key...` (and `UNLINK`): how many of the keys existed.
-pub(super) fn del(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let _locks = ctx.lock_keys(a);
-    let mut keys: Vec<&Vec<u8>> = a.iter().collect();
-    keys.sort();
-    keys.dedup();
-    let mut batch = Writes::default();
-    let mut deleted = 0;
-    for key in keys {
-        match read(ctx, key) {
-            Ok(Some(_)) => {
+pub(super) struct Del<'a> {
+    keys: &'a [Vec<u8>],
+}
+
+impl<'a> Del<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Del { keys: args })
+    }
+}
+
+impl Command for Del<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(self.keys);
+        let mut keys: Vec<&Vec<u8>> = self.keys.iter().collect();
+        keys.sort();
+        keys.dedup();
+        let mut batch = Writes::default();
+        let mut deleted = 0;
+        for key in keys {
+            if read(ctx, key)?.is_some() {
                 batch.delete(key);
                 deleted += 1;
             }
-            Ok(None) => {}
-            Err(()) => return,
         }
+        if deleted > 0 {
+            write(ctx, batch)?;
+        }
+        Ok(Reply::Int(deleted))
     }
-    if deleted > 0 && !write(ctx, batch) {
-        return;
-    }
-    ctx.out.int(deleted);
 }
 
 /// `EXISTS key...`: how many of the keys exist (a key named twice counts twice).
-pub(super) fn exists(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let mut n = 0;
-    for key in a {
-        match read(ctx, key) {
-            Ok(Some(_)) => n += 1,
-            Ok(None) => {}
-            Err(()) => return,
-        }
+pub(super) struct Exists<'a> {
+    keys: &'a [Vec<u8>],
+}
+
+impl<'a> Exists<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Exists { keys: args })
     }
-    ctx.out.int(n);
+}
+
+impl Command for Exists<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let mut n = 0;
+        for key in self.keys {
+            if read(ctx, key)?.is_some() {
+                n += 1;
+            }
+        }
+        Ok(Reply::Int(n))
+    }
 }
 
 /// `TYPE key`: `string` or `none` (Augur stores strings only).
-pub(super) fn type_of(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    if let Ok(v) = read(ctx, &a[0]) {
-        ctx.out.simple(if v.is_some() { "string" } else { "none" });
+pub(super) struct Type<'a> {
+    key: &'a [u8],
+}
+
+impl<'a> Type<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Type {
+            key: args.first().map_or(&[], Vec::as_slice),
+        })
+    }
+}
+
+impl Command for Type<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let v = read(ctx, self.key)?;
+        Ok(Reply::Status(if v.is_some() { "string" } else { "none" }))
     }
 }
 
@@ -107,7 +138,7 @@ impl KeyWalk<'_> {
         ctx: &mut Ctx<'_>,
         from: Option<Vec<u8>>,
         mut each: impl FnMut(&[u8], bool) -> bool,
-    ) -> Result<bool, ()> {
+    ) -> Result<bool, CmdError> {
         let start = match from {
             Some(p) if p.as_slice() >= self.prefix.as_slice() => p,
             _ => self.prefix.clone(),
@@ -131,13 +162,9 @@ impl KeyWalk<'_> {
             each(key, hit)
         };
         loop {
-            let stored = match scan.next() {
-                Ok(Some((key, _))) if key.starts_with(&self.prefix) => Some(key),
-                Ok(_) => None,
-                Err(e) => {
-                    engine_error(ctx.out, &e);
-                    return Err(());
-                }
+            let stored = match scan.next()? {
+                Some((key, _)) if key.starts_with(&self.prefix) => Some(key),
+                _ => None,
             };
             // The run's own writes of keys up to the stored one come first; its write of the
             // stored key itself replaces it.
@@ -167,63 +194,73 @@ fn walk(pattern: Option<&[u8]>) -> KeyWalk<'_> {
 }
 
 /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`.
-pub(super) fn scan(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let from = match std::str::from_utf8(&a[0])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .map(|c| ctx.server.cursors.resolve(c))
-    {
-        Some(Ok(from)) => from,
-        None | Some(Err(_)) => {
-            ctx.out.error("ERR invalid cursor");
-            return;
-        }
-    };
-    let (mut pattern, mut count, mut only_strings) = (None, 10usize, true);
-    let mut i = 1;
-    while i < a.len() {
-        let Some(value) = a.get(i + 1) else {
-            ctx.out.error("ERR syntax error");
-            return;
+pub(super) struct Scan<'a> {
+    cursor: u64,
+    pattern: Option<&'a [u8]>,
+    count: usize,
+    /// `TYPE` named a type other than string: no key has it.
+    other_type: bool,
+}
+
+/// SCAN's error for a cursor that is not one it issued.
+fn invalid_cursor() -> CmdError {
+    CmdError::new("ERR invalid cursor")
+}
+
+impl<'a> Scan<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let (cursor, options) = args.split_first().ok_or_else(invalid_cursor)?;
+        let cursor = std::str::from_utf8(cursor)
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+            .ok_or_else(invalid_cursor)?;
+        let mut scan = Scan {
+            cursor,
+            pattern: None,
+            count: 10,
+            other_type: false,
         };
-        if is(&a[i], "match") {
-            pattern = Some(value.as_slice());
-        } else if is(&a[i], "count") {
-            match std::str::from_utf8(value)
-                .ok()
-                .and_then(|s| s.parse::<i64>().ok())
-            {
-                Some(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
-                Some(_) => {
-                    ctx.out.error("ERR syntax error");
-                    return;
+        let mut options = options.iter();
+        while let Some(option) = options.next() {
+            let value = options.next().ok_or_else(CmdError::syntax)?;
+            if is(option, "match") {
+                scan.pattern = Some(value.as_slice());
+            } else if is(option, "count") {
+                match std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse::<i64>().ok())
+                {
+                    Some(n) if n >= 1 => scan.count = usize::try_from(n).unwrap_or(usize::MAX),
+                    Some(_) => return Err(CmdError::syntax()),
+                    None => return Err(CmdError::not_an_integer()),
                 }
-                None => {
-                    ctx.out.error("ERR value is not an integer or out of range");
-                    return;
-                }
+            } else if is(option, "type") {
+                scan.other_type = !is(value, "string");
+            } else {
+                return Err(CmdError::syntax());
             }
-        } else if is(&a[i], "type") {
-            only_strings = is(value, "string");
-        } else {
-            ctx.out.error("ERR syntax error");
-            return;
         }
-        i += 2;
+        Ok(scan)
     }
-    if !only_strings {
-        // Every key is a string: no key of another type exists.
-        ctx.out.array(2);
-        ctx.out.bulk(b"0");
-        ctx.out.array(0);
-        return;
-    }
-    let walker = walk(pattern);
-    let (mut found, mut seen) = (Vec::new(), 0usize);
-    // The last key of this call once COUNT keys are seen, then where the next call resumes.
-    let (mut last, mut resume) = (None::<Vec<u8>>, None);
-    if walker
-        .run(ctx, from, |key, hit| {
+}
+
+impl Command for Scan<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let from = ctx
+            .server
+            .cursors
+            .resolve(self.cursor)
+            .map_err(|_| invalid_cursor())?;
+        if self.other_type {
+            // Every key is a string: no key of another type exists.
+            return Ok(Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])]));
+        }
+        let walker = walk(self.pattern);
+        let (mut found, mut seen) = (Vec::new(), 0usize);
+        // The last key of this call once COUNT keys are seen, then where the next call
+        // resumes.
+        let (mut last, mut resume) = (None::<Vec<u8>>, None);
+        walker.run(ctx, from, |key, hit| {
             if let Some(last) = &last {
                 resume = Some(resume_position(last, key));
                 return false;
@@ -232,93 +269,106 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
                 found.push(key.to_vec());
             }
             seen += 1;
-            if seen >= count {
+            if seen >= self.count {
                 last = Some(key.to_vec());
             }
             true
-        })
-        .is_err()
-    {
-        return;
+        })?;
+        let cursor = resume.map_or(0, |p| ctx.server.cursors.issue(&p));
+        Ok(Reply::Array(vec![
+            Reply::bulk(cursor.to_string()),
+            Reply::bulk_array(found),
+        ]))
     }
-    let cursor = resume.map_or(0, |p| ctx.server.cursors.issue(&p));
-    ctx.out.array(2);
-    ctx.out.bulk(cursor.to_string().as_bytes());
-    ctx.out.bulk_array(&found);
 }
 
 /// `KEYS pattern`: every matching key (a full scan of the pattern's prefix range).
-pub(super) fn keys(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let walker = walk(Some(&a[0]));
-    let mut found = Vec::new();
-    if walker
-        .run(ctx, None, |key, hit| {
+pub(super) struct Keys<'a> {
+    pattern: &'a [u8],
+}
+
+impl<'a> Keys<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Keys {
+            pattern: args.first().map_or(&[], Vec::as_slice),
+        })
+    }
+}
+
+impl Command for Keys<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let mut found = Vec::new();
+        walk(Some(self.pattern)).run(ctx, None, |key, hit| {
             if hit {
                 found.push(key.to_vec());
             }
             true
-        })
-        .is_ok()
-    {
-        ctx.out.bulk_array(&found);
+        })?;
+        Ok(Reply::bulk_array(found))
     }
 }
 
 /// `DBSIZE`: the exact number of keys, by a key scan (so O(keys), unlike Redis's O(1)).
-pub(super) fn dbsize(ctx: &mut Ctx<'_>, _a: &[Vec<u8>]) {
-    let mut n = 0i64;
-    if walk(None)
-        .run(ctx, None, |_, _| {
+#[derive(Default)]
+pub(super) struct DbSize;
+
+impl Command for DbSize {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let mut n = 0i64;
+        walk(None).run(ctx, None, |_, _| {
             n += 1;
             true
-        })
-        .is_ok()
-    {
-        ctx.out.int(n);
+        })?;
+        Ok(Reply::Int(n))
     }
 }
 
 /// `FLUSHDB [ASYNC|SYNC]` and `FLUSHALL`: deletes every key, when `--enable-flush` allows it
 /// (not atomic: writes that run meanwhile may survive; inside a transaction it is, as the
 /// transaction holds every key lock).
-pub(super) fn flush(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    if a.len() > 1 || a.first().is_some_and(|m| !is(m, "async") && !is(m, "sync")) {
-        ctx.out.error("ERR syntax error");
-        return;
+pub(super) struct Flush;
+
+impl Flush {
+    pub(super) fn parse(args: &[Vec<u8>]) -> Result<Self, CmdError> {
+        if args.len() > 1
+            || args
+                .first()
+                .is_some_and(|m| !is(m, "async") && !is(m, "sync"))
+        {
+            return Err(CmdError::syntax());
+        }
+        Ok(Flush)
     }
-    if !ctx.server.config.enable_flush {
-        ctx.out.error(
-            "ERR FLUSHDB and FLUSHALL are disabled: start augur-server with --enable-flush to \
-             allow deleting every key",
-        );
-        return;
-    }
-    // Inside a transaction every delete joins its one batch anyway: one walk collects all.
-    let in_run = ctx.pending.is_some();
-    loop {
-        let mut keys = Vec::new();
-        if walk(None)
-            .run(ctx, None, |key, _| {
+}
+
+impl Command for Flush {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        if !ctx.server.config.enable_flush {
+            return Err(CmdError::new(
+                "ERR FLUSHDB and FLUSHALL are disabled: start augur-server with --enable-flush \
+                 to allow deleting every key",
+            ));
+        }
+        // Inside a transaction every delete joins its one batch anyway: one walk collects all.
+        let in_run = ctx.pending.is_some();
+        loop {
+            let mut keys = Vec::new();
+            walk(None).run(ctx, None, |key, _| {
                 keys.push(key.to_vec());
                 in_run || keys.len() < FLUSH_BATCH
-            })
-            .is_err()
-        {
-            return;
+            })?;
+            if keys.is_empty() {
+                break;
+            }
+            let mut batch = Writes::default();
+            for k in &keys {
+                batch.delete(k);
+            }
+            write(ctx, batch)?;
+            if in_run {
+                break;
+            }
         }
-        if keys.is_empty() {
-            break;
-        }
-        let mut batch = Writes::default();
-        for k in &keys {
-            batch.delete(k);
-        }
-        if !write(ctx, batch) {
-            return;
-        }
-        if in_run {
-            break;
-        }
+        Ok(Reply::Ok)
     }
-    ctx.out.ok();
 }

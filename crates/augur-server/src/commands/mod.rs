@@ -1,27 +1,45 @@
 //! The command table and dispatch: each command's name, arity and flags (what `COMMAND`
-//! reports), the checks Redis makes before running one (unknown command, wrong arity,
-//! authentication, queuing inside a transaction), and the handlers, grouped as Redis groups
-//! them: `strings.rs` (values), `keys.rs` (the keyspace), `transaction.rs` (MULTI, EXEC,
-//! DISCARD), `connection.rs` and `admin.rs` (the server itself).
+//! reports) and its parse function, the checks Redis makes before running one (unknown
+//! command, wrong arity, authentication, queuing inside a transaction), and the commands,
+//! grouped as Redis groups them: `strings.rs` (values), `keys.rs` (the keyspace),
+//! `transaction.rs` (MULTI, EXEC, DISCARD), `connection.rs` and `admin.rs` (the server
+//! itself). `run.rs` runs a pipeline's commands on keys as one run, and a transaction.
 //!
-//! A handler writes its reply into the context's [`Out`] and never fails: errors are replies,
-//! with Redis's texts.
+//! # A command: parse, then execute
+//!
+//! As Kvrocks gives each command a class with `Parse` and `Execute`, a command here is a
+//! type with two functions: a parse function (named in the table) that turns the words
+//! after the name into the typed command — Redis's syntax checks, no access to the store —
+//! and [`Command::execute`], which runs it against the store and returns its result, a
+//! [`Reply`] or a [`CmdError`]. Neither writes a byte: the caller encodes the result in one
+//! place (`Out::result`, `reply.rs`), so every reply and every error, engine failures
+//! included, is spelled there. Adding a command is a type, its parse and execute functions,
+//! and one row of [`COMMANDS`]; its arity is checked once, from the row, before it parses
+//! ([`Call::check`]).
 
 mod admin;
 mod connection;
 pub mod info;
 mod keys;
+mod run;
 mod store;
 mod strings;
 mod transaction;
 
-use crate::reply::Out;
+pub use crate::reply::{CmdError, Reply};
 use crate::state::{ClientInfo, Server};
 use parking_lot::MutexGuard;
+pub use run::execute_batch;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use store::Pending;
 pub use transaction::Transaction;
+
+/// A command parsed from its arguments, ready to run (see the module doc).
+pub trait Command {
+    /// Runs the command against the store: its reply, or why it failed.
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError>;
+}
 
 /// What a running command may change on its connection.
 pub struct Ctx<'a> {
@@ -29,8 +47,6 @@ pub struct Ctx<'a> {
     pub server: &'a Arc<Server>,
     /// The connection's own state.
     pub client: &'a mut Client,
-    /// Where replies go.
-    pub out: &'a mut Out,
     /// The writes of the pipelined run being executed (see `store.rs`), whose keys' locks
     /// are held for the whole run; `None` outside a run.
     pub pending: Option<Pending>,
@@ -123,6 +139,7 @@ const ADMIN_NO_MULTI: Flags = Flags {
 };
 
 /// One command.
+#[derive(Debug)]
 pub struct Spec {
     /// Lower-case name.
     pub name: &'static str,
@@ -136,12 +153,17 @@ pub struct Spec {
     pub group: &'static str,
     /// One line for `COMMAND DOCS`.
     pub summary: &'static str,
-    /// The handler: the words after the name.
-    pub run: fn(&mut Ctx<'_>, &[Vec<u8>]),
+    /// Parses the words after the name and executes the command (the table's parse
+    /// function, then [`Command::execute`]).
+    pub run: Run,
 }
 
+/// A command's parse-then-execute, as the table holds it.
+pub type Run = fn(&mut Ctx<'_>, &[Vec<u8>]) -> Result<Reply, CmdError>;
+
+/// One row of [`COMMANDS`]: `$parse` turns the arguments into a [`Command`].
 macro_rules! spec {
-    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $group:literal, $summary:literal, $run:path) => {
+    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $group:literal, $summary:literal, $parse:path) => {
         Spec {
             name: $name,
             arity: $arity,
@@ -149,7 +171,7 @@ macro_rules! spec {
             keys: $keys,
             group: $group,
             summary: $summary,
-            run: $run,
+            run: |ctx, args| $parse(args)?.execute(ctx),
         }
     };
 }
@@ -157,51 +179,56 @@ macro_rules! spec {
 /// Every command the server knows.
 #[rustfmt::skip]
 pub static COMMANDS: &[Spec] = &[
-    spec!("get", 2, READ, (1, 1, 1), "string", "Returns the value of a key.", strings::get),
-    spec!("set", -3, WRITE, (1, 1, 1), "string", "Sets the value of a key (NX, XX, GET; no expiry).", strings::set),
-    spec!("setnx", 3, WRITE, (1, 1, 1), "string", "Sets a key only when it does not exist.", strings::setnx),
-    spec!("getset", 3, WRITE, (1, 1, 1), "string", "Sets a key and returns its previous value.", strings::getset),
-    spec!("mget", -2, READ, (1, -1, 1), "string", "Returns the values of several keys.", strings::mget),
-    spec!("mset", -3, WRITE, (1, -1, 2), "string", "Sets several keys at once.", strings::mset),
-    spec!("msetnx", -3, WRITE, (1, -1, 2), "string", "Sets several keys only when none exists.", strings::msetnx),
-    spec!("strlen", 2, READ, (1, 1, 1), "string", "Returns the length of a value.", strings::strlen),
-    spec!("getdel", 2, WRITE, (1, 1, 1), "string", "Returns a value and deletes its key.", strings::getdel),
-    spec!("getrange", 4, READ, (1, 1, 1), "string", "Returns a substring of a value.", strings::getrange),
-    spec!("setrange", 4, WRITE, (1, 1, 1), "string", "Overwrites part of a value at an offset.", strings::setrange),
-    spec!("append", 3, WRITE, (1, 1, 1), "string", "Appends to a value.", strings::append),
-    spec!("incr", 2, WRITE, (1, 1, 1), "string", "Adds 1 to an integer value.", strings::incr),
-    spec!("decr", 2, WRITE, (1, 1, 1), "string", "Subtracts 1 from an integer value.", strings::decr),
-    spec!("incrby", 3, WRITE, (1, 1, 1), "string", "Adds an integer to an integer value.", strings::incrby),
-    spec!("decrby", 3, WRITE, (1, 1, 1), "string", "Subtracts an integer from an integer value.", strings::decrby),
-    spec!("incrbyfloat", 3, WRITE, (1, 1, 1), "string", "Adds a number to a numeric value.", strings::incrbyfloat),
-    spec!("del", -2, WRITE, (1, -1, 1), "generic", "Deletes keys.", keys::del),
-    spec!("unlink", -2, WRITE, (1, -1, 1), "generic", "Deletes keys.", keys::del),
-    spec!("exists", -2, READ, (1, -1, 1), "generic", "Counts how many of the keys exist.", keys::exists),
-    spec!("type", 2, READ, (1, 1, 1), "generic", "Returns the type of a key: string or none.", keys::type_of),
-    spec!("scan", -2, SCAN, (0, 0, 0), "generic", "Iterates over the keys in key order.", keys::scan),
-    spec!("keys", 2, SCAN, (0, 0, 0), "generic", "Returns the keys matching a pattern (a full scan).", keys::keys),
-    spec!("dbsize", 1, SCAN, (0, 0, 0), "server", "Counts the keys (a full key scan).", keys::dbsize),
-    spec!("flushdb", -1, FLUSH, (0, 0, 0), "server", "Deletes every key (when enabled).", keys::flush),
-    spec!("flushall", -1, FLUSH, (0, 0, 0), "server", "Deletes every key (when enabled).", keys::flush),
-    spec!("multi", 1, PLAIN, (0, 0, 0), "transactions", "Starts a transaction: later commands are queued.", transaction::multi),
-    spec!("exec", 1, PLAIN, (0, 0, 0), "transactions", "Runs the queued commands as one atomic step.", transaction::exec),
-    spec!("discard", 1, PLAIN, (0, 0, 0), "transactions", "Drops the queued commands.", transaction::discard),
-    spec!("ping", -1, PLAIN, (0, 0, 0), "connection", "Returns PONG, or the message.", connection::ping),
-    spec!("echo", 2, PLAIN, (0, 0, 0), "connection", "Returns the message.", connection::echo),
-    spec!("quit", -1, NOAUTH, (0, 0, 0), "connection", "Closes the connection.", connection::quit),
-    spec!("hello", -1, NOAUTH, (0, 0, 0), "connection", "Handshake: RESP2 only.", connection::hello),
-    spec!("auth", -2, NOAUTH, (0, 0, 0), "connection", "Authenticates the connection.", connection::auth),
-    spec!("select", 2, PLAIN, (0, 0, 0), "connection", "Selects database 0 (the only one).", connection::select),
-    spec!("client", -2, PLAIN, (0, 0, 0), "connection", "CLIENT ID, SETNAME, GETNAME, LIST, INFO.", connection::client),
-    spec!("command", -1, PLAIN, (0, 0, 0), "server", "Describes the commands (COUNT, DOCS, INFO).", admin::command),
-    spec!("config", -2, PLAIN, (0, 0, 0), "server", "CONFIG GET of the server's settings.", admin::config),
-    spec!("info", -1, PLAIN, (0, 0, 0), "server", "Server, clients, memory, persistence, stats, keyspace and engine sections.", admin::info),
-    spec!("save", 1, ADMIN_NO_MULTI, (0, 0, 0), "server", "Flushes the memtable and syncs.", admin::save),
-    spec!("bgsave", -1, ADMIN, (0, 0, 0), "server", "Flushes and syncs in the background.", admin::bgsave),
-    spec!("lastsave", 1, PLAIN, (0, 0, 0), "server", "Unix time of the last SAVE.", admin::lastsave),
-    spec!("time", 1, PLAIN, (0, 0, 0), "server", "The server's time.", admin::time),
-    spec!("shutdown", -1, ADMIN_NO_MULTI, (0, 0, 0), "server", "Stops the server (SAVE or NOSAVE).", admin::shutdown),
+    spec!("get", 2, READ, (1, 1, 1), "string", "Returns the value of a key.", strings::Get::parse),
+    spec!("set", -3, WRITE, (1, 1, 1), "string", "Sets the value of a key (NX, XX, GET; no expiry).", strings::Set::parse),
+    spec!("setnx", 3, WRITE, (1, 1, 1), "string", "Sets a key only when it does not exist.", strings::SetNx::parse),
+    spec!("getset", 3, WRITE, (1, 1, 1), "string", "Sets a key and returns its previous value.", strings::GetSet::parse),
+    spec!("mget", -2, READ, (1, -1, 1), "string", "Returns the values of several keys.", strings::MGet::parse),
+    spec!("mset", -3, WRITE, (1, -1, 2), "string", "Sets several keys at once.", strings::MSet::parse),
+    spec!("msetnx", -3, WRITE, (1, -1, 2), "string", "Sets several keys only when none exists.", strings::MSet::msetnx),
+    spec!("strlen", 2, READ, (1, 1, 1), "string", "Returns the length of a value.", strings::StrLen::parse),
+    spec!("getdel", 2, WRITE, (1, 1, 1), "string", "Returns a value and deletes its key.", strings::GetDel::parse),
+    spec!("getrange", 4, READ, (1, 1, 1), "string", "Returns a substring of a value.", strings::GetRange::parse),
+    spec!("setrange", 4, WRITE, (1, 1, 1), "string", "Overwrites part of a value at an offset.", strings::SetRange::parse),
+    spec!("append", 3, WRITE, (1, 1, 1), "string", "Appends to a value.", strings::Append::parse),
+    spec!("incr", 2, WRITE, (1, 1, 1), "string", "Adds 1 to an integer value.", strings::Add::incr),
+    spec!("decr", 2, WRITE, (1, 1, 1), "string", "Subtracts 1 from an integer value.", strings::Add::decr),
+    spec!("incrby", 3, WRITE, (1, 1, 1), "string", "Adds an integer to an integer value.", strings::Add::incrby),
+    spec!("decrby", 3, WRITE, (1, 1, 1), "string", "Subtracts an integer from an integer value.", strings::Add::decrby),
+    spec!("incrbyfloat", 3, WRITE, (1, 1, 1), "string", "Adds a number to a numeric value.", strings::IncrByFloat::parse),
+    spec!("del", -2, WRITE, (1, -1, 1), "generic", "Deletes keys.", keys::Del::parse),
+    spec!("unlink", -2, WRITE, (1, -1, 1), "generic", "Deletes keys.", keys::Del::parse),
+    spec!("exists", -2, READ, (1, -1, 1), "generic", "Counts how many of the keys exist.", keys::Exists::parse),
+    spec!("type", 2, READ, (1, 1, 1), "generic", "Returns the type of a key: string or none.", keys::Type::parse),
+    spec!("scan", -2, SCAN, (0, 0, 0), "generic", "Iterates over the keys in key order.", keys::Scan::parse),
+    spec!("keys", 2, SCAN, (0, 0, 0), "generic", "Returns the keys matching a pattern (a full scan).", keys::Keys::parse),
+    spec!("dbsize", 1, SCAN, (0, 0, 0), "server", "Counts the keys (a full key scan).", no_args::<keys::DbSize>),
+    spec!("flushdb", -1, FLUSH, (0, 0, 0), "server", "Deletes every key (when enabled).", keys::Flush::parse),
+    spec!("flushall", -1, FLUSH, (0, 0, 0), "server", "Deletes every key (when enabled).", keys::Flush::parse),
+    spec!("multi", 1, PLAIN, (0, 0, 0), "transactions", "Starts a transaction: later commands are queued.", no_args::<transaction::Multi>),
+    spec!("exec", 1, PLAIN, (0, 0, 0), "transactions", "Runs the queued commands as one atomic step.", no_args::<transaction::Exec>),
+    spec!("discard", 1, PLAIN, (0, 0, 0), "transactions", "Drops the queued commands.", no_args::<transaction::Discard>),
+    spec!("ping", -1, PLAIN, (0, 0, 0), "connection", "Returns PONG, or the message.", connection::Ping::parse),
+    spec!("echo", 2, PLAIN, (0, 0, 0), "connection", "Returns the message.", connection::Echo::parse),
+    spec!("quit", -1, NOAUTH, (0, 0, 0), "connection", "Closes the connection.", no_args::<connection::Quit>),
+    spec!("hello", -1, NOAUTH, (0, 0, 0), "connection", "Handshake: RESP2 only.", connection::Hello::parse),
+    spec!("auth", -2, NOAUTH, (0, 0, 0), "connection", "Authenticates the connection.", connection::Auth::parse),
+    spec!("select", 2, PLAIN, (0, 0, 0), "connection", "Selects database 0 (the only one).", connection::Select::parse),
+    spec!("client", -2, PLAIN, (0, 0, 0), "connection", "CLIENT ID, SETNAME, GETNAME, LIST, INFO.", connection::ClientCmd::parse),
+    spec!("command", -1, PLAIN, (0, 0, 0), "server", "Describes the commands (COUNT, DOCS, INFO).", admin::CommandCmd::parse),
+    spec!("config", -2, PLAIN, (0, 0, 0), "server", "CONFIG GET of the server's settings.", admin::ConfigGet::parse),
+    spec!("info", -1, PLAIN, (0, 0, 0), "server", "Server, clients, memory, persistence, stats, keyspace and engine sections.", admin::Info::parse),
+    spec!("save", 1, ADMIN_NO_MULTI, (0, 0, 0), "server", "Flushes the memtable and syncs.", no_args::<admin::Save>),
+    spec!("bgsave", -1, ADMIN, (0, 0, 0), "server", "Flushes and syncs in the background.", admin::BgSave::parse),
+    spec!("lastsave", 1, PLAIN, (0, 0, 0), "server", "Unix time of the last SAVE.", no_args::<admin::LastSave>),
+    spec!("time", 1, PLAIN, (0, 0, 0), "server", "The server's time.", no_args::<admin::Time>),
+    spec!("shutdown", -1, ADMIN_NO_MULTI, (0, 0, 0), "server", "Stops the server (SAVE or NOSAVE).", admin::ShutdownCmd::parse),
 ];
+
+/// The parse function of a command without arguments (the table's arity allows none).
+fn no_args<C: Default>(_args: &[Vec<u8>]) -> Result<C, CmdError> {
+    Ok(C::default())
+}
 
 /// The spec of `name` (any case).
 pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
@@ -215,157 +242,115 @@ pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
     table.get(std::str::from_utf8(lower).ok()?).copied()
 }
 
-/// Runs one command (`args[0]` is its name) with Redis's checks first; inside a transaction
-/// queues it instead (`transaction.rs`).
-pub fn execute(ctx: &mut Ctx<'_>, args: &[Vec<u8>]) {
-    let Some(name) = args.first() else {
-        return;
-    };
-    let Some(spec) = lookup(name) else {
-        let text = unknown_command(name, &args[1..]);
-        transaction::reject(ctx, None, &text);
-        return;
+/// A request that names a known command with a valid number of words ([`Call::check`]).
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    /// Its row of the table.
+    spec: &'static Spec,
+    /// Its words, the name first.
+    words: &'a [Vec<u8>],
+}
+
+/// Why Redis refuses a request before it runs, from the table alone.
+enum Refusal {
+    /// No such command: Redis's error text.
+    Unknown(CmdError),
+    /// A known command with the wrong number of words.
+    Arity(&'static Spec),
+}
+
+impl<'a> Call<'a> {
+    /// Looks `words[0]` up and checks the number of words against the command's arity:
+    /// the one place arity is checked (a parse function sees only valid counts).
+    fn check(words: &'a [Vec<u8>]) -> Result<Call<'a>, Refusal> {
+        let Some((name, rest)) = words.split_first() else {
+            return Err(Refusal::Unknown(unknown_command(b"", &[])));
+        };
+        let Some(spec) = lookup(name) else {
+            return Err(Refusal::Unknown(unknown_command(name, rest)));
+        };
+        let n = words.len() as i64;
+        if (spec.arity > 0 && n == spec.arity) || (spec.arity < 0 && n >= -spec.arity) {
+            Ok(Call { spec, words })
+        } else {
+            Err(Refusal::Arity(spec))
+        }
+    }
+
+    /// The words after the name.
+    fn args(&self) -> &'a [Vec<u8>] {
+        self.words.get(1..).unwrap_or_default()
+    }
+
+    /// Parses and executes the command, counting it.
+    fn run(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        crate::state::Counters::add(&ctx.server.counters.commands, 1);
+        note_command(&ctx.client.info, self.spec.name);
+        (self.spec.run)(ctx, self.args())
+    }
+
+    /// Whether the command may be part of a run: one on keys that reads or writes through
+    /// `store.rs` (not a scan or a flush).
+    fn joins_runs(&self) -> bool {
+        let flags = self.spec.flags;
+        !flags.blocking && (flags.write || flags.readonly) && self.spec.keys.0 >= 1
+    }
+
+    /// The keys of a command that may be part of a run ([`Call::joins_runs`]); `None`
+    /// otherwise.
+    fn run_keys(&self) -> Option<Vec<&'a [u8]>> {
+        if !self.joins_runs() {
+            return None;
+        }
+        let n = self.words.len() as i64;
+        let (first, last, step) = self.spec.keys;
+        let last = if last < 0 { n + last } else { last };
+        let keys = (first..=last)
+            .step_by(usize::try_from(step.max(1)).ok()?)
+            .filter_map(|i| self.words.get(usize::try_from(i).ok()?))
+            .map(|k| k.as_slice())
+            .collect();
+        Some(keys)
+    }
+}
+
+/// Runs one request (`words[0]` is the command's name) with Redis's checks first: unknown
+/// command, authentication, arity; inside a transaction queues it instead
+/// (`transaction.rs`). The result is the request's reply, for the caller to encode.
+pub fn execute(ctx: &mut Ctx<'_>, words: &[Vec<u8>]) -> Result<Reply, CmdError> {
+    if words.is_empty() {
+        return Ok(Reply::Nothing);
+    }
+    let checked = Call::check(words);
+    let spec = match &checked {
+        Ok(call) => call.spec,
+        Err(Refusal::Arity(spec)) => spec,
+        Err(Refusal::Unknown(e)) => return Err(transaction::reject(ctx, None, e.clone())),
     };
     if !ctx.client.authenticated && !spec.flags.noauth {
-        transaction::reject(ctx, Some(spec), "NOAUTH Authentication required.");
-        return;
+        let e = CmdError::new("NOAUTH Authentication required.");
+        return Err(transaction::reject(ctx, Some(spec), e));
     }
-    if !arity_ok(spec, args.len()) {
-        let text = format!("ERR wrong number of arguments for '{}' command", spec.name);
-        transaction::reject(ctx, Some(spec), &text);
-        return;
-    }
-    if ctx.client.multi.is_some() && transaction::queue(ctx, spec, args) {
-        return;
-    }
-    crate::state::Counters::add(&ctx.server.counters.commands, 1);
-    note_command(&ctx.client.info, ctx.server, spec.name);
-    (spec.run)(ctx, &args[1..]);
-}
-
-/// Whether `n` words (the name included) fit `spec`'s arity.
-fn arity_ok(spec: &Spec, n: usize) -> bool {
-    let n = n as i64;
-    (spec.arity > 0 && n == spec.arity) || (spec.arity < 0 && n >= -spec.arity)
-}
-
-/// Runs a client's batch of pipelined commands in order. Consecutive commands on keys (reads
-/// and writes of the string commands, DEL, EXISTS, …) run as one run under all their keys'
-/// locks, with their writes committed as one write batch at the run's end — one WAL record
-/// and, under `--sync always`, one fsync for the run (`store.rs`). Inside a transaction no
-/// run forms: each command is queued.
-pub fn execute_batch(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
-    let mut i = 0;
-    while i < cmds.len() && !ctx.client.close {
-        let run: Vec<Vec<&[u8]>> = if ctx.client.authenticated && ctx.client.multi.is_none() {
-            cmds[i..].iter().map_while(|c| run_keys(c)).collect()
-        } else {
-            Vec::new()
-        };
-        if run.len() >= 2 {
-            let n = run.len();
-            execute_run(ctx, &cmds[i..i + n], &run.concat());
-            i += n;
-        } else {
-            execute(ctx, &cmds[i]);
-            i += 1;
+    let call = match checked {
+        Ok(call) => call,
+        Err(_) => {
+            return Err(transaction::reject(
+                ctx,
+                Some(spec),
+                CmdError::arity(spec.name),
+            ))
         }
-    }
-}
-
-/// Runs `cmds` as one run: their `keys` (from [`run_keys`]) locked once, their writes
-/// committed together; if the commit fails, every command of the run gets its error.
-fn execute_run(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>], keys: &[&[u8]]) {
-    let server: &Server = ctx.server;
-    let _locks = server.lock_keys(keys);
-    let replies_from = ctx.out.buf.len();
-    if let Err(error) = run_deferred(ctx, cmds) {
-        // No reply of the run may claim a write that did not happen: each gets the error.
-        ctx.out.buf.truncate(replies_from);
-        for _ in cmds {
-            ctx.out.buf.extend_from_slice(&error);
-        }
-    }
-}
-
-/// Runs a transaction's queued commands (checked when queued) as one step, EXEC's reply an
-/// array of theirs: every key they name is locked for the whole step (every key when one of
-/// them walks or flushes the keyspace), so no other client's write lands between them; their
-/// writes are committed as one batch, which other clients see all at once. If the commit
-/// fails, EXEC's reply is the error alone: nothing of the transaction was written.
-fn execute_transaction(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) {
-    let server: &Server = ctx.server;
-    let _locks = match transaction_keys(cmds) {
-        Some(keys) => server.lock_keys(&keys),
-        None => server.lock_all_keys(),
     };
-    let reply_from = ctx.out.buf.len();
-    ctx.out.array(cmds.len());
-    if let Err(error) = run_deferred(ctx, cmds) {
-        ctx.out.buf.truncate(reply_from);
-        ctx.out.buf.extend_from_slice(&error);
-    }
-}
-
-/// Runs `cmds` with their writes deferred (`ctx.pending`) and commits them at the end. The
-/// caller holds the locks. `Err` holds the commit's error reply (not left in `out`; the
-/// commands' replies are, for the caller to replace).
-fn run_deferred(ctx: &mut Ctx<'_>, cmds: &[Vec<Vec<u8>>]) -> Result<(), Vec<u8>> {
-    ctx.pending = Some(Pending::default());
-    for cmd in cmds {
-        execute(ctx, cmd);
-    }
-    let pending = ctx.pending.take().unwrap_or_default();
-    let error_from = ctx.out.buf.len();
-    if store::commit_pending(ctx, pending) {
-        return Ok(());
-    }
-    let error = ctx.out.buf.split_off(error_from).to_vec();
-    Err(error)
-}
-
-/// The keys a transaction's commands name, or `None` when one of them reads or writes the
-/// whole keyspace (SCAN, KEYS, DBSIZE, FLUSHDB: every key must be locked).
-fn transaction_keys(cmds: &[Vec<Vec<u8>>]) -> Option<Vec<&[u8]>> {
-    let mut keys = Vec::new();
-    for cmd in cmds {
-        match run_keys(cmd) {
-            Some(k) => keys.extend(k),
-            None => {
-                let spec = cmd.first().and_then(|n| lookup(n))?;
-                if spec.flags.write || spec.flags.readonly {
-                    return None;
-                }
-            }
+    if ctx.client.multi.is_some() {
+        if let Some(queued) = transaction::queue(ctx, call) {
+            return queued;
         }
     }
-    Some(keys)
-}
-
-/// The keys of `args` when it can be part of a run: a known command on keys that reads or
-/// writes through `store.rs` (not a scan or a flush), with a valid arity; `None` otherwise.
-fn run_keys(args: &[Vec<u8>]) -> Option<Vec<&[u8]>> {
-    let spec = lookup(args.first()?)?;
-    let n = args.len() as i64;
-    let (first, last, step) = spec.keys;
-    if !arity_ok(spec, args.len())
-        || spec.flags.blocking
-        || !(spec.flags.write || spec.flags.readonly)
-        || first < 1
-    {
-        return None;
-    }
-    let last = if last < 0 { n + last } else { last };
-    let keys = (first..=last)
-        .step_by(usize::try_from(step.max(1)).ok()?)
-        .filter_map(|i| args.get(usize::try_from(i).ok()?))
-        .map(|k| k.as_slice())
-        .collect();
-    Some(keys)
+    call.run(ctx)
 }
 
 /// Redis's error for an unknown command: the name and the first arguments, quoted.
-fn unknown_command(name: &[u8], rest: &[Vec<u8>]) -> String {
+fn unknown_command(name: &[u8], rest: &[Vec<u8>]) -> CmdError {
     let mut text = format!(
         "ERR unknown command '{}', with args beginning with: ",
         printable(name, 128)
@@ -373,7 +358,7 @@ fn unknown_command(name: &[u8], rest: &[Vec<u8>]) -> String {
     for a in rest.iter().take(16) {
         text.push_str(&format!("'{}' ", printable(a, 128)));
     }
-    text
+    CmdError::new(text)
 }
 
 /// `bytes` as text for an error message: at most `max` characters, control characters
@@ -386,8 +371,7 @@ pub fn printable(bytes: &[u8], max: usize) -> String {
         .collect()
 }
 
-fn note_command(info: &ClientInfo, server: &Server, name: &str) {
-    let _ = server;
+fn note_command(info: &ClientInfo, name: &str) {
     let ms = u64::try_from(info.connected.elapsed().as_millis()).unwrap_or(u64::MAX);
     info.last_command_ms
         .store(ms, std::sync::atomic::Ordering::Relaxed);
@@ -398,10 +382,11 @@ fn note_command(info: &ClientInfo, server: &Server, name: &str) {
     }
 }
 
-/// Whether the command `args` should run off the I/O thread: it may wait on the engine for
+/// Whether the command `words` should run off the I/O thread: it may wait on the engine for
 /// long (see [`Flags::blocking`]), or it writes and every write waits for an fsync.
-pub fn is_blocking(args: &[Vec<u8>], sync_always: bool) -> bool {
-    args.first()
+pub fn is_blocking(words: &[Vec<u8>], sync_always: bool) -> bool {
+    words
+        .first()
         .and_then(|n| lookup(n))
         .is_some_and(|s| s.flags.blocking || (s.flags.write && sync_always))
 }
@@ -416,26 +401,17 @@ pub fn batch_is_blocking(client: &Client, cmds: &[Vec<Vec<u8>>], sync_always: bo
             .is_some_and(|t| t.is_blocking(sync_always))
 }
 
-/// The reply to an engine failure.
-pub fn engine_error(out: &mut Out, e: &augur::Error) {
-    let text = printable(e.to_string().as_bytes(), 1000);
-    out.error(&format!("ERR {text}"));
-}
-
 /// Case-insensitive comparison of an argument with an option name.
 pub fn is(arg: &[u8], name: &str) -> bool {
     arg.eq_ignore_ascii_case(name.as_bytes())
 }
 
-/// An integer argument, or Redis's error reply.
-pub fn parse_i64(out: &mut Out, arg: &[u8]) -> Option<i64> {
-    let parsed = std::str::from_utf8(arg)
+/// An integer argument, or Redis's error.
+pub fn parse_i64(arg: &[u8]) -> Result<i64, CmdError> {
+    std::str::from_utf8(arg)
         .ok()
         .filter(|s| !(s.starts_with('+') || (s.len() > 1 && s.starts_with('0'))))
         .filter(|s| !s.starts_with("-0"))
-        .and_then(|s| s.parse::<i64>().ok());
-    if parsed.is_none() {
-        out.error("ERR value is not an integer or out of range");
-    }
-    parsed
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or_else(CmdError::not_an_integer)
 }

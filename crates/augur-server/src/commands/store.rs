@@ -11,7 +11,7 @@
 //! which is one of the orders Redis could have run it in. Replies are written only after the
 //! commit, so no client is told of a write that is not yet in the log.
 
-use super::{engine_error, Ctx};
+use super::{CmdError, Ctx};
 use crate::config::SyncPolicy;
 use crate::state::Counters;
 use augur::{TryWrite, WriteBatch, WriteOptions};
@@ -98,49 +98,42 @@ impl Pending {
     }
 }
 
-/// The current value of `key` (the run's own write first), counting a hit or a miss;
-/// `Err(())` once an error reply is written.
-pub(super) fn read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, ()> {
-    let found = match ctx.pending.as_ref().and_then(|p| p.get(key)) {
-        Some(own) => Ok(own.cloned()),
-        None => ctx.server.db.get(key),
+/// The current value of `key` (the run's own write first), counting a hit or a miss.
+pub(super) fn read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, CmdError> {
+    let v = match ctx.pending.as_ref().and_then(|p| p.get(key)) {
+        Some(own) => own.cloned(),
+        None => ctx.server.db.get(key)?,
     };
-    match found {
-        Ok(v) => {
-            let c = &ctx.server.counters;
-            Counters::add(if v.is_some() { &c.hits } else { &c.misses }, 1);
-            Ok(v)
-        }
-        Err(e) => {
-            engine_error(ctx.out, &e);
-            Err(())
-        }
-    }
+    let c = &ctx.server.counters;
+    Counters::add(if v.is_some() { &c.hits } else { &c.misses }, 1);
+    Ok(v)
 }
 
 /// Applies `writes`: inside a run, adds them to the run's pending set (committed when the
-/// run ends); otherwise commits them now. On failure writes the error reply and returns false.
-pub(super) fn write(ctx: &mut Ctx<'_>, writes: Writes) -> bool {
+/// run ends); otherwise commits them now.
+pub(super) fn write(ctx: &mut Ctx<'_>, writes: Writes) -> Result<(), CmdError> {
     if let Some(pending) = ctx.pending.as_mut() {
         pending.add(writes);
-        return true;
+        return Ok(());
     }
     commit(ctx, writes)
 }
 
 /// Commits a run's pending writes (nothing to do when it wrote nothing).
-pub(super) fn commit_pending(ctx: &mut Ctx<'_>, pending: Pending) -> bool {
+pub(super) fn commit_pending(ctx: &mut Ctx<'_>, pending: Pending) -> Result<(), CmdError> {
     let writes = pending.into_writes();
-    writes.0.is_empty() || commit(ctx, writes)
+    if writes.0.is_empty() {
+        return Ok(());
+    }
+    commit(ctx, writes)
 }
 
-/// Commits `writes` with the configured durability; on failure writes the error reply and
-/// returns false.
+/// Commits `writes` with the configured durability.
 ///
 /// Under `--sync always` the write waits for its fsync (the session runs such batches off the
 /// I/O thread). Otherwise it is tried without waiting, and only a write that would wait for
 /// room (a stall, a memtable switch) moves off the I/O thread (`block_in_place`).
-fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> bool {
+fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> Result<(), CmdError> {
     let batch = writes.into_batch();
     let db = &ctx.server.db;
     let sync = ctx.server.config.sync == SyncPolicy::Always;
@@ -156,18 +149,11 @@ fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> bool {
             Err(e) => Err(e),
         }
     };
-    match result {
-        Ok(()) => {
-            if !sync {
-                ctx.server.dirty.store(true, Ordering::Release);
-            }
-            true
-        }
-        Err(e) => {
-            engine_error(ctx.out, &e);
-            false
-        }
+    result?;
+    if !sync {
+        ctx.server.dirty.store(true, Ordering::Release);
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,181 +6,297 @@
 //! (a pipelined run defers its writes there).
 
 use super::store::{read, write, Writes};
-use super::{is, parse_i64, Ctx};
+use super::{is, parse_i64, CmdError, Command, Ctx, Reply};
 
 /// The most bytes a value may grow to by SETRANGE or APPEND (Redis's proto-max-bulk-len).
 const MAX_STRING_BYTES: usize = 512 << 20;
 
 /// Writes `value` under `key`.
-fn put(ctx: &mut Ctx<'_>, key: &[u8], value: &[u8]) -> bool {
+fn put(ctx: &mut Ctx<'_>, key: &[u8], value: &[u8]) -> Result<(), CmdError> {
     let mut b = Writes::default();
     b.put(key, value);
     write(ctx, b)
 }
 
+/// The error of a value past [`MAX_STRING_BYTES`].
+fn too_big() -> CmdError {
+    CmdError::new("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+}
+
+/// The argument at `i` (the table's arity guarantees it).
+fn arg(args: &[Vec<u8>], i: usize) -> &[u8] {
+    args.get(i).map_or(&[], Vec::as_slice)
+}
+
 /// `GET key`.
-pub(super) fn get(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    if let Ok(v) = read(ctx, &a[0]) {
-        ctx.out.bulk_or_null(v.as_deref());
+pub(super) struct Get<'a> {
+    key: &'a [u8],
+}
+
+impl<'a> Get<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Get { key: arg(args, 0) })
+    }
+}
+
+impl Command for Get<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        Ok(Reply::bulk_or_null(read(ctx, self.key)?))
     }
 }
 
 /// `SET key value [NX|XX] [GET] [KEEPTTL]`; expiry options are refused.
-pub(super) fn set(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let (key, value) = (&a[0], &a[1]);
-    let (mut nx, mut xx, mut get) = (false, false, false);
-    for opt in &a[2..] {
-        if is(opt, "nx") && !xx {
-            nx = true;
-        } else if is(opt, "xx") && !nx {
-            xx = true;
-        } else if is(opt, "get") {
-            get = true;
-        } else if is(opt, "keepttl") {
-            // Keys never expire, so keeping the TTL is a plain SET.
-        } else if ["ex", "px", "exat", "pxat"].iter().any(|o| is(opt, o)) {
-            ctx.out.error(
-                "ERR augur-server does not support key expiry (EX, PX, EXAT, PXAT): keys never \
-                 expire",
-            );
-            return;
+pub(super) struct Set<'a> {
+    key: &'a [u8],
+    value: &'a [u8],
+    nx: bool,
+    xx: bool,
+    get: bool,
+}
+
+impl<'a> Set<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let (mut nx, mut xx, mut get) = (false, false, false);
+        for opt in args.get(2..).unwrap_or_default() {
+            if is(opt, "nx") && !xx {
+                nx = true;
+            } else if is(opt, "xx") && !nx {
+                xx = true;
+            } else if is(opt, "get") {
+                get = true;
+            } else if is(opt, "keepttl") {
+                // Keys never expire, so keeping the TTL is a plain SET.
+            } else if ["ex", "px", "exat", "pxat"].iter().any(|o| is(opt, o)) {
+                return Err(CmdError::new(
+                    "ERR augur-server does not support key expiry (EX, PX, EXAT, PXAT): keys \
+                     never expire",
+                ));
+            } else {
+                return Err(CmdError::syntax());
+            }
+        }
+        Ok(Set {
+            key: arg(args, 0),
+            value: arg(args, 1),
+            nx,
+            xx,
+            get,
+        })
+    }
+}
+
+impl Command for Set<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.key]);
+        if !self.nx && !self.xx && !self.get {
+            put(ctx, self.key, self.value)?;
+            return Ok(Reply::Ok);
+        }
+        let old = read(ctx, self.key)?;
+        let allowed = !((self.nx && old.is_some()) || (self.xx && old.is_none()));
+        if allowed {
+            put(ctx, self.key, self.value)?;
+        }
+        Ok(if self.get {
+            Reply::bulk_or_null(old)
+        } else if allowed {
+            Reply::Ok
         } else {
-            ctx.out.error("ERR syntax error");
-            return;
-        }
-    }
-    let _locks = ctx.lock_keys(&[key]);
-    if !nx && !xx && !get {
-        if put(ctx, key, value) {
-            ctx.out.ok();
-        }
-        return;
-    }
-    let Ok(old) = read(ctx, key) else { return };
-    let allowed = !((nx && old.is_some()) || (xx && old.is_none()));
-    if allowed && !put(ctx, key, value) {
-        return;
-    }
-    if get {
-        ctx.out.bulk_or_null(old.as_deref());
-    } else if allowed {
-        ctx.out.ok();
-    } else {
-        ctx.out.null();
+            Reply::Null
+        })
     }
 }
 
 /// `SETNX key value`: 1 when set.
-pub(super) fn setnx(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let _locks = ctx.lock_keys(&[&a[0]]);
-    let Ok(old) = read(ctx, &a[0]) else { return };
-    if old.is_some() {
-        ctx.out.int(0);
-    } else if put(ctx, &a[0], &a[1]) {
-        ctx.out.int(1);
+pub(super) struct SetNx<'a> {
+    key: &'a [u8],
+    value: &'a [u8],
+}
+
+impl<'a> SetNx<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(SetNx {
+            key: arg(args, 0),
+            value: arg(args, 1),
+        })
+    }
+}
+
+impl Command for SetNx<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.key]);
+        if read(ctx, self.key)?.is_some() {
+            return Ok(Reply::Int(0));
+        }
+        put(ctx, self.key, self.value)?;
+        Ok(Reply::Int(1))
     }
 }
 
 /// `GETSET key value`.
-pub(super) fn getset(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let _locks = ctx.lock_keys(&[&a[0]]);
-    let Ok(old) = read(ctx, &a[0]) else { return };
-    if put(ctx, &a[0], &a[1]) {
-        ctx.out.bulk_or_null(old.as_deref());
+pub(super) struct GetSet<'a> {
+    key: &'a [u8],
+    value: &'a [u8],
+}
+
+impl<'a> GetSet<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(GetSet {
+            key: arg(args, 0),
+            value: arg(args, 1),
+        })
+    }
+}
+
+impl Command for GetSet<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.key]);
+        let old = read(ctx, self.key)?;
+        put(ctx, self.key, self.value)?;
+        Ok(Reply::bulk_or_null(old))
     }
 }
 
 /// `MGET key...`.
-pub(super) fn mget(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let mut values = Vec::with_capacity(a.len());
-    for key in a {
-        let Ok(v) = read(ctx, key) else { return };
-        values.push(v);
-    }
-    ctx.out.array(values.len());
-    for v in values {
-        ctx.out.bulk_or_null(v.as_deref());
+pub(super) struct MGet<'a> {
+    keys: &'a [Vec<u8>],
+}
+
+impl<'a> MGet<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(MGet { keys: args })
     }
 }
 
-/// `MSET key value [key value ...]`, atomically.
-pub(super) fn mset(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    if !a.len().is_multiple_of(2) {
-        ctx.out
-            .error("ERR wrong number of arguments for 'mset' command");
-        return;
-    }
-    let keys: Vec<&Vec<u8>> = a.iter().step_by(2).collect();
-    let _locks = ctx.lock_keys(&keys);
-    let mut b = Writes::default();
-    for pair in a.chunks(2) {
-        b.put(&pair[0], &pair[1]);
-    }
-    if write(ctx, b) {
-        ctx.out.ok();
-    }
-}
-
-/// `MSETNX key value [key value ...]`: sets all (1) only when none exists, else none (0).
-pub(super) fn msetnx(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    if !a.len().is_multiple_of(2) {
-        ctx.out
-            .error("ERR wrong number of arguments for 'msetnx' command");
-        return;
-    }
-    let keys: Vec<&Vec<u8>> = a.iter().step_by(2).collect();
-    let _locks = ctx.lock_keys(&keys);
-    for key in &keys {
-        match read(ctx, key) {
-            Ok(Some(_)) => {
-                ctx.out.int(0);
-                return;
-            }
-            Ok(None) => {}
-            Err(()) => return,
+impl Command for MGet<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let mut values = Vec::with_capacity(self.keys.len());
+        for key in self.keys {
+            values.push(Reply::bulk_or_null(read(ctx, key)?));
         }
+        Ok(Reply::Array(values))
     }
-    let mut b = Writes::default();
-    for pair in a.chunks(2) {
-        b.put(&pair[0], &pair[1]);
+}
+
+/// `MSET key value [key value ...]`, atomically, and `MSETNX`: all only when none exists
+/// (1), else none (0).
+pub(super) struct MSet<'a> {
+    pairs: &'a [Vec<u8>],
+    only_new: bool,
+}
+
+impl<'a> MSet<'a> {
+    /// `MSET`.
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Self::pairs(args, "mset", false)
     }
-    if write(ctx, b) {
-        ctx.out.int(1);
+
+    /// `MSETNX`.
+    pub(super) fn msetnx(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Self::pairs(args, "msetnx", true)
+    }
+
+    fn pairs(args: &'a [Vec<u8>], name: &str, only_new: bool) -> Result<Self, CmdError> {
+        if !args.len().is_multiple_of(2) {
+            return Err(CmdError::arity(name));
+        }
+        Ok(MSet {
+            pairs: args,
+            only_new,
+        })
+    }
+}
+
+impl Command for MSet<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let keys: Vec<&Vec<u8>> = self.pairs.iter().step_by(2).collect();
+        let _locks = ctx.lock_keys(&keys);
+        if self.only_new {
+            for key in &keys {
+                if read(ctx, key)?.is_some() {
+                    return Ok(Reply::Int(0));
+                }
+            }
+        }
+        let mut b = Writes::default();
+        for pair in self.pairs.chunks(2) {
+            if let [key, value] = pair {
+                b.put(key, value);
+            }
+        }
+        write(ctx, b)?;
+        Ok(if self.only_new {
+            Reply::Int(1)
+        } else {
+            Reply::Ok
+        })
     }
 }
 
 /// `STRLEN key`.
-pub(super) fn strlen(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    if let Ok(v) = read(ctx, &a[0]) {
-        ctx.out.int(v.map_or(0, |v| v.len() as i64));
+pub(super) struct StrLen<'a> {
+    key: &'a [u8],
+}
+
+impl<'a> StrLen<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(StrLen { key: arg(args, 0) })
+    }
+}
+
+impl Command for StrLen<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let v = read(ctx, self.key)?;
+        Ok(Reply::Int(v.map_or(0, |v| v.len() as i64)))
     }
 }
 
 /// `GETDEL key`.
-pub(super) fn getdel(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let _locks = ctx.lock_keys(&[&a[0]]);
-    let Ok(old) = read(ctx, &a[0]) else { return };
-    if old.is_some() {
-        let mut b = Writes::default();
-        b.delete(&a[0]);
-        if !write(ctx, b) {
-            return;
-        }
+pub(super) struct GetDel<'a> {
+    key: &'a [u8],
+}
+
+impl<'a> GetDel<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(GetDel { key: arg(args, 0) })
     }
-    ctx.out.bulk_or_null(old.as_deref());
+}
+
+impl Command for GetDel<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.key]);
+        let old = read(ctx, self.key)?;
+        if old.is_some() {
+            let mut b = Writes::default();
+            b.delete(self.key);
+            write(ctx, b)?;
+        }
+        Ok(Reply::bulk_or_null(old))
+    }
 }
 
 /// `GETRANGE key start end`, with Redis's index rules (negative from the end, clamped).
-pub(super) fn getrange(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let Some(start) = parse_i64(ctx.out, &a[1]) else {
-        return;
-    };
-    let Some(end) = parse_i64(ctx.out, &a[2]) else {
-        return;
-    };
-    let Ok(v) = read(ctx, &a[0]) else { return };
-    let v = v.unwrap_or_default();
-    ctx.out.bulk(substring(&v, start, end));
+pub(super) struct GetRange<'a> {
+    key: &'a [u8],
+    start: i64,
+    end: i64,
+}
+
+impl<'a> GetRange<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(GetRange {
+            key: arg(args, 0),
+            start: parse_i64(arg(args, 1))?,
+            end: parse_i64(arg(args, 2))?,
+        })
+    }
+}
+
+impl Command for GetRange<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let v = read(ctx, self.key)?.unwrap_or_default();
+        Ok(Reply::bulk(substring(&v, self.start, self.end)))
+    }
 }
 
 /// The bytes of `v` from `start` to `end` inclusive, as GETRANGE picks them.
@@ -198,101 +314,168 @@ pub(super) fn substring(v: &[u8], start: i64, end: i64) -> &[u8] {
 }
 
 /// `SETRANGE key offset value`: the new length.
-pub(super) fn setrange(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let Some(offset) = parse_i64(ctx.out, &a[1]) else {
-        return;
-    };
-    if offset < 0 {
-        ctx.out.error("ERR offset is out of range");
-        return;
+pub(super) struct SetRange<'a> {
+    key: &'a [u8],
+    offset: usize,
+    value: &'a [u8],
+}
+
+impl<'a> SetRange<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let offset = parse_i64(arg(args, 1))?;
+        let offset =
+            usize::try_from(offset).map_err(|_| CmdError::new("ERR offset is out of range"))?;
+        Ok(SetRange {
+            key: arg(args, 0),
+            offset,
+            value: arg(args, 2),
+        })
     }
-    let value = &a[2];
-    let _locks = ctx.lock_keys(&[&a[0]]);
-    let Ok(old) = read(ctx, &a[0]) else { return };
-    if value.is_empty() {
-        ctx.out.int(old.map_or(0, |v| v.len() as i64));
-        return;
-    }
-    let offset = offset as usize;
-    if offset.saturating_add(value.len()) > MAX_STRING_BYTES {
-        ctx.out
-            .error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
-        return;
-    }
-    let mut v = old.unwrap_or_default();
-    if v.len() < offset + value.len() {
-        v.resize(offset + value.len(), 0);
-    }
-    v[offset..offset + value.len()].copy_from_slice(value);
-    if put(ctx, &a[0], &v) {
-        ctx.out.int(v.len() as i64);
+}
+
+impl Command for SetRange<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let (offset, value) = (self.offset, self.value);
+        let _locks = ctx.lock_keys(&[self.key]);
+        let old = read(ctx, self.key)?;
+        if value.is_empty() {
+            return Ok(Reply::Int(old.map_or(0, |v| v.len() as i64)));
+        }
+        if offset.saturating_add(value.len()) > MAX_STRING_BYTES {
+            return Err(too_big());
+        }
+        let mut v = old.unwrap_or_default();
+        if v.len() < offset + value.len() {
+            v.resize(offset + value.len(), 0);
+        }
+        v[offset..offset + value.len()].copy_from_slice(value);
+        put(ctx, self.key, &v)?;
+        Ok(Reply::Int(v.len() as i64))
     }
 }
 
 /// `APPEND key value`: the new length.
-pub(super) fn append(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let _locks = ctx.lock_keys(&[&a[0]]);
-    let Ok(old) = read(ctx, &a[0]) else { return };
-    let mut v = old.unwrap_or_default();
-    if v.len().saturating_add(a[1].len()) > MAX_STRING_BYTES {
-        ctx.out
-            .error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
-        return;
-    }
-    v.extend_from_slice(&a[1]);
-    if put(ctx, &a[0], &v) {
-        ctx.out.int(v.len() as i64);
-    }
+pub(super) struct Append<'a> {
+    key: &'a [u8],
+    value: &'a [u8],
 }
 
-/// `INCR key`.
-pub(super) fn incr(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    add(ctx, &a[0], 1);
-}
-
-/// `DECR key`.
-pub(super) fn decr(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    add(ctx, &a[0], -1);
-}
-
-/// `INCRBY key increment`.
-pub(super) fn incrby(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    if let Some(n) = parse_i64(ctx.out, &a[1]) {
-        add(ctx, &a[0], n);
+impl<'a> Append<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Append {
+            key: arg(args, 0),
+            value: arg(args, 1),
+        })
     }
 }
 
-/// `DECRBY key decrement`.
-pub(super) fn decrby(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let Some(n) = parse_i64(ctx.out, &a[1]) else {
-        return;
-    };
-    match n.checked_neg() {
-        Some(neg) => add(ctx, &a[0], neg),
-        None => ctx.out.error("ERR decrement would overflow"),
+impl Command for Append<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.key]);
+        let mut v = read(ctx, self.key)?.unwrap_or_default();
+        if v.len().saturating_add(self.value.len()) > MAX_STRING_BYTES {
+            return Err(too_big());
+        }
+        v.extend_from_slice(self.value);
+        put(ctx, self.key, &v)?;
+        Ok(Reply::Int(v.len() as i64))
     }
 }
 
-/// Adds `delta` to the integer at `key` (0 when missing), atomically.
-fn add(ctx: &mut Ctx<'_>, key: &[u8], delta: i64) {
-    let _locks = ctx.lock_keys(&[key]);
-    let Ok(old) = read(ctx, key) else { return };
-    let current = match old {
-        None => 0,
-        Some(v) => match integer_value(&v) {
-            Some(n) => n,
-            None => {
-                ctx.out.error("ERR value is not an integer or out of range");
-                return;
-            }
-        },
-    };
-    let Some(new) = current.checked_add(delta) else {
-        ctx.out.error("ERR increment or decrement would overflow");
-        return;
-    };
-    if put(ctx, key, new.to_string().as_bytes()) {
-        ctx.out.int(new);
+/// `INCR`, `DECR`, `INCRBY` and `DECRBY`: adds `delta` to the integer at `key` (0 when
+/// missing), atomically.
+pub(super) struct Add<'a> {
+    key: &'a [u8],
+    delta: i64,
+}
+
+impl<'a> Add<'a> {
+    /// `INCR key`.
+    pub(super) fn incr(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Add {
+            key: arg(args, 0),
+            delta: 1,
+        })
+    }
+
+    /// `DECR key`.
+    pub(super) fn decr(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Add {
+            key: arg(args, 0),
+            delta: -1,
+        })
+    }
+
+    /// `INCRBY key increment`.
+    pub(super) fn incrby(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Add {
+            key: arg(args, 0),
+            delta: parse_i64(arg(args, 1))?,
+        })
+    }
+
+    /// `DECRBY key decrement`.
+    pub(super) fn decrby(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let n = parse_i64(arg(args, 1))?;
+        let delta = n
+            .checked_neg()
+            .ok_or_else(|| CmdError::new("ERR decrement would overflow"))?;
+        Ok(Add {
+            key: arg(args, 0),
+            delta,
+        })
+    }
+}
+
+impl Command for Add<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.key]);
+        let current = match read(ctx, self.key)? {
+            None => 0,
+            Some(v) => integer_value(&v).ok_or_else(CmdError::not_an_integer)?,
+        };
+        let new = current
+            .checked_add(self.delta)
+            .ok_or_else(|| CmdError::new("ERR increment or decrement would overflow"))?;
+        put(ctx, self.key, new.to_string().as_bytes())?;
+        Ok(Reply::Int(new))
+    }
+}
+
+/// `INCRBYFLOAT key increment`: the new value, as a bulk string.
+pub(super) struct IncrByFloat<'a> {
+    key: &'a [u8],
+    incr: f64,
+}
+
+/// INCRBYFLOAT's error for an argument or a stored value that is not a number.
+fn not_a_float() -> CmdError {
+    CmdError::new("ERR value is not a valid float")
+}
+
+impl<'a> IncrByFloat<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(IncrByFloat {
+            key: arg(args, 0),
+            incr: float_value(arg(args, 1)).ok_or_else(not_a_float)?,
+        })
+    }
+}
+
+impl Command for IncrByFloat<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.key]);
+        let current = match read(ctx, self.key)? {
+            None => 0.0,
+            Some(v) => float_value(&v).ok_or_else(not_a_float)?,
+        };
+        let new = current + self.incr;
+        if !new.is_finite() {
+            return Err(CmdError::new("ERR increment would produce NaN or Infinity"));
+        }
+        let text = crate::resp::format_double(new);
+        put(ctx, self.key, text.as_bytes())?;
+        Ok(Reply::bulk(text))
     }
 }
 
@@ -307,35 +490,6 @@ fn integer_value(v: &[u8]) -> Option<i64> {
         return None;
     }
     s.parse().ok()
-}
-
-/// `INCRBYFLOAT key increment`: the new value, as a bulk string.
-pub(super) fn incrbyfloat(ctx: &mut Ctx<'_>, a: &[Vec<u8>]) {
-    let Some(incr) = float_value(&a[1]) else {
-        ctx.out.error("ERR value is not a valid float");
-        return;
-    };
-    let _locks = ctx.lock_keys(&[&a[0]]);
-    let Ok(old) = read(ctx, &a[0]) else { return };
-    let current = match old {
-        None => 0.0,
-        Some(v) => match float_value(&v) {
-            Some(f) => f,
-            None => {
-                ctx.out.error("ERR value is not a valid float");
-                return;
-            }
-        },
-    };
-    let new = current + incr;
-    if !new.is_finite() {
-        ctx.out.error("ERR increment would produce NaN or Infinity");
-        return;
-    }
-    let text = crate::resp::format_double(new);
-    if put(ctx, &a[0], text.as_bytes()) {
-        ctx.out.bulk(text.as_bytes());
-    }
 }
 
 /// A float argument or stored value: a finite decimal without spaces (Redis refuses NaN).

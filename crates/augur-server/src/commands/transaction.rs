@@ -20,7 +20,8 @@
 //! implemented: it is an unknown command, inside a transaction too (where it fails the
 //! transaction; Redis would answer `ERR WATCH inside MULTI is not allowed` without failing it).
 
-use super::{Ctx, Spec};
+use super::run::execute_transaction;
+use super::{Call, CmdError, Command, Ctx, Reply, Spec};
 
 /// Commands that run at once inside a transaction instead of being queued.
 const RUN_AT_ONCE: [&str; 4] = ["exec", "discard", "multi", "quit"];
@@ -28,10 +29,17 @@ const RUN_AT_ONCE: [&str; 4] = ["exec", "discard", "multi", "quit"];
 /// Bytes a queued command counts for beyond its arguments (the bound is approximate).
 const QUEUED_OVERHEAD_BYTES: usize = 16;
 
+/// A command queued by a transaction: checked against the table when it was queued.
+#[derive(Debug)]
+struct Queued {
+    spec: &'static Spec,
+    words: Vec<Vec<u8>>,
+}
+
 /// A transaction being queued, between MULTI and EXEC or DISCARD.
 #[derive(Debug, Default)]
 pub struct Transaction {
-    queue: Vec<Vec<Vec<u8>>>,
+    queue: Vec<Queued>,
     /// Bytes queued, bounded by `--max-request-bytes` (a client may not buffer more).
     queued_bytes: usize,
     /// A command was refused while queuing: EXEC aborts.
@@ -43,91 +51,111 @@ impl Transaction {
     pub fn is_blocking(&self, sync_always: bool) -> bool {
         self.queue
             .iter()
-            .any(|c| super::is_blocking(c, sync_always))
+            .any(|q| super::is_blocking(&q.words, sync_always))
     }
 }
 
 /// `MULTI`.
-pub(super) fn multi(ctx: &mut Ctx<'_>, _a: &[Vec<u8>]) {
-    if ctx.client.multi.is_some() {
-        ctx.out.error("ERR MULTI calls can not be nested");
-        return;
+#[derive(Default)]
+pub(super) struct Multi;
+
+impl Command for Multi {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        if ctx.client.multi.is_some() {
+            return Err(CmdError::new("ERR MULTI calls can not be nested"));
+        }
+        ctx.client.multi = Some(Transaction::default());
+        Ok(Reply::Ok)
     }
-    ctx.client.multi = Some(Transaction::default());
-    ctx.out.ok();
 }
 
 /// `EXEC`: the queued commands' replies, or `EXECABORT` when one was refused while queuing.
-pub(super) fn exec(ctx: &mut Ctx<'_>, _a: &[Vec<u8>]) {
-    let Some(tx) = ctx.client.multi.take() else {
-        ctx.out.error("ERR EXEC without MULTI");
-        return;
-    };
-    if tx.failed {
-        ctx.out
-            .error("EXECABORT Transaction discarded because of previous errors.");
-        return;
+#[derive(Default)]
+pub(super) struct Exec;
+
+impl Command for Exec {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let Some(tx) = ctx.client.multi.take() else {
+            return Err(CmdError::new("ERR EXEC without MULTI"));
+        };
+        if tx.failed {
+            return Err(CmdError::new(
+                "EXECABORT Transaction discarded because of previous errors.",
+            ));
+        }
+        let calls: Vec<Call<'_>> = tx
+            .queue
+            .iter()
+            .map(|q| Call {
+                spec: q.spec,
+                words: &q.words,
+            })
+            .collect();
+        execute_transaction(ctx, &calls)
     }
-    super::execute_transaction(ctx, &tx.queue);
 }
 
 /// `DISCARD`: drops the queued commands.
-pub(super) fn discard(ctx: &mut Ctx<'_>, _a: &[Vec<u8>]) {
-    if ctx.client.multi.take().is_none() {
-        ctx.out.error("ERR DISCARD without MULTI");
-        return;
+#[derive(Default)]
+pub(super) struct Discard;
+
+impl Command for Discard {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        if ctx.client.multi.take().is_none() {
+            return Err(CmdError::new("ERR DISCARD without MULTI"));
+        }
+        Ok(Reply::Ok)
     }
-    ctx.out.ok();
 }
 
-/// Refuses a command before it runs (`error` is the full text, `ERR …`): inside a
-/// transaction this fails the transaction, and an EXEC refused so (a wrong arity) aborts it
-/// at once with Redis's `EXECABORT … because of: <error>`.
-pub(super) fn reject(ctx: &mut Ctx<'_>, spec: Option<&Spec>, error: &str) {
+/// Refuses a command before it runs, with `error` (unknown command, NOAUTH, wrong arity),
+/// and returns the error to reply with: inside a transaction this fails the transaction, and
+/// an EXEC refused so (a wrong arity) aborts it at once with Redis's
+/// `EXECABORT … because of: <error>`.
+pub(super) fn reject(ctx: &mut Ctx<'_>, spec: Option<&Spec>, error: CmdError) -> CmdError {
     let Some(tx) = ctx.client.multi.as_mut() else {
-        ctx.out.error(error);
-        return;
+        return error;
     };
     if spec.is_some_and(|s| s.name == "exec") {
         ctx.client.multi = None;
-        let reason = error.strip_prefix("ERR ").unwrap_or(error);
-        ctx.out.error(&format!(
+        let text = error.text();
+        let reason = text.strip_prefix("ERR ").unwrap_or(&text);
+        return CmdError::new(format!(
             "EXECABORT Transaction discarded because of: {reason}"
         ));
-        return;
     }
     tx.failed = true;
-    ctx.out.error(error);
+    error
 }
 
-/// Inside a transaction: queues `args` (a known command with a valid arity) with `+QUEUED`,
-/// or refuses it. Returns false for the commands that run at once instead.
-pub(super) fn queue(ctx: &mut Ctx<'_>, spec: &Spec, args: &[Vec<u8>]) -> bool {
+/// Inside a transaction: queues `call` with `+QUEUED`, or refuses it. `None` for the
+/// commands that run at once instead.
+pub(super) fn queue(ctx: &mut Ctx<'_>, call: Call<'_>) -> Option<Result<Reply, CmdError>> {
+    let spec = call.spec;
     if RUN_AT_ONCE.contains(&spec.name) {
-        return false;
+        return None;
     }
     if spec.flags.no_multi {
-        reject(
-            ctx,
-            Some(spec),
-            "ERR Command not allowed inside a transaction",
-        );
-        return true;
+        let e = CmdError::new("ERR Command not allowed inside a transaction");
+        return Some(Err(reject(ctx, Some(spec), e)));
     }
-    let bytes: usize = args.iter().map(|a| a.len() + QUEUED_OVERHEAD_BYTES).sum();
+    let bytes: usize = call
+        .words
+        .iter()
+        .map(|a| a.len() + QUEUED_OVERHEAD_BYTES)
+        .sum();
     let limit = ctx.server.config.max_request_bytes;
-    let Some(tx) = ctx.client.multi.as_mut() else {
-        return false;
-    };
+    let tx = ctx.client.multi.as_mut()?;
     if tx.queued_bytes.saturating_add(bytes) > limit {
-        let text = format!(
+        let e = CmdError::new(format!(
             "ERR the transaction's queued commands exceed --max-request-bytes ({limit} bytes)"
-        );
-        reject(ctx, Some(spec), &text);
-        return true;
+        ));
+        return Some(Err(reject(ctx, Some(spec), e)));
     }
     tx.queued_bytes += bytes;
-    tx.queue.push(args.to_vec());
-    ctx.out.simple("QUEUED");
-    true
+    tx.queue.push(Queued {
+        spec,
+        words: call.words.to_vec(),
+    });
+    Some(Ok(Reply::Status("QUEUED")))
 }

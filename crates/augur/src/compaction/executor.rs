@@ -12,9 +12,11 @@
 //! so a level >= 1 holds all versions of a key in a single file.
 //!
 //! No compaction may raise the live table count past the limit the kernel's mapping (or
-//! open-file) limit leaves (`table_limit.rs`): the one that would is refused with an
-//! `InvalidArgument` naming the options to change, before the offending output is written,
-//! and the outputs it wrote are removed.
+//! open-file) limit leaves (`table_limit.rs`): the one that would is refused with a
+//! `ResourceLimit` naming the options to change, before the offending output is written,
+//! and the outputs it wrote are removed. A sub-compaction that panics fails the compaction
+//! with `TaskPanicked` (its outputs removed, as after any failure) instead of taking the
+//! thread that runs the compaction down with it.
 //!
 //! Values may move too (`relocate.rs`): pointers into value-log segments chosen for garbage
 //! collection, and in a merge into the last level the pointers out of key order (Titan's
@@ -228,9 +230,9 @@ pub(crate) fn execute(
             handles
                 .into_iter()
                 .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        let e = std::io::Error::other("a sub-compaction thread panicked");
-                        Err((Error::io("compacting", e), Written::default()))
+                    h.join().unwrap_or_else(|panic| {
+                        let e = Error::panicked("a sub-compaction", panic.as_ref());
+                        Err((e, Written::default()))
                     })
                 })
                 .collect()

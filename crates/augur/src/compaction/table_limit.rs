@@ -17,7 +17,7 @@
 //! descriptors).
 //!
 //! A compaction whose outputs would raise the live table count past the limit is refused
-//! with `Error::InvalidArgument` naming the cause and the options to change, before the
+//! with `Error::ResourceLimit` naming the cause and the options to change, before the
 //! offending output is written. A compaction that does not raise the count always runs, so a
 //! database already past the limit can still compact. Flushes are not checked: each adds one
 //! L0 file, and L0 holds at most `l0_stop_trigger` files before writes wait for a compaction,
@@ -85,7 +85,7 @@ impl TableLimit {
     /// count stays within the limit.
     ///
     /// # Errors
-    /// `Error::InvalidArgument` naming the limit, where it comes from and the options that
+    /// `Error::ResourceLimit` naming the limit, where it comes from and the options that
     /// lower the number of files (`target_file_size_bytes`, the kernel limit, `read_mode`).
     pub fn check(&self, live_before: u64, live_after: u64, opts: &Options) -> Result<()> {
         if live_after <= live_before || live_after <= self.max_live_tables {
@@ -108,7 +108,7 @@ impl TableLimit {
         } else {
             format!("{limit}, unreadable here, assumed {}", self.kernel_limit)
         };
-        Err(Error::InvalidArgument(format!(
+        Err(Error::ResourceLimit(format!(
             "compaction refused: it would leave {live_after} live table files, more than the \
              {} allowed ({source}, less a quarter kept for value-log segments, WALs and the \
              rest of the process; under `read_mode` {} each table holds one {unit}). Raise \
@@ -128,7 +128,7 @@ impl TableLimit {
     /// EMFILE.
     ///
     /// # Errors
-    /// `Error::InvalidArgument` naming the count, the limit and the way out.
+    /// `Error::ResourceLimit` naming the count, the limit and the way out.
     pub fn check_open(&self, tables: u64) -> Result<()> {
         if tables < self.kernel_limit {
             return Ok(());
@@ -144,7 +144,7 @@ impl TableLimit {
                 "raise `ulimit -n`, set `max_open_files`, or open with `read_mode` mmap",
             ),
         };
-        Err(Error::InvalidArgument(format!(
+        Err(Error::ResourceLimit(format!(
             "the database holds {tables} live table files and {limit} is {}: each needs one \
              {} under `read_mode` {}, so opening them would fail. To open it, {cure}; then \
              compact it with a larger `target_file_size_bytes` to need fewer files",
@@ -205,7 +205,7 @@ mod tests {
         assert!(l.check(60_000, 59_000, &opts).is_ok(), "lowers the count");
         assert!(l.check(60_000, 60_000, &opts).is_ok(), "keeps the count");
         match l.check(49_000, 49_149, &opts) {
-            Err(Error::InvalidArgument(m)) => {
+            Err(Error::ResourceLimit(m)) => {
                 for part in [
                     "49149 live table files",
                     "49148 allowed",

@@ -175,7 +175,7 @@ impl DbInner {
                 Ok(edit) => Some(edit),
                 // The live-table limit refused the fragments (their files are removed):
                 // one L0 table instead, as every flush did before.
-                Err(Error::InvalidArgument(why)) => {
+                Err(Error::ResourceLimit(why)) => {
                     log::warn!("flush into L1 refused, flushing to L0: {why}");
                     None
                 }

@@ -5,14 +5,16 @@
 use crate::error::Error;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Whether a database still takes work. Lock order: `poisoned` is a leaf.
 #[derive(Default)]
 pub(crate) struct Lifecycle {
     /// Set by `Db::close`.
     closed: AtomicBool,
-    /// Set after a failed write or background error; writes are refused afterwards.
-    poisoned: Mutex<Option<String>>,
+    /// The first failure of a write or background job; writes are refused afterwards with
+    /// an `Error::Poisoned` sharing it.
+    poisoned: Mutex<Option<Arc<Error>>>,
 }
 
 impl Lifecycle {
@@ -26,8 +28,8 @@ impl Lifecycle {
         !self.closed.swap(true, Ordering::AcqRel)
     }
 
-    /// Why the database was poisoned, if it was.
-    pub fn poisoned(&self) -> Option<String> {
+    /// The failure that poisoned the database, if one did.
+    pub fn poisoned(&self) -> Option<Arc<Error>> {
         self.poisoned.lock().clone()
     }
 
@@ -42,7 +44,7 @@ impl Lifecycle {
         let mut p = self.poisoned.lock();
         if p.is_none() {
             log::error!("database poisoned: {e}");
-            *p = Some(e.to_string());
+            *p = Some(Arc::new(e.clone()));
         }
     }
 }

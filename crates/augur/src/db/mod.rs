@@ -112,21 +112,28 @@ pub(crate) struct DbInner {
 }
 
 impl DbInner {
-    /// Fails with `Poisoned` after an unrecoverable error, `Closed` after close, and
-    /// `InvalidArgument` in a read-only database.
+    /// Fails with `Poisoned` (its source the first failure) after an unrecoverable error,
+    /// `Closed` after close, and `ReadOnly` in a read-only database.
     pub fn check_writable(&self) -> Result<()> {
         if self.life.is_closed() {
             return Err(Error::Closed);
         }
         if self.opts.read_only {
-            return Err(Error::InvalidArgument(format!(
-                "the database {} is open for reading only (Options::read_only)",
-                self.dir.display()
-            )));
+            return Err(self.read_only());
         }
         match self.life.poisoned() {
-            Some(why) => Err(Error::Poisoned(why)),
+            Some(first) => Err(Error::poisoned(
+                format!("the database {}", self.dir.display()),
+                first,
+            )),
             None => Ok(()),
+        }
+    }
+
+    /// The error of a change asked of a read-only database.
+    pub fn read_only(&self) -> Error {
+        Error::ReadOnly {
+            dir: self.dir.clone(),
         }
     }
 
@@ -216,7 +223,9 @@ impl Db {
     /// # Errors
     /// `InvalidArgument` for bad options, a missing database without `create_if_missing`,
     /// an existing one with `error_if_exists`, or a directory that is not an Augur database;
-    /// `Busy` when another handle or process has it open; `Corruption` when a file is damaged.
+    /// `Busy` when another handle or process has it open; `Corruption` when a file is damaged;
+    /// `ResourceLimit` when it holds more tables than the kernel's mapping or open-files
+    /// limit lets it open (the message names the limit and `max_open_files`).
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = Arc::new(open::open(path.as_ref(), opts)?);
         let mut background = Vec::new();
@@ -310,8 +319,11 @@ impl Db {
     /// Applies `batch` atomically with `options` (e.g. `sync`).
     ///
     /// # Errors
-    /// `InvalidArgument` for an oversized key (over 65,535 bytes) or value; `Poisoned`
-    /// after an earlier failed write; `Io` when the log cannot be written.
+    /// `InvalidArgument` for an oversized key (over 65,535 bytes) or value; `ReadOnly` in a
+    /// read-only database; `Io` when the log cannot be written, which poisons the database;
+    /// `Poisoned` after an earlier failed write or background job, its source that first
+    /// failure (a writer whose batch joined a group that failed gets the group's failure so,
+    /// as do the writers after it).
     pub fn write_opt(&self, batch: WriteBatch, options: WriteOptions) -> Result<()> {
         self.inner.write(batch, options.sync)
     }
@@ -474,7 +486,7 @@ impl Db {
     ///
     /// # Errors
     /// `Io` on a failed sync, which poisons the database (the state on disk is unknown);
-    /// `Closed`, `Poisoned`, or `InvalidArgument` in a read-only database.
+    /// `Closed`, `Poisoned`, or `ReadOnly` in a read-only database.
     pub fn sync(&self) -> Result<()> {
         self.inner.sync_logs()
     }
@@ -509,7 +521,8 @@ impl Db {
     /// `GcReport::segment` is `None` when no segment has garbage.
     ///
     /// # Errors
-    /// As a compaction's; an I/O failure poisons the database.
+    /// As a compaction's; an I/O failure poisons the database. `ReadOnly` in a read-only
+    /// database.
     pub fn run_value_log_gc(&self) -> Result<GcReport> {
         self.inner.run_value_log_gc()
     }

@@ -95,23 +95,33 @@ impl DbInner {
     }
 
     fn get_with_retry(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Vec<u8>>> {
-        // A read without a snapshot may race with value-log GC deleting a segment its
-        // (older) entry points into; reading again at the new seqno then finds the relocated
-        // entry. A snapshot read is protected by its registration instead.
-        let mut attempts = 0;
+        let mut retried = false;
         loop {
             let seqno = snapshot.unwrap_or_else(|| self.visible_seqno());
-            let result = match self.get_entry(key, seqno)? {
-                None => Ok(None),
-                Some(e) => self.resolve(e).map(Some),
+            let Some(entry) = self.get_entry(key, seqno)? else {
+                return Ok(None);
             };
-            match result {
-                Err(_) if snapshot.is_none() && attempts == 0 => attempts += 1,
-                Ok(Some(Some(v))) => return Ok(Some(v)),
-                Ok(_) => return Ok(None),
+            let segment = pointer_segment(&entry);
+            match self.resolve(entry) {
+                Ok(value) => return Ok(value),
+                Err(e) if !retried && snapshot.is_none() && self.is_stale(segment) => {
+                    log::debug!("get read a stale value pointer, reading again: {e}");
+                    retried = true;
+                }
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Whether a failed read of a value in `segment` is explained by a stale version, so
+    /// that reading again can succeed: the segment is no longer live. A read without a
+    /// snapshot holds no registration, so value-log GC or a compaction that relocated the
+    /// value may delete its segment after the read captured the version holding the old
+    /// pointer; read again at the current seqno, the key's entry points at the relocated
+    /// copy. A failure in a live segment (a damaged entry, an I/O error) or outside the
+    /// value log is what it says, and is never retried: a second read could only hide it.
+    fn is_stale(&self, segment: Option<u64>) -> bool {
+        segment.is_some_and(|s| !self.vlog.is_live(s))
     }
 
     /// The user value of an entry: `None` for a tombstone, the inline bytes, or the bytes read
@@ -136,4 +146,12 @@ impl DbInner {
             }
         }
     }
+}
+
+/// The value-log segment an entry's value is in, when it is a well-formed pointer.
+fn pointer_segment(e: &Entry) -> Option<u64> {
+    (e.kind == ValueKind::Pointer)
+        .then(|| ValuePointer::decode(&e.value))
+        .flatten()
+        .map(|p| p.segment)
 }

@@ -319,14 +319,18 @@ impl DbInner {
             group_len = group.len();
             parking_lot::MutexGuard::unlocked(&mut q, || self.write_group(&group))
         });
+        // The followers' batches were not written either: each gets the failure itself (a
+        // clone, kind and all), or — when it poisoned the database — the `Poisoned` every
+        // later writer gets, whose source is that first failure.
+        let follower_result = match &result {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.check_writable().err().unwrap_or_else(|| e.clone())),
+        };
         for _ in 0..group_len {
             if let Some(w) = q.queue.pop_front() {
                 let mut w = w.lock();
                 w.done = true;
-                w.result = Some(match &result {
-                    Ok(()) => Ok(()),
-                    Err(e) => Err(Error::Poisoned(e.to_string())),
-                });
+                w.result = Some(follower_result.clone());
             }
         }
         self.writes.queue_cv.notify_all();
@@ -515,10 +519,7 @@ impl DbInner {
 
     /// The error of a write to a database without a WAL (a read-only one).
     fn no_wal(&self) -> Error {
-        Error::InvalidArgument(format!(
-            "the database {} is open for reading only (Options::read_only)",
-            self.dir.display()
-        ))
+        self.read_only()
     }
 
     /// Ensures the memtable has room: switches to a new memtable and WAL when full, and

@@ -317,8 +317,8 @@ impl VersionSet {
                 Arc::new(TableFile::new(meta.clone(), table, self.fs.clone())),
             ));
         }
-        let writer = manifest.writer.as_mut().ok_or_else(|| {
-            Error::InvalidArgument("the database is open for reading only".into())
+        let writer = manifest.writer.as_mut().ok_or_else(|| Error::ReadOnly {
+            dir: self.dir.clone(),
         })?;
         writer.add_record(&edit.encode())?;
         writer.sync()?;

@@ -97,7 +97,7 @@ struct Active {
     writer: SegmentWriter,
     /// Set when an append, flush or sync failed: the segment's tail is then unknown, and
     /// appending after it could leave damage in the middle of the segment.
-    failure: Option<String>,
+    failure: Option<Arc<Error>>,
     /// Length of the active segment known to be durable; [`ValueLog::sync`] skips the fsync
     /// when nothing was appended since.
     synced_len: u64,
@@ -107,10 +107,10 @@ impl Active {
     /// Fails with `Poisoned` once a write has failed.
     fn check(&self) -> Result<()> {
         match &self.failure {
-            Some(why) => Err(Error::Poisoned(format!(
-                "an earlier write to value-log segment {} failed: {why}",
-                self.writer.id()
-            ))),
+            Some(first) => Err(Error::poisoned(
+                format!("value-log segment {}", self.writer.id()),
+                first.clone(),
+            )),
             None => Ok(()),
         }
     }
@@ -118,7 +118,7 @@ impl Active {
     /// Records an I/O failure of `result`, so every later write is refused.
     fn note<T>(&mut self, result: Result<T>) -> Result<T> {
         if let Err(e @ Error::Io { .. }) = &result {
-            self.failure = Some(e.to_string());
+            self.failure = Some(Arc::new(e.clone()));
         }
         result
     }
@@ -162,11 +162,6 @@ impl std::fmt::Debug for ValueLog {
             .field("segment_bytes", &self.segment_bytes)
             .finish_non_exhaustive()
     }
-}
-
-/// The error of a write to a value log without an active segment.
-fn no_active_segment() -> Error {
-    Error::InvalidArgument("the value log is open for reading only (no active segment)".into())
 }
 
 /// Smallest batch split among fetch threads (smaller ones cost more to hand out than to
@@ -470,7 +465,10 @@ impl ValueLog {
     /// retries the rollover.
     pub fn append(&self, key: &[u8], value: &[u8]) -> Result<ValuePointer> {
         let mut guard = self.active.lock();
-        let active = guard.as_mut().ok_or_else(no_active_segment)?;
+        // No active segment: a read-only database's value log, which never starts one.
+        let active = guard.as_mut().ok_or_else(|| Error::ReadOnly {
+            dir: self.dir.clone(),
+        })?;
         active.check()?;
         let appended = active.writer.append(key, value, self.compression);
         let ptr = active.note(appended)?;
@@ -575,6 +573,11 @@ impl ValueLog {
         active.note(synced)?;
         active.synced_len = active.writer.len();
         Ok(())
+    }
+
+    /// Whether segment `id` is live (sealed or active): not deleted, nor never created.
+    pub fn is_live(&self, id: u64) -> bool {
+        self.segments.read().contains_key(&id)
     }
 
     fn reader(&self, ptr: &ValuePointer) -> Result<Arc<SegmentReader>> {

@@ -299,7 +299,10 @@ fn a_writer_refuses_every_call_after_a_failed_append() {
         let len = w.len();
         for refused in [w.add_record(b"after"), w.flush(), w.sync()] {
             match refused {
-                Err(Error::Poisoned(why)) => assert!(why.contains("not written to again"), "{why}"),
+                Err(e @ Error::Poisoned { .. }) => {
+                    assert!(e.to_string().contains("not written to again"), "{e}");
+                    assert!(matches!(e.root_cause(), Error::Io { .. }), "{e:?}");
+                }
                 other => panic!("{kind:?} {mode:?}: expected Poisoned, got {other:?}"),
             }
         }

@@ -4,6 +4,7 @@ use super::format::{encode_header, encode_record_header, LogKind, HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, WritableFile};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Appends records to one log file. Not thread-safe by itself: the owner (the write path's
 /// group commit, or the manifest writer) serializes calls.
@@ -17,7 +18,7 @@ pub struct LogWriter {
     file: Box<dyn WritableFile>,
     path: PathBuf,
     /// The first failure, once one happened.
-    failed: Option<String>,
+    failed: Option<Arc<Error>>,
 }
 
 impl std::fmt::Debug for LogWriter {
@@ -103,18 +104,21 @@ impl LogWriter {
     fn check_usable(&self) -> Result<()> {
         match &self.failed {
             None => Ok(()),
-            Some(first) => Err(Error::Poisoned(format!(
-                "{} is not written to again after a failed write or sync left its tail \
-                 unknown: {first}",
-                self.path.display()
-            ))),
+            Some(first) => Err(Error::poisoned(
+                format!(
+                    "log {} (not written to again: a failed write or sync left its tail \
+                     unknown)",
+                    self.path.display()
+                ),
+                first.clone(),
+            )),
         }
     }
 
     /// Remembers the first failure of `result`, then returns it.
     fn note_failure(&mut self, result: Result<()>) -> Result<()> {
         if let Err(e) = &result {
-            self.failed.get_or_insert_with(|| e.to_string());
+            self.failed.get_or_insert_with(|| Arc::new(e.clone()));
         }
         result
     }

@@ -1,0 +1,98 @@
+//! How a client's batch of pipelined commands runs: one command at a time, except that
+//! consecutive commands on keys (reads and writes of the string commands, DEL, EXISTS, …)
+//! run as one run under all their keys' locks, with their writes committed as one write
+//! batch at the run's end — one WAL record and, under `--sync always`, one fsync for the run
+//! (`store.rs`). A transaction's EXEC runs its queue the same way. Inside a transaction no
+//! run forms: each command is queued.
+//!
+//! Results are held until the run's commit: if it fails, no reply may claim a write that did
+//! not happen, so every command of the run gets the commit's error (EXEC: its reply is the
+//! error alone).
+
+use super::store::{self, Pending};
+use super::{execute, Call, CmdError, Ctx, Reply};
+use crate::reply::Out;
+use crate::state::Server;
+
+/// Runs a client's batch of pipelined commands in order, their replies encoded into `out`.
+pub fn execute_batch(ctx: &mut Ctx<'_>, out: &mut Out, cmds: &[Vec<Vec<u8>>]) {
+    let mut i = 0;
+    while i < cmds.len() && !ctx.client.close {
+        let run: Vec<Call<'_>> = if ctx.client.authenticated && ctx.client.multi.is_none() {
+            cmds[i..]
+                .iter()
+                .map_while(|c| Call::check(c).ok().filter(Call::joins_runs))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if run.len() >= 2 {
+            i += run.len();
+            for result in execute_run(ctx, &run) {
+                out.result(result);
+            }
+        } else {
+            out.result(execute(ctx, &cmds[i]));
+            i += 1;
+        }
+    }
+}
+
+/// Runs `calls` as one run: their keys locked once, their writes committed together; if
+/// the commit fails, every command of the run gets its error.
+fn execute_run(ctx: &mut Ctx<'_>, calls: &[Call<'_>]) -> Vec<Result<Reply, CmdError>> {
+    let keys: Vec<&[u8]> = calls.iter().flat_map(|c| c.run_keys()).flatten().collect();
+    let server: &Server = ctx.server;
+    let _locks = server.lock_keys(&keys);
+    match run_deferred(ctx, calls) {
+        Ok(results) => results,
+        Err(error) => calls.iter().map(|_| Err(error.clone())).collect(),
+    }
+}
+
+/// Runs a transaction's queued commands (checked when queued) as one step, EXEC's reply an
+/// array of theirs: every key they name is locked for the whole step (every key when one of
+/// them walks or flushes the keyspace), so no other client's write lands between them; their
+/// writes are committed as one batch, which other clients see all at once. If the commit
+/// fails, EXEC's reply is the error alone: nothing of the transaction was written.
+pub(super) fn execute_transaction(
+    ctx: &mut Ctx<'_>,
+    calls: &[Call<'_>],
+) -> Result<Reply, CmdError> {
+    let server: &Server = ctx.server;
+    let _locks = match transaction_keys(calls) {
+        Some(keys) => server.lock_keys(&keys),
+        None => server.lock_all_keys(),
+    };
+    let results = run_deferred(ctx, calls)?;
+    Ok(Reply::Array(
+        results.into_iter().map(Reply::from_result).collect(),
+    ))
+}
+
+/// Runs `calls` with their writes deferred (`ctx.pending`) and commits them at the end. The
+/// caller holds the locks. `Err` is the commit's error.
+fn run_deferred(
+    ctx: &mut Ctx<'_>,
+    calls: &[Call<'_>],
+) -> Result<Vec<Result<Reply, CmdError>>, CmdError> {
+    ctx.pending = Some(Pending::default());
+    let results = calls.iter().map(|call| call.run(ctx)).collect();
+    let pending = ctx.pending.take().unwrap_or_default();
+    store::commit_pending(ctx, pending)?;
+    Ok(results)
+}
+
+/// The keys a transaction's commands name, or `None` when one of them reads or writes the
+/// whole keyspace (SCAN, KEYS, DBSIZE, FLUSHDB: every key must be locked).
+fn transaction_keys<'a>(calls: &[Call<'a>]) -> Option<Vec<&'a [u8]>> {
+    let mut keys = Vec::new();
+    for call in calls {
+        match call.run_keys() {
+            Some(k) => keys.extend(k),
+            None if call.spec.flags.write || call.spec.flags.readonly => return None,
+            None => {}
+        }
+    }
+    Some(keys)
+}
