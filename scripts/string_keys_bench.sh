@@ -19,7 +19,9 @@
 #       MODE's flags (never: --learning never; plr / string / auto: --index NAME)
 # (compacted, in memory: the default mmap reads). The summary prints per set and mode the
 # median micros/op of readrandom and seekrandom, the ratio baseline / mode (above 1: faster
-# than the baseline path), the learned index memory and the database's bytes on disk.
+# than the baseline path), the learned index memory and the database's bytes on disk, then the
+# same medians and ratios in CPU time (runs.tsv's last two columns: the benchmark's cpu_s per
+# operation, which leaves out a busy machine's waits for a core).
 #
 # RocksDB: build the peer once with
 #   ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu CARGO_TARGET_DIR=target/peers \
@@ -85,10 +87,14 @@ for round in $(seq 1 "$ROUNDS"); do
       read_us=$(echo "$text" | awk '$1 == "readrandom" && $2 == ":" {print $3}' | tail -1)
       seek_us=$(echo "$text" | awk '$1 == "seekrandom" && $2 == ":" {print $3}' | tail -1)
       model=$(echo "$text" | sed -n 's/.*learned index memory *\([0-9]*\) B.*/\1/p' | tail -1)
+      # CPU time per operation (the process's, over the benchmark): on a machine shared with
+      # other jobs it leaves out the waits for a core that wall time includes.
+      read_cpu=$(echo "$text" | awk '$1 == "readrandom" && $2 == ":" {for (i = 1; i <= NF; i++) if ($i ~ /^cpu_s=/) {split($i, a, "="); print a[2] * 1e6 / '"$READS"'}}' | tail -1)
+      seek_cpu=$(echo "$text" | awk '$1 == "seekrandom" && $2 == ":" {for (i = 1; i <= NF; i++) if ($i ~ /^cpu_s=/) {split($i, a, "="); print a[2] * 1e6 / '"$READS"'}}' | tail -1)
       disk=$(du -sb "$DB" | cut -f1)
       name=$(basename "$set" .txt)
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$name" "$mode" "$read_us" "$seek_us" \
-        "${model:-0}" "$disk" | tee -a "$LOG"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$name" "$mode" "$read_us" "$seek_us" \
+        "${model:-0}" "$disk" "${read_cpu:-}" "${seek_cpu:-}" | tee -a "$LOG"
     done
   done
 done
@@ -97,9 +103,14 @@ python3 - "$LOG" <<'PY' | tee "$OUT/summary.md"
 import statistics, sys
 from collections import defaultdict
 runs = defaultdict(list)
+cpu = defaultdict(list)
 for line in open(sys.argv[1]):
-    r, s, m, read, seek, model, disk = line.rstrip("\n").split("\t")
+    fields = line.rstrip("\n").split("\t")
+    r, s, m, read, seek, model, disk = fields[:7]
     runs[(s, m)].append((float(read), float(seek), int(model), int(disk)))
+    # Runs of this script since the CPU columns were added: CPU microseconds per operation.
+    if len(fields) >= 9 and fields[7] and fields[8]:
+        cpu[(s, m)].append((float(fields[7]), float(fields[8])))
 sets = list(dict.fromkeys(s for s, _ in runs))
 print("| key set | mode | readrandom us | seekrandom+10 us | read: never/mode | seek: never/mode | model bytes | disk bytes |")
 print("|---|---|---|---|---|---|---|---|")
@@ -115,4 +126,22 @@ for s in sets:
         rr = f"{bread / read:.2f}x" if bread else ""
         sr = f"{bseek / seek:.2f}x" if bseek else ""
         print(f"| {s} | {m} | {read:.3f} | {seek:.3f} | {rr} | {sr} | {xs[-1][2]} | {xs[-1][3]} |")
+if cpu:
+    print()
+    print("CPU time per operation (medians; ratios against the baseline path):")
+    print()
+    print("| key set | mode | readrandom cpu us | seekrandom+10 cpu us | read: never/mode | seek: never/mode |")
+    print("|---|---|---|---|---|---|")
+    for s in sets:
+        base = cpu.get((s, "never"))
+        bread = statistics.median(x[0] for x in base) if base else None
+        bseek = statistics.median(x[1] for x in base) if base else None
+        for (s2, m), xs in cpu.items():
+            if s2 != s:
+                continue
+            read = statistics.median(x[0] for x in xs)
+            seek = statistics.median(x[1] for x in xs)
+            rr = f"{bread / read:.2f}x" if bread else ""
+            sr = f"{bseek / seek:.2f}x" if bseek else ""
+            print(f"| {s} | {m} | {read:.3f} | {seek:.3f} | {rr} | {sr} |")
 PY

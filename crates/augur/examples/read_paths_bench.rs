@@ -2,14 +2,17 @@
 //! candidate (the baseline fence path, fixed index kinds and error bounds, `auto`), each
 //! filled in a shuffled order and compacted, then point lookups and seeks reading eleven entries (the bench's seekrandom with ten nexts) on
 //! every database in turn, round after round, so a busy machine's drift hits them all alike.
-//! Prints per candidate the median ns per lookup and per seek, their ratio to the baseline
-//! path, the models the files got, and the chooser's predicted costs over the whole key set.
+//! Prints per candidate the median ns per lookup and per seek (wall time, and the thread's
+//! CPU time, which leaves out the waits for a core on a shared machine), their ratio to the
+//! baseline path, the models the files got, and the chooser's predicted costs for one file's
+//! worth of the keys (`FILES`).
 //!
 //! Run: `cargo run --release -p augur --example read_paths_bench KEYS.txt` (one key per line).
 //! Knobs (environment): `CANDIDATES` (default `never fence pgm plr s8 s16 s32 auto`; `sD/R`
 //! is the string tree at error bound D and run limit R, `sD` the same at run limit 2D,
 //! `plrD` PLR at error bound D, `autoD` auto at D), `ROUNDS` (7), `GETS` (200000), `SEEKS`
-//! (50000), `DIR` (`/tmp/augur-read-paths`).
+//! (50000), `DIR` (`/tmp/augur-read-paths`), `FILES` (1: the files a level of the set holds,
+//! for the chooser's view of one), `PREDICT_ONLY` (print the chooser's view and stop).
 
 use augur::index::chooser::{self, ModelBudget};
 use augur::index::{IndexConfig, IndexKind};
@@ -86,6 +89,13 @@ fn models(db: &Db) -> String {
     } else {
         parts.join(", ")
     }
+}
+
+/// The calling thread's CPU time in ns: on a machine shared with other jobs, the time the
+/// lookups ran, without the time the thread waited for a core.
+fn thread_cpu_ns() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 * 1e9 + t.tv_nsec as f64
 }
 
 fn median(xs: &mut [f64]) -> f64 {
@@ -174,19 +184,22 @@ fn main() {
         .collect();
     let mut get_ns = vec![Vec::new(); dbs.len()];
     let mut seek_ns = vec![Vec::new(); dbs.len()];
+    let mut get_cpu = vec![Vec::new(); dbs.len()];
+    let mut seek_cpu = vec![Vec::new(); dbs.len()];
     for round in 0..rounds {
         // Rotated each round, so no candidate always runs right after the same one.
         for k in 0..dbs.len() {
             let c = (k + round) % dbs.len();
             let db = &dbs[c];
-            let t = Instant::now();
+            let (t, cpu) = (Instant::now(), thread_cpu_ns());
             let mut found = 0usize;
             for key in &probes[..gets] {
                 found += usize::from(db.get(key).expect("get").is_some());
             }
             assert_eq!(found, gets);
             get_ns[c].push(t.elapsed().as_nanos() as f64 / gets as f64);
-            let t = Instant::now();
+            get_cpu[c].push((thread_cpu_ns() - cpu) / gets as f64);
+            let (t, cpu) = (Instant::now(), thread_cpu_ns());
             let mut read = 0usize;
             for key in &probes[..seeks] {
                 let mut scan = db.scan(*key..);
@@ -199,24 +212,27 @@ fn main() {
             }
             black_box(read);
             seek_ns[c].push(t.elapsed().as_nanos() as f64 / seeks as f64);
+            seek_cpu[c].push((thread_cpu_ns() - cpu) / seeks as f64);
         }
     }
     let base = candidates.iter().position(|c| c == "never");
-    let (bg, bs) = match base {
-        Some(b) => (
-            median(&mut get_ns[b].clone()),
-            median(&mut seek_ns[b].clone()),
-        ),
-        None => (f64::NAN, f64::NAN),
-    };
-    println!("  candidate | get ns | seek+10 ns | get: never/it | seek: never/it");
+    let mid = |xs: &[Vec<f64>], c: usize| median(&mut xs[c].clone());
+    let ratio = |xs: &[Vec<f64>], c: usize| base.map_or(f64::NAN, |b| mid(xs, b) / mid(xs, c));
+    println!(
+        "  candidate | get ns | seek+10 ns | get: never/it | seek: never/it \
+         | get cpu ns | seek cpu ns | cpu get: never/it | cpu seek: never/it"
+    );
     for (c, name) in candidates.iter().enumerate() {
-        let g = median(&mut get_ns[c]);
-        let s = median(&mut seek_ns[c]);
         println!(
-            "  {name:>14} | {g:7.0} | {s:7.0} | {:.3}x | {:.3}x",
-            bg / g,
-            bs / s
+            "  {name:>14} | {:7.0} | {:7.0} | {:.3}x | {:.3}x | {:7.0} | {:7.0} | {:.3}x | {:.3}x",
+            mid(&get_ns, c),
+            mid(&seek_ns, c),
+            ratio(&get_ns, c),
+            ratio(&seek_ns, c),
+            mid(&get_cpu, c),
+            mid(&seek_cpu, c),
+            ratio(&get_cpu, c),
+            ratio(&seek_cpu, c),
         );
     }
 }

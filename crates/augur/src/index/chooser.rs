@@ -20,9 +20,12 @@
 //! configured bound and run limit and at two and four times both. Each candidate's locate
 //! cost is measured on a sample of the keys, collisions included. Then:
 //!
-//! 1. the cheapest candidate within the budget is picked;
-//! 2. the configured kind's model is kept instead when it fits and the pick is not cheaper by
-//!    [`FLOOR_MARGIN`] (the default index is the safe choice where the costs tie);
+//! 1. the cheapest candidate that may be kept is picked: one within the budget, or the
+//!    configured kind's model (the floor) under the `fence` and `unlimited` budgets even
+//!    where it is larger (an explicit bytes-per-key budget is a hard cap);
+//! 2. the floor is kept instead when the pick is not cheaper by [`FLOOR_MARGIN`]: `auto`
+//!    trades the default index for a smaller or different one only where that is clearly no
+//!    slower, so it is not slower than `--index plr` where the budget holds nothing as fast;
 //! 3. no model is kept — the table's fence path, [`fence_path_cost`] — unless the pick is
 //!    cheaper than it by [`FENCE_PATH_MARGIN`].
 //!
@@ -509,6 +512,9 @@ pub struct Candidate {
     pub bytes: usize,
     /// Whether it fits the budget.
     pub fits: bool,
+    /// Whether it may be kept: it fits, or it is the floor under a budget that lets the
+    /// floor pass (`fence`, `unlimited`).
+    pub allowed: bool,
     /// Predicted lookup cost, in slot misses (module docs).
     pub cost: f64,
     /// Whether it was chosen.
@@ -522,7 +528,11 @@ impl std::fmt::Display for Candidate {
             "{:<24} {:>9} B {:<8} cost {:.2}{}",
             self.label,
             self.bytes,
-            if self.fits { "fits" } else { "too big" },
+            match (self.fits, self.allowed) {
+                (true, _) => "fits",
+                (false, true) => "floor",
+                (false, false) => "too big",
+            },
             self.cost,
             if self.chosen { "  <- chosen" } else { "" }
         )
@@ -535,6 +545,7 @@ struct Weighed {
     label: String,
     cost: f64,
     fits: bool,
+    allowed: bool,
 }
 
 /// Everything [`choose_keys`] weighs: the model candidates (the configured kind's model
@@ -568,14 +579,18 @@ fn weigh(
         ModelBudget::FencePointers => string_fence_bytes(keys, stride),
         other => budget_bytes(other, keys.len(), 0),
     };
-    let mut models = Vec::new();
+    // The floor may pass a budget that only says which models are worth their memory.
+    let floor_passes = !matches!(budget, ModelBudget::BytesPerKey(_));
+    let mut models: Vec<Weighed> = Vec::new();
     let mut add = |index: Box<dyn Index>, label: String, cost: f64| {
         let fits = index.size_bytes() <= limit;
+        let floor = models.is_empty();
         models.push(Weighed {
             index,
             label,
             cost,
             fits,
+            allowed: fits || (floor && floor_passes),
         });
     };
     // The configured kind's own model: the floor.
@@ -603,14 +618,14 @@ fn weigh(
         }
     }
     let fence_path = fence_path_cost(keys, block_records);
-    // The cheapest that fits (ties to the earlier: the floor first).
+    // The cheapest that may be kept (ties to the earlier: the floor first).
     let mut chosen: Option<usize> = None;
     for (i, m) in models.iter().enumerate() {
-        if m.fits && chosen.is_none_or(|c| m.cost < models[c].cost) {
+        if m.allowed && chosen.is_none_or(|c| m.cost < models[c].cost) {
             chosen = Some(i);
         }
     }
-    if models[0].fits && chosen.is_some_and(|c| models[c].cost + FLOOR_MARGIN > models[0].cost) {
+    if models[0].allowed && chosen.is_some_and(|c| models[c].cost + FLOOR_MARGIN > models[0].cost) {
         chosen = Some(0);
     }
     if chosen.is_some_and(|c| models[c].cost + FENCE_PATH_MARGIN > fence_path) {
@@ -627,7 +642,8 @@ fn weigh(
 /// stored `block_records` to a block: the model to keep, or `None` when the table's own
 /// fence path is predicted as fast (module docs: the candidates and the decision). The
 /// budget's fence pointers are fence pointers that tell these keys apart
-/// ([`string_fence_bytes`]); a kept model always fits the budget.
+/// ([`string_fence_bytes`]); a kept model fits the budget, or is the configured kind's
+/// model under the `fence` or `unlimited` budget.
 ///
 /// # Errors
 /// `InvalidArgument` when the keys are out of order or the configuration is invalid.
@@ -657,6 +673,7 @@ pub fn explain_keys(
         label: "fence path".into(),
         bytes: 0,
         fits: true,
+        allowed: true,
         cost: w.fence_path,
         chosen: w.chosen.is_none(),
     }];
@@ -664,6 +681,7 @@ pub fn explain_keys(
         label: m.label.clone(),
         bytes: m.index.size_bytes(),
         fits: m.fits,
+        allowed: m.allowed,
         cost: m.cost,
         chosen: w.chosen == Some(i),
     }));
@@ -832,7 +850,14 @@ mod tests {
                 let chosen: Vec<&Candidate> = explained.iter().filter(|c| c.chosen).collect();
                 assert_eq!(chosen.len(), 1, "{name} {budget}: {explained:#?}");
                 let chosen = chosen[0];
-                assert!(chosen.fits, "{name} {budget}: {chosen}");
+                assert!(chosen.allowed, "{name} {budget}: {chosen}");
+                assert!(
+                    chosen.fits || chosen.label.ends_with("(floor)"),
+                    "{name} {budget}: {chosen}"
+                );
+                if let ModelBudget::BytesPerKey(_) = budget {
+                    assert!(chosen.fits, "{name} {budget}: a hard cap");
+                }
                 assert!(
                     chosen.cost <= fence_path.cost,
                     "{name} {budget}: {chosen} slower than {fence_path}"
@@ -841,12 +866,13 @@ mod tests {
                     assert!(chosen.cost + FENCE_PATH_MARGIN <= fence_path.cost);
                     let floor = &explained[1];
                     assert!(floor.label.ends_with("(floor)"));
-                    if floor.fits && !chosen.label.ends_with("(floor)") {
+                    if floor.allowed && !chosen.label.ends_with("(floor)") {
                         assert!(chosen.cost + FLOOR_MARGIN <= floor.cost, "{name} {budget}");
                     }
                 }
-                // Nothing that fits is predicted cheaper than the choice by the margins.
-                for c in explained.iter().filter(|c| c.fits) {
+                // Nothing that may be kept is predicted cheaper than the choice by the
+                // margins.
+                for c in explained.iter().filter(|c| c.allowed) {
                     assert!(
                         c.cost + FENCE_PATH_MARGIN + FLOOR_MARGIN >= chosen.cost,
                         "{name} {budget}: {c} against {chosen}"
@@ -924,7 +950,12 @@ mod tests {
         );
         if let Some(idx) = choose_keys(&keys, &config(), ModelBudget::FencePointers, 64).unwrap() {
             assert_eq!(idx.kind(), IndexKind::StringTree);
-            assert!(idx.size_bytes() <= string_fence_bytes(&keys, 17));
+            // Within the budget, or the floor: `--index plr`'s tree at the configured bound.
+            let floor = plr_over_keys(&keys, &config()).unwrap();
+            assert!(
+                idx.size_bytes() <= string_fence_bytes(&keys, 17)
+                    || idx.size_bytes() == floor.size_bytes()
+            );
         }
     }
 
