@@ -520,6 +520,7 @@ impl Builder {
             // At-build training runs beside the writing of the remaining sections (a large
             // table's on its own thread), from what was taken as keys were added.
             let budget = self.opts.model_budget;
+            let records_per_block = block_records as usize;
             let trainer = self
                 .opts
                 .model
@@ -528,7 +529,7 @@ impl Builder {
                     let large = input.len() >= PIPELINED_TRAINING_MIN_ENTRIES;
                     let train = move || {
                         let started = CpuStopwatch::start();
-                        let model = train_model(&config, budget, &input);
+                        let model = train_model(&config, budget, records_per_block, &input);
                         (model, started.elapsed_ns())
                     };
                     if large {
@@ -686,11 +687,13 @@ impl TrainingInput {
     }
 }
 
-/// Trains an index of `config` (or the model chooser's pick within `budget`) over `input`
-/// and returns its encoding.
+/// Trains an index of `config` (or the model chooser's pick within `budget` for a table of
+/// `block_records` entries per block) over `input` and returns its encoding: empty when the
+/// chooser keeps the table's own fence path (no model).
 fn train_model(
     config: &IndexConfig,
     budget: Option<ModelBudget>,
+    block_records: usize,
     input: &TrainingInput,
 ) -> Result<Vec<u8>> {
     let projected = match input {
@@ -698,10 +701,12 @@ fn train_model(
         TrainingInput::Keys(keys) => {
             let mut out = Vec::new();
             let model = match budget {
-                Some(budget) => chooser::choose_keys(&keys.keys(), config, budget)?,
-                None => index::train_keys(config, &keys.keys())?,
+                Some(budget) => chooser::choose_keys(&keys.keys(), config, budget, block_records)?,
+                None => Some(index::train_keys(config, &keys.keys())?),
             };
-            model.encode(&mut out);
+            if let Some(model) = model {
+                model.encode(&mut out);
+            }
             return Ok(out);
         }
     };

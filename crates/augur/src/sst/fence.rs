@@ -397,6 +397,11 @@ impl FenceIndex {
         self.blocks.len() as u64
     }
 
+    /// Entries per block (the last block may hold fewer).
+    pub(crate) fn block_records(&self) -> u64 {
+        self.block_records
+    }
+
     /// The block holding position `pos`.
     pub(crate) fn block_of(&self, pos: u64) -> u64 {
         pos / self.block_records

@@ -32,12 +32,14 @@ pub struct LearnReport {
     pub segments: u64,
     /// Memory of the model (bytes).
     pub model_bytes: usize,
-    /// False when the table already had a model (nothing trained, nothing replaced).
+    /// False when the table already had a model (nothing trained, nothing replaced), or
+    /// when the model chooser kept the table's own fence path (trained, nothing installed).
     pub installed: bool,
 }
 
-/// Windows of at most this many slots are searched linearly (see `lower_bound_between`).
-const LINEAR_SCAN_SLOTS: u64 = 24;
+/// Windows of at most this many slots are searched linearly (see `lower_bound_between`);
+/// the model chooser prices windows by the same rule.
+const LINEAR_SCAN_SLOTS: u64 = chooser::LINEAR_SCAN_SLOTS;
 
 /// The most cache lines of a model's window [`Table::prefetch_window`] prefetches.
 const PREFETCH_WINDOW_LINES: u64 = 16;
@@ -152,7 +154,19 @@ impl Table {
                     keys.push(key.get(prefix_len..).unwrap_or_default());
                     Ok(())
                 })?;
-                chooser::choose_keys(&keys.keys(), config, budget)?
+                let block_records = usize::try_from(self.fence.block_records()).unwrap_or(usize::MAX);
+                match chooser::choose_keys(&keys.keys(), config, budget, block_records)? {
+                    Some(model) => model,
+                    // The table's own fence path is as fast: nothing to install.
+                    None => {
+                        return Ok(LearnReport {
+                            keys: self.entries(),
+                            train_ns: u64::try_from(started.elapsed().as_nanos())
+                                .unwrap_or(u64::MAX),
+                            ..LearnReport::default()
+                        })
+                    }
+                }
             }
             None => {
                 // Projected in batches that stay in L1, fitted in one call per batch.
