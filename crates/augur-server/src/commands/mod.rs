@@ -15,7 +15,7 @@
 //! place (`Out::result`, `reply.rs`), so every reply and every error, engine failures
 //! included, is spelled there. Adding a command is a type, its parse and execute functions,
 //! and one row of [`COMMANDS`]; its arity is checked once, from the row, before it parses
-//! ([`Call::check`]).
+//! (`Call::check`).
 
 mod admin;
 mod connection;
