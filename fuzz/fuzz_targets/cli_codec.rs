@@ -38,7 +38,8 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-/// The message of a failure (a `NotFound` is not an input error: it is a finding).
+/// The message of a failure (a `NotFound` or an engine failure is not an input error: it is
+/// a finding).
 fn message(e: CliError) -> String {
     match e {
         CliError::Failed(m) => {
@@ -46,6 +47,8 @@ fn message(e: CliError) -> String {
             m
         }
         CliError::NotFound(m) => panic!("input decoding returned NotFound: {m}"),
+        // Decoding a key or a file never touches a database.
+        CliError::Engine(e) => panic!("input decoding returned an engine failure: {e}"),
     }
 }
 
