@@ -575,7 +575,8 @@ impl ValueLog {
         Ok(())
     }
 
-    /// Whether segment `id` is live (sealed or active): not deleted, nor never created.
+    /// Whether segment `id` is live, sealed or active: false for one deleted (by GC, or a
+    /// compaction that left it all garbage) and for an id no segment ever had.
     pub fn is_live(&self, id: u64) -> bool {
         self.segments.read().contains_key(&id)
     }
