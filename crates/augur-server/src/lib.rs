@@ -13,6 +13,7 @@ pub mod commands;
 pub mod config;
 pub mod cursor;
 pub mod glob;
+pub mod long_double;
 pub mod reply;
 pub mod resp;
 pub mod server;

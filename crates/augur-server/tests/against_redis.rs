@@ -1,11 +1,13 @@
 //! Differential tests: the same raw RESP bytes sent to augur-server and to a real
 //! redis-server (started on a free port when installed; skipped with a message otherwise),
 //! and the replies compared byte for byte. The sequences are deterministic in both servers
-//! (no hash-ordered replies of several keys, no server-specific values).
+//! (no hash-ordered replies of several keys, no server-specific values). INCRBYFLOAT is
+//! compared on edge cases and on random operands.
 
 mod common;
 
 use common::{encode, Raw, RedisProcess, ServerProcess};
+use rand::{Rng, SeedableRng};
 
 /// One write to the socket and how many replies it gets.
 struct Write {
@@ -235,6 +237,26 @@ fn scenarios() -> Vec<Scenario> {
                 &["EXEC"],
             ])]],
         },
+        Scenario {
+            name: "INCRBYFLOAT as issue 43 reported it",
+            sessions: vec![one_by_one(&[
+                &["SET", "f", "0.1"],
+                &["INCRBYFLOAT", "f", "0.2"],
+                &["GET", "f"],
+                &["SET", "f", "12345678901234567890"],
+                &["INCRBYFLOAT", "f", "0"],
+                &["SET", "f", "1e17"],
+                &["INCRBYFLOAT", "f", "1"],
+                &["INCRBYFLOAT", "f", "0x10"],
+                &["INCRBYFLOAT", "f", "1e400"],
+                &["INCRBYFLOAT", "f", "inf"],
+                &["INCRBYFLOAT", "f", "nan"],
+                &["INCRBYFLOAT", "f", " 1"],
+                &["INCRBYFLOAT", "f", "1 "],
+                &["INCRBYFLOAT", "new", "-0"],
+                &["GET", "f"],
+            ])],
+        },
     ]
 }
 
@@ -251,4 +273,115 @@ fn transactions_reply_byte_for_byte_as_redis() {
         let got = run(augur.addr, &scenario);
         assert_eq!(got, want, "{}", scenario.name);
     }
+}
+
+/// Replies to one pipeline of `(command words)` on a fresh connection.
+fn pipeline_replies(addr: std::net::SocketAddr, cmds: &[Vec<Vec<u8>>]) -> Vec<String> {
+    let mut c = Raw::connect(addr);
+    let mut replies = Vec::with_capacity(cmds.len());
+    // In slices, so neither side's socket buffers fill up while the other waits.
+    for chunk in cmds.chunks(200) {
+        let bytes: Vec<u8> = chunk
+            .iter()
+            .flat_map(|words| {
+                let words: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+                encode(&words)
+            })
+            .collect();
+        c.send(&bytes);
+        for _ in chunk {
+            let reply = c.reply().expect("a reply");
+            replies.push(String::from_utf8_lossy(&reply).into_owned());
+        }
+    }
+    replies
+}
+
+/// A random number as a client might write one: integers and decimals of many sizes,
+/// exponents near and past the edges of `long double`, hexadecimal, signs, and a few
+/// strings that are not numbers.
+fn random_number(rng: &mut rand::rngs::StdRng) -> String {
+    let digits = |rng: &mut rand::rngs::StdRng, len: std::ops::Range<usize>| -> String {
+        let n = rng.gen_range(len);
+        (0..n)
+            .map(|_| char::from(b'0' + rng.gen_range(0..10u8)))
+            .collect()
+    };
+    let sign = if rng.gen_bool(0.3) { "-" } else { "" };
+    match rng.gen_range(0..10) {
+        0 => format!("{sign}{}", rng.gen_range(0..1000)),
+        1 => format!("{sign}{}", digits(rng, 1..30)),
+        2 | 3 => format!("{sign}{}.{}", digits(rng, 1..12), digits(rng, 1..22)),
+        4 => format!(
+            "{sign}{}.{}e{}",
+            digits(rng, 1..2),
+            digits(rng, 1..20),
+            rng.gen_range(-30..30)
+        ),
+        5 => format!(
+            "{sign}{}e{}",
+            digits(rng, 1..25),
+            rng.gen_range(-4960..4940)
+        ),
+        6 => format!("{sign}0.{}", digits(rng, 15..25)),
+        7 => format!(
+            "{sign}0x{:x}.{:x}p{}",
+            rng.gen::<u64>(),
+            rng.gen::<u16>(),
+            rng.gen_range(-70..70)
+        ),
+        8 => format!(
+            "{sign}{}",
+            rng.gen::<f64>() * 10f64.powi(rng.gen_range(-20..20))
+        ),
+        _ => [
+            "1e", " 1", "1 ", "nan", "inf", "-inf", "0x", ".", "+.5", "1e-5000", "0e-99999",
+        ][rng.gen_range(0..11)]
+        .to_string(),
+    }
+}
+
+/// INCRBYFLOAT on random stored values and increments, and chains of increments on one
+/// key (each reading back the text the previous one wrote): byte for byte as Redis 7.0.
+#[test]
+fn incrbyfloat_matches_redis_on_random_operands() {
+    let Some(redis) = RedisProcess::start() else {
+        eprintln!("skipped: redis-server is not installed (apt-get install redis-server)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let augur = ServerProcess::start(&tmp.path().join("db"), &["--enable-flush"]);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(43);
+    let mut cmds: Vec<Vec<Vec<u8>>> = Vec::new();
+    let cmd = |words: &[&str]| words.iter().map(|w| w.as_bytes().to_vec()).collect();
+    for i in 0..3000 {
+        let key = format!("f{}", i % 50);
+        if i % 5 == 0 {
+            cmds.push(cmd(&["SET", &key, &random_number(&mut rng)]));
+        }
+        cmds.push(cmd(&["INCRBYFLOAT", &key, &random_number(&mut rng)]));
+    }
+    for i in 0..50 {
+        cmds.push(cmd(&["GET", &format!("f{i}")]));
+    }
+    let want = pipeline_replies(redis.addr, &cmds);
+    let got = pipeline_replies(augur.addr, &cmds);
+    let mut differences = 0;
+    for ((words, want), got) in cmds.iter().zip(&want).zip(&got) {
+        if want != got {
+            differences += 1;
+            if differences <= 10 {
+                let words: Vec<_> = words.iter().map(|w| String::from_utf8_lossy(w)).collect();
+                eprintln!("{words:?}: redis {want:?}, augur {got:?}");
+            }
+        }
+    }
+    let successes = want.iter().filter(|r| r.starts_with('$')).count();
+    assert!(successes > 1500, "too few valid operations: {successes}");
+    assert_eq!(
+        differences,
+        0,
+        "{differences} of {} replies differ",
+        cmds.len()
+    );
 }
