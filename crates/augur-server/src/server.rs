@@ -53,6 +53,7 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
                     last_command_ms: Default::default(),
                     last_command: Mutex::new("NULL".into()),
                     query_buffer: Default::default(),
+                    resp: 2.into(),
                 });
                 Counters::add(&server.counters.connections, 1);
                 server.clients.lock().insert(info.id, info.clone());

@@ -43,13 +43,7 @@ pub async fn serve(
         max_request_bytes: server.config.max_request_bytes,
         max_args: resp::MAX_MULTIBULK_ARGS,
     };
-    let mut client = Client {
-        info,
-        authenticated: server.config.password.is_none(),
-        close: false,
-        shutdown: None,
-        multi: None,
-    };
+    let mut client = Client::new(info, server.config.password.is_none());
     let mut decoder = Decoder::new();
     let mut input: Vec<u8> = Vec::with_capacity(16 << 10);
     let mut chunk = vec![0u8; READ_CHUNK];

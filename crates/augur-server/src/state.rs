@@ -8,7 +8,7 @@ use augur::Db;
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -91,6 +91,8 @@ pub struct ClientInfo {
     pub last_command: Mutex<String>,
     /// Bytes waiting in its input buffer.
     pub query_buffer: AtomicUsize,
+    /// Its protocol version (2 or 3, `HELLO`).
+    pub resp: AtomicU8,
 }
 
 impl ClientInfo {
@@ -103,7 +105,7 @@ impl ClientInfo {
         format!(
             "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db=0 sub=0 psub=0 \
              ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 oll=0 omem=0 \
-             tot-mem=0 events=r cmd={} user=default redir=-1 resp=2\n",
+             tot-mem=0 events=r cmd={} user=default redir=-1 resp={}\n",
             self.id,
             self.addr,
             self.local_addr,
@@ -112,6 +114,7 @@ impl ClientInfo {
             idle / 1000,
             self.query_buffer.load(Ordering::Relaxed),
             self.last_command.lock(),
+            self.resp.load(Ordering::Relaxed),
         )
     }
 }
