@@ -177,6 +177,7 @@ fn key_and_server_commands_reply_as_redis() {
         "# Memory",
         "# Persistence",
         "# Stats",
+        "# Replication",
         "# Keyspace",
         "# Augur",
     ] {
@@ -481,4 +482,62 @@ fn hello_authenticates_as_auth_does() {
     assert!(hello.starts_with("%7\r\n"), "{hello}");
     assert_eq!(c.text(&["CLIENT", "GETNAME"]), "$2\r\nme\r\n");
     assert_eq!(c.text(&["GET", "k"]), "_\r\n");
+}
+
+/// `INFO replication` says what health checks and exporters look for (HAProxy's
+/// `role:master`); `INFO keyspace` marks an estimated count as one, and is exact once
+/// `DBSIZE` counted with no write since (issue 43: 1,624,605 keys shown, unmarked, for a
+/// DBSIZE of 2,000,000).
+#[test]
+fn info_has_replication_and_an_honest_keyspace() {
+    let (_tmp, s) = server(&[]);
+    let mut c = s.raw();
+    let replication = c.text(&["INFO", "replication"]);
+    for field in [
+        "# Replication\r\nrole:master\r\n",
+        "\r\nconnected_slaves:0\r\n",
+        "\r\nmaster_repl_offset:0\r\n",
+        "\r\nmaster_failover_state:no-failover\r\n",
+        "\r\nrepl_backlog_active:0\r\n",
+    ] {
+        assert!(
+            replication.contains(field),
+            "{field:?} missing: {replication}"
+        );
+    }
+    let replid = replication
+        .split("\r\n")
+        .find_map(|l| l.strip_prefix("master_replid:"))
+        .unwrap_or_default();
+    assert!(
+        replid.len() == 40 && replid.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{replid}"
+    );
+    assert!(c
+        .text(&["INFO", "server"])
+        .contains(&format!("\r\nrun_id:{replid}\r\n")));
+
+    let keyspace = |c: &mut common::Raw| -> String {
+        let text = c.text(&["INFO", "keyspace"]);
+        text.split("\r\n")
+            .find(|l| l.starts_with("db0:"))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(keyspace(&mut c), "", "an empty database has no db0 line");
+    for i in 0..500 {
+        c.text(&["SET", &format!("k{i}"), "v"]);
+    }
+    assert_eq!(c.text(&["SAVE"]), "+OK\r\n"); // into a table, where the estimate sees them
+    for i in 0..100 {
+        c.text(&["SET", &format!("k{i}"), "w"]); // overwrites: 600 entries, 500 keys
+    }
+    let estimated = keyspace(&mut c);
+    assert!(estimated.ends_with(",keys_estimated=1"), "{estimated}");
+    assert_eq!(c.text(&["DBSIZE"]), ":500\r\n");
+    assert_eq!(keyspace(&mut c), "db0:keys=500,expires=0,avg_ttl=0");
+    c.text(&["SET", "k500", "v"]);
+    assert!(keyspace(&mut c).ends_with(",keys_estimated=1"));
+    assert_eq!(c.text(&["DBSIZE"]), ":501\r\n");
+    assert_eq!(keyspace(&mut c), "db0:keys=501,expires=0,avg_ttl=0");
 }

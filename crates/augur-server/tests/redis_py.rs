@@ -32,8 +32,11 @@ assert r.incrbyfloat("f", 0.2) == 0.3
 assert r.get("f") == b"0.3", r.get("f")
 assert r.incr("n") == 1 and r.decrby("n", 5) == -4
 assert r.config_get("appendonly") == {"appendonly": "yes"}, r.config_get("appendonly")
-assert r.info()["redis_version"] == "7.0.0"
+info = r.info()
+assert info["role"] == "master" and info["connected_slaves"] == 0, info
+assert r.info("replication")["master_repl_offset"] == 0
 assert r.dbsize() == 3
+assert r.info("keyspace")["db0"]["keys"] == 3, r.info("keyspace")
 assert r.client_setname("py") is True and r.client_getname() == "py"
 me = [c for c in r.client_list() if c["name"] == "py"]
 assert len(me) == 1 and me[0]["resp"] == str(protocol), me
