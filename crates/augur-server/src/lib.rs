@@ -9,6 +9,8 @@
 //! database (`state.rs` holds what sessions share, `cursor.rs` the `SCAN` cursors), and
 //! `reply.rs` encodes the replies.
 
+#![deny(unsafe_code)]
+
 pub mod commands;
 pub mod config;
 pub mod cursor;
