@@ -78,7 +78,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let served = runtime.block_on(start(config));
+    // The server runs as a task on the runtime's workers, not on this thread: its accept
+    // loop then hands each new connection to the worker it runs on (no wake-up of another
+    // thread per connection), and keeps up with a burst of connects.
+    let served = runtime.block_on(async {
+        tokio::spawn(start(config))
+            .await
+            .unwrap_or_else(|e| Err(format!("the server task failed: {e}")))
+    });
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -97,8 +104,7 @@ async fn start(config: Config) -> Result<(), String> {
     for loss in db.wal_losses() {
         log::warn!("--accept-wal-loss: {loss}; its unflushed writes were dropped");
     }
-    let listener = tokio::net::TcpListener::bind((config.bind, config.port))
-        .await
+    let listener = augur_server::server::listen((config.bind, config.port).into())
         .map_err(|e| format!("listening on {}:{}: {e}", config.bind, config.port))?;
     let addr = listener
         .local_addr()

@@ -1,10 +1,11 @@
-//! What connections cost the server (issue 43): idle connections hold no buffers, and
-//! memory taken by large requests goes back once their connections close. Bounds are
+//! What connections cost the server (issue 43): idle connections hold no buffers, memory
+//! taken by large requests goes back once their connections close, and the listening
+//! socket queues a burst of connects as Redis's does (a backlog of 511). Bounds are
 //! generous and no assertion is about time: waits are for a condition, bounded.
 
 mod common;
 
-use common::{server, Raw};
+use common::{server, Raw, ServerProcess};
 use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -141,5 +142,50 @@ fn memory_of_large_requests_returns_after_their_clients_leave() {
         "RSS stayed at {} MiB after the clients left (baseline {} MiB)",
         after / MIB,
         baseline / MIB
+    );
+}
+
+/// The listening socket's backlog is Redis's 511 (it was the runtime's default), as `ss`
+/// shows it (a listening socket's Send-Q); skipped without `ss`.
+#[test]
+fn the_listen_backlog_is_redis_511() {
+    if !common::installed("ss") {
+        eprintln!("skipped: ss (iproute2) is not installed");
+        return;
+    }
+    let (_tmp, s) = server(&[]);
+    let out = std::process::Command::new("ss")
+        .args(["-Hltn", &format!("sport = :{}", s.addr.port())])
+        .output()
+        .expect("ss");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let backlog: Vec<u32> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2)?.parse().ok())
+        .collect();
+    let somaxconn: u32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(4096);
+    assert_eq!(backlog, vec![511.min(somaxconn)], "{text}");
+}
+
+/// A burst of short connections (connect, PING, close) is served, each one, and the server
+/// is left with only the connections still open.
+#[test]
+fn a_burst_of_short_connections_is_served() {
+    let (_tmp, s): (_, ServerProcess) = server(&[]);
+    for _ in 0..1000 {
+        let mut c = Raw::connect(s.addr);
+        assert_eq!(c.text(&["PING"]), "+PONG\r\n");
+    }
+    let mut control = s.raw();
+    assert!(eventually(Duration::from_secs(30), || {
+        connected_clients(&mut control) == 1
+    }));
+    let info = control.text(&["INFO", "stats"]);
+    assert!(
+        info.contains("\r\ntotal_connections_received:1001\r\n"),
+        "{info}"
     );
 }
