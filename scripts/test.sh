@@ -18,8 +18,9 @@
 #      the stable toolchain: running them needs nightly and cargo-fuzz, scripts/fuzz.sh), so
 #      an engine API change cannot leave them broken unnoticed
 #   2. a virtual environment in target/py-venv (python3-venv from apt only when `venv`
-#      is missing), maturin, pytest and mypy (its stubtest checks augur.pyi) from the
-#      package index into it
+#      is missing), maturin, pytest, mypy (its stubtest checks augur.pyi) and redis-py from
+#      the package index into it; the server's redis-py test (tests/redis_py.rs, redis-py
+#      with its defaults: RESP3 from version 8) run again with that interpreter
 #   3. the `augur` module built in develop mode, release profile (crates/augur-py, its own
 #      cargo workspace and target directory)
 #   4. the wheel built and pip-installed into a second, fresh environment, and imported
@@ -89,7 +90,11 @@ fi
 if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" pytest mypy
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" pytest mypy "redis>=5"
+
+# redis-py with its defaults against augur-server (step 1 skips it when the system Python
+# has no redis-py); the release build of step 1 is reused.
+AUGUR_TEST_PYTHON=$VENV/bin/python cargo test --release -p augur-server --test redis_py
 
 # maturin finds the environment through VIRTUAL_ENV.
 VIRTUAL_ENV=$VENV "$VENV/bin/maturin" develop --release --quiet -m "$CRATE/Cargo.toml"

@@ -39,7 +39,7 @@ impl SyncPolicy {
 #[command(
     name = "augur-server",
     version,
-    about = "A Redis-protocol (RESP2) server over an Augur database",
+    about = "A Redis-protocol (RESP2 and RESP3) server over an Augur database",
     args_override_self = true
 )]
 pub struct Args {

@@ -1,4 +1,4 @@
-//! `augur-server`: a Redis-protocol (RESP2) server over one Augur database, so that
+//! `augur-server`: a Redis-protocol (RESP2 and RESP3) server over one Augur database, so that
 //! `redis-cli`, `redis-benchmark` and the Redis client libraries of every language use Augur
 //! unchanged, and twemproxy shards it. A thin front end over the engine's public API: it
 //! reaches the engine only through `augur::Db` and the CLI's option layer
@@ -9,10 +9,13 @@
 //! database (`state.rs` holds what sessions share, `cursor.rs` the `SCAN` cursors), and
 //! `reply.rs` encodes the replies.
 
+#![deny(unsafe_code)]
+
 pub mod commands;
 pub mod config;
 pub mod cursor;
 pub mod glob;
+pub mod long_double;
 pub mod reply;
 pub mod resp;
 pub mod server;

@@ -1,15 +1,39 @@
 //! What a command answers, and the one place it becomes RESP: [`Reply`] (a command's
 //! result), [`CmdError`] (its error: Redis's text, or an engine failure whose kind picks the
-//! error code), and [`Out`], a connection's reply buffer, which encodes both
-//! ([`Out::result`]; the bytes themselves are `resp`'s `put_*` functions).
+//! error code), and [`Out`], a connection's reply buffer, which encodes both in the
+//! connection's [`Protocol`] ([`Out::result`]; the bytes themselves are `resp`'s `put_*`
+//! functions).
 //!
-//! Commands never write bytes: they return a `Result<Reply, CmdError>` (`commands/`), so a
-//! new reply shape or protocol version (RESP3's maps, issue 43) changes this file only.
+//! Commands never write bytes: they return a `Result<Reply, CmdError>` (`commands/`), and a
+//! reply's shape names what Redis 7.0 sends in each protocol: a [`Reply::Map`] is RESP3's
+//! map `%` and RESP2's flat array, [`Reply::Null`] RESP3's `_` and RESP2's `$-1`,
+//! [`Reply::Set`] `~` or an array, [`Reply::Verbatim`] `=…txt:` or a bulk string. Checked
+//! against redis-server 7.0.15 under both protocols (`tests/against_redis.rs`).
 //! Not to be confused with `resp::Reply`, a reply parsed back from bytes (tests, clients).
 
 use crate::resp;
 use bytes::BytesMut;
 use std::borrow::Cow;
+
+/// The protocol a connection speaks: RESP2 until `HELLO 3` (and again after `HELLO 2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// RESP2, every connection's protocol at first.
+    #[default]
+    Resp2,
+    /// RESP3: maps, sets, one null, verbatim strings.
+    Resp3,
+}
+
+impl Protocol {
+    /// `HELLO`'s protocol version: 2 or 3.
+    pub fn version(self) -> i64 {
+        match self {
+            Protocol::Resp2 => 2,
+            Protocol::Resp3 => 3,
+        }
+    }
+}
 
 /// A command's reply, before encoding.
 #[derive(Debug, Clone)]
@@ -22,13 +46,23 @@ pub enum Reply {
     Int(i64),
     /// `$len` and the bytes.
     Bulk(Vec<u8>),
-    /// The null bulk string, `$-1` (a missing key).
+    /// Nothing there (a missing key): RESP2's null bulk string `$-1`, RESP3's null `_`.
     Null,
     /// `*n` and the n replies.
     Array(Vec<Reply>),
-    /// Keys and values: in RESP2 an array of them, alternating (`HELLO`, `CONFIG GET`,
-    /// `COMMAND DOCS`).
+    /// Keys and values (`HELLO`, `CONFIG GET`, `COMMAND DOCS`): a RESP3 map `%n`; in RESP2
+    /// an array of them, alternating.
     Map(Vec<(Reply, Reply)>),
+    /// Values in no particular order (`COMMAND INFO`'s flags): a RESP3 set `~n`, a RESP2
+    /// array.
+    Set(Vec<Reply>),
+    /// Text meant for people (`INFO`, `CLIENT LIST`, `CLIENT INFO`): a RESP3 verbatim string
+    /// of format `txt`, a RESP2 bulk string.
+    Verbatim(Vec<u8>),
+    /// `reply` in `protocol` whatever the connection speaks: an element of `EXEC`'s reply
+    /// after a queued `HELLO` switched protocols (Redis writes each element in the protocol
+    /// in effect once its command ran).
+    In(Protocol, Box<Reply>),
     /// An error as an element of an array (a command's error inside `EXEC`'s reply).
     Error(CmdError),
     /// No reply at all (`SHUTDOWN`, which closes the connection).
@@ -123,6 +157,9 @@ impl From<augur::Error> for CmdError {
 pub struct Out {
     /// The encoded bytes.
     pub buf: BytesMut,
+    /// The protocol replies are encoded in (the connection's, once its command ran: a
+    /// `HELLO 3` is answered in RESP3).
+    pub protocol: Protocol,
 }
 
 impl Out {
@@ -134,30 +171,55 @@ impl Out {
         }
     }
 
-    /// Encodes `reply`.
+    /// Encodes `reply` in [`Out::protocol`].
     pub fn reply(&mut self, reply: Reply) {
+        let resp3 = self.protocol == Protocol::Resp3;
         let buf = &mut self.buf;
         match reply {
             Reply::Ok => resp::put_simple(buf, "OK"),
             Reply::Status(text) => resp::put_simple(buf, text),
             Reply::Int(n) => resp::put_integer(buf, n),
             Reply::Bulk(bytes) => resp::put_bulk(buf, &bytes),
+            Reply::Null if resp3 => resp::put_null(buf),
             Reply::Null => resp::put_null_bulk(buf),
             Reply::Array(items) => {
                 resp::put_array_header(buf, items.len());
-                for item in items {
-                    self.reply(item);
+                self.replies(items);
+            }
+            Reply::Set(items) => {
+                if resp3 {
+                    resp::put_set_header(buf, items.len());
+                } else {
+                    resp::put_array_header(buf, items.len());
                 }
+                self.replies(items);
             }
             Reply::Map(pairs) => {
-                resp::put_array_header(buf, pairs.len() * 2);
+                if resp3 {
+                    resp::put_map_header(buf, pairs.len());
+                } else {
+                    resp::put_array_header(buf, pairs.len() * 2);
+                }
                 for (key, value) in pairs {
                     self.reply(key);
                     self.reply(value);
                 }
             }
+            Reply::Verbatim(text) if resp3 => resp::put_verbatim(buf, "txt", &text),
+            Reply::Verbatim(text) => resp::put_bulk(buf, &text),
+            Reply::In(protocol, reply) => {
+                let connection = std::mem::replace(&mut self.protocol, protocol);
+                self.reply(*reply);
+                self.protocol = connection;
+            }
             Reply::Error(e) => self.error(&e.text()),
             Reply::Nothing => {}
+        }
+    }
+
+    fn replies(&mut self, items: Vec<Reply>) {
+        for item in items {
+            self.reply(item);
         }
     }
 
@@ -174,9 +236,43 @@ mod tests {
     use std::sync::Arc;
 
     fn encoded(result: Result<Reply, CmdError>) -> String {
-        let mut out = Out::default();
+        encoded_in(Protocol::Resp2, result)
+    }
+
+    fn encoded_in(protocol: Protocol, result: Result<Reply, CmdError>) -> String {
+        let mut out = Out {
+            protocol,
+            ..Out::default()
+        };
         out.result(result);
         String::from_utf8(out.buf.to_vec()).expect("utf-8")
+    }
+
+    #[test]
+    fn replies_encode_as_resp3() {
+        let map = Reply::Map(vec![
+            (Reply::bulk("proto"), Reply::Int(3)),
+            (Reply::bulk("modules"), Reply::Array(vec![])),
+        ]);
+        assert_eq!(
+            encoded_in(Protocol::Resp3, Ok(map)),
+            "%2\r\n$5\r\nproto\r\n:3\r\n$7\r\nmodules\r\n*0\r\n"
+        );
+        let mixed = Reply::Array(vec![
+            Reply::Null,
+            Reply::Set(vec![Reply::Status("fast")]),
+            Reply::Verbatim(b"# Server".to_vec()),
+            Reply::In(Protocol::Resp2, Box::new(Reply::Null)),
+            Reply::Null,
+        ]);
+        assert_eq!(
+            encoded_in(Protocol::Resp3, Ok(mixed.clone())),
+            "*5\r\n_\r\n~1\r\n+fast\r\n=12\r\ntxt:# Server\r\n$-1\r\n_\r\n"
+        );
+        assert_eq!(
+            encoded(Ok(mixed)),
+            "*5\r\n$-1\r\n*1\r\n+fast\r\n$8\r\n# Server\r\n$-1\r\n$-1\r\n"
+        );
     }
 
     #[test]

@@ -19,6 +19,32 @@ use tokio::task::JoinSet;
 /// How long sessions get to finish their batches at shutdown.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Connections the kernel queues before they are accepted: Redis's `tcp-backlog` default
+/// (the kernel caps it at `net.core.somaxconn`). A burst of connects beyond it waits for
+/// the client's SYN retransmission (a second or more), so it is not the kernel's minimum.
+pub const LISTEN_BACKLOG: u32 = 511;
+
+/// How long the accept loop waits after a failed accept (out of file descriptors or
+/// memory): the failure repeats at once otherwise, and the loop would spin.
+const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(20);
+
+/// A listening socket on `addr` with Redis's options: `SO_REUSEADDR` (a restart binds the
+/// port while old connections linger in TIME_WAIT) and a backlog of [`LISTEN_BACKLOG`].
+/// Call it inside the Tokio runtime.
+///
+/// # Errors
+/// The socket's error: the address is taken or not ours, or no runtime is running.
+pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// Runs the server on `listener` until it is asked to stop; returns once the database is
 /// closed. `ready` is called with the listening address once clients can connect.
 ///
@@ -35,10 +61,20 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
         .then(|| tokio::spawn(sync_every_second(server.clone(), stop_rx.clone())));
     let mut sessions = JoinSet::new();
     let limit_logged = Mutex::new(None::<Instant>);
+    let accept_error_logged = Mutex::new(None::<Instant>);
+    // Registered once, before the first accept: a signal that arrives between two turns of
+    // the loop is not lost (a handler created per turn missed it).
+    let mut terminate = std::pin::pin!(terminate_signal());
     let how = loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((stream, peer)) = accepted else { continue };
+                let (stream, peer) = match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        accept_failed(&e, &accept_error_logged).await;
+                        continue;
+                    }
+                };
                 if server.connected_clients() >= server.config.maxclients {
                     refuse(&server, stream, &limit_logged).await;
                     continue;
@@ -53,6 +89,7 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
                     last_command_ms: Default::default(),
                     last_command: Mutex::new("NULL".into()),
                     query_buffer: Default::default(),
+                    resp: 2.into(),
                 });
                 Counters::add(&server.counters.connections, 1);
                 server.clients.lock().insert(info.id, info.clone());
@@ -71,7 +108,7 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
                 log::info!("SHUTDOWN received ({how:?})");
                 break how;
             }
-            _ = terminate_signal() => {
+            _ = &mut terminate => {
                 log::info!("signal received: shutting down");
                 break Shutdown::Save;
             }
@@ -109,6 +146,28 @@ fn close(server: &Server, how: Shutdown) -> augur::Result<()> {
     server.db.close()?;
     log::info!("database closed; shutdown complete");
     Ok(())
+}
+
+/// A failed accept: logged (at most once a minute), then a short pause when it is one that
+/// repeats at once (out of file descriptors or memory), so the loop does not spin; the
+/// client whose connection failed (reset before accept) needs nothing.
+async fn accept_failed(e: &std::io::Error, logged: &Mutex<Option<Instant>>) {
+    {
+        let mut last = logged.lock();
+        if last.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
+            log::warn!("accepting a connection failed: {e}");
+            *last = Some(Instant::now());
+        }
+    }
+    let transient = matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::Interrupted
+    );
+    if !transient {
+        tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
+    }
 }
 
 /// Refuses a client past `--maxclients` with Redis's error (logged at most once a minute).
@@ -149,24 +208,30 @@ async fn sync_every_second(server: Arc<Server>, mut stop: watch::Receiver<bool>)
     }
 }
 
-/// Resolves on SIGTERM or SIGINT.
-async fn terminate_signal() {
+/// Resolves on SIGTERM or SIGINT. The handlers are installed when this is called, not
+/// when the future is first polled: a signal that arrives between the two is not lost.
+fn terminate_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut int)) = (
+        let streams = (
             signal(SignalKind::terminate()),
             signal(SignalKind::interrupt()),
-        ) else {
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
+        );
+        async move {
+            let (Ok(mut term), Ok(mut int)) = streams else {
+                return std::future::pending().await;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

@@ -1,6 +1,12 @@
 //! One client's session: read bytes, parse every complete command in them (a pipeline), run
 //! the batch, write the replies, repeat.
 //!
+//! Memory: an idle connection holds no buffer. It waits for the socket to become readable
+//! with nothing allocated, reads into an input buffer allocated then (and freed again once
+//! every command in it ran, or shrunk when a large request left a small remainder), and
+//! keeps its reply buffer only while it is small. Ten thousand idle connections so cost
+//! their tasks and sockets, not buffers (issue 43: they held 80 KiB each before).
+//!
 //! Bounds: the input buffer never holds more than `--max-request-bytes` (plus one read)
 //! without a complete command, a declared bulk above `--max-bulk-bytes` is refused from its
 //! header (`resp::Decoder`, which also keeps its place in a command that arrives in many
@@ -20,15 +26,19 @@ use crate::state::{ClientInfo, Counters, Server};
 use bytes::BytesMut;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 /// Commands run before their replies are written.
 pub const MAX_BATCH: usize = 1024;
 
-/// Bytes read from the socket at once.
-const READ_CHUNK: usize = 64 << 10;
+/// Room made in the input buffer before a read: a read takes at most what the buffer has
+/// room for (more when it grew for a large request).
+const READ_CHUNK: usize = 16 << 10;
+
+/// A reply buffer above this capacity is freed once written, not kept for the next batch.
+const OUT_KEEP_BYTES: usize = 1 << 10;
 
 /// Serves `stream` until the client leaves, a protocol error, an idle timeout, or shutdown.
 /// Returns the shutdown a `SHUTDOWN` command asked for.
@@ -43,18 +53,11 @@ pub async fn serve(
         max_request_bytes: server.config.max_request_bytes,
         max_args: resp::MAX_MULTIBULK_ARGS,
     };
-    let mut client = Client {
-        info,
-        authenticated: server.config.password.is_none(),
-        close: false,
-        shutdown: None,
-        multi: None,
-    };
+    let mut client = Client::new(info, server.config.password.is_none());
     let mut decoder = Decoder::new();
-    let mut input: Vec<u8> = Vec::with_capacity(16 << 10);
-    let mut chunk = vec![0u8; READ_CHUNK];
+    let mut input: Vec<u8> = Vec::new();
     let mut out = Out::default();
-    loop {
+    'session: loop {
         let (cmds, consumed, error) = parse_batch(&mut decoder, &input, &limits);
         input.drain(..consumed);
         if !cmds.is_empty() {
@@ -78,9 +81,10 @@ pub async fn serve(
                 break;
             }
             Counters::add(&server.counters.output_bytes, out.buf.len() as u64);
-            out.buf.clear();
-            if out.buf.capacity() > 1 << 20 {
-                out.buf = BytesMut::with_capacity(64 << 10);
+            if out.buf.capacity() > OUT_KEEP_BYTES {
+                out.buf = BytesMut::new();
+            } else {
+                out.buf.clear();
             }
         }
         if client.close {
@@ -89,40 +93,72 @@ pub async fn serve(
         if cmds.len() == MAX_BATCH {
             continue; // more complete commands may be waiting in the buffer
         }
+        release_spare(&mut input);
         client
             .info
             .query_buffer
             .store(input.len(), Ordering::Relaxed);
-        let read = read_more(&server, &mut stream, &mut chunk, &mut stop);
-        match read.await {
-            Some(n) => {
-                Counters::add(&server.counters.input_bytes, n as u64);
-                input.extend_from_slice(&chunk[..n]);
+        loop {
+            if !wait_readable(&server, &stream, &mut stop).await {
+                break 'session;
             }
-            None => break,
+            match read_now(&stream, &mut input) {
+                None => break 'session,
+                // Woken with nothing to read after all: wait again, holding nothing.
+                Some(0) => release_spare(&mut input),
+                Some(n) => {
+                    Counters::add(&server.counters.input_bytes, n as u64);
+                    break;
+                }
+            }
         }
     }
     let _ = stream.shutdown().await;
     client.shutdown
 }
 
-/// Waits for bytes: `None` when the client closed, failed, stayed idle past the timeout, or
-/// the server is stopping.
-async fn read_more(
+/// Frees the input buffer when every command in it ran, and shrinks it when a large
+/// request left a small remainder, so that a connection waiting for its next command
+/// holds (almost) nothing.
+fn release_spare(input: &mut Vec<u8>) {
+    if input.is_empty() {
+        *input = Vec::new();
+    } else if input.capacity() > 4 * input.len().max(READ_CHUNK) {
+        input.shrink_to(2 * input.len().max(READ_CHUNK));
+    }
+}
+
+/// Waits until the socket is readable (bytes or the client's close), holding no buffer:
+/// `false` when the client stayed idle past the timeout or the server is stopping.
+async fn wait_readable(
     server: &Server,
-    stream: &mut TcpStream,
-    chunk: &mut [u8],
+    stream: &TcpStream,
     stop: &mut watch::Receiver<bool>,
-) -> Option<usize> {
-    let read = async {
+) -> bool {
+    let ready = async {
         match server.config.idle_timeout {
-            Some(t) => tokio::time::timeout(t, stream.read(chunk)).await.ok()?.ok(),
-            None => stream.read(chunk).await.ok(),
+            Some(t) => matches!(tokio::time::timeout(t, stream.readable()).await, Ok(Ok(()))),
+            None => stream.readable().await.is_ok(),
         }
     };
     tokio::select! {
-        n = read => n.filter(|&n| n > 0),
-        _ = stop.wait_for(|stopping| *stopping) => None,
+        ready = ready => ready,
+        _ = stop.wait_for(|stopping| *stopping) => false,
+    }
+}
+
+/// Reads what the socket holds into `input`, making room for [`READ_CHUNK`] bytes first:
+/// the bytes read (0 when there was nothing after all), or `None` when the client closed
+/// the connection or it failed.
+fn read_now(stream: &TcpStream, input: &mut Vec<u8>) -> Option<usize> {
+    if input.capacity() - input.len() < READ_CHUNK {
+        input.reserve(READ_CHUNK);
+    }
+    match stream.try_read_buf(input) {
+        Ok(0) => None,
+        Ok(n) => Some(n),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Some(0),
+        Err(_) => None,
     }
 }
 

@@ -8,7 +8,7 @@ use augur::Db;
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -40,6 +40,18 @@ pub struct Server {
     pub dirty: AtomicBool,
     /// The port the server listens on (known once bound).
     port: AtomicU16,
+    /// The last exact key count (`DBSIZE`) and the sequence number it holds at: `INFO
+    /// keyspace` reports it as exact while no write has come since.
+    key_count: Mutex<Option<KeyCount>>,
+    /// Redis's `run_id` and `master_replid`: 40 random hex digits per process.
+    pub run_id: String,
+}
+
+/// An exact number of keys at a sequence number.
+#[derive(Debug, Clone, Copy)]
+struct KeyCount {
+    seqno: u64,
+    keys: u64,
 }
 
 /// Counters reported by `INFO stats`.
@@ -91,6 +103,8 @@ pub struct ClientInfo {
     pub last_command: Mutex<String>,
     /// Bytes waiting in its input buffer.
     pub query_buffer: AtomicUsize,
+    /// Its protocol version (2 or 3, `HELLO`).
+    pub resp: AtomicU8,
 }
 
 impl ClientInfo {
@@ -103,7 +117,7 @@ impl ClientInfo {
         format!(
             "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db=0 sub=0 psub=0 \
              ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 oll=0 omem=0 \
-             tot-mem=0 events=r cmd={} user=default redir=-1 resp=2\n",
+             tot-mem=0 events=r cmd={} user=default redir=-1 resp={}\n",
             self.id,
             self.addr,
             self.local_addr,
@@ -112,6 +126,7 @@ impl ClientInfo {
             idle / 1000,
             self.query_buffer.load(Ordering::Relaxed),
             self.last_command.lock(),
+            self.resp.load(Ordering::Relaxed),
         )
     }
 }
@@ -132,7 +147,21 @@ impl Server {
             bgsave_running: AtomicBool::new(false),
             dirty: AtomicBool::new(false),
             port: AtomicU16::new(0),
+            key_count: Mutex::new(None),
+            run_id: random_hex_id(),
         }
+    }
+
+    /// Records that the database held exactly `keys` keys at sequence number `seqno`.
+    pub fn note_key_count(&self, seqno: u64, keys: u64) {
+        *self.key_count.lock() = Some(KeyCount { seqno, keys });
+    }
+
+    /// The exact number of keys, when the last count was taken at `seqno` (the current
+    /// one: no write since).
+    pub fn exact_key_count(&self, seqno: u64) -> Option<u64> {
+        let count = (*self.key_count.lock())?;
+        (count.seqno == seqno).then_some(count.keys)
     }
 
     /// The port the server listens on.
@@ -183,6 +212,29 @@ fn stripe_of(key: &[u8]) -> usize {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     (h % KEY_LOCK_STRIPES as u64) as usize
+}
+
+/// 40 hex digits that differ between processes (Redis's run ids), from the standard
+/// library's randomly keyed hasher: no dependency for an identifier that needs no
+/// cryptographic strength.
+fn random_hex_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let state = std::collections::hash_map::RandomState::new();
+    (0u64..3)
+        .map(|i| {
+            let mut h = state.build_hasher();
+            h.write_u64(i);
+            h.write_u128(
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            format!("{:016x}", h.finish())
+        })
+        .collect::<String>()
+        .chars()
+        .take(40)
+        .collect()
 }
 
 /// Seconds since the Unix epoch.

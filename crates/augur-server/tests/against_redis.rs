@@ -1,11 +1,15 @@
 //! Differential tests: the same raw RESP bytes sent to augur-server and to a real
 //! redis-server (started on a free port when installed; skipped with a message otherwise),
-//! and the replies compared byte for byte. The sequences are deterministic in both servers
-//! (no hash-ordered replies of several keys, no server-specific values).
+//! and the replies compared byte for byte, every scenario under RESP2 and again under RESP3
+//! (each connection opening with `HELLO 3`). The sequences are deterministic in both
+//! servers (no hash-ordered replies of several keys); the two server-specific values of
+//! `HELLO`'s reply (the version and the client id) are masked. INCRBYFLOAT is compared on
+//! edge cases and on random operands.
 
 mod common;
 
 use common::{encode, Raw, RedisProcess, ServerProcess};
+use rand::{Rng, SeedableRng};
 
 /// One write to the socket and how many replies it gets.
 struct Write {
@@ -47,22 +51,71 @@ struct Scenario {
     sessions: Vec<Vec<Write>>,
 }
 
-/// Runs `scenario` on the server at `addr` (emptied first), returning every reply in order.
-fn run(addr: std::net::SocketAddr, scenario: &Scenario) -> Vec<String> {
+/// The protocol each connection of a run speaks from its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    Resp2,
+    /// Each connection sends `HELLO 3` first (its reply is checked, not compared).
+    Resp3,
+}
+
+/// Runs `scenario` on the server at `addr` (emptied first), returning every reply in order,
+/// `HELLO`'s server-specific values masked.
+fn run(addr: std::net::SocketAddr, scenario: &Scenario, protocol: Protocol) -> Vec<String> {
     let mut setup = Raw::connect(addr);
     assert_eq!(setup.cmd(&[b"FLUSHALL"]), b"+OK\r\n");
     let mut replies = Vec::new();
     for session in &scenario.sessions {
         let mut c = Raw::connect(addr);
+        if protocol == Protocol::Resp3 {
+            let hello = c.cmd(&[b"HELLO", b"3"]);
+            assert!(hello.starts_with(b"%7\r\n"), "{hello:?}");
+        }
         for write in session {
             c.send(&write.bytes);
             for _ in 0..write.replies {
                 let reply = c.reply().unwrap_or_else(|| b"<closed>".to_vec());
-                replies.push(String::from_utf8_lossy(&reply).into_owned());
+                replies.push(mask_hello(&String::from_utf8_lossy(&reply)));
             }
         }
     }
     replies
+}
+
+/// `reply` with the values that differ between servers in a `HELLO` reply (the version
+/// after `version`, the client id after `id`) replaced by placeholders, wherever they are
+/// (an EXEC's reply may hold one).
+fn mask_hello(reply: &str) -> String {
+    let mut out = String::new();
+    let mut rest = reply;
+    let next = |text: &str| -> Option<usize> {
+        let version = text.find("$7\r\nversion\r\n$");
+        let id = text.find("$2\r\nid\r\n:");
+        version.into_iter().chain(id).min()
+    };
+    while let Some(at) = next(rest) {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        let (key, value_kind) = if tail.starts_with("$7") {
+            ("$7\r\nversion\r\n", "<version>")
+        } else {
+            ("$2\r\nid\r\n", "<id>")
+        };
+        let after_key = &tail[key.len()..];
+        // The value: a bulk (`$n\r\ntext\r\n`) or an integer line (`:n\r\n`).
+        let value_len = if after_key.starts_with('$') {
+            let line = after_key.find("\r\n").unwrap_or(after_key.len());
+            let n: usize = after_key[1..line].parse().unwrap_or(0);
+            line + 2 + n + 2
+        } else {
+            after_key.find("\r\n").map_or(after_key.len(), |l| l + 2)
+        };
+        out.push_str(key);
+        out.push_str(value_kind);
+        rest = &after_key[value_len.min(after_key.len())..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn scenarios() -> Vec<Scenario> {
@@ -235,20 +288,227 @@ fn scenarios() -> Vec<Scenario> {
                 &["EXEC"],
             ])]],
         },
+        Scenario {
+            name: "nulls and empty collections (RESP3's `_`, `%0`)",
+            sessions: vec![one_by_one(&[
+                &["GET", "none"],
+                &["MGET", "none", "a", "none"],
+                &["SET", "a", "1"],
+                &["SET", "a", "2", "NX"],
+                &["SET", "b", "2", "XX"],
+                &["SET", "c", "3", "GET"],
+                &["SET", "c", "4", "NX", "GET"],
+                &["GETDEL", "none"],
+                &["GETSET", "d", "1"],
+                &["CLIENT", "GETNAME"],
+                &["CONFIG", "GET", "no-such-parameter"],
+                &["COMMAND", "INFO", "no-such-command"],
+                &["KEYS", "none*"],
+                &["SCAN", "0", "MATCH", "none*"],
+                &["GETRANGE", "none", "0", "-1"],
+                &["MULTI"],
+                &["GET", "none"],
+                &["SET", "a", "3", "NX"],
+                &["EXEC"],
+            ])],
+        },
+        Scenario {
+            name: "HELLO's errors and options",
+            sessions: vec![one_by_one(&[
+                &["HELLO", "4"],
+                &["HELLO", "1"],
+                &["HELLO", "-1"],
+                &["HELLO", "abc"],
+                &["HELLO", "03"],
+                &["HELLO", "3.0"],
+                &["HELLO", "99999999999999999999"],
+                &["HELLO", "3", "FOO"],
+                &["HELLO", "3", "AUTH", "default"],
+                &["HELLO", "3", "SETNAME"],
+                &["HELLO", "3", "SETNAME", "a b"],
+                &["GET", "none"],
+                &["HELLO", "3", "AUTH", "nouser", "x"],
+                &["HELLO", "3", "AUTH", "default", "any", "SETNAME", "named"],
+                &["CLIENT", "GETNAME"],
+                &["GET", "none"],
+                &["HELLO", "2", "SETNAME", ""],
+                &["CLIENT", "GETNAME"],
+                &["GET", "none"],
+                &["HELLO"],
+                &["AUTH", "x"],
+                &["AUTH", "default", "x"],
+                &["AUTH", "nouser", "x"],
+                &["AUTH", "a", "b", "c"],
+            ])],
+        },
+        Scenario {
+            name: "HELLO switches protocols, inside a transaction too",
+            sessions: vec![
+                one_by_one(&[
+                    &["HELLO", "3"],
+                    &["GET", "none"],
+                    &["HELLO", "2"],
+                    &["GET", "none"],
+                ]),
+                vec![pipelined(&[
+                    &["MULTI"],
+                    &["GET", "none"],
+                    &["HELLO", "3"],
+                    &["MGET", "none"],
+                    &["HELLO", "2"],
+                    &["GET", "none"],
+                    &["EXEC"],
+                    &["GET", "none"],
+                ])],
+            ],
+        },
+        Scenario {
+            name: "INCRBYFLOAT as issue 43 reported it",
+            sessions: vec![one_by_one(&[
+                &["SET", "f", "0.1"],
+                &["INCRBYFLOAT", "f", "0.2"],
+                &["GET", "f"],
+                &["SET", "f", "12345678901234567890"],
+                &["INCRBYFLOAT", "f", "0"],
+                &["SET", "f", "1e17"],
+                &["INCRBYFLOAT", "f", "1"],
+                &["INCRBYFLOAT", "f", "0x10"],
+                &["INCRBYFLOAT", "f", "1e400"],
+                &["INCRBYFLOAT", "f", "inf"],
+                &["INCRBYFLOAT", "f", "nan"],
+                &["INCRBYFLOAT", "f", " 1"],
+                &["INCRBYFLOAT", "f", "1 "],
+                &["INCRBYFLOAT", "new", "-0"],
+                &["GET", "f"],
+            ])],
+        },
     ]
 }
 
 #[test]
-fn transactions_reply_byte_for_byte_as_redis() {
+fn scenarios_reply_byte_for_byte_as_redis_in_resp2_and_resp3() {
     let Some(redis) = RedisProcess::start() else {
         eprintln!("skipped: redis-server is not installed (apt-get install redis-server)");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let augur = ServerProcess::start(&tmp.path().join("db"), &["--enable-flush"]);
-    for scenario in scenarios() {
-        let want = run(redis.addr, &scenario);
-        let got = run(augur.addr, &scenario);
-        assert_eq!(got, want, "{}", scenario.name);
+    for protocol in [Protocol::Resp2, Protocol::Resp3] {
+        for scenario in scenarios() {
+            let want = run(redis.addr, &scenario, protocol);
+            let got = run(augur.addr, &scenario, protocol);
+            assert_eq!(got, want, "{} ({protocol:?})", scenario.name);
+        }
     }
+}
+
+/// Replies to one pipeline of `(command words)` on a fresh connection.
+fn pipeline_replies(addr: std::net::SocketAddr, cmds: &[Vec<Vec<u8>>]) -> Vec<String> {
+    let mut c = Raw::connect(addr);
+    let mut replies = Vec::with_capacity(cmds.len());
+    // In slices, so neither side's socket buffers fill up while the other waits.
+    for chunk in cmds.chunks(200) {
+        let bytes: Vec<u8> = chunk
+            .iter()
+            .flat_map(|words| {
+                let words: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+                encode(&words)
+            })
+            .collect();
+        c.send(&bytes);
+        for _ in chunk {
+            let reply = c.reply().expect("a reply");
+            replies.push(String::from_utf8_lossy(&reply).into_owned());
+        }
+    }
+    replies
+}
+
+/// A random number as a client might write one: integers and decimals of many sizes,
+/// exponents near and past the edges of `long double`, hexadecimal, signs, and a few
+/// strings that are not numbers.
+fn random_number(rng: &mut rand::rngs::StdRng) -> String {
+    let digits = |rng: &mut rand::rngs::StdRng, len: std::ops::Range<usize>| -> String {
+        let n = rng.gen_range(len);
+        (0..n)
+            .map(|_| char::from(b'0' + rng.gen_range(0..10u8)))
+            .collect()
+    };
+    let sign = if rng.gen_bool(0.3) { "-" } else { "" };
+    match rng.gen_range(0..10) {
+        0 => format!("{sign}{}", rng.gen_range(0..1000)),
+        1 => format!("{sign}{}", digits(rng, 1..30)),
+        2 | 3 => format!("{sign}{}.{}", digits(rng, 1..12), digits(rng, 1..22)),
+        4 => format!(
+            "{sign}{}.{}e{}",
+            digits(rng, 1..2),
+            digits(rng, 1..20),
+            rng.gen_range(-30..30)
+        ),
+        5 => format!(
+            "{sign}{}e{}",
+            digits(rng, 1..25),
+            rng.gen_range(-4960..4940)
+        ),
+        6 => format!("{sign}0.{}", digits(rng, 15..25)),
+        7 => format!(
+            "{sign}0x{:x}.{:x}p{}",
+            rng.gen::<u64>(),
+            rng.gen::<u16>(),
+            rng.gen_range(-70..70)
+        ),
+        8 => format!(
+            "{sign}{}",
+            rng.gen::<f64>() * 10f64.powi(rng.gen_range(-20..20))
+        ),
+        _ => [
+            "1e", " 1", "1 ", "nan", "inf", "-inf", "0x", ".", "+.5", "1e-5000", "0e-99999",
+        ][rng.gen_range(0..11)]
+        .to_string(),
+    }
+}
+
+/// INCRBYFLOAT on random stored values and increments, and chains of increments on one
+/// key (each reading back the text the previous one wrote): byte for byte as Redis 7.0.
+#[test]
+fn incrbyfloat_matches_redis_on_random_operands() {
+    let Some(redis) = RedisProcess::start() else {
+        eprintln!("skipped: redis-server is not installed (apt-get install redis-server)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let augur = ServerProcess::start(&tmp.path().join("db"), &["--enable-flush"]);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(43);
+    let mut cmds: Vec<Vec<Vec<u8>>> = Vec::new();
+    let cmd = |words: &[&str]| words.iter().map(|w| w.as_bytes().to_vec()).collect();
+    for i in 0..3000 {
+        let key = format!("f{}", i % 50);
+        if i % 5 == 0 {
+            cmds.push(cmd(&["SET", &key, &random_number(&mut rng)]));
+        }
+        cmds.push(cmd(&["INCRBYFLOAT", &key, &random_number(&mut rng)]));
+    }
+    for i in 0..50 {
+        cmds.push(cmd(&["GET", &format!("f{i}")]));
+    }
+    let want = pipeline_replies(redis.addr, &cmds);
+    let got = pipeline_replies(augur.addr, &cmds);
+    let mut differences = 0;
+    for ((words, want), got) in cmds.iter().zip(&want).zip(&got) {
+        if want != got {
+            differences += 1;
+            if differences <= 10 {
+                let words: Vec<_> = words.iter().map(|w| String::from_utf8_lossy(w)).collect();
+                eprintln!("{words:?}: redis {want:?}, augur {got:?}");
+            }
+        }
+    }
+    let successes = want.iter().filter(|r| r.starts_with('$')).count();
+    assert!(successes > 1500, "too few valid operations: {successes}");
+    assert_eq!(
+        differences,
+        0,
+        "{differences} of {} replies differ",
+        cmds.len()
+    );
 }

@@ -108,11 +108,12 @@ fn command_info(s: &Spec) -> Reply {
     if !s.flags.blocking && (s.flags.readonly || s.flags.write) {
         flags.push(Reply::Status("fast"));
     }
-    let empty = || Reply::Array(vec![]);
+    // Sets in RESP3, as Redis 7.0 sends them (empty here but for the flags).
+    let empty = || Reply::Set(vec![]);
     Reply::Array(vec![
         Reply::bulk(s.name),
         Reply::Int(s.arity),
-        Reply::Array(flags),
+        Reply::Set(flags),
         Reply::Int(s.keys.0),
         Reply::Int(s.keys.1),
         Reply::Int(s.keys.2),
@@ -207,7 +208,8 @@ impl Info {
 
 impl Command for Info {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
-        Ok(Reply::bulk(super::info::render(ctx.server, &self.sections)))
+        let text = super::info::render(ctx.server, &self.sections);
+        Ok(Reply::Verbatim(text.into_bytes()))
     }
 }
 

@@ -1,6 +1,6 @@
 //! Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT and CLIENT.
 
-use super::{is, printable, CmdError, Command, Ctx, Reply};
+use super::{is, printable, CmdError, Command, Ctx, Protocol, Reply};
 
 /// `PING [message]`.
 pub(super) struct Ping<'a> {
@@ -53,26 +53,33 @@ impl Command for Quit {
     }
 }
 
-/// Checks `password` for `user` (only `default` exists), authenticating the client.
-fn authenticate(ctx: &mut Ctx<'_>, user: &[u8], password: &[u8]) -> Result<(), CmdError> {
-    match &ctx.server.config.password {
-        None => Err(CmdError::new(
-            "ERR AUTH <password> called without any password configured for the default user. \
-             Are you sure your configuration is correct?",
-        )),
-        Some(p) if user == b"default" && p.as_bytes() == password => {
-            ctx.client.authenticated = true;
-            Ok(())
+/// Checks `password` for `user`, authenticating the client, as Redis 7.0 checks its only
+/// user, `default`: with `--requirepass` its password is that one; without, the user has
+/// no password and any password is accepted, but `AUTH <password>` alone is refused (Redis
+/// tells the caller it configured no password). `user` is `None` for that one-word form.
+fn authenticate(ctx: &mut Ctx<'_>, user: Option<&[u8]>, password: &[u8]) -> Result<(), CmdError> {
+    let accepted = match (&ctx.server.config.password, user) {
+        (None, None) => {
+            return Err(CmdError::new(
+                "ERR AUTH <password> called without any password configured for the default \
+                 user. Are you sure your configuration is correct?",
+            ))
         }
-        Some(_) => Err(CmdError::new(
+        (None, Some(user)) => user == b"default",
+        (Some(p), user) => user.is_none_or(|u| u == b"default") && p.as_bytes() == password,
+    };
+    if !accepted {
+        return Err(CmdError::new(
             "WRONGPASS invalid username-password pair or user is disabled.",
-        )),
+        ));
     }
+    ctx.client.authenticated = true;
+    Ok(())
 }
 
 /// `AUTH [username] password`.
 pub(super) struct Auth<'a> {
-    user: &'a [u8],
+    user: Option<&'a [u8]>,
     password: &'a [u8],
 }
 
@@ -80,10 +87,13 @@ impl<'a> Auth<'a> {
     pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
         match args {
             [password] => Ok(Auth {
-                user: b"default",
+                user: None,
                 password,
             }),
-            [user, password] => Ok(Auth { user, password }),
+            [user, password] => Ok(Auth {
+                user: Some(user),
+                password,
+            }),
             _ => Err(CmdError::syntax()),
         }
     }
@@ -96,11 +106,16 @@ impl Command for Auth<'_> {
     }
 }
 
-/// `HELLO [protover [AUTH username password] [SETNAME name]]`: RESP2 only; `HELLO 3` gets
-/// Redis's answer when the version is not supported (`NOPROTO`). The options take effect in
-/// order, as in Redis 7.0: an AUTH authenticates and a SETNAME names the connection when
-/// reached, and the first one that fails (or is not an option) ends the command.
+/// `HELLO [protover [AUTH username password] [SETNAME name]]`, as Redis 7.0.15 answers it:
+/// `protover` 2 or 3 switches the connection to RESP2 or RESP3 (another integer is
+/// `NOPROTO`), and the reply is a map of the server's properties (a flat array in RESP2)
+/// in the protocol chosen. The options take effect in order: an AUTH authenticates (as
+/// `AUTH username password`) and a SETNAME names the connection when reached, and the
+/// first one that fails (or is not an option) ends the command with its error, the
+/// protocol unchanged; a client still not authenticated then gets `NOAUTH`.
 pub(super) struct Hello<'a> {
+    /// The protocol asked for (`None`: keep the current one).
+    protocol: Option<Protocol>,
     /// The options in order; parsing stops at the first word that is not one.
     options: Vec<HelloOption<'a>>,
 }
@@ -117,23 +132,24 @@ impl<'a> Hello<'a> {
     pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
         let mut options = Vec::new();
         let Some((version, mut rest)) = args.split_first() else {
-            return Ok(Hello { options });
+            return Ok(Hello {
+                protocol: None,
+                options,
+            });
         };
-        match std::str::from_utf8(version)
-            .ok()
-            .and_then(|s| s.parse::<i64>().ok())
-        {
-            Some(2) => {}
-            Some(_) => return Err(CmdError::new("NOPROTO unsupported protocol version")),
-            None => {
+        let protocol = match super::parse_i64(version) {
+            Ok(2) => Protocol::Resp2,
+            Ok(3) => Protocol::Resp3,
+            Ok(_) => return Err(CmdError::new("NOPROTO unsupported protocol version")),
+            Err(_) => {
                 return Err(CmdError::new(
                     "ERR Protocol version is not an integer or out of range",
                 ))
             }
-        }
+        };
         loop {
             rest = match rest {
-                [] => return Ok(Hello { options }),
+                [] => break,
                 [opt, user, password, tail @ ..] if is(opt, "auth") => {
                     options.push(HelloOption::Auth(user, password));
                     tail
@@ -144,10 +160,14 @@ impl<'a> Hello<'a> {
                 }
                 [opt, ..] => {
                     options.push(HelloOption::Unknown(opt));
-                    return Ok(Hello { options });
+                    break;
                 }
             };
         }
+        Ok(Hello {
+            protocol: Some(protocol),
+            options,
+        })
     }
 }
 
@@ -155,7 +175,7 @@ impl Command for Hello<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         for option in self.options {
             match option {
-                HelloOption::Auth(user, password) => authenticate(ctx, user, password)?,
+                HelloOption::Auth(user, password) => authenticate(ctx, Some(user), password)?,
                 HelloOption::SetName(name) if valid_name(name) => {
                     *ctx.client.info.name.lock() = name.to_vec();
                 }
@@ -171,16 +191,19 @@ impl Command for Hello<'_> {
         if !ctx.client.authenticated {
             return Err(CmdError::new(
                 "NOAUTH HELLO must be called with the client already authenticated, otherwise \
-                 the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the \
-                 client and select the RESP protocol version at the same time",
+                 the HELLO AUTH <user> <pass> option can be used to authenticate the client \
+                 and select the RESP protocol version at the same time",
             ));
+        }
+        if let Some(protocol) = self.protocol {
+            ctx.client.set_protocol(protocol);
         }
         let id = i64::try_from(ctx.client.info.id).unwrap_or(i64::MAX);
         let field = |name: &str, value: Reply| (Reply::bulk(name), value);
         Ok(Reply::Map(vec![
             field("server", Reply::bulk("redis")),
             field("version", Reply::bulk(crate::REDIS_VERSION)),
-            field("proto", Reply::Int(2)),
+            field("proto", Reply::Int(ctx.client.protocol.version())),
             field("id", Reply::Int(id)),
             field("mode", Reply::bulk("standalone")),
             field("role", Reply::bulk("master")),
@@ -278,9 +301,9 @@ impl Command for ClientCmd<'_> {
                 let mut clients: Vec<_> = ctx.server.clients.lock().values().cloned().collect();
                 clients.sort_by_key(|c| c.id);
                 let text: String = clients.iter().map(|c| c.list_line()).collect();
-                Reply::bulk(text)
+                Reply::Verbatim(text.into_bytes())
             }
-            ClientCmd::Info => Reply::bulk(info.list_line()),
+            ClientCmd::Info => Reply::Verbatim(info.list_line().into_bytes()),
             // Client libraries announce their name and version; nothing to keep.
             ClientCmd::SetInfo => Reply::Ok,
             ClientCmd::Help => Reply::bulk_array([

@@ -1,18 +1,23 @@
 //! The text of `INFO`: Redis's `section:` blocks of `field:value` lines (server, clients,
-//! memory, persistence, stats, keyspace) and an `augur` block with the engine's statistics
-//! (levels, model memory, learned and baseline lookups).
+//! memory, persistence, stats, replication, keyspace) and an `augur` block with the
+//! engine's statistics (levels, model memory, learned and baseline lookups).
+//!
+//! `# Replication` says what Redis 7.0 says of a master without replicas, with the fields
+//! health checks and exporters read: HAProxy's `tcp-check expect string role:master`,
+//! redis_exporter's `role`, `connected_slaves`, `master_repl_offset`, `master_replid`.
 
 use crate::state::Server;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
 /// The sections every `INFO` without arguments shows, in order.
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 8] = [
     "server",
     "clients",
     "memory",
     "persistence",
     "stats",
+    "replication",
     "keyspace",
     "augur",
 ];
@@ -45,7 +50,8 @@ pub fn render(server: &Server, sections: &[String]) -> String {
             "memory" => memory_fields(&stats),
             "persistence" => persistence_fields(server),
             "stats" => stats_fields(server),
-            "keyspace" => keyspace_fields(&stats),
+            "replication" => replication_fields(server),
+            "keyspace" => keyspace_fields(server, &stats),
             _ => augur_fields(&stats),
         };
         for (k, v) in fields {
@@ -66,6 +72,7 @@ fn server_fields(server: &Server) -> Fields {
         ("os", std::env::consts::OS.into()),
         ("arch_bits", (usize::BITS).to_string()),
         ("process_id", std::process::id().to_string()),
+        ("run_id", server.run_id.clone()),
         ("tcp_port", server.port().to_string()),
         ("uptime_in_seconds", uptime.to_string()),
         ("uptime_in_days", (uptime / 86_400).to_string()),
@@ -144,14 +151,40 @@ fn stats_fields(server: &Server) -> Fields {
     ]
 }
 
-/// Redis's `db0:keys=…` line. The count is the engine's entries in tables (versions and
-/// tombstones included, memtables excluded): an estimate; `DBSIZE` counts exactly.
-fn keyspace_fields(stats: &augur::Stats) -> Fields {
-    let entries: u64 = stats.levels.iter().map(|l| l.entries).sum();
-    if entries == 0 {
+/// A master without replicas, as Redis 7.0 reports one.
+fn replication_fields(server: &Server) -> Fields {
+    vec![
+        ("role", "master".into()),
+        ("connected_slaves", "0".into()),
+        ("master_failover_state", "no-failover".into()),
+        ("master_replid", server.run_id.clone()),
+        ("master_replid2", "0".repeat(40)),
+        ("master_repl_offset", "0".into()),
+        ("second_repl_offset", "-1".into()),
+        ("repl_backlog_active", "0".into()),
+        ("repl_backlog_size", "1048576".into()),
+        ("repl_backlog_first_byte_offset", "0".into()),
+        ("repl_backlog_histlen", "0".into()),
+    ]
+}
+
+/// Redis's `db0:keys=…` line (none for a database known to be empty, as Redis: counted
+/// empty, or never written). The count is exact
+/// when no write came since the last `DBSIZE` (which counts by a key scan and remembers
+/// its count). Otherwise it is an estimate, the engine's entries in tables (versions and
+/// tombstones included, memtables not), and the line says so with a further field,
+/// `keys_estimated=1`: Redis's line is `key=value` pairs, which parsers read by name
+/// (Redis 7.4 added `subexpiry` the same way), so they read `keys` still.
+fn keyspace_fields(server: &Server, stats: &augur::Stats) -> Fields {
+    let (keys, estimated) = match server.exact_key_count(stats.last_seqno) {
+        Some(keys) => (keys, false),
+        None => (stats.levels.iter().map(|l| l.entries).sum(), true),
+    };
+    if keys == 0 && (!estimated || stats.last_seqno == 0) {
         return Vec::new();
     }
-    vec![("db0", format!("keys={entries},expires=0,avg_ttl=0"))]
+    let mark = if estimated { ",keys_estimated=1" } else { "" };
+    vec![("db0", format!("keys={keys},expires=0,avg_ttl=0{mark}"))]
 }
 
 fn augur_fields(stats: &augur::Stats) -> Fields {

@@ -309,17 +309,25 @@ impl Command for Keys<'_> {
 }
 
 /// `DBSIZE`: the exact number of keys, by a key scan (so O(keys), unlike Redis's O(1)).
+/// A count no write overlapped is remembered with its sequence number, so that `INFO
+/// keyspace` can report it as exact until the next write (`Server::exact_key_count`).
 #[derive(Default)]
 pub(super) struct DbSize;
 
 impl Command for DbSize {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
-        let mut n = 0i64;
+        let before = ctx.server.db.snapshot().seqno();
+        let mut n = 0u64;
         walk(None).run(ctx, None, |_, _| {
             n += 1;
             true
         })?;
-        Ok(Reply::Int(n))
+        // Outside a transaction (whose own writes the count includes) and with no write
+        // meanwhile, the count is the database's at `before`.
+        if ctx.pending.is_none() && ctx.server.db.snapshot().seqno() == before {
+            ctx.server.note_key_count(before, n);
+        }
+        Ok(Reply::Int(i64::try_from(n).unwrap_or(i64::MAX)))
     }
 }
 

@@ -26,7 +26,7 @@ mod store;
 mod strings;
 mod transaction;
 
-pub use crate::reply::{CmdError, Reply};
+pub use crate::reply::{CmdError, Protocol, Reply};
 use crate::state::{ClientInfo, Server};
 use parking_lot::MutexGuard;
 pub use run::execute_batch;
@@ -76,6 +76,32 @@ pub struct Client {
     /// The transaction MULTI opened, queuing commands until EXEC or DISCARD; dropped with
     /// the connection.
     pub multi: Option<Transaction>,
+    /// The protocol `HELLO` chose (RESP2 until then). Also in [`ClientInfo`] for `CLIENT
+    /// LIST`; set both with [`Client::set_protocol`].
+    pub protocol: Protocol,
+}
+
+impl Client {
+    /// A new connection's state: RESP2, authenticated when no password is configured.
+    pub fn new(info: Arc<ClientInfo>, authenticated: bool) -> Client {
+        Client {
+            info,
+            authenticated,
+            close: false,
+            shutdown: None,
+            multi: None,
+            protocol: Protocol::Resp2,
+        }
+    }
+
+    /// Switches the connection to `protocol` (`HELLO`).
+    pub fn set_protocol(&mut self, protocol: Protocol) {
+        self.protocol = protocol;
+        let version = u8::try_from(protocol.version()).unwrap_or(2);
+        self.info
+            .resp
+            .store(version, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// How `SHUTDOWN` stops the server.
@@ -211,7 +237,7 @@ pub static COMMANDS: &[Spec] = &[
     spec!("ping", -1, PLAIN, (0, 0, 0), "connection", "Returns PONG, or the message.", connection::Ping::parse),
     spec!("echo", 2, PLAIN, (0, 0, 0), "connection", "Returns the message.", connection::Echo::parse),
     spec!("quit", -1, NOAUTH, (0, 0, 0), "connection", "Closes the connection.", no_args::<connection::Quit>),
-    spec!("hello", -1, NOAUTH, (0, 0, 0), "connection", "Handshake: RESP2 only.", connection::Hello::parse),
+    spec!("hello", -1, NOAUTH, (0, 0, 0), "connection", "Handshake: picks RESP2 or RESP3, may authenticate and name the connection.", connection::Hello::parse),
     spec!("auth", -2, NOAUTH, (0, 0, 0), "connection", "Authenticates the connection.", connection::Auth::parse),
     spec!("select", 2, PLAIN, (0, 0, 0), "connection", "Selects database 0 (the only one).", connection::Select::parse),
     spec!("client", -2, PLAIN, (0, 0, 0), "connection", "CLIENT ID, SETNAME, GETNAME, LIST, INFO.", connection::ClientCmd::parse),

@@ -10,12 +10,13 @@
 //! error alone).
 
 use super::store::{self, Pending};
-use super::{execute, Call, CmdError, Ctx, Reply};
+use super::{execute, Call, CmdError, Ctx, Protocol, Reply};
 use crate::reply::Out;
 use crate::state::Server;
 
 /// Runs a client's batch of pipelined commands in order, their replies encoded into `out`.
 pub fn execute_batch(ctx: &mut Ctx<'_>, out: &mut Out, cmds: &[Vec<Vec<u8>>]) {
+    out.protocol = ctx.client.protocol;
     let mut i = 0;
     while i < cmds.len() && !ctx.client.close {
         let run: Vec<Call<'_>> = if ctx.client.authenticated && ctx.client.multi.is_none() {
@@ -32,7 +33,9 @@ pub fn execute_batch(ctx: &mut Ctx<'_>, out: &mut Out, cmds: &[Vec<Vec<u8>>]) {
                 out.result(result);
             }
         } else {
-            out.result(execute(ctx, &cmds[i]));
+            let result = execute(ctx, &cmds[i]);
+            out.protocol = ctx.client.protocol; // HELLO answers in the protocol it chose
+            out.result(result);
             i += 1;
         }
     }
@@ -45,7 +48,7 @@ fn execute_run(ctx: &mut Ctx<'_>, calls: &[Call<'_>]) -> Vec<Result<Reply, CmdEr
     let server: &Server = ctx.server;
     let _locks = server.lock_keys(&keys);
     match run_deferred(ctx, calls) {
-        Ok(results) => results,
+        Ok(results) => results.into_iter().map(|(result, _)| result).collect(),
         Err(error) => calls.iter().map(|_| Err(error.clone())).collect(),
     }
 }
@@ -64,20 +67,37 @@ pub(super) fn execute_transaction(
         Some(keys) => server.lock_keys(&keys),
         None => server.lock_all_keys(),
     };
+    let before = ctx.client.protocol;
     let results = run_deferred(ctx, calls)?;
+    // A queued HELLO switches protocols: each element in the protocol its command left.
+    let switched = results.iter().any(|(_, p)| *p != before);
     Ok(Reply::Array(
-        results.into_iter().map(Reply::from_result).collect(),
+        results
+            .into_iter()
+            .map(|(result, protocol)| {
+                let reply = Reply::from_result(result);
+                if switched {
+                    Reply::In(protocol, Box::new(reply))
+                } else {
+                    reply
+                }
+            })
+            .collect(),
     ))
 }
 
+/// A command's result and the connection's protocol once it ran.
+type Ran = (Result<Reply, CmdError>, Protocol);
+
 /// Runs `calls` with their writes deferred (`ctx.pending`) and commits them at the end. The
-/// caller holds the locks. `Err` is the commit's error.
-fn run_deferred(
-    ctx: &mut Ctx<'_>,
-    calls: &[Call<'_>],
-) -> Result<Vec<Result<Reply, CmdError>>, CmdError> {
+/// caller holds the locks. Each result comes with the connection's protocol once its
+/// command ran; `Err` is the commit's error.
+fn run_deferred(ctx: &mut Ctx<'_>, calls: &[Call<'_>]) -> Result<Vec<Ran>, CmdError> {
     ctx.pending = Some(Pending::default());
-    let results = calls.iter().map(|call| call.run(ctx)).collect();
+    let results = calls
+        .iter()
+        .map(|call| (call.run(ctx), ctx.client.protocol))
+        .collect();
     let pending = ctx.pending.take().unwrap_or_default();
     store::commit_pending(ctx, pending)?;
     Ok(results)

@@ -7,6 +7,7 @@
 
 use super::store::{read, write, Writes};
 use super::{is, parse_i64, CmdError, Command, Ctx, Reply};
+use crate::long_double::LongDouble;
 
 /// The most bytes a value may grow to by SETRANGE or APPEND (Redis's proto-max-bulk-len).
 const MAX_STRING_BYTES: usize = 512 << 20;
@@ -442,10 +443,12 @@ impl Command for Add<'_> {
     }
 }
 
-/// `INCRBYFLOAT key increment`: the new value, as a bulk string.
+/// `INCRBYFLOAT key increment`: the new value, as a bulk string (in RESP3 too, as Redis).
+/// Computed as Redis computes it, in x87 `long double` (`long_double.rs`), so that the
+/// reply and the stored text are Redis's to the byte.
 pub(super) struct IncrByFloat<'a> {
     key: &'a [u8],
-    incr: f64,
+    incr: LongDouble,
 }
 
 /// INCRBYFLOAT's error for an argument or a stored value that is not a number.
@@ -457,7 +460,7 @@ impl<'a> IncrByFloat<'a> {
     pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
         Ok(IncrByFloat {
             key: arg(args, 0),
-            incr: float_value(arg(args, 1)).ok_or_else(not_a_float)?,
+            incr: LongDouble::parse(arg(args, 1)).ok_or_else(not_a_float)?,
         })
     }
 }
@@ -466,14 +469,14 @@ impl Command for IncrByFloat<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key]);
         let current = match read(ctx, self.key)? {
-            None => 0.0,
-            Some(v) => float_value(&v).ok_or_else(not_a_float)?,
+            None => LongDouble::ZERO,
+            Some(v) => LongDouble::parse(&v).ok_or_else(not_a_float)?,
         };
         let new = current + self.incr;
         if !new.is_finite() {
             return Err(CmdError::new("ERR increment would produce NaN or Infinity"));
         }
-        let text = crate::resp::format_double(new);
+        let text = new.to_human();
         put(ctx, self.key, text.as_bytes())?;
         Ok(Reply::bulk(text))
     }
@@ -490,16 +493,6 @@ fn integer_value(v: &[u8]) -> Option<i64> {
         return None;
     }
     s.parse().ok()
-}
-
-/// A float argument or stored value: a finite decimal without spaces (Redis refuses NaN).
-fn float_value(v: &[u8]) -> Option<f64> {
-    let s = std::str::from_utf8(v).ok()?;
-    if s.is_empty() || s.trim() != s {
-        return None;
-    }
-    let f: f64 = s.parse().ok()?;
-    (!f.is_nan()).then_some(f)
 }
 
 #[cfg(test)]
@@ -535,9 +528,5 @@ mod tests {
         ] {
             assert_eq!(integer_value(bad), None, "{bad:?}");
         }
-        assert_eq!(float_value(b"10.5"), Some(10.5));
-        assert_eq!(float_value(b"5.0e3"), Some(5000.0));
-        assert_eq!(float_value(b"nan"), None);
-        assert_eq!(float_value(b" 1"), None);
     }
 }

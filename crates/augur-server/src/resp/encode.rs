@@ -1,4 +1,4 @@
-//! Replies out (and requests, for clients and tests): RESP2 values appended to a
+//! Replies out (and requests, for clients and tests): RESP2 and RESP3 values appended to a
 //! [`BytesMut`], the connection's output buffer.
 
 use bytes::{BufMut, BytesMut};
@@ -83,10 +83,30 @@ pub fn put_null_array(out: &mut BytesMut) {
     out.put_slice(b"*-1\r\n");
 }
 
-/// A floating-point result as RESP2 sends it: a bulk string of [`format_double`]
-/// (`INCRBYFLOAT`'s reply).
-pub fn put_double(out: &mut BytesMut, value: f64) {
-    put_bulk(out, format_double(value).as_bytes());
+/// RESP3's null `_\r\n`, which stands for both of RESP2's nulls (`$-1`, `*-1`).
+pub fn put_null(out: &mut BytesMut) {
+    out.put_slice(b"_\r\n");
+}
+
+/// A RESP3 map header `%<len>\r\n`; the caller appends `len` keys, each followed by its
+/// value.
+pub fn put_map_header(out: &mut BytesMut, len: usize) {
+    put_len_header(out, b'%', len);
+}
+
+/// A RESP3 set header `~<len>\r\n`; the caller appends `len` values.
+pub fn put_set_header(out: &mut BytesMut, len: usize) {
+    put_len_header(out, b'~', len);
+}
+
+/// A RESP3 verbatim string: `=<len>\r\n<format>:<text>\r\n`, `format` three characters
+/// (`txt`), `len` counting the format and the colon.
+pub fn put_verbatim(out: &mut BytesMut, format: &str, text: &[u8]) {
+    put_len_header(out, b'=', format.len() + 1 + text.len());
+    out.put_slice(format.as_bytes());
+    out.put_u8(b':');
+    out.put_slice(text);
+    out.put_slice(b"\r\n");
 }
 
 /// A command as a client sends it: a multibulk array of bulk strings, `*<n>\r\n` then
@@ -97,47 +117,6 @@ pub fn put_command<A: AsRef<[u8]>>(out: &mut BytesMut, args: &[A]) {
     for arg in args {
         put_bulk(out, arg.as_ref());
     }
-}
-
-/// `value` as Redis 7 writes `INCRBYFLOAT`'s result (`ld2string` in its human-friendly mode):
-/// fixed notation, never an exponent, at most 17 digits after the point, trailing zeros and
-/// a trailing point dropped, `-0` written `0`, infinities `inf` and `-inf` (NaN `nan`).
-///
-/// Redis computes in `long double` (80-bit on x86-64) and prints `%.17Lf`. Here the value is
-/// an `f64`, and its digits are the shortest that read back as the same `f64` (rounded to 17
-/// decimals if there are more): `10.5 + 0.1` gives `10.6` and `3.0e3` gives `3000`, as in
-/// Redis, where `%.17f` of the `f64` would give `10.59999999999999964`. The text differs from
-/// Redis's where either type's rounding shows: Redis prints the `long double`'s own digits
-/// once the integer part takes a few of its 19 (`123456789.123` gives
-/// `123456789.12299999999959255`, here `123456789.123`), and an `f64` sum can show its
-/// rounding in the 17th digit where Redis's wider sum hides it (`0.1 + 0.2` gives
-/// `0.30000000000000004`, Redis `0.3`). Against Redis 7.0.15, 93 of 123 random single values
-/// (`INCRBYFLOAT` on `0`) gave the same text and the other 30 text that reads back as the
-/// same `f64` (the first kind); of 293 random sums, 181 gave the same text, 84 the same
-/// `f64`, and 28 a different `f64` (the second kind, arithmetic rather than format: 26 by
-/// one unit in the last place, 2 where cancellation magnified the operands' rounding, as
-/// `88.7 + -87.82` giving `0.8800000000000097` against Redis's `0.88`).
-pub fn format_double(value: f64) -> String {
-    if value.is_nan() {
-        return "nan".to_string();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    // Rust's `Display` for f64 is the shortest round-trip form, in fixed notation.
-    let shortest = value.to_string();
-    let mut text = match shortest.split_once('.') {
-        Some((_, fraction)) if fraction.len() > 17 => format!("{value:.17}"),
-        _ => shortest,
-    };
-    if text.contains('.') {
-        let kept = text.trim_end_matches('0').trim_end_matches('.').len();
-        text.truncate(kept);
-    }
-    if text == "-0" {
-        text = "0".to_string();
-    }
-    text
 }
 
 #[cfg(test)]
@@ -175,47 +154,17 @@ mod tests {
         assert_eq!(encoded(put_null_bulk), "$-1\r\n");
         assert_eq!(encoded(|o| put_array_header(o, 12)), "*12\r\n");
         assert_eq!(encoded(put_null_array), "*-1\r\n");
-        assert_eq!(encoded(|o| put_double(o, 10.5 + 0.1)), "$4\r\n10.6\r\n");
+        assert_eq!(encoded(put_null), "_\r\n");
+        assert_eq!(encoded(|o| put_map_header(o, 7)), "%7\r\n");
+        assert_eq!(encoded(|o| put_set_header(o, 0)), "~0\r\n");
+        assert_eq!(
+            encoded(|o| put_verbatim(o, "txt", b"a\r\nb")),
+            "=8\r\ntxt:a\r\nb\r\n"
+        );
         assert_eq!(
             encoded(|o| put_command(o, &["SET", "k", ""])),
             "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n"
         );
         assert_eq!(encoded(|o| put_command::<&[u8]>(o, &[])), "*0\r\n");
-    }
-
-    #[test]
-    fn doubles_as_redis_writes_incrbyfloat() {
-        let cases: &[(f64, &str)] = &[
-            (10.5 + 0.1, "10.6"),
-            (3.0e3, "3000"),
-            (5.0, "5"),
-            (1.5, "1.5"),
-            (-1.5, "-1.5"),
-            (0.0, "0"),
-            (-0.0, "0"),
-            (1e20, "100000000000000000000"),
-            (9007199254740992.0, "9007199254740992"),
-            (1e-17, "0.00000000000000001"),
-            (1e-18, "0"),
-            (-1e-20, "0"),
-            (1.23456789e-10, "0.00000000012345679"),
-            (0.1 + 0.2, "0.30000000000000004"),
-            (f64::INFINITY, "inf"),
-            (f64::NEG_INFINITY, "-inf"),
-            (f64::NAN, "nan"),
-        ];
-        for &(value, want) in cases {
-            assert_eq!(format_double(value), want, "{value:e}");
-        }
-    }
-
-    #[test]
-    fn doubles_with_few_decimals_read_back_exactly() {
-        for value in [0.1, 2.5e-3, 123456.789, -98.76e5, 1.0 / 3.0, 2f64.powi(60)] {
-            let text = format_double(value);
-            let back: f64 = text.parse().unwrap();
-            assert_eq!(back, value, "{value} -> {text}");
-            assert!(!text.contains('e'));
-        }
     }
 }

@@ -1,5 +1,5 @@
-//! The RESP2 codec: requests in ([`parse_command`], [`Decoder`]), replies out (the `put_*`
-//! functions, [`format_double`]), and a reply parser for tests and clients ([`parse_reply`]).
+//! The RESP codec: requests in ([`parse_command`], [`Decoder`]), replies out (the `put_*`
+//! functions), and a RESP2 reply parser for tests and clients ([`parse_reply`]).
 //! It sits between the connection's byte buffers and command dispatch: a connection feeds
 //! the bytes it has read to [`parse_command`], runs each command it gets, and encodes the
 //! reply with the `put_*` functions into its output buffer.
@@ -60,8 +60,8 @@ mod reply;
 mod request;
 
 pub use encode::{
-    format_double, put_array_header, put_bulk, put_command, put_double, put_error, put_integer,
-    put_null_array, put_null_bulk, put_simple,
+    put_array_header, put_bulk, put_command, put_error, put_integer, put_map_header, put_null,
+    put_null_array, put_null_bulk, put_set_header, put_simple, put_verbatim,
 };
 pub use reply::{parse_reply, put_reply, try_parse_reply, Reply, MAX_REPLY_DEPTH};
 pub use request::{parse_command, Decoder};

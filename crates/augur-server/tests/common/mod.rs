@@ -196,14 +196,22 @@ pub fn encode(words: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-/// The length of the complete reply at `at` in `buf`, if it is all there.
+/// The length of the complete reply at `at` in `buf`, if it is all there (RESP2 and the
+/// RESP3 types).
 fn reply_len(buf: &[u8], at: usize) -> Option<usize> {
     let line_end = buf.get(at..)?.windows(2).position(|w| w == b"\r\n")? + at;
     let head = std::str::from_utf8(buf.get(at + 1..line_end)?).ok()?;
     let after = line_end + 2;
+    let elements = |n: i64, per: i64| -> Option<usize> {
+        let mut pos = after;
+        for _ in 0..(n * per).max(0) {
+            pos += reply_len(buf, pos)?;
+        }
+        Some(pos - at)
+    };
     match buf.get(at)? {
-        b'+' | b'-' | b':' => Some(after - at),
-        b'$' => {
+        b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => Some(after - at),
+        b'$' | b'=' | b'!' => {
             let n: i64 = head.parse().ok()?;
             if n < 0 {
                 return Some(after - at);
@@ -211,14 +219,8 @@ fn reply_len(buf: &[u8], at: usize) -> Option<usize> {
             let end = after + n as usize + 2;
             (buf.len() >= end).then_some(end - at)
         }
-        b'*' => {
-            let n: i64 = head.parse().ok()?;
-            let mut pos = after;
-            for _ in 0..n.max(0) {
-                pos += reply_len(buf, pos)?;
-            }
-            Some(pos - at)
-        }
+        b'*' | b'~' | b'>' => elements(head.parse().ok()?, 1),
+        b'%' => elements(head.parse().ok()?, 2),
         _ => panic!("not a reply: {:?}", String::from_utf8_lossy(&buf[at..])),
     }
 }

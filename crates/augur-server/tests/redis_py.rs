@@ -1,0 +1,93 @@
+//! redis-py with its defaults against the server (issue 43: redis-py 8 speaks RESP3 by
+//! default, opens each connection with `HELLO 3`, and got `NOPROTO`). Runs the Python
+//! named by `AUGUR_TEST_PYTHON` (default `python3`); skipped with a message when it or
+//! redis-py is missing. `scripts/test.sh` installs redis-py into its environment and runs
+//! this test again with that interpreter.
+
+mod common;
+
+use common::server;
+use std::process::Command;
+
+/// The client's session: every reply checked as redis-py parses it.
+const SCRIPT: &str = r#"
+import sys
+import redis
+
+host, port = sys.argv[1], int(sys.argv[2])
+r = redis.Redis(host=host, port=port)  # redis-py's defaults
+conn = r.connection_pool.get_connection()
+protocol = int(getattr(conn, "protocol", 2) or 2)
+r.connection_pool.release(conn)
+
+assert r.ping() is True
+assert r.set("k", "v") is True
+assert r.get("k") == b"v"
+assert r.get("missing") is None
+assert r.mget("k", "missing") == [b"v", None]
+assert r.set("k", "w", nx=True) is None
+assert r.set("k", "w", get=True) == b"v"
+assert r.incrbyfloat("f", 0.1) == 0.1
+assert r.incrbyfloat("f", 0.2) == 0.3
+assert r.get("f") == b"0.3", r.get("f")
+assert r.incr("n") == 1 and r.decrby("n", 5) == -4
+assert r.config_get("appendonly") == {"appendonly": "yes"}, r.config_get("appendonly")
+info = r.info()
+assert info["role"] == "master" and info["connected_slaves"] == 0, info
+assert r.info("replication")["master_repl_offset"] == 0
+assert r.dbsize() == 3
+assert r.info("keyspace")["db0"]["keys"] == 3, r.info("keyspace")
+assert r.client_setname("py") is True and r.client_getname() == "py"
+me = [c for c in r.client_list() if c["name"] == "py"]
+assert len(me) == 1 and me[0]["resp"] == str(protocol), me
+with r.pipeline(transaction=True) as p:
+    p.set("a", 1).incr("a").get("a").get("missing")
+    assert p.execute() == [True, 2, b"2", None]
+assert sorted(r.scan_iter(match="[afk]*")) == [b"a", b"f", b"k"]
+hello = r.execute_command("HELLO", protocol)
+proto = hello.get(b"proto", hello.get("proto")) if isinstance(hello, dict) else None
+assert isinstance(hello, dict) == (protocol == 3), hello
+assert protocol == 2 or proto == 3, hello
+print("redis-py", redis.__version__, "protocol", protocol)
+"#;
+
+#[test]
+fn redis_py_with_its_defaults_works() {
+    let python = std::env::var("AUGUR_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python)
+        .args(["-c", "import redis; print(redis.__version__)"])
+        .output();
+    let version = match probe {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        _ => {
+            eprintln!("skipped: {python} cannot import redis (pip install 'redis>=5')");
+            return;
+        }
+    };
+    let (_tmp, s) = server(&[]);
+    let out = Command::new(&python)
+        .args([
+            "-c",
+            SCRIPT,
+            &s.addr.ip().to_string(),
+            &s.addr.port().to_string(),
+        ])
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "redis-py {version} failed:\n{stdout}\n{stderr}"
+    );
+    eprintln!("{}", stdout.trim());
+    // redis-py 8 and later default to RESP3: that is the case of the issue.
+    let major: u32 = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    if major >= 8 {
+        assert!(stdout.contains("protocol 3"), "{stdout}");
+    }
+}
