@@ -26,6 +26,11 @@ pub enum ValueKind {
     Value = 1,
     /// The value lives in the value log; the stored bytes are an encoded `ValuePointer`.
     Pointer = 2,
+    /// An inline value with an expiry time: the stored bytes are the expiry (milliseconds
+    /// since the Unix epoch, u64 little-endian) followed by the user's value
+    /// ([`crate::expiry`]). Never separated into the value log. Once its time has passed
+    /// the entry reads as a tombstone, and compaction rewrites it as one.
+    ExpiringValue = 3,
 }
 
 impl ValueKind {
@@ -35,8 +40,16 @@ impl ValueKind {
             0 => Some(ValueKind::Delete),
             1 => Some(ValueKind::Value),
             2 => Some(ValueKind::Pointer),
+            3 => Some(ValueKind::ExpiringValue),
             _ => None,
         }
+    }
+
+    /// True for the kinds whose value is stored inline, in the memtable, WAL record or
+    /// SSTable value chunk (`Value`, `ExpiringValue`).
+    #[inline]
+    pub fn is_inline(self) -> bool {
+        matches!(self, ValueKind::Value | ValueKind::ExpiringValue)
     }
 }
 

@@ -52,6 +52,7 @@ internal_modules! {
 
 mod db;
 mod error;
+pub mod expiry;
 pub mod fs;
 #[cfg(feature = "test-util")]
 #[doc(hidden)]
@@ -65,10 +66,11 @@ mod work_signal;
 pub use cache::{CacheStats, ChunkCacheStats, OpenFilesStats, ReadStats};
 pub use compression::Compression;
 pub use db::{
-    Db, GcReport, IndexMemory, LevelStats, Stats, TryWrite, ValueLogSegmentStats, WriteBatch,
-    WriteOptions,
+    Db, Found, GcReport, IndexMemory, LevelStats, Stats, TryWrite, ValueLogSegmentStats,
+    WriteBatch, WriteOptions,
 };
 pub use error::{Error, Result};
+pub use expiry::{Clock, ManualClock, SystemClock};
 pub use filename::is_database_file;
 pub use fs::ReadMode;
 pub use index::chooser::ModelBudget;

@@ -38,12 +38,19 @@ impl WorkSignal {
         self.flags.lock().shutting_down
     }
 
-    /// Waits until work is requested (then clears the request and returns `true`) or the
-    /// database shuts down (`false`).
-    pub fn wait_for_work(&self) -> bool {
+    /// Waits until work is requested (then clears the request and returns `true`), `every`
+    /// has passed (`true`: a periodic round) or the database shuts down (`false`).
+    pub fn wait_for_work(&self, every: Option<Duration>) -> bool {
         let mut flags = self.flags.lock();
         while !flags.shutting_down && !flags.work_requested {
-            self.cv.wait(&mut flags);
+            match every {
+                Some(timeout) => {
+                    if self.cv.wait_for(&mut flags, timeout).timed_out() {
+                        break;
+                    }
+                }
+                None => self.cv.wait(&mut flags),
+            }
         }
         if flags.shutting_down {
             return false;

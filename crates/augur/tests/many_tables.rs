@@ -119,6 +119,7 @@ fn write_fixture(dir: &Path) {
                 smallest: s.smallest,
                 largest: s.largest,
                 value_segments: Some(s.value_segments),
+                expiry: s.expiry,
             },
         ));
     }

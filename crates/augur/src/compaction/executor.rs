@@ -562,6 +562,7 @@ impl<'a, 'l> Merge<'a, 'l> {
         self.decide_level_merge()?;
         let mut merged = self.cursor();
         self.seek_start(&mut merged)?;
+        let now = self.ctx.opts.clock.now_unix_ms();
         let mut current_key: Vec<u8> = Vec::new();
         let mut has_key = false;
         // Seqno of the previous (newer) entry of the current key; MAX when it is the first.
@@ -571,11 +572,19 @@ impl<'a, 'l> Merge<'a, 'l> {
             if self.range.end.as_deref().is_some_and(|end| user_key >= end) {
                 break;
             }
-            let Some((seqno, kind)) = unpack_trailer(merged.trailer()) else {
+            let Some((seqno, mut kind)) = unpack_trailer(merged.trailer()) else {
                 // Every source validated its trailers while decoding them.
                 merged.advance()?;
                 continue;
             };
+            // An expired value is a tombstone for every reader (`crate::expiry`): written as
+            // one, it keeps hiding the key's older versions, and is dropped by the rules for
+            // tombstones once nothing below can hold the key.
+            if kind == ValueKind::ExpiringValue
+                && crate::expiry::stored_has_expired(merged.value(), now)
+            {
+                kind = ValueKind::Delete;
+            }
             if !has_key || !same_user_key(&current_key, user_key) {
                 // A key boundary: the only place an output may be cut.
                 self.key_boundary(user_key)?;
@@ -596,6 +605,7 @@ impl<'a, 'l> Merge<'a, 'l> {
                     (Some(r), ValueKind::Pointer) => {
                         r.output(user_key, merged.value(), &mut self.garbage)?
                     }
+                    (_, ValueKind::Delete) => Cow::Borrowed(&[][..]),
                     _ => Cow::Borrowed(merged.value()),
                 };
                 if let Some((_, b)) = self.builder.as_mut() {
@@ -698,14 +708,7 @@ impl<'a, 'l> Merge<'a, 'l> {
 fn finish(file_id: u64, b: Builder, model_time: &mut ModelTime) -> Result<FileMeta> {
     let s = b.finish()?;
     model_time.add(s.model_time);
-    Ok(FileMeta {
-        file_id,
-        file_size: s.file_size,
-        entries: s.entries,
-        smallest: s.smallest,
-        largest: s.largest,
-        value_segments: Some(s.value_segments),
-    })
+    Ok(FileMeta::of_table(file_id, &s))
 }
 
 #[cfg(test)]

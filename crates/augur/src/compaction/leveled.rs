@@ -279,6 +279,7 @@ mod tests {
                 smallest: InternalKey::new(vec![lo], 1, ValueKind::Value),
                 largest: InternalKey::new(vec![hi], 1, ValueKind::Value),
                 value_segments: None,
+                expiry: None,
             };
             Arc::new(TableFile::new(meta, self.table.clone(), self.fs.clone()))
         }

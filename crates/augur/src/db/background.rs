@@ -236,26 +236,35 @@ pub(super) fn run(db: &Arc<DbInner>) {
     if db.has_flush_thread() {
         super::thread_priority::lower_current_thread(db.opts.compaction_nice);
     }
-    serve(db, db.work.signal(), || db.do_one_unit(), || {});
+    let expiry_check = Duration::from_millis(db.opts.expiry_check_interval_ms.max(1));
+    serve(
+        db,
+        db.work.signal(),
+        Some(expiry_check),
+        || db.do_one_unit(),
+        || {},
+    );
 }
 
 /// Body of the flush thread: flushes immutable memtables as they come. A new L0 file may
 /// make a compaction due: each flush asks the background thread to look.
 pub(super) fn run_flushes(db: &Arc<DbInner>) {
-    serve(db, &db.work.flush_signal, || db.flush_one(), || {});
+    serve(db, &db.work.flush_signal, None, || db.flush_one(), || {});
 }
 
-/// Each time `signal` asks for work, runs `unit` until it reports nothing done (waking
-/// those who wait for progress after each unit, and the background thread to look for
-/// compactions), then `after_round`; until shutdown, or until the database is poisoned
-/// (an error of `unit` poisons it).
+/// Each time `signal` asks for work (or, with `every`, when that long has passed without a
+/// request: expired values are reclaimed without writes to wake the thread), runs `unit`
+/// until it reports nothing done (waking those who wait for progress after each unit, and
+/// the background thread to look for compactions), then `after_round`; until shutdown, or
+/// until the database is poisoned (an error of `unit` poisons it).
 fn serve(
     db: &Arc<DbInner>,
     signal: &WorkSignal,
+    every: Option<Duration>,
     unit: impl Fn() -> Result<bool>,
     after_round: impl Fn(),
 ) {
-    while signal.wait_for_work() {
+    while signal.wait_for_work(every) {
         loop {
             if signal.is_shutting_down() || db.life.is_poisoned() {
                 break;
@@ -293,9 +302,10 @@ impl DbInner {
             .wait_for_progress(Duration::from_millis(10));
     }
 
-    /// One unit of work: a flush, else a compaction, else automatic value-log GC of one
-    /// segment, else deleting value-log segments no snapshot needs any more. Returns whether
-    /// a flush, compaction or GC ran.
+    /// One unit of work: a flush, else a compaction, else the in-place rewrite of tables
+    /// dense with expired values (`expiry.rs`), else automatic value-log GC of one segment,
+    /// else deleting value-log segments no snapshot needs any more. Returns whether a flush,
+    /// compaction, rewrite or GC ran.
     ///
     /// GC comes before a compaction when half the value log is known garbage (and L0 is
     /// below its slowdown trigger, where compactions keep writes from stalling): under
@@ -315,6 +325,9 @@ impl DbInner {
         }
         if let Choice::Merge(c) = self.work.strategy.choose(&version, &self.opts) {
             self.run_compaction(&c, &version)?;
+            return Ok(true);
+        }
+        if self.compact_one_expired(false, self.opts.clock.now_unix_ms())? {
             return Ok(true);
         }
         if self.run_automatic_gc()? {
@@ -496,7 +509,8 @@ impl DbInner {
 
     /// Compacts every file overlapping `[begin, end]` down to the level below the deepest
     /// one holding data in that range (at most the last; leveled with only L0 holding data:
-    /// the level L0 compacts into). Leveled skips the
+    /// the level L0 compacts into), then rewrites in place every table (of any range) that
+    /// holds expired values, so nothing expired is left below L0. Leveled skips the
     /// levels that hold nothing where the inputs are, so each entry is rewritten once per
     /// level that holds data rather than once per level; FLSM goes level by level.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
@@ -553,6 +567,6 @@ impl DbInner {
                 .inspect_err(|e| self.poison(e))?;
             level = output_level;
         }
-        Ok(())
+        self.compact_all_expired().inspect_err(|e| self.poison(e))
     }
 }

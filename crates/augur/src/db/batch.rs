@@ -3,7 +3,8 @@
 //! WAL record payload (one per commit group member, see docs/format/wal.md):
 //! `first_seqno u64 | count u32 | count × (kind u8 | key (varint len + bytes) | value (varint
 //! len + bytes))`. Entry `i` gets seqno `first_seqno + i`. Kinds are internal kinds: a large
-//! value appears as `Pointer` with the 20-byte encoded `ValuePointer`.
+//! value appears as `Pointer` with the 20-byte encoded `ValuePointer`, an expiring value as
+//! `ExpiringValue` with its 8-byte expiry in front (`crate::expiry`).
 
 use crate::coding::{put_bytes, put_u32, put_u64, Decoder};
 use crate::key::{SeqNo, ValueKind};
@@ -11,8 +12,15 @@ use crate::key::{SeqNo, ValueKind};
 /// One operation of a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum BatchOp {
-    Put { key: Vec<u8>, value: Vec<u8> },
-    Delete { key: Vec<u8> },
+    /// A put; `expire_at` (milliseconds since the Unix epoch) makes it an expiring value.
+    Put {
+        key: Vec<u8>,
+        value: Vec<u8>,
+        expire_at: Option<u64>,
+    },
+    Delete {
+        key: Vec<u8>,
+    },
 }
 
 /// An atomic group of writes. Later operations on the same key win.
@@ -32,7 +40,32 @@ impl WriteBatch {
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
         let (key, value) = (key.as_ref().to_vec(), value.as_ref().to_vec());
         self.approximate_bytes += key.len() + value.len() + 8;
-        self.ops.push(BatchOp::Put { key, value });
+        self.ops.push(BatchOp::Put {
+            key,
+            value,
+            expire_at: None,
+        });
+        self
+    }
+
+    /// Adds a put of `value` under `key` that expires at `expire_at_unix_ms` (milliseconds
+    /// since the Unix epoch, judged by [`Options::clock`](crate::Options::clock)): from then
+    /// on the key reads as deleted, its older versions included, and compaction drops it.
+    /// An expiring value is always stored inline, whatever its size (the value-separation
+    /// threshold does not apply), so its expiry is known without a value-log read.
+    pub fn put_expiring(
+        &mut self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        expire_at_unix_ms: u64,
+    ) -> &mut Self {
+        let (key, value) = (key.as_ref().to_vec(), value.as_ref().to_vec());
+        self.approximate_bytes += key.len() + value.len() + 16;
+        self.ops.push(BatchOp::Put {
+            key,
+            value,
+            expire_at: Some(expire_at_unix_ms),
+        });
         self
     }
 

@@ -98,14 +98,7 @@ pub(crate) fn write_table_from_memtable(
     })?;
     let summary = builder.finish()?;
     fs.sync_dir(dir)?;
-    let meta = FileMeta {
-        file_id,
-        file_size: summary.file_size,
-        entries: summary.entries,
-        smallest: summary.smallest,
-        largest: summary.largest,
-        value_segments: Some(summary.value_segments),
-    };
+    let meta = FileMeta::of_table(file_id, &summary);
     Ok(Some(FlushedTable {
         meta,
         model_time: summary.model_time,
@@ -132,7 +125,7 @@ fn layout_hints(mem: &Memtable) -> LayoutHints {
         key_len = (key_len.0.min(key.len()), key_len.1.max(key.len()));
         seqnos = (seqnos.0.min(seqno), seqnos.1.max(seqno));
         match kind {
-            ValueKind::Value => {
+            ValueKind::Value | ValueKind::ExpiringValue => {
                 let len = u32::try_from(value.len()).unwrap_or(u32::MAX);
                 values.max_inline_len = values.max_inline_len.max(Some(len));
             }

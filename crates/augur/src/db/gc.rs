@@ -344,7 +344,11 @@ impl Rewrites {
 /// among them (outputs within its span overlap nothing else of the level); FLSM, all of
 /// them with every file of their guards. The files are the compaction's `next_inputs`, so a
 /// leveled rewrite splits into sub-compactions.
-fn in_place(version: &Version, level: usize, files: Vec<Arc<TableFile>>) -> Option<Compaction> {
+pub(super) fn in_place(
+    version: &Version,
+    level: usize,
+    files: Vec<Arc<TableFile>>,
+) -> Option<Compaction> {
     let first = files.first()?;
     let next_inputs = match version.style {
         CompactionStyle::Flsm => version.whole_slots(level, files),

@@ -5,6 +5,7 @@
 
 mod background;
 mod batch;
+mod expiry;
 mod flush;
 mod gc;
 mod lifecycle;
@@ -22,6 +23,7 @@ pub use write::TryWrite;
 
 pub use batch::WriteBatch;
 pub use gc::GcReport;
+pub use read::Found;
 pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
 
 pub(crate) use crate::iter::{SnapshotGuard, SnapshotList};
@@ -291,6 +293,12 @@ impl Db {
         self.inner.get(key.as_ref(), None)
     }
 
+    /// The value of `key` with its expiry time (`None` for a value that never expires), or
+    /// `None` when the key is absent or has expired.
+    pub fn get_with_expiry(&self, key: impl AsRef<[u8]>) -> Result<Option<Found>> {
+        self.inner.get_expiring(key.as_ref(), None)
+    }
+
     /// The value of `key` as of `snapshot`.
     pub fn get_at(&self, key: impl AsRef<[u8]>, snapshot: &Snapshot) -> Result<Option<Vec<u8>>> {
         self.inner.get(key.as_ref(), Some(snapshot.seqno()))
@@ -302,6 +310,39 @@ impl Db {
         let mut b = WriteBatch::new();
         b.put(key, value);
         self.write(b)
+    }
+
+    /// Stores `value` under `key` until `expire_at_unix_ms` (milliseconds since the Unix
+    /// epoch, on [`Options::clock`](crate::Options::clock)); from then on the key reads as
+    /// deleted and compaction drops it (not synced). See [`WriteBatch::put_expiring`].
+    pub fn put_expiring(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        expire_at_unix_ms: u64,
+    ) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put_expiring(key, value, expire_at_unix_ms);
+        self.write(b)
+    }
+
+    /// Stores `value` under `key` for `ttl` from now, on the database's clock (not
+    /// synced). See [`Db::put_expiring`].
+    pub fn put_with_ttl(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        ttl: std::time::Duration,
+    ) -> Result<()> {
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let at = self.now_unix_ms().saturating_add(ttl_ms);
+        self.put_expiring(key, value, at)
+    }
+
+    /// Now on the clock expiry is judged by ([`Options::clock`](crate::Options::clock)), in
+    /// milliseconds since the Unix epoch.
+    pub fn now_unix_ms(&self) -> u64 {
+        self.inner.opts.clock.now_unix_ms()
     }
 
     /// Deletes `key` (not synced).

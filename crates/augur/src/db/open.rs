@@ -415,6 +415,7 @@ fn finish(
             CompactionStyle::Leveled => 0,
         },
         seeks: work.strategy().seek_observer(),
+        clock: opts.clock.clone(),
     });
     Ok(DbInner {
         dir: dir.to_path_buf(),

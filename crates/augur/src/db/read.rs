@@ -80,6 +80,11 @@ impl DbInner {
 
     /// The user-visible value of `key` at `snapshot` (or now).
     pub fn get(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Vec<u8>>> {
+        Ok(self.get_expiring(key, snapshot)?.map(|found| found.value))
+    }
+
+    /// The user-visible value of `key` at `snapshot` (or now), with its expiry time.
+    pub fn get_expiring(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Found>> {
         if self.life.is_closed() {
             return Err(Error::Closed);
         }
@@ -94,7 +99,7 @@ impl DbInner {
         result
     }
 
-    fn get_with_retry(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Vec<u8>>> {
+    fn get_with_retry(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Found>> {
         let mut retried = false;
         loop {
             let seqno = snapshot.unwrap_or_else(|| self.visible_seqno());
@@ -124,12 +129,40 @@ impl DbInner {
         segment.is_some_and(|s| !self.vlog.is_live(s))
     }
 
-    /// The user value of an entry: `None` for a tombstone, the inline bytes, or the bytes read
-    /// from the value log.
-    pub fn resolve(&self, e: Entry) -> Result<Option<Vec<u8>>> {
+    /// The user value of an entry: `None` for a tombstone or an expired value, the inline
+    /// bytes, or the bytes read from the value log.
+    pub fn resolve(&self, e: Entry) -> Result<Option<Found>> {
+        let found = |value| {
+            Some(Found {
+                value,
+                expire_at: None,
+            })
+        };
         match e.kind {
             ValueKind::Delete => Ok(None),
-            ValueKind::Value => Ok(Some(e.value)),
+            ValueKind::Value => Ok(found(e.value)),
+            ValueKind::ExpiringValue => {
+                let now = self.opts.clock.now_unix_ms();
+                match crate::expiry::split(&e.value) {
+                    Some((at, _)) if crate::expiry::has_expired(at, now) => Ok(None),
+                    Some((at, _)) => {
+                        let mut value = e.value;
+                        value.drain(..crate::expiry::EXPIRY_BYTES);
+                        Ok(Some(Found {
+                            value,
+                            expire_at: Some(at),
+                        }))
+                    }
+                    None => Err(Error::corruption(
+                        &self.dir,
+                        0,
+                        format!(
+                            "expiring value of key {:?} shorter than its expiry time",
+                            e.user_key
+                        ),
+                    )),
+                }
+            }
             ValueKind::Pointer => {
                 let ptr = ValuePointer::decode(&e.value).ok_or_else(|| {
                     Error::corruption(
@@ -141,11 +174,21 @@ impl DbInner {
                 // Checking the entry's key costs one comparison and guarantees a damaged
                 // pointer can never return another key's value.
                 breakdown::timed(Step::ReadValue, || {
-                    self.vlog.read_with_key(&ptr, &e.user_key).map(Some)
+                    self.vlog.read_with_key(&ptr, &e.user_key).map(found)
                 })
             }
         }
     }
+}
+
+/// A value found by a point read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The user's value.
+    pub value: Vec<u8>,
+    /// When it expires (milliseconds since the Unix epoch), for a value written with an
+    /// expiry; `None` for a value that never expires.
+    pub expire_at: Option<u64>,
 }
 
 /// The value-log segment an entry's value is in, when it is a well-formed pointer.

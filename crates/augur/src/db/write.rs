@@ -225,7 +225,7 @@ pub enum TryWrite {
 fn validate(batch: &WriteBatch) -> Result<()> {
     for op in &batch.ops {
         let (key, value_len) = match op {
-            BatchOp::Put { key, value } => (key, value.len()),
+            BatchOp::Put { key, value, .. } => (key, value.len()),
             BatchOp::Delete { key } => (key, 0),
         };
         if key.len() > MAX_KEY_LEN {
@@ -360,7 +360,23 @@ impl DbInner {
             let batch = std::mem::take(&mut w.batch);
             for op in batch.ops {
                 match op {
-                    BatchOp::Put { key, value } => {
+                    BatchOp::Put {
+                        key,
+                        value,
+                        expire_at: Some(at),
+                    } => {
+                        user_bytes += (key.len() + value.len()) as u64;
+                        entries.push(LoggedEntry {
+                            kind: ValueKind::ExpiringValue,
+                            value: crate::expiry::encode(at, &value),
+                            key,
+                        });
+                    }
+                    BatchOp::Put {
+                        key,
+                        value,
+                        expire_at: None,
+                    } => {
                         user_bytes += (key.len() + value.len()) as u64;
                         if value.len() >= self.opts.value_separation_threshold {
                             entries.push(self.separate(key, &value)?);

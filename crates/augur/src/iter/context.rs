@@ -4,6 +4,7 @@
 //! no reference to the database: the database builds these and hands them down.
 
 use super::snapshot::SnapshotGuard;
+use crate::expiry::Clock;
 use crate::key::SeqNo;
 use crate::memtable::Memtable;
 use crate::version::Version;
@@ -31,6 +32,8 @@ pub(crate) struct ReadContext {
     /// Told where each scan seeks, when the compaction strategy counts seeks (FLSM's
     /// seek-based compaction); `None` otherwise.
     pub seeks: Option<Arc<dyn SeekObserver>>,
+    /// The clock expiring values are judged by (`Options::clock`).
+    pub clock: Arc<dyn Clock>,
 }
 
 /// Told where each scan seeks. FLSM's seek statistics (`compaction/flsm/seeks.rs`), owned by

@@ -109,6 +109,9 @@ pub struct Scan {
     key: Vec<u8>,
     skip_key: bool,
     value: Vec<u8>,
+    /// Bytes in front of the current value that are not the user's: an expiring value's
+    /// expiry time (`crate::expiry`), 0 otherwise.
+    value_skip: usize,
     out: Out,
     batch: ValueBatch,
     /// Most separated values read per batch (1: one read per entry, no batching).
@@ -154,6 +157,7 @@ impl Scan {
             key: Vec::new(),
             skip_key: false,
             value: Vec::new(),
+            value_skip: 0,
             out: Out::None,
             batch: ValueBatch::default(),
             readahead: readahead.max(1),
@@ -222,8 +226,14 @@ impl Scan {
             return (&self.key, &[]);
         }
         match self.out {
-            Out::Merge => (&self.key, self.merge.value()),
-            Out::Buffer => (&self.key, &self.value),
+            Out::Merge => (
+                &self.key,
+                self.merge.value().get(self.value_skip..).unwrap_or_default(),
+            ),
+            Out::Buffer => (
+                &self.key,
+                self.value.get(self.value_skip..).unwrap_or_default(),
+            ),
             Out::Batch => self.batch.current(),
             Out::None => (&[], &[]),
         }
@@ -246,6 +256,10 @@ impl Scan {
         }
         let Some(kind) = self.next_visible()? else {
             return Ok(false);
+        };
+        self.value_skip = match kind {
+            ValueKind::ExpiringValue => crate::expiry::EXPIRY_BYTES,
+            _ => 0,
         };
         if kind == ValueKind::Pointer && !self.keys_only {
             if self.readahead > 1 {
@@ -298,7 +312,15 @@ impl Scan {
             } else {
                 &self.value
             };
-            self.batch.push(&self.key, kind, value);
+            match kind {
+                // Checked by `next_visible`: not expired, so at least its time long.
+                ValueKind::ExpiringValue => self.batch.push(
+                    &self.key,
+                    ValueKind::Value,
+                    value.get(crate::expiry::EXPIRY_BYTES..).unwrap_or_default(),
+                ),
+                _ => self.batch.push(&self.key, kind, value),
+            }
             if self.batch.is_full() {
                 break;
             }
@@ -407,13 +429,19 @@ impl Scan {
 
     /// Advances the merge to the next user key with a visible, live version: leaves the key
     /// in `key` and the version's tree value in the merge (forward) or `value` (backward).
-    /// Returns its kind (`Value` or `Pointer`), or `None` at the end of the range.
+    /// Returns its kind (`Value`, `Pointer` or an unexpired `ExpiringValue`), or `None` at
+    /// the end of the range.
     fn next_visible(&mut self) -> Result<Option<ValueKind>> {
         if self.forward {
             self.next_visible_forward()
         } else {
             self.next_visible_backward()
         }
+    }
+
+    /// True when `stored`, an expiring value's tree bytes, has expired now.
+    fn expired(&self, stored: &[u8]) -> bool {
+        crate::expiry::stored_has_expired(stored, self.state.ctx.clock.now_unix_ms())
     }
 
     fn skip_versions_of_key(&mut self) -> Result<()> {
@@ -448,8 +476,10 @@ impl Scan {
             self.key.extend_from_slice(key);
             self.skip_key = true;
             match kind_of(trailer) {
-                // The next round skips the tombstone and every older version.
+                // The next round skips the tombstone and every older version; an expired
+                // value hides them as a tombstone would.
                 ValueKind::Delete => continue,
+                ValueKind::ExpiringValue if self.expired(self.merge.value()) => continue,
                 kind => return Ok(Some(kind)),
             }
         }
@@ -481,6 +511,7 @@ impl Scan {
             }
             match newest {
                 None | Some(ValueKind::Delete) => continue,
+                Some(ValueKind::ExpiringValue) if self.expired(&self.value) => continue,
                 Some(kind) => return Ok(Some(kind)),
             }
         }

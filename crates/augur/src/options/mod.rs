@@ -4,6 +4,7 @@
 
 use crate::compression::Compression;
 use crate::error::{Error, Result};
+use crate::expiry::{Clock, SystemClock};
 use crate::fs::{FileSystem, ReadMode, StdFs};
 use crate::index::chooser::ModelBudget;
 use crate::index::{IndexConfig, IndexKind, IndexTuning};
@@ -213,6 +214,14 @@ pub struct Options {
     pub read_only: bool,
     /// The file system. Default the real one ([`StdFs`]).
     pub fs: Arc<dyn FileSystem>,
+    /// How often (milliseconds) the background thread looks for tables dense with expired
+    /// values to rewrite when no other work wakes it (it also looks after every flush and
+    /// compaction). Default 60,000.
+    pub expiry_check_interval_ms: u64,
+    /// The clock expiring values are judged by ([`crate::expiry`]): reads hide, and
+    /// compactions drop, values whose expiry time has passed on it. Default the system's
+    /// wall clock; tests use a [`ManualClock`](crate::ManualClock).
+    pub clock: Arc<dyn Clock>,
     /// Run flush and compaction in background threads. When `false`, they run inline in the
     /// writer that triggers them (deterministic; used by tests). Default `true`.
     pub background_threads: bool,
@@ -274,6 +283,8 @@ impl std::fmt::Debug for Options {
             .field("scan_fetch_threads", &self.scan_fetch_threads)
             .field("accept_wal_loss", &self.accept_wal_loss)
             .field("read_only", &self.read_only)
+            .field("expiry_check_interval_ms", &self.expiry_check_interval_ms)
+            .field("clock", &self.clock)
             .finish_non_exhaustive()
     }
 }
@@ -312,6 +323,8 @@ impl Default for Options {
             level_merge: true,
             level_merge_threshold: 0.1,
             fs: Arc::new(StdFs),
+            clock: Arc::new(SystemClock),
+            expiry_check_interval_ms: 60_000,
             background_threads: true,
             index: IndexKind::Plr,
             error_bound: 8,

@@ -109,6 +109,8 @@ pub struct TableSummary {
     pub model_time: ModelTime,
     /// The value-log segments its pointers point into (empty without pointers).
     pub value_segments: SegmentSpan,
+    /// Its expiring values' count and times (`None` without any).
+    pub expiry: Option<crate::expiry::ExpirySummary>,
 }
 
 /// The cost of training a table's model while it is built (Bourbon "at build").
@@ -165,6 +167,7 @@ pub struct Builder {
     max_inline_value_len: u32,
     /// The value-log segments the pointers point into.
     value_segments: SegmentSpan,
+    expiry: Option<crate::expiry::ExpirySummary>,
 }
 
 impl std::fmt::Debug for Builder {
@@ -223,6 +226,7 @@ impl Builder {
             pointer_value_bytes: 0,
             max_inline_value_len: 0,
             value_segments: SegmentSpan::EMPTY,
+            expiry: None,
         }
     }
 
@@ -292,7 +296,7 @@ impl Builder {
             }
         }
         let pending_value = match kind {
-            ValueKind::Value => {
+            ValueKind::Value | ValueKind::ExpiringValue => {
                 if u32::try_from(value.len()).is_err() {
                     return invalid(format!("inline value of {} bytes", value.len()));
                 }
@@ -330,6 +334,11 @@ impl Builder {
         // Checked: from here on the entry is added.
         match pending_value {
             PendingValue::Inline { .. } => {
+                if kind == ValueKind::ExpiringValue {
+                    if let Some((at, _)) = crate::expiry::split(value) {
+                        crate::expiry::ExpirySummary::include(&mut self.expiry, at);
+                    }
+                }
                 self.inline_values += 1;
                 self.raw_value_bytes += value.len() as u64;
                 let len = u32::try_from(value.len()).unwrap_or(u32::MAX);
@@ -627,6 +636,7 @@ impl Builder {
                 wait_ns: model_wait_ns,
             },
             value_segments: self.value_segments,
+            expiry: self.expiry,
         })
     }
 }

@@ -286,7 +286,7 @@ impl TableCursor {
             .ok_or_else(|| corrupt("key suffix outside its block"))?;
         let (_, kind) = unpack_trailer(raw.trailer).ok_or_else(|| corrupt("unknown value kind"))?;
         let value_at = match kind {
-            ValueKind::Value => {
+            ValueKind::Value | ValueKind::ExpiringValue => {
                 let (offset, len) = table
                     .inline_ref(raw.reference, block.values_start)
                     .filter(|&(o, l)| {

@@ -22,7 +22,7 @@ pub(crate) mod slot;
 #[cfg(test)]
 mod tests;
 
-pub use builder::{Builder, BuilderOptions, LayoutHints, ModelTime, ValueHints};
+pub use builder::{Builder, BuilderOptions, LayoutHints, ModelTime, TableSummary, ValueHints};
 #[cfg(feature = "test-util")]
 pub(crate) use builder::SAMPLE_VALUE_BYTES;
 pub use cursor::TableCursor;

@@ -605,7 +605,7 @@ impl Table {
         let (seqno, kind) =
             unpack_trailer(slot.trailer()).ok_or_else(|| corrupt("unknown value kind"))?;
         let value = match kind {
-            ValueKind::Value => {
+            ValueKind::Value | ValueKind::ExpiringValue => {
                 let meta = self.meta_of(block.block)?;
                 let (offset, len) = self
                     .inline_ref(slot.reference(), meta.values_start)

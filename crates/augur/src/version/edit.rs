@@ -3,6 +3,7 @@
 //!
 //! Encoding: a sequence of tagged fields (tag u8, then the field); see docs/format/manifest.md.
 
+use crate::expiry::ExpirySummary;
 use crate::coding::{put_bytes, put_u64, put_varint, Decoder};
 use crate::key::{unpack_trailer, InternalKey};
 use crate::vlog::SegmentSpan;
@@ -23,9 +24,25 @@ pub struct FileMeta {
     /// The value-log segments its pointers point into (tag 14); `None` for a table recorded
     /// by an older build, which may point anywhere.
     pub value_segments: Option<SegmentSpan>,
+    /// Its expiring values' count and times (tag 19); `None` for a table without any (or
+    /// recorded by a build before expiry).
+    pub expiry: Option<ExpirySummary>,
 }
 
 impl FileMeta {
+    /// The manifest record of table `file_id`, built as `summary` says.
+    pub fn of_table(file_id: u64, summary: &crate::sst::TableSummary) -> FileMeta {
+        FileMeta {
+            file_id,
+            file_size: summary.file_size,
+            entries: summary.entries,
+            smallest: summary.smallest.clone(),
+            largest: summary.largest.clone(),
+            value_segments: Some(summary.value_segments),
+            expiry: summary.expiry,
+        }
+    }
+
     /// True when the table may hold a pointer into value-log segment `segment`.
     pub fn may_point_into(&self, segment: u64) -> bool {
         self.value_segments.is_none_or(|s| s.contains(segment))
@@ -101,6 +118,7 @@ const TAG_VLOG_RESERVED: u8 = 15;
 const TAG_VLOG_INSTALLED: u8 = 16;
 const TAG_VLOG_SEALED: u8 = 17;
 const TAG_CLOSED_CLEANLY: u8 = 18;
+const TAG_FILE_EXPIRY: u8 = 19;
 
 fn put_ikey(out: &mut Vec<u8>, k: &InternalKey) {
     put_bytes(out, &k.user_key);
@@ -151,6 +169,13 @@ impl VersionEdit {
                 };
                 put_varint(&mut out, first);
                 put_varint(&mut out, count);
+            }
+            if let Some(x) = f.expiry {
+                out.push(TAG_FILE_EXPIRY);
+                put_varint(&mut out, f.file_id);
+                put_varint(&mut out, x.entries);
+                put_varint(&mut out, x.earliest);
+                put_varint(&mut out, x.latest);
             }
         }
         for (level, id) in &self.deleted {
@@ -230,6 +255,7 @@ impl VersionEdit {
                         smallest: get_ikey(&mut d)?,
                         largest: get_ikey(&mut d)?,
                         value_segments: None,
+                        expiry: None,
                     };
                     e.added.push((level, meta));
                 }
@@ -245,6 +271,19 @@ impl VersionEdit {
                     // It describes a file this edit added (the record follows it).
                     let (_, meta) = e.added.iter_mut().rev().find(|(_, m)| m.file_id == file_id)?;
                     meta.value_segments = Some(span);
+                }
+                TAG_FILE_EXPIRY => {
+                    let file_id = d.varint()?;
+                    let x = ExpirySummary {
+                        entries: d.varint()?,
+                        earliest: d.varint()?,
+                        latest: d.varint()?,
+                    };
+                    if x.entries == 0 || x.earliest > x.latest {
+                        return None;
+                    }
+                    let (_, meta) = e.added.iter_mut().rev().find(|(_, m)| m.file_id == file_id)?;
+                    meta.expiry = Some(x);
                 }
                 TAG_VLOG_RESERVED => e.vlog_reserved.push(d.varint()?),
                 TAG_VLOG_INSTALLED => e.vlog_installed.push(d.varint()?),
@@ -303,6 +342,11 @@ mod tests {
                     smallest: InternalKey::new(b"a".to_vec(), 3, ValueKind::Value),
                     largest: InternalKey::new(b"z".to_vec(), 1, ValueKind::Delete),
                     value_segments: Some(SegmentSpan { min: 4, max: 9 }),
+                    expiry: Some(ExpirySummary {
+                        entries: 3,
+                        earliest: 1 << 40,
+                        latest: (1 << 40) + 5,
+                    }),
                 },
             )],
             deleted: vec![(1, 3), (0, 4)],
@@ -341,6 +385,7 @@ mod tests {
             smallest: InternalKey::new(b"a".to_vec(), 1, ValueKind::Value),
             largest: InternalKey::new(b"a".to_vec(), 1, ValueKind::Value),
             value_segments,
+            expiry: None,
         };
         let e = VersionEdit {
             added: vec![

@@ -6,7 +6,7 @@
 
 use super::model::{clamp_bound, model_range, show, show_bound, show_pair, Pair};
 use super::run::{OpenIter, Run, Snap, MAX_OPEN_ITERATORS, MAX_SNAPSHOTS};
-use augur::{ParallelScanOptions, ScanOptions, Split, WriteBatch};
+use augur::{Clock, ParallelScanOptions, ScanOptions, Split, WriteBatch};
 use rand::Rng;
 
 impl Run {
@@ -27,9 +27,13 @@ impl Run {
         match roll {
             0..=34_999 => {
                 let (k, v) = (self.key(), self.value());
+                if self.expiring && self.expiry_rng.gen_bool(0.3) {
+                    return self.put_expiring(k, v);
+                }
                 self.note(format!("put {} ({} bytes)", show(&k), v.len()));
                 let r = self.db().put(&k, &v);
                 self.ok(r, "put");
+                self.expiries.remove(&k);
                 self.model.insert(k, v);
             }
             35_000..=44_999 => {
@@ -37,6 +41,7 @@ impl Run {
                 self.note(format!("delete {}", show(&k)));
                 let r = self.db().delete(&k);
                 self.ok(r, "delete");
+                self.expiries.remove(&k);
                 self.model.remove(&k);
             }
             45_000..=52_999 => self.batch(),
@@ -106,12 +111,14 @@ impl Run {
                 let r = self.db().check_structure();
                 self.ok(r, "check_structure");
             }
+            _ if self.expiring && self.expiry_rng.gen_bool(0.2) => self.advance_clock(),
             _ => {
                 // The rest: more puts, to keep the key space full.
                 let (k, v) = (self.key(), self.value());
                 self.note(format!("put {} ({} bytes)", show(&k), v.len()));
                 let r = self.db().put(&k, &v);
                 self.ok(r, "put");
+                self.expiries.remove(&k);
                 self.model.insert(k, v);
             }
         }
@@ -147,10 +154,37 @@ impl Run {
         let r = self.db().write(batch);
         self.ok(r, "batch write");
         for (k, v) in ops {
+            self.expiries.remove(&k);
             match v {
                 Some(v) => self.model.insert(k, v),
                 None => self.model.remove(&k),
             };
+        }
+    }
+
+    /// A put that expires: most often later (by up to 3 s of the run's clock), sometimes at
+    /// once (a time already past: the key reads as deleted).
+    fn put_expiring(&mut self, k: Vec<u8>, v: Vec<u8>) {
+        let now = self.clock.now_unix_ms();
+        let at = if self.expiry_rng.gen_bool(0.1) {
+            now - self.expiry_rng.gen_range(0..100)
+        } else {
+            now + self.expiry_rng.gen_range(1..3000)
+        };
+        self.note(format!(
+            "put_expiring {} ({} bytes) at now{:+}",
+            show(&k),
+            v.len(),
+            at as i64 - now as i64
+        ));
+        let r = self.db().put_expiring(&k, &v, at);
+        self.ok(r, "put_expiring");
+        if at <= now {
+            self.expiries.remove(&k);
+            self.model.remove(&k);
+        } else {
+            self.expiries.insert(k.clone(), at);
+            self.model.insert(k, v);
         }
     }
 
@@ -162,6 +196,7 @@ impl Run {
             self.snaps.push(Snap {
                 snap,
                 model: self.model.clone(),
+                expiries: self.expiries.clone(),
                 taken_at: self.op,
             });
             return;

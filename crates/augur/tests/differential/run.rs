@@ -6,10 +6,13 @@
 use super::model::{make_keys, random_key_byte, show, show_pair, Model, Pair};
 use super::options::{draw_options, random_learning, read_setup, Config, Storage, Values};
 use augur::fs::MemFs;
-use augur::{Db, DbIterator, IndexKind, LearningPolicy, Options, ReadMode, Snapshot, Stats};
+use augur::{
+    Clock, Db, DbIterator, IndexKind, LearningPolicy, ManualClock, Options, ReadMode, Snapshot,
+    Stats,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,10 +24,15 @@ pub const MAX_OPEN_ITERATORS: usize = 2;
 /// How many recent operations a failure report shows.
 const RECENT_OPS: usize = 24;
 
-/// A snapshot with the model of its time.
+/// The expiry times (on the run's clock) of the model's expiring keys.
+pub type Expiries = BTreeMap<Vec<u8>, u64>;
+
+/// A snapshot with the model of its time and the expiry times of its expiring keys (a
+/// snapshot hides what has expired since it was taken, as every reader does).
 pub struct Snap {
     pub snap: Snapshot,
     pub model: Model,
+    pub expiries: Expiries,
     pub taken_at: usize,
 }
 
@@ -78,12 +86,28 @@ pub struct Run {
     recent: VecDeque<String>,
     totals: Totals,
     max_value: usize,
+    /// The clock the database judges expiry by, moved only by the run.
+    pub clock: Arc<ManualClock>,
+    /// Whether this run writes expiring values (half of the seeds).
+    pub expiring: bool,
+    /// The expiry times of the model's expiring keys.
+    pub expiries: Expiries,
+    /// Draws of the expiry operations, a stream of its own (the other draws of a seed are
+    /// those of runs without expiry).
+    pub expiry_rng: StdRng,
 }
+
+/// The run clock's first reading (ms since the epoch; any value well above the TTLs drawn).
+const CLOCK_START: u64 = 1_700_000_000_000;
 
 impl Run {
     pub fn new(seed: u64, cfg: Config) -> Run {
         let mut rng = StdRng::seed_from_u64(seed ^ 0xD1FF_5EED);
         let (mut opts, max_value) = draw_options(seed, cfg, &mut rng);
+        let clock = Arc::new(ManualClock::new(CLOCK_START));
+        opts.clock = clock.clone();
+        let mut expiry_rng = StdRng::seed_from_u64(seed ^ 0xE2F1_7E5D);
+        let expiring = expiry_rng.gen_bool(0.5);
         let (path, tmp) = match cfg.storage {
             Storage::Mem => {
                 opts.fs = Arc::new(MemFs::new());
@@ -113,6 +137,25 @@ impl Run {
             recent: VecDeque::new(),
             totals: Totals::default(),
             max_value,
+            clock,
+            expiring,
+            expiries: Expiries::new(),
+            expiry_rng,
+        }
+    }
+
+    /// Moves the clock forward and removes what expired from the model and the snapshots'
+    /// models. Open iterators are dropped first: what they must yield was fixed when they
+    /// were opened, and a key expiring under one is hidden from its next step on.
+    pub fn advance_clock(&mut self) {
+        let ms = self.expiry_rng.gen_range(1..1500);
+        self.note(format!("advance clock {ms} ms"));
+        self.iters.clear();
+        self.clock.advance(ms);
+        let now = self.clock.now_unix_ms();
+        purge_expired(&mut self.model, &mut self.expiries, now);
+        for s in &mut self.snaps {
+            purge_expired(&mut s.model, &mut s.expiries, now);
         }
     }
 
@@ -369,4 +412,15 @@ impl Run {
             );
         }
     }
+}
+
+/// Removes from `model` the keys of `expiries` whose time is `<= now`.
+fn purge_expired(model: &mut Model, expiries: &mut Expiries, now: u64) {
+    expiries.retain(|k, at| {
+        let live = *at > now;
+        if !live {
+            model.remove(k);
+        }
+        live
+    });
 }

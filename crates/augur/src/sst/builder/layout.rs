@@ -359,7 +359,9 @@ impl Streaming {
         let fits = match kind {
             ValueKind::Delete => true,
             ValueKind::Pointer => usize::from(p.ref_bytes) == POINTER_REF_BYTES,
-            ValueKind::Value => block_values + value_len as u64 <= self.value_chunk_limit,
+            ValueKind::Value | ValueKind::ExpiringValue => {
+                block_values + value_len as u64 <= self.value_chunk_limit
+            }
         };
         if !fits {
             return Some(format!(

@@ -157,7 +157,9 @@ impl Table {
             let loaded = self.load_block(block, false)?;
             for pos in self.fence.block_positions(block) {
                 let slot = self.slot(&loaded, pos)?;
-                if slot.trailer() & 0xff != crate::key::ValueKind::Value as u64 {
+                let inline = crate::key::ValueKind::from_u8(slot.trailer() as u8)
+                    .is_some_and(crate::key::ValueKind::is_inline);
+                if !inline {
                     continue;
                 }
                 let (_, len) = self

@@ -62,7 +62,7 @@ impl<'t> Checker<'t> {
             }
             let (_, kind) = unpack_trailer(trailer).ok_or_else(|| corrupt("unknown value kind"))?;
             match kind {
-                ValueKind::Value => {
+                ValueKind::Value | ValueKind::ExpiringValue => {
                     let (offset, len) = t
                         .inline_ref(slot.reference(), meta.values_start)
                         .ok_or_else(|| corrupt("malformed value reference"))?;
@@ -72,6 +72,9 @@ impl<'t> Checker<'t> {
                     let value = chunk
                         .get(offset..offset + len)
                         .ok_or_else(|| corrupt("value outside its chunk"))?;
+                    if kind == ValueKind::ExpiringValue && crate::expiry::split(value).is_none() {
+                        return Err(corrupt("expiring value shorter than its expiry time"));
+                    }
                     if let Some(r) = t.layout.params.v1_refs.then(|| InlineRef::decode(slot.reference())).flatten() {
                         if crc(value) != r.crc {
                             return Err(corrupt("inline value checksum mismatch"));
@@ -89,7 +92,9 @@ impl<'t> Checker<'t> {
                     }
                 }
             }
-            self.counts[kind as usize] += 1;
+            // Expiring values are inline values in the properties' counts.
+            let counted = if kind.is_inline() { ValueKind::Value } else { kind };
+            self.counts[counted as usize] += 1;
             self.raw_key_bytes += key.len() as u64;
             self.previous = Some((key, trailer));
         }
