@@ -291,7 +291,19 @@ class Db:
     def __contains__(self, key: _Bytes, /) -> bool: ...
     def multi_get(self, keys: Iterable[_Bytes]) -> List[Optional[bytes]]:
         """The values of ``keys`` in order, ``None`` for absent keys."""
-    def put(self, key: _Bytes, value: _Bytes, *, sync: bool = False) -> None: ...
+    def put(
+        self,
+        key: _Bytes,
+        value: _Bytes,
+        *,
+        sync: bool = False,
+        ttl: Optional[float] = None,
+        expire_at: Optional[float] = None,
+    ) -> None:
+        """Store ``value`` under ``key``; with ``ttl`` (seconds) or ``expire_at`` (seconds
+        since the Unix epoch) the key reads as absent from then on."""
+    def ttl(self, key: _Bytes) -> Optional[float]:
+        """Seconds until ``key`` expires, ``None`` if it never does; ``KeyError`` if absent."""
     def __setitem__(self, key: _Bytes, value: _Bytes, /) -> None: ...
     def delete(self, key: _Bytes, *, sync: bool = False) -> None: ...
     def __delitem__(self, key: _Bytes, /) -> None:

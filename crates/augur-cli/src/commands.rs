@@ -7,28 +7,52 @@ use augur_frontend::stats_view;
 use serde_json::{json, Map, Value};
 use std::io::Write;
 
-fn write_one(db: &Db, key: Vec<u8>, value: Option<Vec<u8>>, sync: bool) -> Result<(), CliError> {
+fn write_one(
+    db: &Db,
+    key: Vec<u8>,
+    value: Option<Vec<u8>>,
+    expire_at: Option<u64>,
+    sync: bool,
+) -> Result<(), CliError> {
     let mut b = WriteBatch::new();
-    match value {
-        Some(v) => b.put(key, v),
-        None => b.delete(key),
+    match (value, expire_at) {
+        (Some(v), Some(at)) => b.put_expiring(key, v, at),
+        (Some(v), None) => b.put(key, v),
+        (None, _) => b.delete(key),
     };
     db.write_opt(b, WriteOptions { sync })?;
     Ok(())
 }
 
-/// `put KEY VALUE`: prints nothing (or `{"ok":true}`).
+/// The expiry time of `put --ttl SECONDS` or `put --expire-at UNIX_MS` (milliseconds since
+/// the Unix epoch on `db`'s clock), `None` without either.
+pub fn expiry(db: &Db, ttl: Option<f64>, expire_at: Option<u64>) -> Result<Option<u64>, CliError> {
+    match ttl {
+        Some(t) if !t.is_finite() || t < 0.0 || t * 1000.0 >= u64::MAX as f64 => {
+            Err(CliError::Failed(format!(
+                "--ttl must be a finite number of seconds, not negative: {t}"
+            )))
+        }
+        Some(t) => Ok(Some(
+            db.now_unix_ms().saturating_add((t * 1000.0).ceil() as u64),
+        )),
+        None => Ok(expire_at),
+    }
+}
+
+/// `put KEY VALUE [--ttl S | --expire-at MS]`: prints nothing (or `{"ok":true}`).
 pub fn put(
     db: &Db,
     c: Codec,
     key: &str,
     value: &str,
+    expire_at: Option<u64>,
     sync: bool,
     json: bool,
 ) -> Result<(), CliError> {
     let k = c.decode("key", key)?;
     let v = c.decode("value", value)?;
-    write_one(db, k, Some(v), sync)?;
+    write_one(db, k, Some(v), expire_at, sync)?;
     db.close()?;
     if json {
         print_json(&json!({"ok": true}));
@@ -39,7 +63,7 @@ pub fn put(
 /// `del KEY`: prints nothing (or `{"ok":true}`).
 pub fn del(db: &Db, c: Codec, key: &str, sync: bool, json: bool) -> Result<(), CliError> {
     let k = c.decode("key", key)?;
-    write_one(db, k, None, sync)?;
+    write_one(db, k, None, None, sync)?;
     db.close()?;
     if json {
         print_json(&json!({"ok": true}));
@@ -65,6 +89,32 @@ pub fn get(db: &Db, c: Codec, key: &str, json: bool) -> Result<(), CliError> {
         std::io::stdout()
             .write_all(&line)
             .map_err(io_err("writing to stdout"))?;
+    }
+    Ok(())
+}
+
+/// `ttl KEY`: the milliseconds until the key expires, or `none`; or `{"key":..,"ttl_ms":..,
+/// "expire_at_ms":..}` (both `null` for a key that never expires). A missing key is
+/// `CliError::NotFound`.
+pub fn ttl(db: &Db, c: Codec, key: &str, json: bool) -> Result<(), CliError> {
+    let k = c.decode("key", key)?;
+    let Some(found) = db.get_with_expiry(&k)? else {
+        return Err(CliError::NotFound(format!("key not found: {key}")));
+    };
+    let left = found
+        .expire_at
+        .map(|at| at.saturating_sub(db.now_unix_ms()));
+    if json {
+        let mut m = Map::new();
+        c.json_insert(&mut m, "key", &k);
+        m.insert("ttl_ms".into(), json!(left));
+        m.insert("expire_at_ms".into(), json!(found.expire_at));
+        print_json(&Value::Object(m));
+    } else {
+        match left {
+            Some(ms) => println!("{ms}"),
+            None => println!("none"),
+        }
     }
     Ok(())
 }

@@ -96,6 +96,21 @@ enum Command {
         /// Wait until the write is durable (fsync).
         #[arg(long)]
         sync: bool,
+        /// The key expires this many seconds from now (fractions allowed): from then on it
+        /// reads as absent, older values included, and compaction drops it.
+        #[arg(long, value_name = "SECONDS", conflicts_with = "expire_at")]
+        ttl: Option<f64>,
+        /// The key expires at this time, in milliseconds since the Unix epoch.
+        #[arg(long, value_name = "UNIX_MS")]
+        expire_at: Option<u64>,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Print the milliseconds until KEY expires, or `none` when it never does. A missing
+    /// key prints nothing on stdout, a message on stderr, and exits with status 1.
+    Ttl {
+        /// The key.
+        key: String,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -228,15 +243,17 @@ fn run(cli: Cli) -> Result<(), CliError> {
             key,
             value,
             sync,
+            ttl,
+            expire_at,
             out,
-        } => commands::put(
-            &engine::open(e, &dir, true)?,
-            codec,
-            &key,
-            &value,
-            sync,
-            json(out),
-        ),
+        } => {
+            let db = engine::open(e, &dir, true)?;
+            let expiry = commands::expiry(&db, ttl, expire_at)?;
+            commands::put(&db, codec, &key, &value, expiry, sync, json(out))
+        }
+        Command::Ttl { key, out } => {
+            commands::ttl(&engine::open(e, &dir, false)?, codec, &key, json(out))
+        }
         Command::Get { key, out } => {
             commands::get(&engine::open(e, &dir, false)?, codec, &key, json(out))
         }

@@ -67,6 +67,31 @@ fn put_get_del_scan_roundtrip_utf8() {
 }
 
 #[test]
+fn put_with_ttl_expires_and_ttl_reports_it() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    ok(augur(&db, &["put", "long", "1", "--ttl", "3600"]));
+    ok(augur(&db, &["put", "short", "2", "--ttl", "0.05"]));
+    ok(augur(&db, &["put", "past", "3", "--expire-at", "1000"]));
+    ok(augur(&db, &["put", "plain", "4"]));
+    let left: u64 = ok(augur(&db, &["ttl", "long"])).trim().parse().unwrap();
+    assert!((3_590_000..=3_600_000).contains(&left), "{left}");
+    assert_eq!(ok(augur(&db, &["ttl", "plain"])), "none\n");
+    let j = ok_json(augur(&db, &["ttl", "plain", "--json"]));
+    assert!(j["ttl_ms"].is_null() && j["expire_at_ms"].is_null(), "{j}");
+    assert_eq!(augur(&db, &["get", "past"]).status.code(), Some(1));
+    assert_eq!(augur(&db, &["ttl", "absent"]).status.code(), Some(1));
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(augur(&db, &["get", "short"]).status.code(), Some(1));
+    assert_eq!(ok(augur(&db, &["scan"])), "long\t1\nplain\t4\n");
+    fails(augur(&db, &["put", "k", "v", "--ttl", "-1"]));
+    fails(augur(
+        &db,
+        &["put", "k", "v", "--ttl", "1", "--expire-at", "5"],
+    ));
+}
+
+#[test]
 fn hex_switches_input_and_output() {
     let t = tempfile::tempdir().unwrap();
     let db = t.path().join("db");

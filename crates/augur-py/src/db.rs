@@ -50,6 +50,17 @@ impl Db {
     }
 }
 
+/// `seconds` (a non-negative, finite float) in whole milliseconds, rounded up; a
+/// `ValueError` naming `what` otherwise.
+fn seconds_to_ms(what: &str, seconds: f64) -> PyResult<u64> {
+    if !seconds.is_finite() || seconds < 0.0 || seconds * 1000.0 >= u64::MAX as f64 {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{what} must be a finite number of seconds, not negative, got {seconds}"
+        )));
+    }
+    Ok((seconds * 1000.0).ceil() as u64)
+}
+
 #[pymethods]
 impl Db {
     /// The value of `key` as bytes, or `default` when the key is absent.
@@ -87,22 +98,60 @@ impl Db {
     }
 
     /// Stores `value` under `key`. With `sync=True`, returns once the write is durable.
-    #[pyo3(signature = (key, value, *, sync = false))]
+    /// With `ttl` (seconds, a float) or `expire_at` (seconds since the Unix epoch), the key
+    /// expires then: from that time on it reads as absent (older values included) and
+    /// compaction drops it. A put without them clears an earlier expiry.
+    #[pyo3(signature = (key, value, *, sync = false, ttl = None, expire_at = None))]
     fn put(
         &self,
         py: Python<'_>,
         key: BytesArg<'_>,
         value: BytesArg<'_>,
         sync: bool,
+        ttl: Option<f64>,
+        expire_at: Option<f64>,
     ) -> PyResult<()> {
         let mut batch = EngineBatch::new();
-        batch.put(key, value);
+        match (ttl, expire_at) {
+            (None, None) => {
+                batch.put(key, value);
+            }
+            (Some(_), Some(_)) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "give ttl or expire_at, not both",
+                ))
+            }
+            (Some(t), None) => {
+                let now = self.handle().db()?.now_unix_ms();
+                batch.put_expiring(key, value, now.saturating_add(seconds_to_ms("ttl", t)?));
+            }
+            (None, Some(at)) => {
+                batch.put_expiring(key, value, seconds_to_ms("expire_at", at)?);
+            }
+        }
         self.write_one(py, batch, sync)
+    }
+
+    /// Seconds until `key` expires (a float), `None` when it has a value that never
+    /// expires; `KeyError(key)` when it is absent.
+    fn ttl(&self, py: Python<'_>, key: BytesArg<'_>) -> PyResult<Option<f64>> {
+        let db = self.handle().db()?;
+        let found = py
+            .detach(|| db.get_with_expiry(key.as_ref()))
+            .map_err(errors::to_py)?;
+        let Some(found) = found else {
+            return Err(pyo3::exceptions::PyKeyError::new_err(
+                PyBytes::new(py, key.as_ref()).unbind(),
+            ));
+        };
+        Ok(found
+            .expire_at
+            .map(|at| at.saturating_sub(db.now_unix_ms()) as f64 / 1000.0))
     }
 
     /// `db[key] = value`: `put` without sync.
     fn __setitem__(&self, py: Python<'_>, key: BytesArg<'_>, value: BytesArg<'_>) -> PyResult<()> {
-        self.put(py, key, value, false)
+        self.put(py, key, value, false, None, None)
     }
 
     /// Deletes `key` (whether or not it exists). With `sync=True`, returns once durable.

@@ -133,3 +133,27 @@ def test_open_accepts_path_like(tmp_path):
     with augur.open(tmp_path / "db") as db:
         db.put(b"k", b"v")
         assert db.path == str(tmp_path / "db")
+
+
+def test_put_with_ttl_expires_and_ttl_reports_it(tmp_path):
+    import time
+
+    db = augur.open(str(tmp_path / "db"))
+    db.put(b"short", b"1", ttl=0.05)
+    db.put(b"long", b"2", ttl=3600)
+    db.put(b"plain", b"3")
+    assert 3599 < db.ttl(b"long") <= 3600
+    assert db.ttl(b"plain") is None
+    with pytest.raises(KeyError):
+        db.ttl(b"absent")
+    time.sleep(0.1)
+    assert db.get(b"short") is None
+    assert b"short" not in db
+    assert [k for k, _ in db.items()] == [b"long", b"plain"]
+    db.put(b"past", b"4", expire_at=1.0)
+    assert db.get(b"past") is None
+    with pytest.raises(ValueError):
+        db.put(b"k", b"v", ttl=-1)
+    with pytest.raises(ValueError):
+        db.put(b"k", b"v", ttl=1, expire_at=2)
+    db.close()
