@@ -29,12 +29,13 @@ SRC = ROOT / "crates" / "augur" / "src"
 
 # From the bottom. A module imports only from its own layer or below.
 LAYERS = [
-    ["error", "coding", "checksum", "compression", "key", "filename", "fs", "cache", "prefetch", "stats", "work_signal"],
+    ["error", "coding", "checksum", "compression", "expiry", "key", "filename", "fs", "cache", "prefetch", "stats", "work_signal"],
     ["index"],
     ["wal", "vlog", "memtable", "sst"],
     ["version"],
     ["options", "learning", "iter", "compaction"],
     ["db"],
+    ["inspect"],
     ["fuzzing", "lib"],
 ]
 LAYER_OF = {m: i for i, layer in enumerate(LAYERS) for m in layer}

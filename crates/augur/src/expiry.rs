@@ -1,6 +1,5 @@
-//! Expiring values: the stored form of an entry of kind
-//! [`ExpiringValue`](crate::key::ValueKind::ExpiringValue) and the clock that decides when it
-//! has expired.
+//! Expiring values: the stored form of an entry of kind `ExpiringValue` (3) and the clock
+//! that decides when it has expired.
 //!
 //! An expiring value is stored inline (memtable, WAL record, SSTable value chunk) as
 //! `expire_at u64 LE | value`, where `expire_at` is an absolute time in milliseconds since the

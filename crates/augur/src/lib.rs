@@ -13,6 +13,8 @@
 //! - Observing: [`Db::stats`] ([`Stats`]), [`Db::wal_losses`]; every failure an [`Error`].
 //! - Extension points: [`fs::FileSystem`] (where files live) and [`index`] (the learned-index
 //!   zoo, usable on its own for research).
+//! - Debugging: [`inspect`] reads one manifest, WAL, value-log segment or SSTable without
+//!   opening the database (the CLI's `augur dump`).
 //!
 //! Internal modules are crate-private; the `test-util` feature exports them (and the
 //! in-memory and fault-injecting file systems) for tests, fuzz targets and examples.
@@ -58,6 +60,7 @@ pub mod fs;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod index;
+pub mod inspect;
 mod options;
 mod prefetch;
 pub mod stats;

@@ -27,7 +27,9 @@ pub use read::Found;
 pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
 
 pub(crate) use crate::iter::{SnapshotGuard, SnapshotList};
+// WAL records decoded outside the database too (`crate::inspect`).
 pub(crate) use background::BackgroundState;
+pub(crate) use batch::decode_record;
 pub(crate) use lifecycle::Lifecycle;
 pub(crate) use read::ReadState;
 pub(crate) use write::{MemState, WriteState};

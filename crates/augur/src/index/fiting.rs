@@ -231,6 +231,10 @@ impl FitingIndex {
 }
 
 impl Index for FitingIndex {
+    fn fitted_error_bound(&self) -> Option<u32> {
+        Some(FitingIndex::error_bound(self))
+    }
+
     fn search(&self, key: u64) -> Window {
         self.plr.search_with(key, |key| self.segment_for(key))
     }

@@ -119,6 +119,12 @@ pub trait Index: Send + Sync + std::fmt::Debug {
     }
     /// Number of pieces it consists of: PLR segments, or fence pointers. A statistic.
     fn segments(&self) -> u64;
+    /// The error bound δ it was fitted to, for the types fitted to one (PLR, PGM,
+    /// RadixSpline, FITing-Tree, PLEX, the string tree); `None` for fence pointers and RMI,
+    /// whose windows follow from their structure. A statistic (inspection tools show it).
+    fn fitted_error_bound(&self) -> Option<u32> {
+        None
+    }
     /// Appends the serialized form (header included) to `out`; [`decode`] reads it back.
     fn encode(&self, out: &mut Vec<u8>);
     /// The window of a byte `key` of a file whose keys share `prefix` (their common prefix):

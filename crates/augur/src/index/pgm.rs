@@ -382,6 +382,10 @@ impl PgmIndex {
 }
 
 impl Index for PgmIndex {
+    fn fitted_error_bound(&self) -> Option<u32> {
+        Some(PgmIndex::error_bound(self))
+    }
+
     fn search(&self, key: u64) -> Window {
         if key <= self.first_key || self.n == 0 {
             return Window { lo: 0, hi: 1 };

@@ -151,6 +151,10 @@ impl PlexIndex {
 }
 
 impl Index for PlexIndex {
+    fn fitted_error_bound(&self) -> Option<u32> {
+        Some(PlexIndex::error_bound(self))
+    }
+
     #[inline]
     fn search(&self, key: u64) -> Window {
         self.spline.search(key, &self.locator)

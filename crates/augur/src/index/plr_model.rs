@@ -245,6 +245,10 @@ impl PlrIndex {
 }
 
 impl Index for PlrIndex {
+    fn fitted_error_bound(&self) -> Option<u32> {
+        Some(PlrIndex::error_bound(self))
+    }
+
     fn search(&self, key: u64) -> Window {
         // first_key < key here, and starts[0] == first_key, so at least one start is <= key.
         self.search_with(key, |key| {

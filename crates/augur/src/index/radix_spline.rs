@@ -190,6 +190,10 @@ impl RadixSplineIndex {
 }
 
 impl Index for RadixSplineIndex {
+    fn fitted_error_bound(&self) -> Option<u32> {
+        Some(RadixSplineIndex::error_bound(self))
+    }
+
     #[inline]
     fn search(&self, key: u64) -> Window {
         self.spline.search(key, &self.table)

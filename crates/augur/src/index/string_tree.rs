@@ -525,6 +525,10 @@ fn layout(drafts: Vec<Draft>, delta: u32, run_limit: u32) -> StringTree {
 }
 
 impl Index for StringTree {
+    fn fitted_error_bound(&self) -> Option<u32> {
+        Some(StringTree::error_bound(self))
+    }
+
     /// A window for the key whose bytes after the file's common prefix are the big-endian
     /// `key` with its trailing zero bytes dropped (the u64 interface of the zoo: estimates
     /// and level models; lookups use [`Index::search_key`]).

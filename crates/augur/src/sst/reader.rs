@@ -33,6 +33,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 mod blocks;
+mod facts;
 mod learned;
 mod open;
 mod scan;
@@ -278,7 +279,6 @@ impl Table {
     }
 
     /// Where each section of the file lies (for inspection tools).
-    #[cfg(any(test, feature = "test-util"))]
     pub fn footer(&self) -> &Footer {
         &self.footer
     }

@@ -9,9 +9,12 @@ mod segment;
 pub use log::{ActiveStart, ValueLog};
 pub use pointer::{SegmentSpan, ValuePointer};
 pub use segment::{
-    entry_bytes, SegmentReader, SegmentWriter, StoredValue, ValueRequest,
-    SEGMENT_FORMAT_VERSION, SEGMENT_HEADER_LEN,
+    entry_bytes, EntryWalk, SegmentReader, SegmentWriter, StoredValue, ValueRequest,
+    WalkEnd, WalkStep, SEGMENT_FORMAT_VERSION, SEGMENT_HEADER_LEN,
 };
+// Segment file names, for inspection tools.
+#[cfg(not(feature = "test-util"))]
+pub(crate) use segment::parse_segment_file_name;
 // Segment file names, for the tests and fuzz targets outside the crate.
 #[cfg(feature = "test-util")]
 pub use segment::{parse_segment_file_name, segment_file_name};

@@ -33,8 +33,10 @@ use std::sync::Arc;
 mod batch;
 mod chain;
 mod verified;
+mod walk;
 
 pub use batch::{ValueRequest, ValueSink};
+pub use walk::{EntryWalk, WalkEnd, WalkStep};
 
 /// Magic bytes at the start of every value-log segment.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"AUGURVLG";
@@ -377,22 +379,41 @@ impl SegmentReader {
         id: u64,
         reads: impl Into<FileReads>,
     ) -> Result<Self> {
-        let path = dir.join(segment_file_name(id));
-        let file = reads.into().open_unbounded(fs, &path)?;
+        Self::open_file(fs, &dir.join(segment_file_name(id)), Some(id), reads)
+    }
+
+    /// Opens the segment file at `path` and checks its header, which must name segment
+    /// `id` when one is given; without one the segment is the one its header names
+    /// (inspection tools read segment files under any name).
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub fn open_file(
+        fs: &dyn FileSystem,
+        path: &Path,
+        id: Option<u64>,
+        reads: impl Into<FileReads>,
+    ) -> Result<Self> {
+        let file = reads.into().open_unbounded(fs, path)?;
         let reader = SegmentReader {
             mapped: file.mapped(),
             verified: std::sync::OnceLock::new(),
             file,
-            id,
-            path,
+            id: id.unwrap_or_default(),
+            path: path.to_path_buf(),
             version: 0,
         };
-        let version = reader.check_header()?;
-        Ok(SegmentReader { version, ..reader })
+        let (version, stored_id) = reader.check_header(id.is_some())?;
+        Ok(SegmentReader {
+            version,
+            id: stored_id,
+            ..reader
+        })
     }
 
-    /// Checks the header and returns the segment's format version.
-    fn check_header(&self) -> Result<u32> {
+    /// Checks the header (and, when `check_id`, that it names this segment) and returns the
+    /// segment's format version and the id it names.
+    fn check_header(&self, check_id: bool) -> Result<(u32, u64)> {
         let corrupt = |reason: &str| Error::corruption(&self.path, 0, reason);
         let header = self
             .read_at(0, SEGMENT_HEADER_LEN)?
@@ -412,13 +433,13 @@ impl SegmentReader {
             });
         }
         let stored_id = get_u64(&header, 12).unwrap_or_default();
-        if stored_id != self.id {
+        if check_id && stored_id != self.id {
             return Err(corrupt(&format!(
                 "header names segment {stored_id}, file name says {}",
                 self.id
             )));
         }
-        Ok(version)
+        Ok((version, stored_id))
     }
 
     /// The value of an entry stored as `stored` with `codec` (at `offset`): decompressed when

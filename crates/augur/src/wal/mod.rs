@@ -24,5 +24,5 @@ mod writer;
 mod tests;
 
 pub use format::{LogKind, HEADER_LEN, RECORD_HEADER_LEN};
-pub use reader::{read_log, LogContents, LogTail};
+pub use reader::{decode_log, read_log, LogContents, LogTail};
 pub use writer::LogWriter;

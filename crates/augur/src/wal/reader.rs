@@ -120,7 +120,16 @@ fn parse_record(data: &[u8], pos: usize) -> Parsed<'_> {
 /// - `Io` if the file cannot be read.
 pub fn read_log(fs: &dyn FileSystem, path: &Path, kind: LogKind) -> Result<LogContents> {
     let data = fs.read_all(path)?;
-    match check_header(&data, kind) {
+    decode_log(&data, path, kind)
+}
+
+/// [`read_log`] of a file's bytes already read (`path` names it in errors): inspection
+/// tools (`crate::inspect`) look at the bytes of a torn tail too.
+///
+/// # Errors
+/// As [`read_log`], but no `Io`.
+pub fn decode_log(data: &[u8], path: &Path, kind: LogKind) -> Result<LogContents> {
+    match check_header(data, kind) {
         Ok(()) => {}
         Err(HeaderError::Short) => {
             return Err(Error::corruption(
@@ -153,14 +162,14 @@ pub fn read_log(fs: &dyn FileSystem, path: &Path, kind: LogKind) -> Result<LogCo
     let mut records = Vec::new();
     let mut pos = HEADER_LEN;
     while pos < data.len() {
-        match parse_record(&data, pos) {
+        match parse_record(data, pos) {
             Parsed::Valid { payload, next } => {
                 records.push((pos as u64, payload.to_vec()));
                 pos = next;
             }
             Parsed::Bad { reason, next } => {
                 if let Some(next) = next {
-                    if let Parsed::Valid { .. } = parse_record(&data, next) {
+                    if let Parsed::Valid { .. } = parse_record(data, next) {
                         return Ok(LogContents {
                             records,
                             tail: LogTail::Damaged {
@@ -177,7 +186,7 @@ pub fn read_log(fs: &dyn FileSystem, path: &Path, kind: LogKind) -> Result<LogCo
                 // length field), and dropping it as a tail would silently lose edits.
                 if kind == LogKind::Manifest {
                     let valid_later = (pos + 1..data.len())
-                        .find(|&p| matches!(parse_record(&data, p), Parsed::Valid { .. }));
+                        .find(|&p| matches!(parse_record(data, p), Parsed::Valid { .. }));
                     if let Some(at) = valid_later {
                         return Ok(LogContents {
                             records,
