@@ -1,5 +1,5 @@
 //! The `augur` command-line tool: data commands (put/get/del/scan/load), inspection
-//! (stats/verify), maintenance (flush/compact/gc), the built-in `bench` and, in builds with
+//! (stats/verify, and `dump` of one file), maintenance (flush/compact/gc), the built-in `bench` and, in builds with
 //! the cargo feature `stress` (which needs the engine's `test-util`), `stress`.
 //!
 //! This file holds the argument definitions and the exit-status contract; each command
@@ -11,6 +11,7 @@
 #![deny(unsafe_code)]
 
 mod commands;
+mod dump;
 mod engine;
 mod load;
 mod scan;
@@ -57,7 +58,7 @@ fn configure_allocator() {
 #[derive(Parser, Debug)]
 #[command(name = "augur", version, about, long_about = None)]
 pub struct Cli {
-    /// Database directory (required by every command except `bench`).
+    /// Database directory (required by every command except `bench` and `dump`).
     #[arg(long, global = true, value_name = "PATH")]
     db: Option<PathBuf>,
 
@@ -159,6 +160,11 @@ enum Command {
         #[command(flatten)]
         out: JsonFlag,
     },
+    /// Print what one database file holds — `dump sst|manifest|wal|vlog FILE` — read
+    /// without opening the database (no --db, no lock, nothing written), so beside a running
+    /// process. A torn or damaged file prints what could be read, then where and why reading
+    /// stopped, and exits with status 2.
+    Dump(dump::DumpArgs),
     /// Run value-log garbage collection on the segment with the most garbage.
     Gc {
         /// Repeat until no segment has garbage left.
@@ -229,6 +235,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
             top_json,
         )?);
     }
+    if let Command::Dump(args) = &cli.command {
+        return dump::run(args, codec, top_json, cli.db.as_deref());
+    }
     #[cfg(not(feature = "stress"))]
     if let Command::Stress { .. } = &cli.command {
         return Err(CliError::failed(STRESS_NOT_BUILT));
@@ -282,6 +291,6 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Stress(args) => stress::run(&dir, e.options(), &args, top_json),
         #[cfg(not(feature = "stress"))]
         Command::Stress { .. } => Err(CliError::failed(STRESS_NOT_BUILT)),
-        Command::Bench(_) => Ok(()),
+        Command::Bench(_) | Command::Dump(_) => Ok(()),
     }
 }

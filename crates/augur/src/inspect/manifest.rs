@@ -328,6 +328,17 @@ pub fn manifest(path: &Path) -> Result<ManifestDump> {
         };
         edits.push(ManifestEdit::of(*offset, record.len() as u64, edit));
     }
+    // A manifest's first record, its snapshot, is synced before CURRENT names the file
+    // (`write_manifest`): no crash tears it.
+    if let (true, FileEnd::Torn { offset, reason }) = (edits.is_empty(), &end) {
+        end = FileEnd::Damaged {
+            offset: *offset,
+            reason: format!(
+                "{reason} in the first record, the snapshot every manifest starts with (synced \
+                 before CURRENT names the file): damage, not a torn append"
+            ),
+        };
+    }
     // A clean close writes its manifest whole: bytes after its one record are damage.
     if edits.first().is_some_and(|first| first.closed_cleanly) {
         let after = match &end {
