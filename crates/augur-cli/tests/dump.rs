@@ -284,6 +284,15 @@ fn an_sst_with_a_flipped_byte_in_a_block_is_reported_by_keys() {
     let v = json_of(&o);
     assert_eq!(v["damage"]["offset"], block);
     assert!(v["entries"].as_array().unwrap().is_empty());
+
+    // A flipped byte in the model section (which the database's open refuses).
+    let model = layout["model"]["offset"].as_u64().unwrap();
+    let copy = damaged_copy(&sst, t.path(), |b| b[model as usize + 4] ^= 0x01);
+    let o = dump(&["sst", path(&copy), "--json"]);
+    stopped(&o, "model section checksum mismatch");
+    let v = json_of(&o);
+    assert_eq!(v["model"]["checksum_ok"], false);
+    assert_eq!(v["damage"]["offset"], model);
 }
 
 #[test]

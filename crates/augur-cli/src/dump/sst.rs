@@ -35,8 +35,7 @@ pub(super) fn dump(o: &mut Out<'_>, file: &Path, keys: bool, values: bool) -> Re
                 value_fields(&mut m, o.c, &e.value);
                 stream.item(o.w, &Value::Object(m))?;
             }
-            let end =
-                model_damage.unwrap_or_else(|| entries.end().cloned().unwrap_or(FileEnd::Clean));
+            let end = worst(entries.end(), model_damage);
             let (end_v, damage) = end_json(&end);
             let mut tail = Map::new();
             tail.insert("end".into(), end_v);
@@ -53,7 +52,7 @@ pub(super) fn dump(o: &mut Out<'_>, file: &Path, keys: bool, values: bool) -> Re
             n += 1;
         }
         writeln!(o.w, "{n} entries read")?;
-        model_damage.unwrap_or_else(|| entries.end().cloned().unwrap_or(FileEnd::Clean))
+        worst(entries.end(), model_damage)
     } else {
         let end = model_damage.unwrap_or(FileEnd::Clean);
         if o.json {
@@ -69,6 +68,16 @@ pub(super) fn dump(o: &mut Out<'_>, file: &Path, keys: bool, values: bool) -> Re
     };
     writeln!(o.w, "{}", end_text(&end))?;
     finish(file, &end)
+}
+
+/// How the entries ended, unless they were read to the end and the model section is
+/// damaged: then the model section's damage.
+fn worst(entries_end: Option<&FileEnd>, model_damage: Option<FileEnd>) -> FileEnd {
+    match (entries_end, model_damage) {
+        (Some(end), _) if end.stopped_early() => end.clone(),
+        (_, Some(model)) => model,
+        (end, None) => end.cloned().unwrap_or(FileEnd::Clean),
+    }
 }
 
 /// Everything but the entries, as JSON fields.
