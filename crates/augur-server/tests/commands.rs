@@ -87,8 +87,8 @@ fn string_commands_reply_as_redis() {
             ),
         ],
     );
-    let got = c.text(&["SET", "k", "v", "EX", "10"]);
-    assert!(got.starts_with("-ERR") && got.contains("expiry"), "{got}");
+    assert_eq!(c.text(&["SET", "k", "v", "EX", "10"]), "+OK\r\n");
+    assert_eq!(c.text(&["TTL", "k"]), ":10\r\n");
 }
 
 #[test]

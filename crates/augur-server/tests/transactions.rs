@@ -117,30 +117,36 @@ fn multi_exec_and_discard_reply_as_redis() {
     );
 }
 
-/// WATCH is not implemented: it stays an unknown command, inside a transaction too, where
-/// it aborts the transaction instead of being queued.
+/// WATCH inside MULTI is an error that does not fail the transaction (Redis's text), and a
+/// WATCH of a wrong arity there fails it; UNWATCH inside MULTI is queued.
 #[test]
-fn watch_is_an_unknown_command_and_never_queued() {
+fn watch_inside_multi_is_refused_as_redis_refuses_it() {
     let (_tmp, s) = server(&[]);
     let mut c = s.raw();
     expect(
         &mut c,
         &[
-            (
-                &["WATCH", "a"],
-                "-ERR unknown command 'WATCH', with args beginning with: 'a' \r\n",
-            ),
+            (&["WATCH", "a"], "+OK\r\n"),
             (&["MULTI"], "+OK\r\n"),
             (
                 &["WATCH", "a"],
-                "-ERR unknown command 'WATCH', with args beginning with: 'a' \r\n",
+                "-ERR WATCH inside MULTI is not allowed\r\n",
             ),
             (&["SET", "a", "1"], "+QUEUED\r\n"),
+            (&["UNWATCH"], "+QUEUED\r\n"),
+            (&["EXEC"], "*2\r\n+OK\r\n+OK\r\n"),
+            (&["GET", "a"], "$1\r\n1\r\n"),
+            (&["MULTI"], "+OK\r\n"),
+            (
+                &["WATCH"],
+                "-ERR wrong number of arguments for 'watch' command\r\n",
+            ),
+            (&["SET", "a", "2"], "+QUEUED\r\n"),
             (
                 &["EXEC"],
                 "-EXECABORT Transaction discarded because of previous errors.\r\n",
             ),
-            (&["GET", "a"], "$-1\r\n"),
+            (&["GET", "a"], "$1\r\n1\r\n"),
         ],
     );
 }
