@@ -277,6 +277,8 @@ pub struct Watches {
     shards: Vec<Mutex<HashMap<Vec<u8>, WatchedKey>>>,
     /// Keys in the map (all shards).
     keys: AtomicUsize,
+    /// Connections watching at least one key.
+    clients: AtomicUsize,
 }
 
 /// A watched key's version and how many clients watch it.
@@ -293,7 +295,23 @@ impl Watches {
                 .map(|_| Mutex::new(HashMap::new()))
                 .collect(),
             keys: AtomicUsize::new(0),
+            clients: AtomicUsize::new(0),
         }
+    }
+
+    /// Counts a connection that starts watching (`INFO clients`' `watching_clients`).
+    pub fn client_started(&self) {
+        self.clients.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Counts a connection that stopped watching.
+    pub fn client_stopped(&self) {
+        self.clients.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Connections watching at least one key.
+    pub fn clients(&self) -> usize {
+        self.clients.load(Ordering::Acquire)
     }
 
     fn shard(&self, key: &[u8]) -> &Mutex<HashMap<Vec<u8>, WatchedKey>> {
@@ -342,7 +360,7 @@ impl Watches {
         }
     }
 
-    /// Keys watched now (for tests and `INFO`).
+    /// Keys watched now, each once (`INFO clients`' `total_watched_keys`).
     pub fn len(&self) -> usize {
         self.keys.load(Ordering::Acquire)
     }

@@ -46,6 +46,9 @@ pub fn render(server: &Server, sections: &[String]) -> String {
                 ("connected_clients", server.connected_clients().to_string()),
                 ("maxclients", server.config.maxclients.to_string()),
                 ("blocked_clients", "0".into()),
+                // Redis 7.4's fields (7.0 has none on WATCH).
+                ("watching_clients", server.watches.clients().to_string()),
+                ("total_watched_keys", server.watches.len().to_string()),
             ],
             "memory" => memory_fields(&stats),
             "persistence" => persistence_fields(server),

@@ -206,6 +206,7 @@ struct WatchedKey {
 
 impl Watching {
     fn new(server: Arc<Server>) -> Watching {
+        server.watches.client_started();
         Watching {
             server,
             keys: Vec::new(),
@@ -234,6 +235,7 @@ impl Drop for Watching {
         for w in &self.keys {
             self.server.watches.unwatch(&w.key);
         }
+        self.server.watches.client_stopped();
     }
 }
 
