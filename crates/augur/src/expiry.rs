@@ -1,5 +1,5 @@
 //! Expiring values: the stored form of an entry of kind
-//! [`ExpiringValue`](crate::key::ValueKind::ExpiringValue) and the clock that decides when it
+//! `ExpiringValue` (`crate::key::ValueKind`) and the clock that decides when it
 //! has expired.
 //!
 //! An expiring value is stored inline (memtable, WAL record, SSTable value chunk) as

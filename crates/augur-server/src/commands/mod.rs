@@ -2,8 +2,9 @@
 //! reports) and its parse function, the checks Redis makes before running one (unknown
 //! command, wrong arity, authentication, queuing inside a transaction), and the commands,
 //! grouped as Redis groups them: `strings.rs` (values), `keys.rs` (the keyspace),
-//! `transaction.rs` (MULTI, EXEC, DISCARD), `connection.rs` and `admin.rs` (the server
-//! itself). `run.rs` runs a pipeline's commands on keys as one run, and a transaction.
+//! `expire.rs` (key expiry: EXPIRE, TTL, PERSIST and the options SET and GETEX share),
+//! `transaction.rs` (MULTI, EXEC, DISCARD, WATCH, UNWATCH), `connection.rs` and `admin.rs`
+//! (the server itself). `run.rs` runs a pipeline's commands on keys as one run, and a transaction.
 //!
 //! # A command: parse, then execute
 //!
