@@ -1,5 +1,6 @@
-//! Commands on the keyspace: DEL/UNLINK, EXISTS, TYPE, SCAN, KEYS, DBSIZE, FLUSHDB. None of
-//! them sees an expired key: the engine hides it on every read path.
+//! Commands on the keyspace: DEL/UNLINK, EXISTS, TYPE, RENAME/RENAMENX, COPY, SCAN, KEYS,
+//! DBSIZE, FLUSHDB. None of them sees an expired key: the engine hides it on every read path.
+//! RENAME moves a key's expiry time with it and COPY copies it, as in Redis 7.0.
 //!
 //! `KEYS` and `DBSIZE` scan every key (keys only: no value is read). A `MATCH` pattern's
 //! literal prefix bounds the key range a walk reads. Inside a run or a transaction (`store.rs`)
@@ -37,7 +38,7 @@
 //! cursor's check (then it resumes at the position it spells). Kvrocks refuses every
 //! cursor after a restart; direct cursors do better where they apply.
 
-use super::store::{now_ms, read, write, Writes};
+use super::store::{now_ms, read, read_entry, write, Writes};
 use super::{is, CmdError, Command, Ctx, Reply};
 use crate::cursor::resume_position;
 use crate::glob;
@@ -120,6 +121,119 @@ impl Command for Type<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let v = read(ctx, self.key)?;
         Ok(Reply::Status(if v.is_some() { "string" } else { "none" }))
+    }
+}
+
+/// `RENAME key newkey` and `RENAMENX key newkey`: moves the value and its expiry time
+/// (`ERR no such key` for a missing key; a key renamed to itself is left alone). RENAMENX
+/// answers 1 when renamed, 0 when `newkey` exists.
+pub(super) struct Rename<'a> {
+    key: &'a [u8],
+    new: &'a [u8],
+    nx: bool,
+}
+
+impl<'a> Rename<'a> {
+    /// `RENAME`.
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Self::new(args, false))
+    }
+
+    /// `RENAMENX`.
+    pub(super) fn renamenx(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Self::new(args, true))
+    }
+
+    fn new(args: &'a [Vec<u8>], nx: bool) -> Self {
+        let arg = |i: usize| args.get(i).map_or(&[][..], Vec::as_slice);
+        Rename {
+            key: arg(0),
+            new: arg(1),
+            nx,
+        }
+    }
+}
+
+impl Command for Rename<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.key, self.new]);
+        let Some(entry) = read_entry(ctx, self.key)? else {
+            return Err(CmdError::new("ERR no such key"));
+        };
+        if self.key == self.new {
+            return Ok(if self.nx { Reply::Int(0) } else { Reply::Ok });
+        }
+        if self.nx && read(ctx, self.new)?.is_some() {
+            return Ok(Reply::Int(0));
+        }
+        let mut b = Writes::default();
+        b.delete(self.key);
+        b.put_entry(self.new, &entry.value, entry.expire_at);
+        write(ctx, b)?;
+        Ok(if self.nx { Reply::Int(1) } else { Reply::Ok })
+    }
+}
+
+/// `COPY source destination [DB destination-db] [REPLACE]`: 1 when copied (with the
+/// source's expiry time), 0 when the source is missing or the destination exists (without
+/// REPLACE). Database 0 is the only one.
+pub(super) struct Copy<'a> {
+    source: &'a [u8],
+    destination: &'a [u8],
+    replace: bool,
+}
+
+impl<'a> Copy<'a> {
+    /// As Redis 7.0's `copyCommand` reads its options.
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let arg = |i: usize| args.get(i).map_or(&[][..], Vec::as_slice);
+        let mut replace = false;
+        let mut i = 2;
+        while let Some(opt) = args.get(i) {
+            if is(opt, "replace") {
+                replace = true;
+            } else if is(opt, "db") && i + 1 < args.len() {
+                let db = i32::try_from(super::parse_i64(arg(i + 1))?).map_err(|_| {
+                    CmdError::new(
+                        "ERR value is out of range, value must between -2147483648 and \
+                         2147483647",
+                    )
+                })?;
+                if db != 0 {
+                    return Err(CmdError::new("ERR DB index is out of range"));
+                }
+                i += 1;
+            } else {
+                return Err(CmdError::syntax());
+            }
+            i += 1;
+        }
+        if arg(0) == arg(1) {
+            return Err(CmdError::new(
+                "ERR source and destination objects are the same",
+            ));
+        }
+        Ok(Copy {
+            source: arg(0),
+            destination: arg(1),
+            replace,
+        })
+    }
+}
+
+impl Command for Copy<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.source, self.destination]);
+        let Some(entry) = read_entry(ctx, self.source)? else {
+            return Ok(Reply::Int(0));
+        };
+        if !self.replace && read(ctx, self.destination)?.is_some() {
+            return Ok(Reply::Int(0));
+        }
+        let mut b = Writes::default();
+        b.put_entry(self.destination, &entry.value, entry.expire_at);
+        write(ctx, b)?;
+        Ok(Reply::Int(1))
     }
 }
 
