@@ -462,10 +462,8 @@ fn watch_check_and_set_loses_no_increment() {
         format!("${}\r\n{want}\r\n", want.to_string().len())
     );
     let ttl = c.text(&["TTL", "n"]);
-    assert!(
-        ttl.starts_with(":99") || ttl == ":1000\r\n",
-        "the TTL was kept: {ttl}"
-    );
+    let left: i64 = ttl.trim_start_matches(':').trim_end().parse().unwrap_or(-3);
+    assert!((900..=1000).contains(&left), "the TTL was kept: {ttl}");
     eprintln!("{aborted} EXECs aborted by a concurrent write");
     // Every watching connection has closed: nothing is watched any more.
     std::thread::sleep(std::time::Duration::from_millis(200));
