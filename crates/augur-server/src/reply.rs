@@ -48,6 +48,9 @@ pub enum Reply {
     Bulk(Vec<u8>),
     /// Nothing there (a missing key): RESP2's null bulk string `$-1`, RESP3's null `_`.
     Null,
+    /// No array at all (EXEC of a transaction whose watched keys changed): RESP2's null
+    /// array `*-1`, RESP3's null `_`.
+    NullArray,
     /// `*n` and the n replies.
     Array(Vec<Reply>),
     /// Keys and values (`HELLO`, `CONFIG GET`, `COMMAND DOCS`): a RESP3 map `%n`; in RESP2
@@ -182,6 +185,8 @@ impl Out {
             Reply::Bulk(bytes) => resp::put_bulk(buf, &bytes),
             Reply::Null if resp3 => resp::put_null(buf),
             Reply::Null => resp::put_null_bulk(buf),
+            Reply::NullArray if resp3 => resp::put_null(buf),
+            Reply::NullArray => resp::put_null_array(buf),
             Reply::Array(items) => {
                 resp::put_array_header(buf, items.len());
                 self.replies(items);
@@ -296,6 +301,8 @@ mod tests {
             "*4\r\n+OK\r\n-ERR value is not an integer or out of range\r\n$-1\r\n+QUEUED\r\n"
         );
         assert_eq!(encoded(Ok(Reply::Nothing)), "");
+        assert_eq!(encoded(Ok(Reply::NullArray)), "*-1\r\n");
+        assert_eq!(encoded_in(Protocol::Resp3, Ok(Reply::NullArray)), "_\r\n");
         assert_eq!(encoded(Err(CmdError::syntax())), "-ERR syntax error\r\n");
     }
 

@@ -1,6 +1,7 @@
 //! What every connection shares: the database, the configuration, the connected clients (for
 //! `CLIENT LIST` and `maxclients`), the counters `INFO` reports, the key locks that make
-//! read-modify-write commands and transactions atomic, and the `SCAN` cursors (`cursor.rs`).
+//! read-modify-write commands and transactions atomic, the versions of watched keys
+//! (`WATCH`), and the `SCAN` cursors (`cursor.rs`).
 
 use crate::config::Config;
 use crate::cursor::Cursors;
@@ -14,6 +15,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Stripes of the key locks: a key's lock is the stripe its hash picks.
 const KEY_LOCK_STRIPES: usize = 1024;
+
+/// Shards of the watched keys' map (`Watches`).
+const WATCH_SHARDS: usize = 64;
 
 /// The shared state of a running server.
 pub struct Server {
@@ -32,6 +36,8 @@ pub struct Server {
     key_locks: Vec<Mutex<()>>,
     /// The `SCAN` cursors issued (its own lock, never held with another).
     pub cursors: Cursors,
+    /// The versions of the keys some client watches (`WATCH`).
+    pub watches: Watches,
     /// Unix time of the last successful SAVE (or of the start).
     pub last_save: AtomicU64,
     /// A BGSAVE is running.
@@ -47,11 +53,53 @@ pub struct Server {
     pub run_id: String,
 }
 
-/// An exact number of keys at a sequence number.
-#[derive(Debug, Clone, Copy)]
-struct KeyCount {
-    seqno: u64,
-    keys: u64,
+/// An exact number of keys at a sequence number (`DBSIZE`'s count), with what `INFO
+/// keyspace` says of their expiry times. It stays exact while no write comes and none of the
+/// keys it counted expires.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyCount {
+    /// The sequence number the count holds at.
+    pub seqno: u64,
+    /// Keys.
+    pub keys: u64,
+    /// Keys with an expiry time (`expires=`).
+    pub expires: u64,
+    /// The earliest of their expiry times (`u64::MAX` when none has one): the count is
+    /// exact until then.
+    pub earliest_expiry: u64,
+    /// The sum of their expiry times (for `avg_ttl=`).
+    pub expiry_sum: u128,
+}
+
+impl KeyCount {
+    /// Counts one more key, expiring at `expire_at`.
+    pub fn add(&mut self, expire_at: Option<u64>) {
+        self.keys += 1;
+        if let Some(at) = expire_at {
+            self.expires += 1;
+            self.earliest_expiry = self.earliest_expiry.min(at);
+            self.expiry_sum += u128::from(at);
+        }
+    }
+
+    /// An empty count at `seqno`.
+    pub fn at(seqno: u64) -> KeyCount {
+        KeyCount {
+            seqno,
+            earliest_expiry: u64::MAX,
+            ..KeyCount::default()
+        }
+    }
+
+    /// The average time to live of the keys with one at `now_ms` (ms; 0 without any), as
+    /// Redis's `avg_ttl`.
+    pub fn avg_ttl_ms(&self, now_ms: u64) -> u64 {
+        if self.expires == 0 {
+            return 0;
+        }
+        let mean = self.expiry_sum / u128::from(self.expires);
+        u64::try_from(mean.saturating_sub(u128::from(now_ms))).unwrap_or(u64::MAX)
+    }
 }
 
 /// Counters reported by `INFO stats`.
@@ -143,6 +191,7 @@ impl Server {
             counters: Counters::default(),
             key_locks: (0..KEY_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
             cursors: Cursors::new(),
+            watches: Watches::new(),
             last_save: AtomicU64::new(unix_seconds()),
             bgsave_running: AtomicBool::new(false),
             dirty: AtomicBool::new(false),
@@ -152,16 +201,16 @@ impl Server {
         }
     }
 
-    /// Records that the database held exactly `keys` keys at sequence number `seqno`.
-    pub fn note_key_count(&self, seqno: u64, keys: u64) {
-        *self.key_count.lock() = Some(KeyCount { seqno, keys });
+    /// Records an exact count of the keys (`DBSIZE`'s).
+    pub fn note_key_count(&self, count: KeyCount) {
+        *self.key_count.lock() = Some(count);
     }
 
-    /// The exact number of keys, when the last count was taken at `seqno` (the current
-    /// one: no write since).
-    pub fn exact_key_count(&self, seqno: u64) -> Option<u64> {
+    /// The last exact count of the keys, when it still holds: taken at `seqno` (the current
+    /// one: no write since) and none of its keys has expired at `now_ms`.
+    pub fn exact_key_count(&self, seqno: u64, now_ms: u64) -> Option<KeyCount> {
         let count = (*self.key_count.lock())?;
-        (count.seqno == seqno).then_some(count.keys)
+        (count.seqno == seqno && now_ms < count.earliest_expiry).then_some(count)
     }
 
     /// The port the server listens on.
@@ -205,13 +254,121 @@ impl Server {
 }
 
 fn stripe_of(key: &[u8]) -> usize {
-    // FNV-1a: cheap, and spreads keys with shared prefixes.
+    (fnv1a(key) % KEY_LOCK_STRIPES as u64) as usize
+}
+
+/// FNV-1a: cheap, and spreads keys with shared prefixes.
+fn fnv1a(key: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in key {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    (h % KEY_LOCK_STRIPES as u64) as usize
+    h
+}
+
+/// The keys some client watches, each with a version that every write of the key bumps
+/// (`WATCH`, `commands/transaction.rs`). Only watched keys are here, each once however many
+/// clients watch it, and a key leaves when its last watcher stops watching it (EXEC,
+/// DISCARD, UNWATCH, or its connection closing): the map holds no more keys than the
+/// clients' watch lists together, each bounded (`Watching`). A write of an unwatched key costs
+/// one atomic load while nothing is watched, one shard lookup otherwise.
+pub struct Watches {
+    shards: Vec<Mutex<HashMap<Vec<u8>, WatchedKey>>>,
+    /// Keys in the map (all shards).
+    keys: AtomicUsize,
+    /// Connections watching at least one key.
+    clients: AtomicUsize,
+}
+
+/// A watched key's version and how many clients watch it.
+#[derive(Debug, Clone, Copy)]
+struct WatchedKey {
+    watchers: u64,
+    version: u64,
+}
+
+impl Watches {
+    fn new() -> Watches {
+        Watches {
+            shards: (0..WATCH_SHARDS)
+                .map(|_| Mutex::new(HashMap::new()))
+                .collect(),
+            keys: AtomicUsize::new(0),
+            clients: AtomicUsize::new(0),
+        }
+    }
+
+    /// Counts a connection that starts watching (`INFO clients`' `watching_clients`).
+    pub fn client_started(&self) {
+        self.clients.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Counts a connection that stopped watching.
+    pub fn client_stopped(&self) {
+        self.clients.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Connections watching at least one key.
+    pub fn clients(&self) -> usize {
+        self.clients.load(Ordering::Acquire)
+    }
+
+    fn shard(&self, key: &[u8]) -> &Mutex<HashMap<Vec<u8>, WatchedKey>> {
+        let i = (fnv1a(key) >> 32) as usize % WATCH_SHARDS;
+        &self.shards[i]
+    }
+
+    /// Adds a watcher of `key`; returns the key's version now.
+    pub fn watch(&self, key: &[u8]) -> u64 {
+        let mut shard = self.shard(key).lock();
+        let entry = shard.entry(key.to_vec()).or_insert_with(|| {
+            self.keys.fetch_add(1, Ordering::AcqRel);
+            WatchedKey {
+                watchers: 0,
+                version: 0,
+            }
+        });
+        entry.watchers += 1;
+        entry.version
+    }
+
+    /// Removes a watcher of `key` (the key leaves the map with its last watcher).
+    pub fn unwatch(&self, key: &[u8]) {
+        let mut shard = self.shard(key).lock();
+        if let Some(entry) = shard.get_mut(key) {
+            entry.watchers = entry.watchers.saturating_sub(1);
+            if entry.watchers == 0 {
+                shard.remove(key);
+                self.keys.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// The version of a watched `key` (0 for a key nobody watches).
+    pub fn version(&self, key: &[u8]) -> u64 {
+        self.shard(key).lock().get(key).map_or(0, |e| e.version)
+    }
+
+    /// Records a write of `key`: a new version when it is watched.
+    pub fn touch(&self, key: &[u8]) {
+        if self.keys.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        if let Some(entry) = self.shard(key).lock().get_mut(key) {
+            entry.version += 1;
+        }
+    }
+
+    /// Keys watched now, each once (`INFO clients`' `total_watched_keys`).
+    pub fn len(&self) -> usize {
+        self.keys.load(Ordering::Acquire)
+    }
+
+    /// Whether no key is watched.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// 40 hex digits that differ between processes (Redis's run ids), from the standard

@@ -5,6 +5,12 @@
 //! servers (no hash-ordered replies of several keys); the two server-specific values of
 //! `HELLO`'s reply (the version and the client id) are masked. INCRBYFLOAT is compared on
 //! edge cases and on random operands.
+//!
+//! Expiry and WATCH (issue 43) are compared the same way, with steps on several
+//! connections interleaved (a WATCH on one, a write on another) and pauses where a key must
+//! actually expire (PX 100, then 250 ms). Times that depend on the clock are compared only
+//! where both servers must agree: TTL of keys set with many seconds left (rounded to
+//! seconds), EXPIRETIME and PEXPIRETIME of absolute times, -1 and -2.
 
 mod common;
 
@@ -76,6 +82,64 @@ fn run(addr: std::net::SocketAddr, scenario: &Scenario, protocol: Protocol) -> V
             for _ in 0..write.replies {
                 let reply = c.reply().unwrap_or_else(|| b"<closed>".to_vec());
                 replies.push(mask_hello(&String::from_utf8_lossy(&reply)));
+            }
+        }
+    }
+    replies
+}
+
+/// One step of an interleaved scenario.
+enum Step {
+    /// A write on connection `n` (opened at its first step) and its replies.
+    On(usize, Write),
+    /// A pause, for keys to expire.
+    Sleep(u64),
+}
+
+/// Commands sent one write each on connection `conn`.
+fn on(conn: usize, cmds: &[&[&str]]) -> Vec<Step> {
+    one_by_one(cmds)
+        .into_iter()
+        .map(|w| Step::On(conn, w))
+        .collect()
+}
+
+/// A named scenario of steps on several connections.
+struct Interleaved {
+    name: &'static str,
+    steps: Vec<Step>,
+}
+
+/// Runs `scenario` on the server at `addr` (emptied first), returning every reply in order.
+fn run_interleaved(
+    addr: std::net::SocketAddr,
+    scenario: &Interleaved,
+    protocol: Protocol,
+) -> Vec<String> {
+    let mut setup = Raw::connect(addr);
+    assert_eq!(setup.cmd(&[b"FLUSHALL"]), b"+OK\r\n");
+    let mut conns: Vec<Option<Raw>> = Vec::new();
+    let mut replies = Vec::new();
+    for step in &scenario.steps {
+        match step {
+            Step::Sleep(ms) => std::thread::sleep(std::time::Duration::from_millis(*ms)),
+            Step::On(n, write) => {
+                if conns.len() <= *n {
+                    conns.resize_with(n + 1, || None);
+                }
+                let c = conns[*n].get_or_insert_with(|| {
+                    let mut c = Raw::connect(addr);
+                    if protocol == Protocol::Resp3 {
+                        let hello = c.cmd(&[b"HELLO", b"3"]);
+                        assert!(hello.starts_with(b"%7\r\n"), "{hello:?}");
+                    }
+                    c
+                });
+                c.send(&write.bytes);
+                for _ in 0..write.replies {
+                    let reply = c.reply().unwrap_or_else(|| b"<closed>".to_vec());
+                    replies.push(format!("{n}: {}", String::from_utf8_lossy(&reply)));
+                }
             }
         }
     }
@@ -382,6 +446,599 @@ fn scenarios() -> Vec<Scenario> {
                 &["GET", "f"],
             ])],
         },
+        Scenario {
+            name: "SET's expiry options, their conflicts and their errors",
+            sessions: vec![one_by_one(&[
+                &["SET", "k", "v", "EX", "100"],
+                &["TTL", "k"],
+                &["SET", "k", "v", "EX", "10", "EX", "200"],
+                &["TTL", "k"],
+                &["SET", "k", "v", "px", "300000"],
+                &["TTL", "k"],
+                &["SET", "k", "v", "EXAT", "99999999999"],
+                &["EXPIRETIME", "k"],
+                &["PEXPIRETIME", "k"],
+                &["SET", "k", "v", "PXAT", "99999999999999"],
+                &["PEXPIRETIME", "k"],
+                &["SET", "k", "v", "EX", "10", "PX", "20"],
+                &["SET", "k", "v", "KEEPTTL", "EX", "10"],
+                &["SET", "k", "v", "EX", "10", "KEEPTTL"],
+                &["SET", "k", "v", "EXAT", "10", "PXAT", "20"],
+                &["SET", "k", "v", "KEEPTTL", "KEEPTTL"],
+                &["PEXPIRETIME", "k"],
+                &["SET", "k", "v", "NX", "NX"],
+                &["SET", "k", "v", "GET", "GET"],
+                &["SET", "k", "v", "PERSIST"],
+                &["SET", "k", "v", "EX"],
+                &["SET", "k", "v", "EX", "0"],
+                &["SET", "k", "v", "EX", "-1"],
+                &["SET", "k", "v", "PX", "0"],
+                &["SET", "k", "v", "EXAT", "0"],
+                &["SET", "k", "v", "PXAT", "-5"],
+                &["SET", "k", "v", "EX", "abc"],
+                &["SET", "k", "v", "EX", "1.5"],
+                &["SET", "k", "v", "EX", "10", "foo"],
+                &["SET", "k", "v", "foo", "EX", "abc"],
+                &["SET", "k", "v", "EX", "abc", "foo"],
+                &["SET", "k", "v", "EX", "9223372036854775807"],
+                &["SET", "k", "v", "EX", "9223372036854775"],
+                &["SET", "k", "v", "EX", "9223372036854774"],
+                &["SET", "k", "v", "PX", "9223372036854775807"],
+                &["SET", "k", "v", "NX", "EX", "0"],
+                &["SET", "k", "v", "PXAT", "9223372036854775807"],
+                &["PEXPIRETIME", "k"],
+                &["EXPIRETIME", "k"],
+                &["SET", "k", "v2", "ex", "100", "nx", "get"],
+                &["SET", "k", "v2", "xx", "ex", "100", "get"],
+                &["TTL", "k"],
+                &["SET", "k", "v3", "GET", "KEEPTTL"],
+                &["TTL", "k"],
+                &["SET", "k", "v4"],
+                &["TTL", "k"],
+                &["SET", "n", "v", "XX", "EX", "100"],
+                &["TTL", "n"],
+                &["SET", "n", "v", "NX", "PX", "100000", "GET"],
+                &["TTL", "n"],
+                &["SET", "gone", "v", "PXAT", "1"],
+                &["GET", "gone"],
+                &["SET", "gone", "v", "EXAT", "1", "GET"],
+                &["EXISTS", "gone"],
+            ])],
+        },
+        Scenario {
+            name: "GETEX, SETEX and PSETEX",
+            sessions: vec![one_by_one(&[
+                &["GETEX", "none"],
+                &["GETEX", "none", "EX", "-1"],
+                &["GETEX", "none", "EX", "abc"],
+                &["GETEX", "none", "FOO"],
+                &["GETEX", "none", "EX"],
+                &["GETEX"],
+                &["SET", "k", "v"],
+                &["GETEX", "k"],
+                &["TTL", "k"],
+                &["GETEX", "k", "EX", "-1"],
+                &["GETEX", "k", "EX", "0"],
+                &["GETEX", "k", "EXAT", "0"],
+                &["GETEX", "k", "EX", "abc"],
+                &["GETEX", "k", "PX", "9223372036854775807"],
+                &["GETEX", "k", "EX", "100"],
+                &["TTL", "k"],
+                &["GETEX", "k"],
+                &["TTL", "k"],
+                &["GETEX", "k", "PERSIST"],
+                &["TTL", "k"],
+                &["GETEX", "k", "PERSIST", "persist"],
+                &["GETEX", "k", "PERSIST", "EX", "10"],
+                &["GETEX", "k", "EX", "10", "PERSIST"],
+                &["GETEX", "k", "EX", "10", "PX", "10"],
+                &["GETEX", "k", "EX", "10", "EX", "200"],
+                &["TTL", "k"],
+                &["GETEX", "k", "pxat", "99999999999999"],
+                &["PEXPIRETIME", "k"],
+                &["GETEX", "k", "exat", "99999999999"],
+                &["EXPIRETIME", "k"],
+                &["GETEX", "k", "KEEPTTL"],
+                &["GETEX", "k", "NX"],
+                &["GETEX", "k", "GET"],
+                &["GETEX", "k", "EXAT", "1"],
+                &["EXISTS", "k"],
+                &["SET", "k", "v"],
+                &["GETEX", "k", "PXAT", "1"],
+                &["GET", "k"],
+                &["SETEX", "k", "0", "v"],
+                &["SETEX", "k", "-1", "v"],
+                &["SETEX", "k", "abc", "v"],
+                &["SETEX", "k", "9223372036854775", "v"],
+                &["SETEX", "k", "100", "v"],
+                &["TTL", "k"],
+                &["GET", "k"],
+                &["PSETEX", "k", "0", "v"],
+                &["PSETEX", "k", "9223372036854775807", "v"],
+                &["PSETEX", "k", "200000", "w"],
+                &["TTL", "k"],
+                &["GET", "k"],
+                &["SETEX", "k", "10"],
+                &["PSETEX", "k", "10", "v", "x"],
+            ])],
+        },
+        Scenario {
+            name: "EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT: options, errors, times in the past",
+            sessions: vec![one_by_one(&[
+                &["EXPIRE", "none", "10"],
+                &["EXPIRE", "none", "abc"],
+                &["EXPIRE", "none", "10", "foo"],
+                &["EXPIRE", "none", "10", "NX", "XX"],
+                &["EXPIRE", "none", "10", "gt", "lt"],
+                &["EXPIRE", "none", "10", "nx", "gt"],
+                &["EXPIRE", "none", "10", "LT", "nx"],
+                &["EXPIRE", "none", "10", "nx", "nx"],
+                &["EXPIRE", "none", "10", "Foo", "bar"],
+                &["EXPIRE", "none", "abc", "foo"],
+                &["EXPIRE", "none", "9223372036854775807"],
+                &["EXPIRE", "none", "-9223372036854775808"],
+                &["PEXPIRE", "none", "9223372036854775807"],
+                &["PEXPIREAT", "none", "9223372036854775807"],
+                &["EXPIREAT", "none", "9223372036854775807"],
+                &["EXPIREAT", "none", "9223372036854775"],
+                &["EXPIREAT", "none", "9223372036854776"],
+                &["EXPIREAT", "none", "-9223372036854775"],
+                &["EXPIREAT", "none", "-9223372036854776"],
+                &["PEXPIRE", "none", "-9223372036854775808"],
+                &["EXPIRE"],
+                &["EXPIRE", "k"],
+                &["SET", "k", "v"],
+                &["EXPIRE", "k", "100", "XX"],
+                &["EXPIRE", "k", "100", "GT"],
+                &["EXPIRE", "k", "100", "LT"],
+                &["TTL", "k"],
+                &["EXPIRE", "k", "200", "NX"],
+                &["EXPIRE", "k", "200", "GT"],
+                &["TTL", "k"],
+                &["EXPIRE", "k", "50", "GT"],
+                &["EXPIRE", "k", "300", "LT"],
+                &["EXPIRE", "k", "50", "LT"],
+                &["TTL", "k"],
+                &["EXPIRE", "k", "60", "XX"],
+                &["TTL", "k"],
+                &["EXPIRE", "k", "70", "xx", "gt"],
+                &["TTL", "k"],
+                // Equal times (absolute: a relative one moves with the clock).
+                &["PEXPIREAT", "k", "99999999990000", "XX"],
+                &["PEXPIREAT", "k", "99999999990000", "XX", "GT"],
+                &["PEXPIREAT", "k", "99999999990000", "LT"],
+                &["EXPIREAT", "k", "99999999990", "GT"],
+                &["PEXPIREAT", "k", "99999999990001", "xx", "gt"],
+                &["PEXPIRETIME", "k"],
+                &["PEXPIREAT", "k", "99999999990000", "lt"],
+                &["PEXPIRETIME", "k"],
+                &["PEXPIRE", "k", "100000", "nx"],
+                &["PEXPIRE", "k", "100000", "xx"],
+                &["TTL", "k"],
+                &["EXPIRE", "k", "9223372036854775"],
+                &["EXPIRE", "k", "9223372036854774"],
+                &["TTL", "k"],
+                &["EXPIREAT", "k", "99999999999"],
+                &["EXPIRETIME", "k"],
+                &["PEXPIRETIME", "k"],
+                &["PEXPIREAT", "k", "99999999999499"],
+                &["EXPIRETIME", "k"],
+                &["PEXPIREAT", "k", "99999999999500"],
+                &["EXPIRETIME", "k"],
+                &["PEXPIREAT", "k", "9223372036854775807"],
+                &["EXPIRETIME", "k"],
+                &["PEXPIRETIME", "k"],
+                &["EXPIRE", "k", "0"],
+                &["EXISTS", "k"],
+                &["SET", "k", "v"],
+                &["EXPIRE", "k", "-10"],
+                &["GET", "k"],
+                &["SET", "k", "v"],
+                &["EXPIRE", "k", "100"],
+                &["EXPIRE", "k", "-1", "LT"],
+                &["EXISTS", "k"],
+                &["SET", "k", "v"],
+                &["EXPIRE", "k", "-1", "GT"],
+                &["EXPIRE", "k", "-1", "LT"],
+                &["EXISTS", "k"],
+                &["SET", "k", "v"],
+                &["PEXPIREAT", "k", "1"],
+                &["EXISTS", "k"],
+                &["SET", "k", "v"],
+                &["EXPIREAT", "k", "-9223372036854775"],
+                &["EXISTS", "k"],
+                &["SET", "k", "v"],
+                &["PEXPIRE", "k", "-9223372036854775808"],
+                &["EXISTS", "k"],
+            ])],
+        },
+        Scenario {
+            name: "TTL, PTTL, EXPIRETIME, PEXPIRETIME and PERSIST",
+            sessions: vec![one_by_one(&[
+                &["TTL", "none"],
+                &["PTTL", "none"],
+                &["EXPIRETIME", "none"],
+                &["PEXPIRETIME", "none"],
+                &["PERSIST", "none"],
+                &["SET", "k", "v"],
+                &["TTL", "k"],
+                &["PTTL", "k"],
+                &["EXPIRETIME", "k"],
+                &["PEXPIRETIME", "k"],
+                &["PERSIST", "k"],
+                &["EXPIRE", "k", "1000"],
+                &["TTL", "k"],
+                &["PERSIST", "k"],
+                &["PERSIST", "k"],
+                &["TTL", "k"],
+                &["GET", "k"],
+                &["TTL"],
+                &["TTL", "a", "b"],
+                &["PTTL"],
+                &["EXPIRETIME", "a", "b"],
+                &["PEXPIRETIME"],
+                &["PERSIST"],
+                &["PERSIST", "a", "b"],
+            ])],
+        },
+        Scenario {
+            name: "which commands keep a TTL and which clear it",
+            sessions: vec![one_by_one(&[
+                &["SET", "n", "1", "EX", "100"],
+                &["INCR", "n"],
+                &["TTL", "n"],
+                &["INCRBY", "n", "5"],
+                &["DECR", "n"],
+                &["DECRBY", "n", "2"],
+                &["TTL", "n"],
+                &["INCRBYFLOAT", "n", "1.5"],
+                &["TTL", "n"],
+                &["APPEND", "n", "x"],
+                &["TTL", "n"],
+                &["SETRANGE", "n", "0", "y"],
+                &["TTL", "n"],
+                &["SETRANGE", "n", "1", ""],
+                &["TTL", "n"],
+                &["GETRANGE", "n", "0", "-1"],
+                &["STRLEN", "n"],
+                &["TTL", "n"],
+                &["GETSET", "n", "z"],
+                &["TTL", "n"],
+                &["SET", "n", "1", "EX", "100"],
+                &["MSET", "n", "2", "m", "3"],
+                &["TTL", "n"],
+                &["SET", "n", "1", "EX", "100"],
+                &["SET", "n", "2", "KEEPTTL"],
+                &["TTL", "n"],
+                &["SET", "n", "3", "XX"],
+                &["TTL", "n"],
+                &["SET", "n", "1", "EX", "100"],
+                &["SET", "n", "2", "NX", "EX", "50"],
+                &["SETNX", "n", "5"],
+                &["MSETNX", "n", "6", "o", "7"],
+                &["TTL", "n"],
+                &["GETDEL", "n"],
+                &["TTL", "n"],
+                &["SET", "n", "1", "EX", "100"],
+                &["DEL", "n"],
+                &["SET", "n", "1"],
+                &["TTL", "n"],
+                &["INCR", "new"],
+                &["TTL", "new"],
+                &["INCRBY", "n", "x"],
+                &["TTL", "n"],
+            ])],
+        },
+        Scenario {
+            name: "RENAME, RENAMENX and COPY move and copy a TTL",
+            sessions: vec![one_by_one(&[
+                &["RENAME", "none", "x"],
+                &["RENAMENX", "none", "x"],
+                &["RENAME", "none", "none"],
+                &["SET", "a", "1", "EX", "100"],
+                &["RENAME", "a", "a"],
+                &["RENAMENX", "a", "a"],
+                &["TTL", "a"],
+                &["RENAME", "a", "b"],
+                &["TTL", "b"],
+                &["EXISTS", "a"],
+                &["SET", "c", "2"],
+                &["RENAME", "c", "b"],
+                &["TTL", "b"],
+                &["GET", "b"],
+                &["SET", "a", "1", "PXAT", "99999999999999"],
+                &["RENAMENX", "a", "b"],
+                &["RENAMENX", "a", "d"],
+                &["PEXPIRETIME", "d"],
+                &["RENAME"],
+                &["RENAME", "a", "b", "c"],
+                &["RENAMENX", "a"],
+                &["COPY", "none", "x"],
+                &["COPY", "d", "d"],
+                &["COPY", "d", "e"],
+                &["PEXPIRETIME", "e"],
+                &["GET", "e"],
+                &["COPY", "d", "e"],
+                &["SET", "g", "1"],
+                &["COPY", "g", "e"],
+                &["COPY", "g", "e", "REPLACE"],
+                &["TTL", "e"],
+                &["COPY", "d", "e", "replace", "replace"],
+                &["PEXPIRETIME", "e"],
+                &["COPY", "d", "f", "DB", "0"],
+                &["COPY", "d", "f", "DB", "x"],
+                &["COPY", "d", "f", "DB", "99999999999"],
+                &["COPY", "d", "f", "DB", "-1"],
+                &["COPY", "d", "f", "DB"],
+                &["COPY", "d", "f", "FOO"],
+                &["COPY", "d", "d", "FOO"],
+                &["COPY"],
+                &["COPY", "a"],
+                &["MGET", "a", "b", "c", "d", "e", "f", "g"],
+            ])],
+        },
+        Scenario {
+            name: "expiry inside a pipelined run and a transaction",
+            sessions: vec![vec![
+                pipelined(&[
+                    &["SET", "a", "1", "PX", "100000"],
+                    &["TTL", "a"],
+                    &["INCR", "a"],
+                    &["TTL", "a"],
+                    &["GET", "a"],
+                    &["SET", "a", "5"],
+                    &["TTL", "a"],
+                    &["SET", "b", "1", "EX", "100"],
+                    &["DBSIZE"],
+                    &["EXPIRE", "b", "-1"],
+                    &["EXISTS", "b"],
+                    &["GET", "b"],
+                    &["TTL", "b"],
+                    &["SET", "c", "1", "PXAT", "1"],
+                    &["GET", "c"],
+                    &["KEYS", "*"],
+                    &["GETEX", "a", "EX", "100"],
+                    &["TTL", "a"],
+                    &["PERSIST", "a"],
+                    &["TTL", "a"],
+                    &["GETEX", "a", "PXAT", "1"],
+                    &["EXISTS", "a"],
+                    &["DBSIZE"],
+                ]),
+                pipelined(&[
+                    &["SET", "t", "1"],
+                    &["MULTI"],
+                    &["EXPIRE", "t", "100"],
+                    &["TTL", "t"],
+                    &["SET", "u", "2", "EX", "100"],
+                    &["TTL", "u"],
+                    &["PERSIST", "t"],
+                    &["TTL", "t"],
+                    &["SETEX", "v", "100", "3"],
+                    &["PEXPIRE", "v", "0"],
+                    &["EXISTS", "v"],
+                    &["SCAN", "0", "MATCH", "[tv]", "COUNT", "100"],
+                    &["DBSIZE"],
+                    &["EXPIRE", "t", "abc"],
+                    &["GETEX", "u", "EX", "0"],
+                    &["EXEC"],
+                    &["TTL", "t"],
+                    &["TTL", "u"],
+                    &["EXISTS", "v"],
+                ]),
+            ]],
+        },
+    ]
+}
+
+/// Scenarios on several connections, and with keys that must actually expire.
+fn interleaved_scenarios() -> Vec<Interleaved> {
+    let tx = |conn: usize, cmds: &[&[&str]]| -> Vec<Step> {
+        let mut steps = on(conn, &[&["MULTI"]]);
+        steps.extend(on(conn, cmds));
+        steps.extend(on(conn, &[&["EXEC"]]));
+        steps
+    };
+    let get_k = |conn: usize| tx(conn, &[&["GET", "k"]]);
+    let mut watch = Vec::new();
+    // Modified by another client: EXEC answers a null array and runs nothing.
+    watch.extend(on(0, &[&["WATCH", "k"]]));
+    watch.extend(on(1, &[&["SET", "k", "1"]]));
+    watch.extend(tx(0, &[&["SET", "k", "mine"]]));
+    watch.extend(on(0, &[&["GET", "k"]]));
+    // Not modified: EXEC runs; a missing key that stays missing too.
+    watch.extend(on(0, &[&["WATCH", "k", "nokey", "k"]]));
+    watch.extend(get_k(0));
+    // EXEC cleared the watches: a later write does not abort the next transaction.
+    watch.extend(on(1, &[&["SET", "k", "2"]]));
+    watch.extend(get_k(0));
+    // UNWATCH clears them.
+    watch.extend(on(0, &[&["WATCH", "k"]]));
+    watch.extend(on(1, &[&["SET", "k", "3"]]));
+    watch.extend(on(0, &[&["UNWATCH"]]));
+    watch.extend(get_k(0));
+    // So does DISCARD.
+    watch.extend(on(0, &[&["WATCH", "k"], &["MULTI"], &["DISCARD"]]));
+    watch.extend(on(1, &[&["SET", "k", "4"]]));
+    watch.extend(get_k(0));
+    // EXEC without MULTI does not.
+    watch.extend(on(0, &[&["WATCH", "k"], &["EXEC"]]));
+    watch.extend(on(1, &[&["SET", "k", "5"]]));
+    watch.extend(get_k(0));
+    // The client's own write counts.
+    watch.extend(on(0, &[&["WATCH", "k"], &["SET", "k", "6"]]));
+    watch.extend(get_k(0));
+    // Writes that change nothing do not.
+    watch.extend(on(0, &[&["WATCH", "k", "nokey"]]));
+    watch.extend(on(
+        1,
+        &[
+            &["SET", "k", "x", "NX"],
+            &["SET", "nokey", "x", "XX"],
+            &["EXPIRE", "k", "10", "XX"],
+            &["EXPIRE", "nokey", "10"],
+            &["PERSIST", "k"],
+            &["GETEX", "k"],
+            &["GETEX", "k", "PERSIST"],
+            &["DEL", "nokey"],
+            &["GETDEL", "nokey"],
+            &["SETRANGE", "k", "0", ""],
+            &["SETRANGE", "nokey", "0", ""],
+            &["MSETNX", "k", "1", "nokey", "2"],
+            &["INCR", "k", "x"],
+            &["GET", "k"],
+        ],
+    ));
+    watch.extend(get_k(0));
+    // Each kind of write does, its expiry included.
+    for write in [
+        &["DEL", "k"][..],
+        &["SET", "k", "7"],
+        &["EXPIRE", "k", "100"],
+        &["PERSIST", "k"],
+        &["GETEX", "k", "PX", "100000"],
+        &["GETEX", "k", "PERSIST"],
+        &["SET", "k", "7"],
+        &["APPEND", "k", ""],
+        &["SETRANGE", "k", "0", "8"],
+        &["INCR", "k"],
+        &["INCRBYFLOAT", "k", "0.5"],
+        &["GETSET", "k", "9"],
+        &["MSET", "other", "1", "k", "10"],
+        &["SET", "k", "11", "KEEPTTL"],
+        &["SETEX", "k", "100", "12"],
+        &["EXPIRE", "k", "-1"],
+        &["APPEND", "k", ""],
+        &["GETDEL", "k"],
+        &["SETNX", "k", "13"],
+        &["UNLINK", "k"],
+        &["MSETNX", "k", "14"],
+        &["RENAME", "k", "moved"],
+        &["RENAME", "moved", "k"],
+        &["SET", "other", "1"],
+        &["COPY", "other", "k"],
+        &["COPY", "other", "k", "REPLACE"],
+        &["RENAMENX", "k", "other"],
+        &["RENAMENX", "k", "fresh"],
+        &["SET", "k", "15"],
+        &["FLUSHALL"],
+    ] {
+        watch.extend(on(0, &[&["WATCH", "k"]]));
+        watch.extend(on(1, &[write]));
+        watch.extend(get_k(0));
+    }
+    // FLUSHALL touches only the watched keys that existed.
+    watch.extend(on(0, &[&["WATCH", "nokey"]]));
+    watch.extend(on(1, &[&["FLUSHALL"]]));
+    watch.extend(get_k(0));
+    // WATCH inside MULTI is an error that does not abort; its arity error does.
+    watch.extend(on(0, &[&["WATCH", "k"], &["MULTI"], &["WATCH", "k"]]));
+    watch.extend(on(0, &[&["GET", "k"], &["UNWATCH"], &["EXEC"]]));
+    watch.extend(on(0, &[&["MULTI"], &["WATCH"], &["EXEC"], &["WATCH"]]));
+    watch.extend(on(0, &[&["UNWATCH", "x"]]));
+    // EXECABORT wins over a changed watched key, and clears the watches.
+    watch.extend(on(0, &[&["WATCH", "k"]]));
+    watch.extend(on(1, &[&["SET", "k", "15"]]));
+    watch.extend(on(0, &[&["MULTI"], &["NOSUCHCOMMAND"], &["EXEC"]]));
+    watch.extend(get_k(0));
+    // A transaction's own writes of its watched keys do not abort it.
+    watch.extend(on(0, &[&["WATCH", "k"]]));
+    watch.extend(tx(0, &[&["INCR", "k"], &["INCR", "k"]]));
+    // Two clients watching one key: the first EXEC wins, the second is aborted.
+    watch.extend(on(0, &[&["WATCH", "k"]]));
+    watch.extend(on(1, &[&["WATCH", "k"]]));
+    watch.extend(tx(0, &[&["INCR", "k"]]));
+    watch.extend(tx(1, &[&["INCR", "k"]]));
+    watch.extend(on(1, &[&["GET", "k"]]));
+
+    // Keys set with PX 100 (each way; in one pipeline, so that none expires before the
+    // pipeline's end even on a loaded machine) are gone 250 ms later, from every read path.
+    let mut expiry = vec![Step::On(
+        0,
+        pipelined(&[
+            &["SET", "a", "1", "PX", "100"],
+            &["SETEX", "keep", "1000", "x"],
+            &["PSETEX", "b", "100", "2"],
+            &["SET", "c", "3"],
+            &["PEXPIRE", "c", "100"],
+            &["SET", "d", "4"],
+            &["GETEX", "d", "PX", "100"],
+            &["SET", "e", "5", "PX", "100"],
+            &["INCR", "e"],
+            &["APPEND", "e", "x"],
+            &["SET", "f", "6", "PX", "100"],
+            &["SET", "f", "7", "KEEPTTL"],
+            &["SET", "g", "8", "PX", "100"],
+            &["SET", "g", "9"],
+            &["SET", "h", "10", "PX", "100"],
+            &["PERSIST", "h"],
+            &["DBSIZE"],
+        ]),
+    )];
+    expiry.push(Step::Sleep(250));
+    expiry.extend(on(
+        0,
+        &[
+            &["GET", "a"],
+            &["MGET", "a", "b", "c", "d", "e", "f", "g", "h"],
+            &["EXISTS", "a", "b", "c", "d", "e", "f", "g", "h"],
+            &["TTL", "a"],
+            &["PTTL", "b"],
+            &["EXPIRETIME", "c"],
+            &["TYPE", "d"],
+            &["STRLEN", "e"],
+            &["DBSIZE"],
+            &["KEYS", "[a-f]"],
+            &["KEYS", "k*"],
+            &["SCAN", "0", "MATCH", "[a-f]", "COUNT", "100"],
+            &["SCAN", "0", "MATCH", "*ee*", "COUNT", "100"],
+            &["EXPIRE", "a", "100"],
+            &["PERSIST", "b"],
+            &["GETEX", "c", "PERSIST"],
+            &["GETDEL", "d"],
+            &["SET", "e", "new", "XX"],
+            &["SET", "f", "new", "NX"],
+            &["INCR", "a"],
+            &["TTL", "a"],
+            &["APPEND", "b", "x"],
+            &["TTL", "b"],
+            &["DEL", "keep", "g", "h", "c"],
+            &["DBSIZE"],
+        ],
+    ));
+    // Watched while it had a TTL that passes before EXEC: EXEC is aborted. Watched once it
+    // had already expired: nothing changes, EXEC runs.
+    let mut watch_expiry = vec![Step::On(
+        0,
+        pipelined(&[&["SET", "t", "v", "PX", "100"], &["WATCH", "t"]]),
+    )];
+    watch_expiry.push(Step::Sleep(250));
+    watch_expiry.extend(tx(0, &[&["GET", "t"]]));
+    watch_expiry.extend(on(0, &[&["SET", "t", "v", "PX", "20"]]));
+    watch_expiry.push(Step::Sleep(60));
+    watch_expiry.extend(on(0, &[&["WATCH", "t"]]));
+    watch_expiry.extend(tx(0, &[&["GET", "t"]]));
+    // A long TTL that does not pass: EXEC runs.
+    watch_expiry.extend(on(0, &[&["SET", "t", "v", "EX", "100"], &["WATCH", "t"]]));
+    watch_expiry.push(Step::Sleep(60));
+    watch_expiry.extend(tx(0, &[&["TTL", "t"]]));
+    // Another client's EXPIRE of a watched key aborts, even to a later time.
+    watch_expiry.extend(on(0, &[&["WATCH", "t"]]));
+    watch_expiry.extend(on(1, &[&["EXPIRE", "t", "200", "GT"]]));
+    watch_expiry.extend(tx(0, &[&["TTL", "t"]]));
+    vec![
+        Interleaved {
+            name: "WATCH on two connections",
+            steps: watch,
+        },
+        Interleaved {
+            name: "keys that expire, on every command",
+            steps: expiry,
+        },
+        Interleaved {
+            name: "WATCH and expiry",
+            steps: watch_expiry,
+        },
     ]
 }
 
@@ -398,6 +1055,14 @@ fn scenarios_reply_byte_for_byte_as_redis_in_resp2_and_resp3() {
             let want = run(redis.addr, &scenario, protocol);
             let got = run(augur.addr, &scenario, protocol);
             assert_eq!(got, want, "{} ({protocol:?})", scenario.name);
+        }
+        for scenario in interleaved_scenarios() {
+            let want = run_interleaved(redis.addr, &scenario, protocol);
+            let got = run_interleaved(augur.addr, &scenario, protocol);
+            for (i, (got, want)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(got, want, "{} ({protocol:?}), reply {i}", scenario.name);
+            }
+            assert_eq!(got.len(), want.len(), "{}", scenario.name);
         }
     }
 }

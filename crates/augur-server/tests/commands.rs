@@ -87,8 +87,8 @@ fn string_commands_reply_as_redis() {
             ),
         ],
     );
-    let got = c.text(&["SET", "k", "v", "EX", "10"]);
-    assert!(got.starts_with("-ERR") && got.contains("expiry"), "{got}");
+    assert_eq!(c.text(&["SET", "k", "v", "EX", "10"]), "+OK\r\n");
+    assert_eq!(c.text(&["TTL", "k"]), ":10\r\n");
 }
 
 #[test]
@@ -104,6 +104,13 @@ fn key_and_server_commands_reply_as_redis() {
             (&["SELECT", "0"], "+OK\r\n"),
             (&["SELECT", "1"], "-ERR DB index is out of range\r\n"),
             (&["MSET", "a", "1", "b", "2", "c", "3"], "+OK\r\n"),
+            // Database 0 is the only one: COPY to another is refused as SELECT is.
+            (
+                &["COPY", "a", "x", "DB", "1"],
+                "-ERR DB index is out of range\r\n",
+            ),
+            (&["COPY", "a", "x", "DB", "0"], ":1\r\n"),
+            (&["DEL", "x"], ":1\r\n"),
             (&["DEL", "a", "b", "zz", "a"], ":2\r\n"),
             (&["EXISTS", "c", "c", "zz"], ":2\r\n"),
             (&["TYPE", "c"], "+string\r\n"),

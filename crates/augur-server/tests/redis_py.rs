@@ -2,7 +2,8 @@
 //! default, opens each connection with `HELLO 3`, and got `NOPROTO`). Runs the Python
 //! named by `AUGUR_TEST_PYTHON` (default `python3`); skipped with a message when it or
 //! redis-py is missing. `scripts/test.sh` installs redis-py into its environment and runs
-//! this test again with that interpreter.
+//! this test again with that interpreter. Expiry and WATCH (issue 43) through redis-py's own
+//! helpers (`set(ex=)`, `getex`, `transaction`, `WatchError`).
 
 mod common;
 
@@ -44,6 +45,42 @@ with r.pipeline(transaction=True) as p:
     p.set("a", 1).incr("a").get("a").get("missing")
     assert p.execute() == [True, 2, b"2", None]
 assert sorted(r.scan_iter(match="[afk]*")) == [b"a", b"f", b"k"]
+# Expiry (issue 43).
+assert r.set("t", "v", ex=100) is True and r.ttl("t") == 100
+assert r.expire("t", 200, gt=True) is True and r.ttl("t") == 200
+assert r.expire("t", 300, lt=True) is False
+assert 0 < r.pttl("t") <= 200000
+assert r.persist("t") is True and r.ttl("t") == -1 and r.ttl("missing") == -2
+assert r.setex("t", 50, "w") is True and r.getex("t", persist=True) == b"w" and r.ttl("t") == -1
+assert r.getex("t", exat=99999999999) == b"w" and r.expiretime("t") == 99999999999
+assert r.psetex("gone", 1, "x") is True
+import time
+time.sleep(0.05)
+assert r.get("gone") is None and r.exists("gone") == 0
+# WATCH: the transaction helper retries on a concurrent change (WatchError).
+r.set("w", 1)
+other = redis.Redis(host=host, port=port)
+calls = []
+def double(pipe):
+    value = int(pipe.get("w"))
+    if not calls:
+        other.incr("w")  # changes the watched key once: the first EXEC is aborted
+    calls.append(value)
+    pipe.multi()
+    pipe.set("w", value * 2)
+assert r.transaction(double, "w") == [True]
+assert calls == [1, 2] and r.get("w") == b"4", (calls, r.get("w"))
+with r.pipeline() as p:
+    p.watch("w")
+    other.set("w", 5)
+    p.multi()
+    p.set("w", 6)
+    try:
+        p.execute()
+        raise AssertionError("EXEC should have been aborted")
+    except redis.WatchError:
+        pass
+assert r.get("w") == b"5"
 hello = r.execute_command("HELLO", protocol)
 proto = hello.get(b"proto", hello.get("proto")) if isinstance(hello, dict) else None
 assert isinstance(hello, dict) == (protocol == 3), hello

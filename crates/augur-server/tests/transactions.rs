@@ -1,8 +1,10 @@
 //! MULTI, EXEC and DISCARD (issue 40, defect 7): Redis's replies, one atomic step at EXEC
 //! (no other client's write lands between a transaction's commands, and no client sees half
 //! of one), reads inside a transaction that see its earlier writes, and queued commands that
-//! never run outside their transaction. `against_redis.rs` compares the same sequences with
-//! a real redis-server byte for byte.
+//! never run outside their transaction. WATCH (issue 43): optimistic increments by
+//! concurrent clients lose nothing, and watched keys are forgotten with their connection
+//! and bounded. `against_redis.rs` compares the same sequences with a real redis-server
+//! byte for byte.
 
 mod common;
 
@@ -117,30 +119,36 @@ fn multi_exec_and_discard_reply_as_redis() {
     );
 }
 
-/// WATCH is not implemented: it stays an unknown command, inside a transaction too, where
-/// it aborts the transaction instead of being queued.
+/// WATCH inside MULTI is an error that does not fail the transaction (Redis's text), and a
+/// WATCH of a wrong arity there fails it; UNWATCH inside MULTI is queued.
 #[test]
-fn watch_is_an_unknown_command_and_never_queued() {
+fn watch_inside_multi_is_refused_as_redis_refuses_it() {
     let (_tmp, s) = server(&[]);
     let mut c = s.raw();
     expect(
         &mut c,
         &[
-            (
-                &["WATCH", "a"],
-                "-ERR unknown command 'WATCH', with args beginning with: 'a' \r\n",
-            ),
+            (&["WATCH", "a"], "+OK\r\n"),
             (&["MULTI"], "+OK\r\n"),
             (
                 &["WATCH", "a"],
-                "-ERR unknown command 'WATCH', with args beginning with: 'a' \r\n",
+                "-ERR WATCH inside MULTI is not allowed\r\n",
             ),
             (&["SET", "a", "1"], "+QUEUED\r\n"),
+            (&["UNWATCH"], "+QUEUED\r\n"),
+            (&["EXEC"], "*2\r\n+OK\r\n+OK\r\n"),
+            (&["GET", "a"], "$1\r\n1\r\n"),
+            (&["MULTI"], "+OK\r\n"),
+            (
+                &["WATCH"],
+                "-ERR wrong number of arguments for 'watch' command\r\n",
+            ),
+            (&["SET", "a", "2"], "+QUEUED\r\n"),
             (
                 &["EXEC"],
                 "-EXECABORT Transaction discarded because of previous errors.\r\n",
             ),
-            (&["GET", "a"], "$-1\r\n"),
+            (&["GET", "a"], "$1\r\n1\r\n"),
         ],
     );
 }
@@ -380,4 +388,140 @@ fn client_library_transactions_work() {
         let v: i64 = redis::cmd("GET").arg("a").query(&mut con).unwrap();
         assert_eq!(v, 42, "an aborted transaction wrote");
     }
+}
+
+/// The number in `INFO clients`' `field:` line.
+fn info_clients(c: &mut Raw, field: &str) -> u64 {
+    let text = c.text(&["INFO", "clients"]);
+    text.split("\r\n")
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in {text}"))
+}
+
+/// WATCH's check-and-set under contention: clients that each increment one key by
+/// WATCH, GET, MULTI, SET, EXEC (retrying on a null EXEC) lose no increment, while other
+/// clients INCR it directly and run INCRs with a TTL (INCR keeps it, rewriting the value:
+/// a write the watchers must see); some EXECs are aborted. Several I/O threads, so that
+/// the clients really run at once.
+#[test]
+fn watch_check_and_set_loses_no_increment() {
+    let (_tmp, s) = server(&["--io-threads", "4"]);
+    let addr = s.addr;
+    const CAS_CLIENTS: usize = 4;
+    const CAS_INCREMENTS: i64 = 60;
+    const INCR_CLIENTS: usize = 2;
+    const INCRS: i64 = 200;
+    let mut c = s.raw();
+    assert_eq!(c.text(&["SET", "n", "0", "EX", "1000"]), "+OK\r\n");
+    let cas: Vec<_> = (0..CAS_CLIENTS)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut c = Raw::connect(addr);
+                let mut aborted = 0u64;
+                for _ in 0..CAS_INCREMENTS {
+                    loop {
+                        assert_eq!(c.text(&["WATCH", "n"]), "+OK\r\n");
+                        let got = c.text(&["GET", "n"]);
+                        let value: i64 = got
+                            .lines()
+                            .nth(1)
+                            .and_then(|v| v.parse().ok())
+                            .unwrap_or_else(|| panic!("GET n: {got:?}"));
+                        assert_eq!(c.text(&["MULTI"]), "+OK\r\n");
+                        let next = (value + 1).to_string();
+                        assert_eq!(c.text(&["SET", "n", &next, "KEEPTTL"]), "+QUEUED\r\n");
+                        match c.text(&["EXEC"]).as_str() {
+                            "*1\r\n+OK\r\n" => break,
+                            "*-1\r\n" => aborted += 1,
+                            other => panic!("EXEC: {other:?}"),
+                        }
+                    }
+                }
+                aborted
+            })
+        })
+        .collect();
+    let incr: Vec<_> = (0..INCR_CLIENTS)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut c = Raw::connect(addr);
+                for _ in 0..INCRS {
+                    assert!(c.text(&["INCR", "n"]).starts_with(':'));
+                }
+            })
+        })
+        .collect();
+    let aborted: u64 = cas.into_iter().map(|t| t.join().unwrap()).sum();
+    for t in incr {
+        t.join().unwrap();
+    }
+    let want = CAS_CLIENTS as i64 * CAS_INCREMENTS + INCR_CLIENTS as i64 * INCRS;
+    assert_eq!(
+        c.text(&["GET", "n"]),
+        format!("${}\r\n{want}\r\n", want.to_string().len())
+    );
+    let ttl = c.text(&["TTL", "n"]);
+    let left: i64 = ttl.trim_start_matches(':').trim_end().parse().unwrap_or(-3);
+    assert!((900..=1000).contains(&left), "the TTL was kept: {ttl}");
+    eprintln!("{aborted} EXECs aborted by a concurrent write");
+    // Every watching connection has closed: nothing is watched any more.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(info_clients(&mut c, "total_watched_keys"), 0);
+    assert_eq!(info_clients(&mut c, "watching_clients"), 0);
+}
+
+/// Watched keys are counted once however many clients watch them, forgotten by EXEC,
+/// DISCARD, UNWATCH and a connection's close, and a connection's watched keys are bounded by
+/// `--max-request-bytes`.
+#[test]
+fn watched_keys_are_forgotten_and_bounded() {
+    let (_tmp, s) = server(&["--max-bulk-bytes", "100", "--max-request-bytes", "1000"]);
+    let mut a = s.raw();
+    let mut b = s.raw();
+    let mut info = s.raw();
+    assert_eq!(a.text(&["WATCH", "x", "y", "x"]), "+OK\r\n");
+    assert_eq!(b.text(&["WATCH", "x", "z"]), "+OK\r\n");
+    assert_eq!(info_clients(&mut info, "total_watched_keys"), 3);
+    assert_eq!(info_clients(&mut info, "watching_clients"), 2);
+    assert_eq!(a.text(&["UNWATCH"]), "+OK\r\n");
+    assert_eq!(info_clients(&mut info, "total_watched_keys"), 2);
+    assert_eq!(b.text(&["MULTI"]), "+OK\r\n");
+    assert_eq!(b.text(&["EXEC"]), "*0\r\n");
+    assert_eq!(info_clients(&mut info, "total_watched_keys"), 0);
+    assert_eq!(info_clients(&mut info, "watching_clients"), 0);
+    assert_eq!(a.text(&["WATCH", "x"]), "+OK\r\n");
+    assert_eq!(a.text(&["MULTI"]), "+OK\r\n");
+    assert_eq!(a.text(&["DISCARD"]), "+OK\r\n");
+    assert_eq!(info_clients(&mut info, "total_watched_keys"), 0);
+    assert_eq!(b.text(&["WATCH", "x", "y"]), "+OK\r\n");
+    drop(b);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(info_clients(&mut info, "total_watched_keys"), 0);
+    // 1000 bytes of watched keys (48 bytes each beyond the key): refused past them, with
+    // nothing of the refused WATCH kept; the keys watched before stay watched.
+    let keys: Vec<String> = (0..10).map(|i| format!("key-{i:05}")).collect();
+    let words: Vec<&str> = std::iter::once("WATCH")
+        .chain(keys.iter().map(String::as_str))
+        .collect();
+    assert_eq!(a.text(&words[..11]), "+OK\r\n");
+    assert_eq!(info_clients(&mut info, "total_watched_keys"), 10);
+    let long = ["a", "b", "c", "d"].map(|c| c.repeat(90));
+    assert_eq!(
+        a.text(&[
+            "WATCH",
+            "one-more-key",
+            &long[0],
+            &long[1],
+            &long[2],
+            &long[3]
+        ]),
+        "-ERR the watched keys exceed --max-request-bytes (1000 bytes)\r\n"
+    );
+    assert_eq!(info_clients(&mut info, "total_watched_keys"), 10);
+    assert_eq!(a.text(&["WATCH", "key-00001"]), "+OK\r\n");
+    assert_eq!(info.text(&["SET", "key-00003", "v"]), "+OK\r\n");
+    assert_eq!(a.text(&["MULTI"]), "+OK\r\n");
+    assert_eq!(a.text(&["EXEC"]), "*-1\r\n");
+    assert_eq!(info_clients(&mut info, "total_watched_keys"), 0);
 }

@@ -226,3 +226,53 @@ fn the_background_thread_reclaims_tables_dense_with_expired_values_unasked() {
     }
     assert!(all_pairs(&db).is_empty());
 }
+
+/// `Scan::expire_at` tells each pair's expiry time, in forward and backward scans, keys-only
+/// scans, and scans whose readahead batches separated values (where expiring values, always
+/// inline, sit between pointers), from the memtable and from tables.
+#[test]
+fn scans_tell_each_pair_its_expiry_time() {
+    for separation in [usize::MAX, 0] {
+        let clock = Arc::new(ManualClock::new(T0));
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), opts(&clock, separation)).unwrap();
+        let expected = |i: u32| i.is_multiple_of(3).then(|| T0 + 1_000 + u64::from(i));
+        let write = |db: &Db, range: std::ops::Range<u32>| {
+            let mut batch = WriteBatch::new();
+            for i in range {
+                match expected(i) {
+                    Some(at) => batch.put_expiring(key(i), format!("v{i}"), at),
+                    None => batch.put(key(i), format!("v{i}")),
+                };
+            }
+            db.write(batch).unwrap();
+        };
+        write(&db, 0..150);
+        db.flush().unwrap();
+        write(&db, 150..300); // in the memtable
+        for keys_only in [false, true] {
+            for reverse in [false, true] {
+                let options = ScanOptions {
+                    keys_only,
+                    reverse,
+                    ..ScanOptions::default()
+                };
+                let mut scan = db.scan_with::<&[u8], _>(.., &options);
+                assert_eq!(scan.expire_at(), None);
+                let mut seen = 0;
+                while let Some((k, _)) = scan.next().unwrap() {
+                    let i: u32 = std::str::from_utf8(&k[3..]).unwrap().parse().unwrap();
+                    assert_eq!(
+                        scan.expire_at(),
+                        expected(i),
+                        "key {i}, separation {separation}, keys_only {keys_only}, \
+                         reverse {reverse}"
+                    );
+                    seen += 1;
+                }
+                assert_eq!(seen, 300);
+                assert_eq!(scan.expire_at(), None, "after the last pair");
+            }
+        }
+    }
+}

@@ -6,7 +6,7 @@
 //! health checks and exporters read: HAProxy's `tcp-check expect string role:master`,
 //! redis_exporter's `role`, `connected_slaves`, `master_repl_offset`, `master_replid`.
 
-use crate::state::Server;
+use crate::state::{KeyCount, Server};
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
@@ -46,6 +46,9 @@ pub fn render(server: &Server, sections: &[String]) -> String {
                 ("connected_clients", server.connected_clients().to_string()),
                 ("maxclients", server.config.maxclients.to_string()),
                 ("blocked_clients", "0".into()),
+                // Redis 7.4's fields (7.0 has none on WATCH).
+                ("watching_clients", server.watches.clients().to_string()),
+                ("total_watched_keys", server.watches.len().to_string()),
             ],
             "memory" => memory_fields(&stats),
             "persistence" => persistence_fields(server),
@@ -169,22 +172,38 @@ fn replication_fields(server: &Server) -> Fields {
 }
 
 /// Redis's `db0:keys=…` line (none for a database known to be empty, as Redis: counted
-/// empty, or never written). The count is exact
-/// when no write came since the last `DBSIZE` (which counts by a key scan and remembers
-/// its count). Otherwise it is an estimate, the engine's entries in tables (versions and
-/// tombstones included, memtables not), and the line says so with a further field,
-/// `keys_estimated=1`: Redis's line is `key=value` pairs, which parsers read by name
-/// (Redis 7.4 added `subexpiry` the same way), so they read `keys` still.
+/// empty, or never written). The count is exact when no write came since the last `DBSIZE`
+/// (which counts by a key scan and remembers its count) and none of the keys it counted has
+/// expired since; `expires=` is then the number of those keys with an expiry time and
+/// `avg_ttl=` their average time to live now (ms; Redis estimates it by sampling). Otherwise
+/// the count is an estimate, the engine's entries in tables (versions, tombstones and
+/// expired values included, memtables not), `expires=` and `avg_ttl=` are 0 (not known
+/// without a scan), and the line says so with a further field, `keys_estimated=1`: Redis's
+/// line is `key=value` pairs, which parsers read by name (Redis 7.4 added `subexpiry` the
+/// same way), so they read `keys` still.
 fn keyspace_fields(server: &Server, stats: &augur::Stats) -> Fields {
-    let (keys, estimated) = match server.exact_key_count(stats.last_seqno) {
-        Some(keys) => (keys, false),
-        None => (stats.levels.iter().map(|l| l.entries).sum(), true),
+    let now = server.db.now_unix_ms();
+    let (count, estimated) = match server.exact_key_count(stats.last_seqno, now) {
+        Some(count) => (count, false),
+        None => {
+            let mut count = KeyCount::at(stats.last_seqno);
+            count.keys = stats.levels.iter().map(|l| l.entries).sum();
+            (count, true)
+        }
     };
-    if keys == 0 && (!estimated || stats.last_seqno == 0) {
+    if count.keys == 0 && (!estimated || stats.last_seqno == 0) {
         return Vec::new();
     }
     let mark = if estimated { ",keys_estimated=1" } else { "" };
-    vec![("db0", format!("keys={keys},expires=0,avg_ttl=0{mark}"))]
+    vec![(
+        "db0",
+        format!(
+            "keys={},expires={},avg_ttl={}{mark}",
+            count.keys,
+            count.expires,
+            count.avg_ttl_ms(now)
+        ),
+    )]
 }
 
 fn augur_fields(stats: &augur::Stats) -> Fields {

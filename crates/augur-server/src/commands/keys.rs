@@ -1,4 +1,6 @@
-//! Commands on the keyspace: DEL/UNLINK, EXISTS, TYPE, SCAN, KEYS, DBSIZE, FLUSHDB.
+//! Commands on the keyspace: DEL/UNLINK, EXISTS, TYPE, RENAME/RENAMENX, COPY, SCAN, KEYS,
+//! DBSIZE, FLUSHDB. None of them sees an expired key: the engine hides it on every read path.
+//! RENAME moves a key's expiry time with it and COPY copies it, as in Redis 7.0.
 //!
 //! `KEYS` and `DBSIZE` scan every key (keys only: no value is read). A `MATCH` pattern's
 //! literal prefix bounds the key range a walk reads. Inside a run or a transaction (`store.rs`)
@@ -36,10 +38,11 @@
 //! cursor's check (then it resumes at the position it spells). Kvrocks refuses every
 //! cursor after a restart; direct cursors do better where they apply.
 
-use super::store::{read, write, Writes};
+use super::store::{now_ms, read, read_entry, write, Writes};
 use super::{is, CmdError, Command, Ctx, Reply};
 use crate::cursor::resume_position;
 use crate::glob;
+use crate::state::KeyCount;
 use augur::ScanOptions;
 use std::ops::Bound;
 
@@ -121,6 +124,119 @@ impl Command for Type<'_> {
     }
 }
 
+/// `RENAME key newkey` and `RENAMENX key newkey`: moves the value and its expiry time
+/// (`ERR no such key` for a missing key; a key renamed to itself is left alone). RENAMENX
+/// answers 1 when renamed, 0 when `newkey` exists.
+pub(super) struct Rename<'a> {
+    key: &'a [u8],
+    new: &'a [u8],
+    nx: bool,
+}
+
+impl<'a> Rename<'a> {
+    /// `RENAME`.
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Self::new(args, false))
+    }
+
+    /// `RENAMENX`.
+    pub(super) fn renamenx(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Ok(Self::new(args, true))
+    }
+
+    fn new(args: &'a [Vec<u8>], nx: bool) -> Self {
+        let arg = |i: usize| args.get(i).map_or(&[][..], Vec::as_slice);
+        Rename {
+            key: arg(0),
+            new: arg(1),
+            nx,
+        }
+    }
+}
+
+impl Command for Rename<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.key, self.new]);
+        let Some(entry) = read_entry(ctx, self.key)? else {
+            return Err(CmdError::new("ERR no such key"));
+        };
+        if self.key == self.new {
+            return Ok(if self.nx { Reply::Int(0) } else { Reply::Ok });
+        }
+        if self.nx && read(ctx, self.new)?.is_some() {
+            return Ok(Reply::Int(0));
+        }
+        let mut b = Writes::default();
+        b.delete(self.key);
+        b.put_entry(self.new, &entry.value, entry.expire_at);
+        write(ctx, b)?;
+        Ok(if self.nx { Reply::Int(1) } else { Reply::Ok })
+    }
+}
+
+/// `COPY source destination [DB destination-db] [REPLACE]`: 1 when copied (with the
+/// source's expiry time), 0 when the source is missing or the destination exists (without
+/// REPLACE). Database 0 is the only one.
+pub(super) struct Copy<'a> {
+    source: &'a [u8],
+    destination: &'a [u8],
+    replace: bool,
+}
+
+impl<'a> Copy<'a> {
+    /// As Redis 7.0's `copyCommand` reads its options.
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let arg = |i: usize| args.get(i).map_or(&[][..], Vec::as_slice);
+        let mut replace = false;
+        let mut i = 2;
+        while let Some(opt) = args.get(i) {
+            if is(opt, "replace") {
+                replace = true;
+            } else if is(opt, "db") && i + 1 < args.len() {
+                let db = i32::try_from(super::parse_i64(arg(i + 1))?).map_err(|_| {
+                    CmdError::new(
+                        "ERR value is out of range, value must between -2147483648 and \
+                         2147483647",
+                    )
+                })?;
+                if db != 0 {
+                    return Err(CmdError::new("ERR DB index is out of range"));
+                }
+                i += 1;
+            } else {
+                return Err(CmdError::syntax());
+            }
+            i += 1;
+        }
+        if arg(0) == arg(1) {
+            return Err(CmdError::new(
+                "ERR source and destination objects are the same",
+            ));
+        }
+        Ok(Copy {
+            source: arg(0),
+            destination: arg(1),
+            replace,
+        })
+    }
+}
+
+impl Command for Copy<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.source, self.destination]);
+        let Some(entry) = read_entry(ctx, self.source)? else {
+            return Ok(Reply::Int(0));
+        };
+        if !self.replace && read(ctx, self.destination)?.is_some() {
+            return Ok(Reply::Int(0));
+        }
+        let mut b = Writes::default();
+        b.put_entry(self.destination, &entry.value, entry.expire_at);
+        write(ctx, b)?;
+        Ok(Reply::Int(1))
+    }
+}
+
 /// What a `SCAN` or `KEYS` reads.
 struct KeyWalk<'p> {
     pattern: Option<&'p [u8]>,
@@ -130,23 +246,25 @@ struct KeyWalk<'p> {
 
 impl KeyWalk<'_> {
     /// Calls `each` on every key from `from` on (all keys for `None`) in key order, until it
-    /// returns false; passes whether the key matches the pattern. Inside a run, the run's own
-    /// writes are merged in (its puts appear, its deletes hide keys). Returns whether the walk
-    /// reached the end of the keys.
+    /// returns false; passes whether the key matches the pattern and when it expires. Inside a
+    /// run, the run's own writes are merged in (its puts appear, its deletes hide keys).
+    /// Expired keys are never seen (the engine hides them; the run's own are dropped).
+    /// Returns whether the walk reached the end of the keys.
     fn run(
         &self,
         ctx: &mut Ctx<'_>,
         from: Option<Vec<u8>>,
-        mut each: impl FnMut(&[u8], bool) -> bool,
+        mut each: impl FnMut(&[u8], bool, Option<u64>) -> bool,
     ) -> Result<bool, CmdError> {
         let start = match from {
             Some(p) if p.as_slice() >= self.prefix.as_slice() => p,
             _ => self.prefix.clone(),
         };
+        let now = now_ms(ctx);
         let own = ctx
             .pending
             .as_ref()
-            .map(|p| p.written_from(&start, &self.prefix))
+            .map(|p| p.written_from(&start, &self.prefix, now))
             .unwrap_or_default();
         let mut own = own.into_iter().peekable();
         let options = ScanOptions {
@@ -157,15 +275,22 @@ impl KeyWalk<'_> {
             (Bound::Included(start), Bound::<Vec<u8>>::Unbounded),
             &options,
         );
-        let mut offer = |key: &[u8]| {
+        let mut offer = |key: &[u8], expire_at: Option<u64>| {
             let hit = self.pattern.is_none_or(|p| glob::matches(p, key));
-            each(key, hit)
+            each(key, hit, expire_at)
         };
+        // The stored key, copied out of the scan so that its expiry time can be asked.
+        let mut stored_key = Vec::new();
         loop {
-            let stored = match scan.next()? {
-                Some((key, _)) if key.starts_with(&self.prefix) => Some(key),
-                _ => None,
+            let in_range = match scan.next()? {
+                Some((key, _)) if key.starts_with(&self.prefix) => {
+                    stored_key.clear();
+                    stored_key.extend_from_slice(key);
+                    true
+                }
+                _ => false,
             };
+            let stored = in_range.then_some(stored_key.as_slice());
             // The run's own writes of keys up to the stored one come first; its write of the
             // stored key itself replaces it.
             let mut replaced = false;
@@ -173,13 +298,15 @@ impl KeyWalk<'_> {
                 own.next_if(|(k, _)| stored.is_none_or(|s| k.as_slice() <= s))
             {
                 replaced |= stored == Some(key.as_slice());
-                if present && !offer(&key) {
-                    return Ok(false);
+                if let Some(expire_at) = present {
+                    if !offer(&key, expire_at) {
+                        return Ok(false);
+                    }
                 }
             }
             match stored {
                 None => return Ok(true),
-                Some(key) if !replaced && !offer(key) => return Ok(false),
+                Some(key) if !replaced && !offer(key, scan.expire_at()) => return Ok(false),
                 Some(_) => {}
             }
         }
@@ -260,7 +387,7 @@ impl Command for Scan<'_> {
         // The last key of this call once COUNT keys are seen, then where the next call
         // resumes.
         let (mut last, mut resume) = (None::<Vec<u8>>, None);
-        walker.run(ctx, from, |key, hit| {
+        walker.run(ctx, from, |key, hit, _| {
             if let Some(last) = &last {
                 resume = Some(resume_position(last, key));
                 return false;
@@ -298,7 +425,7 @@ impl<'a> Keys<'a> {
 impl Command for Keys<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let mut found = Vec::new();
-        walk(Some(self.pattern)).run(ctx, None, |key, hit| {
+        walk(Some(self.pattern)).run(ctx, None, |key, hit, _| {
             if hit {
                 found.push(key.to_vec());
             }
@@ -308,26 +435,28 @@ impl Command for Keys<'_> {
     }
 }
 
-/// `DBSIZE`: the exact number of keys, by a key scan (so O(keys), unlike Redis's O(1)).
-/// A count no write overlapped is remembered with its sequence number, so that `INFO
-/// keyspace` can report it as exact until the next write (`Server::exact_key_count`).
+/// `DBSIZE`: the exact number of keys, by a key scan (so O(keys), unlike Redis's O(1));
+/// expired keys are not counted. A count no write overlapped is remembered with its
+/// sequence number and the expiry times of its keys, so that `INFO keyspace` can report it
+/// as exact (with `expires=` and `avg_ttl=`) until the next write or the first of those keys
+/// to expire (`Server::exact_key_count`).
 #[derive(Default)]
 pub(super) struct DbSize;
 
 impl Command for DbSize {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let before = ctx.server.db.snapshot().seqno();
-        let mut n = 0u64;
-        walk(None).run(ctx, None, |_, _| {
-            n += 1;
+        let mut count = KeyCount::at(before);
+        walk(None).run(ctx, None, |_, _, expire_at| {
+            count.add(expire_at);
             true
         })?;
         // Outside a transaction (whose own writes the count includes) and with no write
         // meanwhile, the count is the database's at `before`.
         if ctx.pending.is_none() && ctx.server.db.snapshot().seqno() == before {
-            ctx.server.note_key_count(before, n);
+            ctx.server.note_key_count(count);
         }
-        Ok(Reply::Int(i64::try_from(n).unwrap_or(i64::MAX)))
+        Ok(Reply::Int(i64::try_from(count.keys).unwrap_or(i64::MAX)))
     }
 }
 
@@ -361,7 +490,7 @@ impl Command for Flush {
         let in_run = ctx.pending.is_some();
         loop {
             let mut keys = Vec::new();
-            walk(None).run(ctx, None, |key, _| {
+            walk(None).run(ctx, None, |key, _, _| {
                 keys.push(key.to_vec());
                 in_run || keys.len() < FLUSH_BATCH
             })?;

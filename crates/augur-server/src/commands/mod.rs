@@ -2,8 +2,9 @@
 //! reports) and its parse function, the checks Redis makes before running one (unknown
 //! command, wrong arity, authentication, queuing inside a transaction), and the commands,
 //! grouped as Redis groups them: `strings.rs` (values), `keys.rs` (the keyspace),
-//! `transaction.rs` (MULTI, EXEC, DISCARD), `connection.rs` and `admin.rs` (the server
-//! itself). `run.rs` runs a pipeline's commands on keys as one run, and a transaction.
+//! `expire.rs` (key expiry: EXPIRE, TTL, PERSIST and the options SET and GETEX share),
+//! `transaction.rs` (MULTI, EXEC, DISCARD, WATCH, UNWATCH), `connection.rs` and `admin.rs`
+//! (the server itself). `run.rs` runs a pipeline's commands on keys as one run, and a transaction.
 //!
 //! # A command: parse, then execute
 //!
@@ -19,6 +20,7 @@
 
 mod admin;
 mod connection;
+mod expire;
 pub mod info;
 mod keys;
 mod run;
@@ -33,7 +35,7 @@ pub use run::execute_batch;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use store::Pending;
-pub use transaction::Transaction;
+pub use transaction::{Transaction, Watching};
 
 /// A command parsed from its arguments, ready to run (see the module doc).
 pub trait Command {
@@ -79,6 +81,9 @@ pub struct Client {
     /// The protocol `HELLO` chose (RESP2 until then). Also in [`ClientInfo`] for `CLIENT
     /// LIST`; set both with [`Client::set_protocol`].
     pub protocol: Protocol,
+    /// The keys `WATCH` watches, until EXEC, DISCARD or UNWATCH (unregistered when dropped,
+    /// with the connection too).
+    pub watching: Option<Watching>,
 }
 
 impl Client {
@@ -91,6 +96,7 @@ impl Client {
             shutdown: None,
             multi: None,
             protocol: Protocol::Resp2,
+            watching: None,
         }
     }
 
@@ -206,7 +212,10 @@ macro_rules! spec {
 #[rustfmt::skip]
 pub static COMMANDS: &[Spec] = &[
     spec!("get", 2, READ, (1, 1, 1), "string", "Returns the value of a key.", strings::Get::parse),
-    spec!("set", -3, WRITE, (1, 1, 1), "string", "Sets the value of a key (NX, XX, GET; no expiry).", strings::Set::parse),
+    spec!("set", -3, WRITE, (1, 1, 1), "string", "Sets the value of a key (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL).", strings::Set::parse),
+    spec!("setex", 4, WRITE, (1, 1, 1), "string", "Sets the value and the expiry of a key (seconds).", strings::Set::setex),
+    spec!("psetex", 4, WRITE, (1, 1, 1), "string", "Sets the value and the expiry of a key (milliseconds).", strings::Set::psetex),
+    spec!("getex", -2, WRITE, (1, 1, 1), "string", "Returns the value of a key and sets or removes its expiry.", strings::GetEx::parse),
     spec!("setnx", 3, WRITE, (1, 1, 1), "string", "Sets a key only when it does not exist.", strings::SetNx::parse),
     spec!("getset", 3, WRITE, (1, 1, 1), "string", "Sets a key and returns its previous value.", strings::GetSet::parse),
     spec!("mget", -2, READ, (1, -1, 1), "string", "Returns the values of several keys.", strings::MGet::parse),
@@ -224,7 +233,19 @@ pub static COMMANDS: &[Spec] = &[
     spec!("incrbyfloat", 3, WRITE, (1, 1, 1), "string", "Adds a number to a numeric value.", strings::IncrByFloat::parse),
     spec!("del", -2, WRITE, (1, -1, 1), "generic", "Deletes keys.", keys::Del::parse),
     spec!("unlink", -2, WRITE, (1, -1, 1), "generic", "Deletes keys.", keys::Del::parse),
+    spec!("expire", -3, WRITE, (1, 1, 1), "generic", "Sets a key's time to live in seconds (NX, XX, GT, LT).", expire::Expire::seconds),
+    spec!("pexpire", -3, WRITE, (1, 1, 1), "generic", "Sets a key's time to live in milliseconds (NX, XX, GT, LT).", expire::Expire::milliseconds),
+    spec!("expireat", -3, WRITE, (1, 1, 1), "generic", "Sets a key's expiry time as a Unix time in seconds (NX, XX, GT, LT).", expire::Expire::at_seconds),
+    spec!("pexpireat", -3, WRITE, (1, 1, 1), "generic", "Sets a key's expiry time as a Unix time in milliseconds (NX, XX, GT, LT).", expire::Expire::at_milliseconds),
+    spec!("ttl", 2, READ, (1, 1, 1), "generic", "Returns a key's time to live in seconds (-1: none, -2: no key).", expire::Ttl::seconds_left),
+    spec!("pttl", 2, READ, (1, 1, 1), "generic", "Returns a key's time to live in milliseconds (-1: none, -2: no key).", expire::Ttl::milliseconds_left),
+    spec!("expiretime", 2, READ, (1, 1, 1), "generic", "Returns a key's expiry time as a Unix time in seconds.", expire::Ttl::at_seconds),
+    spec!("pexpiretime", 2, READ, (1, 1, 1), "generic", "Returns a key's expiry time as a Unix time in milliseconds.", expire::Ttl::at_milliseconds),
+    spec!("persist", 2, WRITE, (1, 1, 1), "generic", "Removes a key's expiry.", expire::Persist::parse),
     spec!("exists", -2, READ, (1, -1, 1), "generic", "Counts how many of the keys exist.", keys::Exists::parse),
+    spec!("rename", 3, WRITE, (1, 2, 1), "generic", "Renames a key (its expiry time goes with it).", keys::Rename::parse),
+    spec!("renamenx", 3, WRITE, (1, 2, 1), "generic", "Renames a key only when the new name is free.", keys::Rename::renamenx),
+    spec!("copy", -3, WRITE, (1, 2, 1), "generic", "Copies a key's value and expiry time (REPLACE; DB 0 only).", keys::Copy::parse),
     spec!("type", 2, READ, (1, 1, 1), "generic", "Returns the type of a key: string or none.", keys::Type::parse),
     spec!("scan", -2, SCAN, (0, 0, 0), "generic", "Iterates over the keys in key order.", keys::Scan::parse),
     spec!("keys", 2, SCAN, (0, 0, 0), "generic", "Returns the keys matching a pattern (a full scan).", keys::Keys::parse),
@@ -234,6 +255,8 @@ pub static COMMANDS: &[Spec] = &[
     spec!("multi", 1, PLAIN, (0, 0, 0), "transactions", "Starts a transaction: later commands are queued.", no_args::<transaction::Multi>),
     spec!("exec", 1, PLAIN, (0, 0, 0), "transactions", "Runs the queued commands as one atomic step.", no_args::<transaction::Exec>),
     spec!("discard", 1, PLAIN, (0, 0, 0), "transactions", "Drops the queued commands.", no_args::<transaction::Discard>),
+    spec!("watch", -2, PLAIN, (1, -1, 1), "transactions", "Makes the next EXEC run only if none of the keys changes meanwhile.", transaction::Watch::parse),
+    spec!("unwatch", 1, PLAIN, (0, 0, 0), "transactions", "Forgets the watched keys.", no_args::<transaction::Unwatch>),
     spec!("ping", -1, PLAIN, (0, 0, 0), "connection", "Returns PONG, or the message.", connection::Ping::parse),
     spec!("echo", 2, PLAIN, (0, 0, 0), "connection", "Returns the message.", connection::Echo::parse),
     spec!("quit", -1, NOAUTH, (0, 0, 0), "connection", "Closes the connection.", no_args::<connection::Quit>),

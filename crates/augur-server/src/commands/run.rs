@@ -10,6 +10,7 @@
 //! error alone).
 
 use super::store::{self, Pending};
+use super::transaction::Watching;
 use super::{execute, Call, CmdError, Ctx, Protocol, Reply};
 use crate::reply::Out;
 use crate::state::Server;
@@ -58,15 +59,26 @@ fn execute_run(ctx: &mut Ctx<'_>, calls: &[Call<'_>]) -> Vec<Result<Reply, CmdEr
 /// them walks or flushes the keyspace), so no other client's write lands between them; their
 /// writes are committed as one batch, which other clients see all at once. If the commit
 /// fails, EXEC's reply is the error alone: nothing of the transaction was written.
+///
+/// With `watching` (WATCH), its keys are locked too and checked first: when one changed,
+/// nothing runs and the reply is a null array.
 pub(super) fn execute_transaction(
     ctx: &mut Ctx<'_>,
     calls: &[Call<'_>],
+    watching: Option<&Watching>,
 ) -> Result<Reply, CmdError> {
     let server: &Server = ctx.server;
-    let _locks = match transaction_keys(calls) {
+    let keys = transaction_keys(calls).map(|mut keys| {
+        keys.extend(watching.into_iter().flat_map(Watching::keys));
+        keys
+    });
+    let _locks = match keys {
         Some(keys) => server.lock_keys(&keys),
         None => server.lock_all_keys(),
     };
+    if watching.is_some_and(|w| w.changed(server.db.now_unix_ms())) {
+        return Ok(Reply::NullArray);
+    }
     let before = ctx.client.protocol;
     let results = run_deferred(ctx, calls)?;
     // A queued HELLO switches protocols: each element in the protocol its command left.

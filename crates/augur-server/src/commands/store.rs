@@ -18,17 +18,43 @@ use augur::{TryWrite, WriteBatch, WriteOptions};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
-/// One write: a key and its new value (`None`: deleted).
-type Write = (Vec<u8>, Option<Vec<u8>>);
+/// A key's value and when it expires (milliseconds since the Unix epoch on the database's
+/// clock; `None`: never).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Entry {
+    /// The value.
+    pub(super) value: Vec<u8>,
+    /// When it expires.
+    pub(super) expire_at: Option<u64>,
+}
+
+impl Entry {
+    /// Whether the entry has expired at `now_ms` (as the engine judges it: at its time).
+    fn expired(&self, now_ms: u64) -> bool {
+        self.expire_at.is_some_and(|at| at <= now_ms)
+    }
+}
+
+/// One write: a key and its new entry (`None`: deleted).
+type Write = (Vec<u8>, Option<Entry>);
 
 /// Writes a command makes: puts (`Some`) and deletes (`None`), in order.
 #[derive(Debug, Default)]
 pub(super) struct Writes(Vec<Write>);
 
 impl Writes {
-    /// Sets `key` to `value`.
+    /// Sets `key` to `value`, which never expires (a plain SET clears a TTL).
     pub(super) fn put(&mut self, key: &[u8], value: &[u8]) {
-        self.0.push((key.to_vec(), Some(value.to_vec())));
+        self.put_entry(key, value, None);
+    }
+
+    /// Sets `key` to `value`, expiring at `expire_at` (`None`: never).
+    pub(super) fn put_entry(&mut self, key: &[u8], value: &[u8], expire_at: Option<u64>) {
+        let entry = Entry {
+            value: value.to_vec(),
+            expire_at,
+        };
+        self.0.push((key.to_vec(), Some(entry)));
     }
 
     /// Deletes `key`.
@@ -38,9 +64,16 @@ impl Writes {
 
     fn into_batch(self) -> WriteBatch {
         let mut b = WriteBatch::new();
-        for (key, value) in self.0 {
-            match value {
-                Some(v) => b.put(key, v),
+        for (key, entry) in self.0 {
+            match entry {
+                Some(Entry {
+                    value,
+                    expire_at: Some(at),
+                }) => b.put_expiring(key, value, at),
+                Some(Entry {
+                    value,
+                    expire_at: None,
+                }) => b.put(key, value),
                 None => b.delete(key),
             };
         }
@@ -53,7 +86,8 @@ impl Writes {
 /// Only the newest write of each key is kept: the run commits as one batch, so no reader
 /// can ever see a write a later one of the run replaced, and committing it would only fill
 /// the WAL and the value log with garbage (a pipelined run of APPENDs to one key wrote every
-/// intermediate value, up to hundreds of megabytes of value log for a 1 MB value).
+/// intermediate value, up to hundreds of megabytes of value log for a 1 MB value). An
+/// expiring write keeps its time, so the run's own reads see it expire as the engine would.
 #[derive(Debug, Default)]
 pub struct Pending {
     /// The run's writes in order; `None` where a later write of the same key replaced one.
@@ -62,33 +96,44 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// The run's own newest write of `key`: `Some(None)` for a delete, `None` when the run
-    /// has not written it.
-    fn get(&self, key: &[u8]) -> Option<Option<&Vec<u8>>> {
+    /// The run's own newest write of `key` at `now_ms`: `Some(None)` for a delete (or a put
+    /// that has expired), `None` when the run has not written it.
+    fn get(&self, key: &[u8], now_ms: u64) -> Option<Option<&Entry>> {
         let i = *self.newest.get(key)?;
-        self.writes.get(i)?.as_ref().map(|(_, v)| v.as_ref())
+        let (_, entry) = self.writes.get(i)?.as_ref()?;
+        Some(entry.as_ref().filter(|e| !e.expired(now_ms)))
     }
 
     /// The keys the run has written that are `>= start` and begin with `prefix`, in key
-    /// order, each with whether the run leaves it present (a put) or not (a delete): the
-    /// overlay a key walk inside the run merges with the engine's keys (`keys.rs`).
-    pub(super) fn written_from(&self, start: &[u8], prefix: &[u8]) -> Vec<(Vec<u8>, bool)> {
-        let mut keys: Vec<(Vec<u8>, bool)> = self
+    /// order, each with what the run leaves there at `now_ms`: `Some(expire_at)` for a key
+    /// present (a put not expired), `None` for one absent (a delete): the overlay a key walk
+    /// inside the run merges with the engine's keys (`keys.rs`).
+    pub(super) fn written_from(
+        &self,
+        start: &[u8],
+        prefix: &[u8],
+        now_ms: u64,
+    ) -> Vec<(Vec<u8>, Option<Option<u64>>)> {
+        let mut keys: Vec<(Vec<u8>, Option<Option<u64>>)> = self
             .newest
             .iter()
             .filter(|(k, _)| k.as_slice() >= start && k.starts_with(prefix))
-            .filter_map(|(k, &i)| Some((k.clone(), self.writes.get(i)?.as_ref()?.1.is_some())))
+            .filter_map(|(k, &i)| {
+                let (_, entry) = self.writes.get(i)?.as_ref()?;
+                let present = entry.as_ref().filter(|e| !e.expired(now_ms));
+                Some((k.clone(), present.map(|e| e.expire_at)))
+            })
             .collect();
         keys.sort_unstable();
         keys
     }
 
     fn add(&mut self, writes: Writes) {
-        for (key, value) in writes.0 {
+        for (key, entry) in writes.0 {
             if let Some(replaced) = self.newest.insert(key.clone(), self.writes.len()) {
                 self.writes[replaced] = None;
             }
-            self.writes.push(Some((key, value)));
+            self.writes.push(Some((key, entry)));
         }
     }
 
@@ -98,15 +143,30 @@ impl Pending {
     }
 }
 
-/// The current value of `key` (the run's own write first), counting a hit or a miss.
-pub(super) fn read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, CmdError> {
-    let v = match ctx.pending.as_ref().and_then(|p| p.get(key)) {
+/// Now on the database's clock (milliseconds since the Unix epoch): the time expiry is
+/// judged by, and the base of relative TTLs.
+pub(super) fn now_ms(ctx: &Ctx<'_>) -> u64 {
+    ctx.server.db.now_unix_ms()
+}
+
+/// The current entry of `key` (the run's own write first), counting a hit or a miss.
+pub(super) fn read_entry(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Entry>, CmdError> {
+    let own = ctx.pending.as_ref().and_then(|p| p.get(key, now_ms(ctx)));
+    let e = match own {
         Some(own) => own.cloned(),
-        None => ctx.server.db.get(key)?,
+        None => ctx.server.db.get_with_expiry(key)?.map(|f| Entry {
+            value: f.value,
+            expire_at: f.expire_at,
+        }),
     };
     let c = &ctx.server.counters;
-    Counters::add(if v.is_some() { &c.hits } else { &c.misses }, 1);
-    Ok(v)
+    Counters::add(if e.is_some() { &c.hits } else { &c.misses }, 1);
+    Ok(e)
+}
+
+/// The current value of `key` (the run's own write first), counting a hit or a miss.
+pub(super) fn read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, CmdError> {
+    Ok(read_entry(ctx, key)?.map(|e| e.value))
 }
 
 /// Applies `writes`: inside a run, adds them to the run's pending set (committed when the
@@ -134,6 +194,11 @@ pub(super) fn commit_pending(ctx: &mut Ctx<'_>, pending: Pending) -> Result<(), 
 /// I/O thread). Otherwise it is tried without waiting, and only a write that would wait for
 /// room (a stall, a memtable switch) moves off the I/O thread (`block_in_place`).
 fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> Result<(), CmdError> {
+    // Before the write, under the keys' locks: an EXEC that checks its watched keys (under
+    // theirs) either sees the change or runs before the write lands.
+    for (key, _) in &writes.0 {
+        ctx.server.watches.touch(key);
+    }
     let batch = writes.into_batch();
     let db = &ctx.server.db;
     let sync = ctx.server.config.sync == SyncPolicy::Always;
@@ -158,7 +223,7 @@ fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> Result<(), CmdError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Pending, Writes};
+    use super::{Entry, Pending, Writes};
 
     fn writes(ops: &[(&str, Option<&str>)]) -> Writes {
         let mut w = Writes::default();
@@ -171,6 +236,13 @@ mod tests {
         w
     }
 
+    fn entry(value: &str, expire_at: Option<u64>) -> Entry {
+        Entry {
+            value: value.as_bytes().to_vec(),
+            expire_at,
+        }
+    }
+
     /// A run commits only the newest write of each key, in the run's order, and its reads
     /// and key walks see exactly those.
     #[test]
@@ -179,15 +251,15 @@ mod tests {
         p.add(writes(&[("a", Some("1")), ("b", Some("1"))]));
         p.add(writes(&[("a", Some("2")), ("c", None)]));
         p.add(writes(&[("b", None), ("a", Some("3")), ("c", Some("1"))]));
-        assert_eq!(p.get(b"a"), Some(Some(&b"3".to_vec())));
-        assert_eq!(p.get(b"b"), Some(None));
-        assert_eq!(p.get(b"z"), None);
+        assert_eq!(p.get(b"a", 0), Some(Some(&entry("3", None))));
+        assert_eq!(p.get(b"b", 0), Some(None));
+        assert_eq!(p.get(b"z", 0), None);
         assert_eq!(
-            p.written_from(b"", b""),
+            p.written_from(b"", b"", 0),
             vec![
-                (b"a".to_vec(), true),
-                (b"b".to_vec(), false),
-                (b"c".to_vec(), true)
+                (b"a".to_vec(), Some(None)),
+                (b"b".to_vec(), None),
+                (b"c".to_vec(), Some(None))
             ]
         );
         let committed = p.into_writes().0;
@@ -195,8 +267,42 @@ mod tests {
             committed,
             vec![
                 (b"b".to_vec(), None),
-                (b"a".to_vec(), Some(b"3".to_vec())),
-                (b"c".to_vec(), Some(b"1".to_vec())),
+                (b"a".to_vec(), Some(entry("3", None))),
+                (b"c".to_vec(), Some(entry("1", None))),
+            ]
+        );
+    }
+
+    /// An expiring write of a run keeps its time: the run's reads and walks see it until
+    /// then and as absent from then on, and the newest write of the key (a plain put after
+    /// an expiring one) decides whether the key expires.
+    #[test]
+    fn a_run_keeps_the_expiry_of_its_writes() {
+        let mut p = Pending::default();
+        let mut w = Writes::default();
+        w.put_entry(b"t", b"1", Some(100));
+        w.put_entry(b"u", b"1", Some(100));
+        p.add(w);
+        p.add(writes(&[("u", Some("2"))]));
+        assert_eq!(p.get(b"t", 99), Some(Some(&entry("1", Some(100)))));
+        assert_eq!(p.get(b"t", 100), Some(None));
+        assert_eq!(
+            p.written_from(b"", b"", 99),
+            vec![
+                (b"t".to_vec(), Some(Some(100))),
+                (b"u".to_vec(), Some(None))
+            ]
+        );
+        assert_eq!(
+            p.written_from(b"", b"", 100),
+            vec![(b"t".to_vec(), None), (b"u".to_vec(), Some(None))]
+        );
+        let committed = p.into_writes().0;
+        assert_eq!(
+            committed,
+            vec![
+                (b"t".to_vec(), Some(entry("1", Some(100)))),
+                (b"u".to_vec(), Some(entry("2", None))),
             ]
         );
     }

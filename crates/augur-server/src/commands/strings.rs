@@ -1,21 +1,41 @@
-//! Commands on values: GET, SET and its variants, MGET/MSET, ranges, APPEND and the counters.
+//! Commands on values: GET, SET and its variants (SETEX, PSETEX, GETEX), MGET/MSET, ranges,
+//! APPEND and the counters.
 //!
 //! Every command that writes holds the locks of its keys (`Ctx::lock_keys`) from its read to
 //! its write, so read-modify-write commands (INCR, APPEND, SET NX, …) are atomic with respect
 //! to each other and to plain writes of the same keys. Engine access goes through `store.rs`
 //! (a pipelined run defers its writes there).
+//!
+//! Expiry as in Redis 7.0 (`expire.rs`): SET, GETSET and MSET clear a key's expiry (SET
+//! KEEPTTL keeps it); INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT, APPEND and SETRANGE change the
+//! value and keep its expiry.
 
-use super::store::{read, write, Writes};
-use super::{is, parse_i64, CmdError, Command, Ctx, Reply};
+use super::expire::{
+    expire_at, expire_ms, parse_string_options, put_with_expiry, ExpiryOption, Unit,
+};
+use super::store::{now_ms, read, read_entry, write, Writes};
+use super::{parse_i64, CmdError, Command, Ctx, Reply};
 use crate::long_double::LongDouble;
 
 /// The most bytes a value may grow to by SETRANGE or APPEND (Redis's proto-max-bulk-len).
 const MAX_STRING_BYTES: usize = 512 << 20;
 
-/// Writes `value` under `key`.
+/// Writes `value` under `key`, which never expires.
 fn put(ctx: &mut Ctx<'_>, key: &[u8], value: &[u8]) -> Result<(), CmdError> {
     let mut b = Writes::default();
     b.put(key, value);
+    write(ctx, b)
+}
+
+/// Writes `value` under `key` keeping the expiry time `expire_at` the key had.
+fn put_keeping(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    value: &[u8],
+    expire_at: Option<u64>,
+) -> Result<(), CmdError> {
+    let mut b = Writes::default();
+    b.put_entry(key, value, expire_at);
     write(ctx, b)
 }
 
@@ -46,65 +66,134 @@ impl Command for Get<'_> {
     }
 }
 
-/// `SET key value [NX|XX] [GET] [KEEPTTL]`; expiry options are refused.
+/// `SET key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT
+/// unix-time-milliseconds|KEEPTTL]`, and `SETEX key seconds value` and `PSETEX key
+/// milliseconds value`, as Redis 7.0's `setGenericCommand`.
 pub(super) struct Set<'a> {
+    /// The command's name, for the error of an invalid time.
+    name: &'static str,
     key: &'a [u8],
     value: &'a [u8],
     nx: bool,
     xx: bool,
     get: bool,
+    keep_ttl: bool,
+    /// The expiry option and its number in milliseconds (checked).
+    expiry: Option<(Unit, i64)>,
 }
 
 impl<'a> Set<'a> {
     pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
-        let (mut nx, mut xx, mut get) = (false, false, false);
-        for opt in args.get(2..).unwrap_or_default() {
-            if is(opt, "nx") && !xx {
-                nx = true;
-            } else if is(opt, "xx") && !nx {
-                xx = true;
-            } else if is(opt, "get") {
-                get = true;
-            } else if is(opt, "keepttl") {
-                // Keys never expire, so keeping the TTL is a plain SET.
-            } else if ["ex", "px", "exat", "pxat"].iter().any(|o| is(opt, o)) {
-                return Err(CmdError::new(
-                    "ERR augur-server does not support key expiry (EX, PX, EXAT, PXAT): keys \
-                     never expire",
-                ));
-            } else {
-                return Err(CmdError::syntax());
-            }
-        }
+        let o = parse_string_options(args.get(2..).unwrap_or_default(), true)?;
+        let expiry = match o.expiry {
+            ExpiryOption::Set(unit, n) => Some((unit, expire_ms(n, unit, "set")?)),
+            _ => None,
+        };
         Ok(Set {
+            name: "set",
             key: arg(args, 0),
             value: arg(args, 1),
-            nx,
-            xx,
-            get,
+            nx: o.nx,
+            xx: o.xx,
+            get: o.get,
+            keep_ttl: o.expiry == ExpiryOption::KeepTtl,
+            expiry,
+        })
+    }
+
+    /// `SETEX key seconds value`.
+    pub(super) fn setex(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Self::with_ttl(args, "setex", Unit::Ex)
+    }
+
+    /// `PSETEX key milliseconds value`.
+    pub(super) fn psetex(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        Self::with_ttl(args, "psetex", Unit::Px)
+    }
+
+    fn with_ttl(args: &'a [Vec<u8>], name: &'static str, unit: Unit) -> Result<Self, CmdError> {
+        Ok(Set {
+            name,
+            key: arg(args, 0),
+            value: arg(args, 2),
+            nx: false,
+            xx: false,
+            get: false,
+            keep_ttl: false,
+            expiry: Some((unit, expire_ms(arg(args, 1), unit, name)?)),
         })
     }
 }
 
 impl Command for Set<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let now = now_ms(ctx);
+        let at = match self.expiry {
+            Some((unit, ms)) => Some(expire_at(ms, unit, now, self.name)?),
+            None => None,
+        };
         let _locks = ctx.lock_keys(&[self.key]);
-        if !self.nx && !self.xx && !self.get {
-            put(ctx, self.key, self.value)?;
+        if !self.nx && !self.xx && !self.get && !self.keep_ttl {
+            put_with_expiry(ctx, self.key, self.value, at, now)?;
             return Ok(Reply::Ok);
         }
-        let old = read(ctx, self.key)?;
+        let old = read_entry(ctx, self.key)?;
         let allowed = !((self.nx && old.is_some()) || (self.xx && old.is_none()));
         if allowed {
-            put(ctx, self.key, self.value)?;
+            let at = if self.keep_ttl {
+                old.as_ref().and_then(|e| e.expire_at)
+            } else {
+                at
+            };
+            put_with_expiry(ctx, self.key, self.value, at, now)?;
         }
         Ok(if self.get {
-            Reply::bulk_or_null(old)
+            Reply::bulk_or_null(old.map(|e| e.value))
         } else if allowed {
             Reply::Ok
         } else {
             Reply::Null
         })
+    }
+}
+
+/// `GETEX key [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT
+/// unix-time-milliseconds|PERSIST]`: the value, setting or removing its expiry, as Redis
+/// 7.0's `getexCommand` (a missing key is a null whatever the time; a time in the past
+/// deletes the key after its value is returned).
+pub(super) struct GetEx<'a> {
+    key: &'a [u8],
+    expiry: ExpiryOption<'a>,
+}
+
+impl<'a> GetEx<'a> {
+    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
+        let o = parse_string_options(args.get(1..).unwrap_or_default(), false)?;
+        Ok(GetEx {
+            key: arg(args, 0),
+            expiry: o.expiry,
+        })
+    }
+}
+
+impl Command for GetEx<'_> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let _locks = ctx.lock_keys(&[self.key]);
+        let Some(entry) = read_entry(ctx, self.key)? else {
+            return Ok(Reply::Null);
+        };
+        let now = now_ms(ctx);
+        match self.expiry {
+            ExpiryOption::Set(unit, n) => {
+                let at = expire_at(expire_ms(n, unit, "getex")?, unit, now, "getex")?;
+                put_with_expiry(ctx, self.key, &entry.value, Some(at), now)?;
+            }
+            ExpiryOption::Persist if entry.expire_at.is_some() => {
+                put_with_expiry(ctx, self.key, &entry.value, None, now)?;
+            }
+            _ => {}
+        }
+        Ok(Reply::Bulk(entry.value))
     }
 }
 
@@ -338,19 +427,19 @@ impl Command for SetRange<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let (offset, value) = (self.offset, self.value);
         let _locks = ctx.lock_keys(&[self.key]);
-        let old = read(ctx, self.key)?;
+        let old = read_entry(ctx, self.key)?;
         if value.is_empty() {
-            return Ok(Reply::Int(old.map_or(0, |v| v.len() as i64)));
+            return Ok(Reply::Int(old.map_or(0, |e| e.value.len() as i64)));
         }
         if offset.saturating_add(value.len()) > MAX_STRING_BYTES {
             return Err(too_big());
         }
-        let mut v = old.unwrap_or_default();
+        let (mut v, expire_at) = old.map_or((Vec::new(), None), |e| (e.value, e.expire_at));
         if v.len() < offset + value.len() {
             v.resize(offset + value.len(), 0);
         }
         v[offset..offset + value.len()].copy_from_slice(value);
-        put(ctx, self.key, &v)?;
+        put_keeping(ctx, self.key, &v, expire_at)?;
         Ok(Reply::Int(v.len() as i64))
     }
 }
@@ -373,12 +462,13 @@ impl<'a> Append<'a> {
 impl Command for Append<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key]);
-        let mut v = read(ctx, self.key)?.unwrap_or_default();
+        let old = read_entry(ctx, self.key)?;
+        let (mut v, expire_at) = old.map_or((Vec::new(), None), |e| (e.value, e.expire_at));
         if v.len().saturating_add(self.value.len()) > MAX_STRING_BYTES {
             return Err(too_big());
         }
         v.extend_from_slice(self.value);
-        put(ctx, self.key, &v)?;
+        put_keeping(ctx, self.key, &v, expire_at)?;
         Ok(Reply::Int(v.len() as i64))
     }
 }
@@ -431,14 +521,17 @@ impl<'a> Add<'a> {
 impl Command for Add<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key]);
-        let current = match read(ctx, self.key)? {
-            None => 0,
-            Some(v) => integer_value(&v).ok_or_else(CmdError::not_an_integer)?,
+        let (current, expire_at) = match read_entry(ctx, self.key)? {
+            None => (0, None),
+            Some(e) => (
+                integer_value(&e.value).ok_or_else(CmdError::not_an_integer)?,
+                e.expire_at,
+            ),
         };
         let new = current
             .checked_add(self.delta)
             .ok_or_else(|| CmdError::new("ERR increment or decrement would overflow"))?;
-        put(ctx, self.key, new.to_string().as_bytes())?;
+        put_keeping(ctx, self.key, new.to_string().as_bytes(), expire_at)?;
         Ok(Reply::Int(new))
     }
 }
@@ -468,16 +561,19 @@ impl<'a> IncrByFloat<'a> {
 impl Command for IncrByFloat<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key]);
-        let current = match read(ctx, self.key)? {
-            None => LongDouble::ZERO,
-            Some(v) => LongDouble::parse(&v).ok_or_else(not_a_float)?,
+        let (current, expire_at) = match read_entry(ctx, self.key)? {
+            None => (LongDouble::ZERO, None),
+            Some(e) => (
+                LongDouble::parse(&e.value).ok_or_else(not_a_float)?,
+                e.expire_at,
+            ),
         };
         let new = current + self.incr;
         if !new.is_finite() {
             return Err(CmdError::new("ERR increment would produce NaN or Infinity"));
         }
         let text = new.to_human();
-        put(ctx, self.key, text.as_bytes())?;
+        put_keeping(ctx, self.key, text.as_bytes(), expire_at)?;
         Ok(Reply::bulk(text))
     }
 }

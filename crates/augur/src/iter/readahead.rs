@@ -37,6 +37,8 @@ pub(crate) struct ValueBatch {
     raw: Vec<u8>,
     raw_ends: Vec<usize>,
     kinds: Vec<ValueKind>,
+    /// Each entry's expiry time (`None`: it never expires).
+    expire_ats: Vec<Option<u64>>,
     /// Resolved values: copied into `values`, or borrowed from a segment mapping of
     /// `mappings`; each entry's place and range.
     values: Vec<u8>,
@@ -62,6 +64,7 @@ impl ValueBatch {
         self.raw.clear();
         self.raw_ends.clear();
         self.kinds.clear();
+        self.expire_ats.clear();
         self.values.clear();
         self.mappings.clear();
         self.ranges.clear();
@@ -82,9 +85,24 @@ impl ValueBatch {
         self.raw.extend_from_slice(raw);
         self.raw_ends.push(self.raw.len());
         self.kinds.push(kind);
+        self.expire_ats.push(None);
         if kind == ValueKind::Pointer {
             self.pointers += 1;
         }
+    }
+
+    /// Adds a visible expiring value (`value` the user's bytes, always inline) that expires
+    /// at `expire_at`.
+    pub(crate) fn push_expiring(&mut self, key: &[u8], value: &[u8], expire_at: u64) {
+        self.push(key, ValueKind::Value, value);
+        if let Some(last) = self.expire_ats.last_mut() {
+            *last = Some(expire_at);
+        }
+    }
+
+    /// The expiry time of the current entry (`None`: it never expires).
+    pub(crate) fn current_expire_at(&self) -> Option<u64> {
+        self.expire_ats.get(self.next).copied().flatten()
     }
 
     /// True when the batch has gathered as many entries as it should before reading values.

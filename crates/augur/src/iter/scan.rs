@@ -120,6 +120,9 @@ pub struct Scan {
     pending: Option<Error>,
     /// Keys only ([`ScanOptions::keys_only`]).
     keys_only: bool,
+    /// The expiry time of the current pair when it is an expiring value served from the
+    /// tree (`Out::Merge`, `Out::Buffer`); a batch keeps its entries' own.
+    expire_at: Option<u64>,
 }
 
 impl std::fmt::Debug for Scan {
@@ -163,6 +166,7 @@ impl Scan {
             readahead: readahead.max(1),
             pending,
             keys_only: false,
+            expire_at: None,
         }
     }
 
@@ -175,6 +179,19 @@ impl Scan {
     /// The sequence number the scan reads at.
     pub fn seqno(&self) -> SeqNo {
         self.state.seqno()
+    }
+
+    /// When the pair the last successful [`Scan::next`] returned expires (milliseconds since
+    /// the Unix epoch, `crate::Options::clock`): `Some` for a value written with an expiry
+    /// ([`WriteBatch::put_expiring`](crate::WriteBatch::put_expiring)), `None` for one that
+    /// never expires (and before the first pair or after the last). Keys-only scans know it
+    /// too: an expiring value is stored inline, so no value-log read is needed.
+    pub fn expire_at(&self) -> Option<u64> {
+        match self.out {
+            Out::Batch => self.batch.current_expire_at(),
+            Out::Merge | Out::Buffer => self.expire_at,
+            Out::None => None,
+        }
     }
 
     /// Repositions the scan, within its range and snapshot: forward, at the first key `>=
@@ -261,6 +278,12 @@ impl Scan {
             ValueKind::ExpiringValue => crate::expiry::EXPIRY_BYTES,
             _ => 0,
         };
+        self.expire_at = match kind {
+            ValueKind::ExpiringValue => {
+                crate::expiry::split(self.found_value()).map(|(at, _)| at)
+            }
+            _ => None,
+        };
         if kind == ValueKind::Pointer && !self.keys_only {
             if self.readahead > 1 {
                 return self.fill_batch();
@@ -314,11 +337,10 @@ impl Scan {
             };
             match kind {
                 // Checked by `next_visible`: not expired, so at least its time long.
-                ValueKind::ExpiringValue => self.batch.push(
-                    &self.key,
-                    ValueKind::Value,
-                    value.get(crate::expiry::EXPIRY_BYTES..).unwrap_or_default(),
-                ),
+                ValueKind::ExpiringValue => match crate::expiry::split(value) {
+                    Some((at, value)) => self.batch.push_expiring(&self.key, value, at),
+                    None => self.batch.push(&self.key, ValueKind::Value, &[]),
+                },
                 _ => self.batch.push(&self.key, kind, value),
             }
             if self.batch.is_full() {
