@@ -255,7 +255,8 @@ pub fn reads_json(r: &augur::ReadStats) -> Value {
     let chunks = r.chunks.map(|c| {
         json!({"capacity_bytes": c.capacity_bytes, "used_bytes": c.used_bytes,
                "chunks": c.chunks, "hits": c.hits, "misses": c.misses,
-               "hit_ratio": c.hit_ratio(), "inserts": c.inserts})
+               "hit_ratio": c.hit_ratio(), "inserts": c.inserts,
+               "block_hits": c.block_hits, "block_misses": c.block_misses})
     });
     let open_files = r
         .open_files
@@ -293,6 +294,12 @@ fn reads_text(r: &augur::ReadStats) -> String {
             100.0 * c.hit_ratio(),
             c.inserts
         ));
+        if c.block_hits + c.block_misses > 0 {
+            out.push_str(&format!(
+                "chunk cache (compressed key blocks): {} hits, {} misses\n",
+                c.block_hits, c.block_misses
+            ));
+        }
     }
     if let Some(o) = r.open_files {
         out.push_str(&format!(

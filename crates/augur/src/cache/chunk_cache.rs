@@ -11,6 +11,15 @@
 //! value's frame — or, when the cache admits the block, the whole chunk, which it then
 //! inserts. Scans and `verify` read whole chunks (`Table::value_chunk`) and never come here.
 //!
+//! **Compressed data blocks** (SSTable format 6) are cached the same way, as whole
+//! decompressed blocks under a [`TableChunks`] of their own (a table number of its own, so a
+//! block never answers for the value chunk of the same block number): a lookup takes the
+//! block itself ([`TableChunks::get_block`], the chunk's reference count raised under the
+//! set's lock), searches its slots, and drops it. A miss decompresses the whole block in any
+//! case, so admitting it costs only the insertion; the same admission rule applies. Their
+//! hits and misses are counted apart ([`ChunkCacheStats::block_hits`]) and feed the same
+//! admission clock.
+//!
 //! **Why whole chunks, and why not `quick_cache`.** A hit must cost less than what it saves:
 //! finding the value's frame (one cache miss on the chunk's frame table) and an LZ4
 //! decompression of ~512 bytes, about 0.1–0.2 µs together on the development VM, where one
@@ -161,6 +170,19 @@ pub enum Lookup {
     },
 }
 
+/// What a lookup of a whole cached block found ([`TableChunks::get_block`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum BlockLookup {
+    /// The block's decompressed bytes, shared with the cache.
+    Hit(Arc<[u8]>),
+    /// Not cached: `admit` when the caller should [`TableChunks::insert`] the block it
+    /// decompresses.
+    Miss {
+        /// Whether the cache admits the block now.
+        admit: bool,
+    },
+}
+
 /// Occupancy and counters of a database's cache of decompressed value chunks
 /// (`cache::ChunkCache`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -176,8 +198,14 @@ pub struct ChunkCacheStats {
     pub hits: u64,
     /// Point-lookup value reads that found no cached chunk (and decompressed).
     pub misses: u64,
-    /// Chunks decompressed whole and inserted (admissions).
+    /// Chunks decompressed whole and inserted (admissions), data blocks included.
     pub inserts: u64,
+    /// Point-lookup loads of a compressed data block (format 6) served from the cache (scans
+    /// are not counted).
+    pub block_hits: u64,
+    /// Point-lookup loads of a compressed data block that found it uncached (and
+    /// decompressed it).
+    pub block_misses: u64,
 }
 
 impl ChunkCacheStats {
@@ -223,6 +251,8 @@ pub struct ChunkCache {
     admissions_when_full: AtomicU64,
     hits: Counter,
     misses: Counter,
+    block_hits: Counter,
+    block_misses: Counter,
     /// The next table's number in the keys (never reused; 0 marks an empty way).
     next_table: AtomicU64,
 }
@@ -270,6 +300,8 @@ impl ChunkCache {
             admissions_when_full: AtomicU64::new(0),
             hits: Counter::default(),
             misses: Counter::default(),
+            block_hits: Counter::default(),
+            block_misses: Counter::default(),
             next_table: AtomicU64::new(1),
         })
     }
@@ -284,6 +316,8 @@ impl ChunkCache {
             hits: self.hits.get(),
             misses: self.misses.get(),
             inserts: self.inserts.load(Ordering::Relaxed),
+            block_hits: self.block_hits.get(),
+            block_misses: self.block_misses.get(),
         }
     }
 
@@ -342,11 +376,26 @@ impl ChunkCache {
     /// A copy of `[at, at + len)` of the cached chunk of `(table, block)`; when
     /// `referencing`, promotes the way off probation or raises its reference count.
     fn lookup(&self, table: u64, block: u64, at: usize, len: usize, referencing: bool) -> Option<Vec<u8>> {
+        self.lookup_with(table, block, referencing, |chunk| {
+            chunk.get(at..at.checked_add(len)?).map(<[u8]>::to_vec)
+        })
+    }
+
+    /// `read` of the cached chunk of `(table, block)`, under its set's lock (`None` when it is
+    /// not cached or `read` gives nothing); when `referencing`, promotes the way off
+    /// probation or raises its reference count.
+    fn lookup_with<T>(
+        &self,
+        table: u64,
+        block: u64,
+        referencing: bool,
+        read: impl FnOnce(&Arc<[u8]>) -> Option<T>,
+    ) -> Option<T> {
         let set = self.set_of(table, block, None)?;
         let mut guard = set.ways.lock();
         let i = set.way_of(table, block)?;
         let ways = &mut *guard;
-        let value = ways.chunks.get(i)?.as_deref()?.get(at..at.checked_add(len)?)?.to_vec();
+        let value = read(ways.chunks.get(i)?.as_ref()?)?;
         if referencing {
             if let Some(r) = ways.refs.get_mut(i) {
                 let bit = 1u8 << i;
@@ -382,8 +431,9 @@ impl ChunkCache {
         let Some(ghost) = index.ghosts.get(reduce(hash, index.ghosts.len())) else {
             return false;
         };
-        // The clock: misses so far (32 bits; a stamp 2^31 misses old reads as recent once).
-        let misses = self.misses.get();
+        // The clock: misses so far, of values and blocks (32 bits; a stamp 2^31 misses old
+        // reads as recent once).
+        let misses = self.misses.get() + self.block_misses.get();
         let now = (misses as u32).max(1);
         let print = hash >> 32;
         let entry = ghost.load(Ordering::Relaxed);
@@ -552,8 +602,34 @@ impl TableChunks {
         }
     }
 
-    /// Caches `chunk`, the whole decompressed value chunk of `block` (after a miss that
-    /// admitted it), unless this thread runs under `scanning` or `without_cache_fill`.
+    /// The cached decompressed data block `block` (`chunk_len` raw bytes), shared: a
+    /// [`BlockLookup::Hit`]; a miss says whether the cache admits the block (then
+    /// [`TableChunks::insert`] it). Counted as a block hit or miss. Under `scanning` or
+    /// `without_cache_fill` a hit is no reference, nothing is admitted and nothing counted
+    /// (the counters, as the value chunks', are point lookups').
+    pub fn get_block(&self, block: u64, chunk_len: u64) -> BlockLookup {
+        let referencing = referencing();
+        if let Some(bytes) = self
+            .cache
+            .lookup_with(self.table, block, referencing, |c| Some(c.clone()))
+        {
+            if referencing {
+                self.cache.block_hits.add(1);
+            }
+            return BlockLookup::Hit(bytes);
+        }
+        if !referencing {
+            return BlockLookup::Miss { admit: false };
+        }
+        self.cache.block_misses.add(1);
+        BlockLookup::Miss {
+            admit: self.cache.admits(self.table, block, chunk_len),
+        }
+    }
+
+    /// Caches `chunk`, the whole decompressed value chunk (or data block) of `block` (after a
+    /// miss that admitted it), unless this thread runs under `scanning` or
+    /// `without_cache_fill`.
     pub fn insert(&self, block: u64, chunk: Arc<[u8]>) {
         if !referencing() {
             return;
