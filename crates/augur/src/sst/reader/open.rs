@@ -234,7 +234,9 @@ impl Table {
             chunks: chunks.map(|c| c.table(blocks)),
             // A part of its own: a block's decompressed bytes never answer for its value
             // chunk of the same block number, nor the other way round.
-            key_blocks: chunks.filter(|_| compressed_blocks).map(|c| c.table(blocks)),
+            key_blocks: chunks
+                .filter(|_| compressed_blocks)
+                .map(|c| c.block_table(blocks)),
             compressed_blocks,
             stats: LookupStats::default(),
             remove_on_drop: OnceLock::new(),
