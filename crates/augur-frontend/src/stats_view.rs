@@ -709,7 +709,8 @@ mod tests {
     }
 
     /// The chunk cache's counters: in the JSON always (mmap reads give it the whole budget),
-    /// in the text once a compressed value was looked up; a second lookup of a key hits.
+    /// in the text once a compressed value was looked up; a second lookup of a key hits, in
+    /// its value chunk and in its compressed data block.
     #[test]
     fn the_chunk_cache_is_shown_once_compressed_values_are_read() {
         let tmp = tempfile::tempdir().unwrap();
@@ -742,15 +743,26 @@ mod tests {
             (Some(1), Some(1)),
             "{j}"
         );
+        // The key's data block is stored compressed too (format 6) and cached beside its
+        // value chunk.
+        assert_eq!(
+            (
+                chunks["block_hits"].as_u64(),
+                chunks["block_misses"].as_u64()
+            ),
+            (Some(1), Some(1)),
+            "{j}"
+        );
         assert_eq!(
             (chunks["chunks"].as_u64(), chunks["inserts"].as_u64()),
-            (Some(1), Some(1)),
+            (Some(2), Some(2)),
             "{j}"
         );
         let text = stats_text(&db.stats(), false);
         assert!(
             text.contains("chunk cache (decompressed values): 1048576 B capacity")
-                && text.contains("1 hits, 1 misses"),
+                && text.contains("1 hits, 1 misses")
+                && text.contains("chunk cache (compressed key blocks): 1 hits, 1 misses"),
             "{text}"
         );
     }
