@@ -97,6 +97,7 @@ def open(
     max_open_files: Optional[int] = None,
     bloom_bits: int = 10,
     compression: str = "none",
+    no_compress_keys: bool = False,
     slot_head_bytes: Optional[int] = None,
     no_block_prefixes: bool = False,
     target_file_mb: int = 32,
@@ -151,6 +152,8 @@ def open(
     ``cache_mb`` also bounds the cache of decompressed value chunks of compressed values);
     ``max_open_files`` bounds the table files held open (``None``: all); ``rmi_root`` linear or cubic; ``compression`` none, lz4, zstd or
     zstd:LEVEL (values compressed as written; files of any setting stay readable);
+    ``no_compress_keys`` compresses values only (by default, with ``compression``, each
+    SSTable block's keys are compressed with the same codec where that saves an eighth);
     ``slot_head_bytes`` the SSTable slot's key-head width, 0 to 65535 (``None``: chosen per
     file; key bytes past the head are read from the block's suffix chunk when heads tie, so
     0 and other narrow heads trade speed for size); ``no_block_prefixes`` stores every key

@@ -18,7 +18,7 @@
 //! record per block, data blocks that tile the data section (each long enough for its
 //! slots), value chunks that tile the value section (format 3: each right after its block,
 //! the data section tiled by blocks and chunks in turn) with a known codec (an uncompressed
-//! chunk's raw length its stored length), finds each block by its own last key, answers any
+//! chunk's raw length its stored length; format 6: likewise for each block), finds each block by its own last key, answers any
 //! probe with a block's positions (or the empty window at the end), and re-encodes to bytes
 //! that decode to the same index.
 #![no_main]
@@ -157,8 +157,17 @@ fn decode_checked(index: &[u8], props: &Properties, lens: Lens) {
         }
         data_end = data.end;
         let slots = fence.block_positions(b);
+        // Format 6: a block may be stored compressed; its raw length covers its slots.
+        let (block_codec, block_raw) = fence.block_codec(b).expect("every block has a codec");
         assert!(
-            data.end - data.start >= (slots.end - slots.start) * props.slot_bytes(),
+            [0, 1, 2, 0x81, 0x82].contains(&block_codec),
+            "block {b}: unknown block codec {block_codec:#x} accepted"
+        );
+        if block_codec == 0 {
+            assert_eq!(block_raw, data.end - data.start, "block {b}: raw block of another length");
+        }
+        assert!(
+            block_raw >= (slots.end - slots.start) * props.slot_bytes(),
             "block {b} is shorter than its slots"
         );
         let (key, trailer) = fence.block_last_key(b).expect("every block has a last key");

@@ -74,6 +74,8 @@ pub fn options(layout: u8, bits: u8) -> BuilderOptions {
         head_bytes,
         // Block prefixes (format 5) whenever the layout byte's parity allows them.
         block_prefixes: bits % 2 == 0,
+        // Compressed blocks (format 6, with a codec) in three runs of four.
+        compress_keys: bits % 4 != 3,
     }
 }
 

@@ -51,7 +51,7 @@ pub(crate) fn config_json(label: &str, p: &Params, o: &augur::Options, source: &
         KeySet::Prefixed(x) => Some(*x),
         _ => None,
     };
-    json!({
+    let mut config = json!({
         "label": label,
         "key_source": source,
         "load_order": p.load_order.map(|l| format!("{l:?}").to_lowercase()),
@@ -93,5 +93,10 @@ pub(crate) fn config_json(label: &str, p: &Params, o: &augur::Options, source: &
         "read_distribution": p.read_distribution.map(ycsb::RequestDist::name),
         "threads": p.threads,
         "version": env!("CARGO_PKG_VERSION"),
-    })
+    });
+    // (Beside the literal: one more field passes `json!`'s recursion limit.)
+    if let Some(fields) = config.as_object_mut() {
+        fields.insert("compress_keys".into(), json!(o.compress_keys));
+    }
+    config
 }

@@ -227,6 +227,14 @@ pub(crate) fn cache_fields(out: &mut Outcome, before: Option<&MemoryReport>, aft
                 "chunk_cache_inserts",
                 json!(c.inserts.saturating_sub(old.inserts)),
             ),
+            (
+                "chunk_cache_block_hits",
+                json!(c.block_hits.saturating_sub(old.block_hits)),
+            ),
+            (
+                "chunk_cache_block_misses",
+                json!(c.block_misses.saturating_sub(old.block_misses)),
+            ),
         ]);
         let lookups = hits + misses;
         let ratio = (lookups > 0).then(|| hits as f64 / lookups as f64);
@@ -552,6 +560,8 @@ mod tests {
                 hits,
                 misses,
                 inserts: misses / 2,
+                block_hits: 0,
+                block_misses: 0,
             }),
             ..no_cache
         };

@@ -218,6 +218,11 @@ pub struct EngineArgs {
     /// chunks (one per data block) and value-log records.
     #[arg(long, global = true, value_name = "CODEC", value_parser = parse_compression)]
     pub compression: Option<augur::Compression>,
+    /// With --compression, store SSTable data blocks (key slots and suffixes) uncompressed,
+    /// compressing values only, as before format 6 (engine default: blocks compressed with
+    /// the values' codec where that saves an eighth); for comparisons.
+    #[arg(long, global = true, alias = "no_compress_keys")]
+    pub no_compress_keys: bool,
     /// Width of an SSTable slot's key head in bytes, 0 to 65535 (engine default: chosen per
     /// file); key bytes past the head are read from the block's suffix chunk when heads tie,
     /// so 0 (no head: every comparison reads it) and other narrow heads trade speed for size.
@@ -466,6 +471,9 @@ impl EngineArgs {
         }
         if let Some(c) = self.compression {
             o.compression = c;
+        }
+        if self.no_compress_keys {
+            o.compress_keys = false;
         }
         if self.slot_head_bytes.is_some() {
             o.slot_head_bytes = self.slot_head_bytes;

@@ -255,7 +255,8 @@ pub fn reads_json(r: &augur::ReadStats) -> Value {
     let chunks = r.chunks.map(|c| {
         json!({"capacity_bytes": c.capacity_bytes, "used_bytes": c.used_bytes,
                "chunks": c.chunks, "hits": c.hits, "misses": c.misses,
-               "hit_ratio": c.hit_ratio(), "inserts": c.inserts})
+               "hit_ratio": c.hit_ratio(), "inserts": c.inserts,
+               "block_hits": c.block_hits, "block_misses": c.block_misses})
     });
     let open_files = r
         .open_files
@@ -293,6 +294,12 @@ fn reads_text(r: &augur::ReadStats) -> String {
             100.0 * c.hit_ratio(),
             c.inserts
         ));
+        if c.block_hits + c.block_misses > 0 {
+            out.push_str(&format!(
+                "chunk cache (compressed key blocks): {} hits, {} misses\n",
+                c.block_hits, c.block_misses
+            ));
+        }
     }
     if let Some(o) = r.open_files {
         out.push_str(&format!(
@@ -702,7 +709,8 @@ mod tests {
     }
 
     /// The chunk cache's counters: in the JSON always (mmap reads give it the whole budget),
-    /// in the text once a compressed value was looked up; a second lookup of a key hits.
+    /// in the text once a compressed value was looked up; a second lookup of a key hits, in
+    /// its value chunk and in its compressed data block.
     #[test]
     fn the_chunk_cache_is_shown_once_compressed_values_are_read() {
         let tmp = tempfile::tempdir().unwrap();
@@ -735,15 +743,26 @@ mod tests {
             (Some(1), Some(1)),
             "{j}"
         );
+        // The key's data block is stored compressed too (format 6) and cached beside its
+        // value chunk.
+        assert_eq!(
+            (
+                chunks["block_hits"].as_u64(),
+                chunks["block_misses"].as_u64()
+            ),
+            (Some(1), Some(1)),
+            "{j}"
+        );
         assert_eq!(
             (chunks["chunks"].as_u64(), chunks["inserts"].as_u64()),
-            (Some(1), Some(1)),
+            (Some(2), Some(2)),
             "{j}"
         );
         let text = stats_text(&db.stats(), false);
         assert!(
             text.contains("chunk cache (decompressed values): 1048576 B capacity")
-                && text.contains("1 hits, 1 misses"),
+                && text.contains("1 hits, 1 misses")
+                && text.contains("chunk cache (compressed key blocks): 1 hits, 1 misses"),
             "{text}"
         );
     }

@@ -50,6 +50,7 @@ use std::path::PathBuf;
     max_open_files,
     bloom_bits,
     compression,
+    no_compress_keys,
     slot_head_bytes,
     no_block_prefixes,
     target_file_mb,
@@ -105,6 +106,7 @@ pub(crate) fn open(
     max_open_files: Option<i64>,
     bloom_bits: i64,
     compression: &str,
+    no_compress_keys: bool,
     slot_head_bytes: Option<i64>,
     no_block_prefixes: bool,
     target_file_mb: i64,
@@ -161,6 +163,7 @@ pub(crate) fn open(
             augur::Compression::parse(compression)
                 .map_err(|e| errors::invalid_argument(format!("compression: {e}")))?,
         ),
+        no_compress_keys,
         slot_head_bytes: slot_head_bytes
             .map(|h| unsigned("slot_head_bytes", h))
             .transpose()?,
@@ -271,6 +274,7 @@ pub(crate) fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
             },
             "bloom_bits" => o.bloom_bits_per_key.into_py_any(py)?,
             "compression" => o.compression.to_string().into_py_any(py)?,
+            "no_compress_keys" => (!o.compress_keys).into_py_any(py)?,
             "slot_head_bytes" => match o.slot_head_bytes {
                 None => py.None(),
                 Some(h) => h.into_py_any(py)?,

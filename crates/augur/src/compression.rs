@@ -164,6 +164,42 @@ pub fn decompress<'a>(
     }
 }
 
+/// Decompresses `stored`, compressed with `codec` (LZ4 or zstd), into exactly `out`: the
+/// recorded raw length is `out.len()`. Format 6 data blocks (`sst::block_codec`) are stored
+/// this way, one compressed unit per block.
+///
+/// # Errors
+/// `Corruption` naming `file` and `offset` (where the stored bytes start) for another codec,
+/// bytes that do not decompress, or a raw length other than `out.len()`.
+pub fn decompress_into(
+    stored: &[u8],
+    codec: u8,
+    out: &mut [u8],
+    file: &Path,
+    offset: u64,
+) -> Result<()> {
+    let raw_len = out.len();
+    let written = match codec {
+        CODEC_LZ4 => lz4_flex::block::decompress_into(stored, out).ok(),
+        CODEC_ZSTD => zstd::bulk::decompress_to_buffer(stored, out).ok(),
+        other => {
+            return Err(Error::corruption(
+                file,
+                offset,
+                format!("unknown compression codec {other}"),
+            ))
+        }
+    };
+    if written != Some(raw_len) {
+        return Err(Error::corruption(
+            file,
+            offset,
+            "compressed block does not decompress to its recorded length",
+        ));
+    }
+    Ok(())
+}
+
 /// Raw bytes a frame of an SSTable value chunk covers before the next frame starts (a value
 /// never spans frames: a longer value is a frame of its own). Small enough that a point
 /// lookup's decompression costs a fraction of the lookup, large enough to compress.

@@ -6,6 +6,7 @@
 //! these wrappers expose only what a target checks).
 
 use crate::error::Result;
+use crate::sst::block_codec::{self, BlockShape};
 use crate::sst::fence::{FenceIndex, SectionLens};
 use crate::sst::filter::{key_hash, Bloom, FilterBuilder};
 use crate::sst::slot::{self, Probe, SlotLayout};
@@ -131,6 +132,12 @@ impl Fence {
         self.0.meta(block).map(|m| (m.codec, m.raw_len))
     }
 
+    /// How `block` itself is stored (format 6; codec 0 before): its codec byte and its raw
+    /// (decompressed) length.
+    pub fn block_codec(&self, block: u64) -> Option<(u8, u64)> {
+        self.0.meta(block).map(|m| (m.block_codec, m.block_raw_len))
+    }
+
     /// The section bytes this index decodes from, as format `version` (every length in its
     /// shortest varint).
     pub fn encode(&self, version: u32) -> Vec<u8> {
@@ -224,6 +231,92 @@ impl Slots {
         let overflow = self.0.overflow(&raw, suffixes)?;
         Some(Probe::new(user_key, prefix).key_order(self.0.head_bytes(), &raw, overflow))
     }
+}
+
+/// Where a data block's fields lie, as format 6's packing sees them (`sst/block_codec.rs`):
+/// `slots` slots of `slot_bytes` bytes, each starting with a `head_bytes`-byte head, with a
+/// key-length field, a suffix-offset field and an inline-value offset field (`(offset in the
+/// slot, width)`, width 0: none), then the key-suffix chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyBlockShape {
+    /// Slots in the block.
+    pub slots: usize,
+    /// Bytes of one slot.
+    pub slot_bytes: usize,
+    /// Width of the head field.
+    pub head_bytes: usize,
+    /// The key-length field.
+    pub len_field: (usize, usize),
+    /// The suffix-offset field.
+    pub suffix_field: (usize, usize),
+    /// The offset field of an inline value's reference.
+    pub value_field: (usize, usize),
+}
+
+impl KeyBlockShape {
+    fn shape(self) -> BlockShape {
+        BlockShape {
+            slots: self.slots,
+            slot_bytes: self.slot_bytes,
+            head_bytes: self.head_bytes,
+            len_field: self.len_field,
+            suffix_field: self.suffix_field,
+            value_field: self.value_field,
+        }
+    }
+}
+
+/// The packed form of `raw`, a data block of `shape`, that format 6 compresses: the slot
+/// area transposed (offset fields as differences), then the suffix chunk (`keys_inline`
+/// false), or the slots past their heads transposed, then each head and its overflow.
+pub fn pack_block(raw: &[u8], shape: KeyBlockShape, keys_inline: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    block_codec::pack(raw, shape.shape(), packing(keys_inline), &mut out);
+    out
+}
+
+/// The block `packed` is the packed form of ([`pack_block`]'s inverse).
+pub fn unpack_block(packed: &[u8], shape: KeyBlockShape, keys_inline: bool) -> Vec<u8> {
+    let mut out = vec![0; packed.len()];
+    block_codec::unpack(packed, shape.shape(), packing(keys_inline), &mut out);
+    out
+}
+
+fn packing(keys_inline: bool) -> block_codec::Packing {
+    if keys_inline {
+        block_codec::Packing::KeysInline
+    } else {
+        block_codec::Packing::Columns
+    }
+}
+
+/// A data block compressed as the table builder compresses it (format 6): the codec byte to
+/// record (0 and no bytes: stored raw; the high bit: packed with its keys inline) and the
+/// stored bytes.
+pub fn compress_block(
+    compression: crate::Compression,
+    raw: &[u8],
+    shape: KeyBlockShape,
+) -> (u8, Vec<u8>) {
+    let (mut scratch, mut out) = ([Vec::new(), Vec::new()], Vec::new());
+    let codec = block_codec::compress(compression, raw, shape.shape(), &mut scratch, &mut out);
+    (codec, out)
+}
+
+/// The raw block of a compressed data block stored as `stored` with the codec byte `codec`,
+/// of `raw_len` bytes, as a reader decodes it (read from `offset` of `file`).
+///
+/// # Errors
+/// `Corruption` naming `file` as the reader reports it.
+pub fn decompress_block(
+    stored: &[u8],
+    codec: u8,
+    raw_len: usize,
+    shape: KeyBlockShape,
+    file: &Path,
+    offset: u64,
+) -> Result<Vec<u8>> {
+    block_codec::decompress(stored, codec, raw_len, shape.shape(), file, offset)
 }
 
 /// Inline-value bytes at which a table builder's sample ends (its layout is then chosen from

@@ -1,6 +1,7 @@
 //! The decompressed value-chunk cache (issue 41 item 3, `cache::ChunkCache`) through the
 //! public API: with compression on, a point lookup keeps its block's decompressed value
-//! chunk, so a later lookup of any value of the block decompresses nothing
+//! chunk (and, SSTable format 6, its decompressed data block), so a later lookup of any value
+//! of the block decompresses nothing
 //! (`Stats::reads.chunks` counts hits and misses); what comes back is byte for byte what an
 //! uncached read returns, under every codec and read mode; the cache keeps within its budget;
 //! scans neither insert nor evict; and a damaged chunk is corruption on its first read as
@@ -38,9 +39,19 @@ fn options(compression: Compression, read_mode: ReadMode, cache_bytes: u64) -> O
     }
 }
 
-/// A database at `dir` holding every key in compacted tables, written with `compression`.
+/// A database at `dir` holding every key in compacted tables, written with `compression`
+/// (values and, format 6, data blocks).
 fn build(dir: &Path, compression: Compression) {
-    let db = Db::open(dir, options(compression, ReadMode::Mmap, 64 << 20)).expect("open");
+    build_with(dir, compression, true);
+}
+
+/// [`build`], compressing data blocks only when `compress_keys`.
+fn build_with(dir: &Path, compression: Compression, compress_keys: bool) {
+    let opts = Options {
+        compress_keys,
+        ..options(compression, ReadMode::Mmap, 64 << 20)
+    };
+    let db = Db::open(dir, opts).expect("open");
     for i in 0..KEYS {
         db.put(key(i), value(i)).expect("put");
     }
@@ -115,7 +126,8 @@ fn cached_lookups_return_the_uncached_bytes_and_a_second_lookup_decompresses_not
             assert_eq!(start.misses, 0, "{what}");
             assert!(first.misses > 0 && first.chunks > 0, "{what}: {first:?}");
             assert_eq!(
-                first.misses, first.inserts,
+                first.misses + first.block_misses,
+                first.inserts,
                 "{what}: room for all: {first:?}"
             );
             assert!(
@@ -126,7 +138,8 @@ fn cached_lookups_return_the_uncached_bytes_and_a_second_lookup_decompresses_not
             assert_eq!(read_all(&db, &what), uncached, "{what}");
             let second = chunks(&db);
             assert_eq!(
-                second.misses, first.misses,
+                (second.misses, second.block_misses),
+                (first.misses, first.block_misses),
                 "{what}: the hot pass decompressed"
             );
             assert_eq!(second.hits - first.hits, KEYS, "{what}: {second:?}");
@@ -165,13 +178,14 @@ fn resident_chunks_stay_within_a_small_budget() {
         s.capacity_bytes == budget && s.used_bytes <= budget,
         "{s:?}"
     );
-    assert!(s.chunks > 0 && s.hits > 0, "{s:?}");
+    // (The decompressed key blocks, which come first, fill this budget: values miss.)
+    assert!(s.chunks > 0 && s.hits + s.block_hits > 0, "{s:?}");
     assert!(
         s.misses > KEYS / 10,
         "the data is larger than the budget: {s:?}"
     );
     assert!(
-        s.inserts < s.misses,
+        s.inserts < s.misses + s.block_misses,
         "a full cache admits blocks missed twice only: {s:?}"
     );
 }
@@ -265,7 +279,8 @@ fn first_chunk(table: &Path) -> (u64, u64) {
 fn a_damaged_chunk_is_corruption_on_the_first_read_and_every_read_after() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("db");
-    build(&dir, Compression::Lz4);
+    // Values compressed, blocks not: the cache then holds value chunks only.
+    build_with(&dir, Compression::Lz4, false);
     let table = only_table(&dir);
     let (at, len) = first_chunk(&table);
     let mut bytes = std::fs::read(&table).expect("read");
@@ -292,5 +307,55 @@ fn a_damaged_chunk_is_corruption_on_the_first_read_and_every_read_after() {
         // Keys of other blocks still read (and cache) as before.
         assert_eq!(db.get(key(KEYS - 1)).expect("get"), Some(value(KEYS - 1)));
         assert_eq!(chunks(&db).chunks, 1, "{mode:?}");
+    }
+}
+
+/// A compressed data block (format 6) damaged: `Corruption` naming the table on the first
+/// lookup into it and on every one after, nothing cached from it; other blocks read and
+/// cache as before.
+#[test]
+fn a_damaged_key_block_is_corruption_on_the_first_read_and_every_read_after() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    build(&dir, Compression::Lz4);
+    let table = only_table(&dir);
+    let t = augur::sst::Table::open(&StdFs, &table, 1, ReadMode::Pread).expect("open table");
+    let footer = *t.footer();
+    let bytes = std::fs::read(&table).expect("read");
+    let index =
+        &bytes[footer.index.offset as usize..(footer.index.offset + footer.index.len) as usize];
+    let lens = (footer.version, footer.data.len, footer.values.len);
+    let fence =
+        augur::fuzzing::Fence::decode(index, t.properties(), lens, &table, footer.index.offset)
+            .expect("index");
+    let (codec, _) = fence.block_codec(0).expect("block 0");
+    assert_ne!(codec, 0, "block 0 is compressed");
+    let block = fence.data_block(0).expect("block 0");
+    let mut bytes = bytes.clone();
+    bytes[(footer.data.offset + block.end - 2) as usize] ^= 0x04;
+    std::fs::write(&table, bytes).expect("write");
+    for mode in [ReadMode::Mmap, ReadMode::Pread] {
+        let db = Db::open(&dir, options(Compression::Lz4, mode, 64 << 20)).expect("open");
+        for attempt in 0..3 {
+            match db.get(key(0)) {
+                Err(Error::Corruption { file, offset, .. }) => {
+                    assert_eq!(file.file_name(), table.file_name(), "{mode:?} {attempt}");
+                    assert_eq!(
+                        offset,
+                        footer.data.offset + block.start,
+                        "{mode:?} {attempt}"
+                    );
+                }
+                other => panic!("{mode:?} attempt {attempt}: {other:?}"),
+            }
+        }
+        let s = chunks(&db);
+        assert_eq!(
+            (s.chunks, s.block_hits),
+            (0, 0),
+            "{mode:?}: nothing cached from a bad block"
+        );
+        assert_eq!(db.get(key(KEYS - 1)).expect("get"), Some(value(KEYS - 1)));
+        assert!(chunks(&db).chunks > 0, "{mode:?}");
     }
 }

@@ -6,8 +6,9 @@
 //! before format 3 interleaved the value chunks with the blocks), and for format 3
 //! (`tests/fixtures/v3-db`, the same plan with the format-3 code, commit 5a94b90, before
 //! format 4 recorded the longest inline value in the properties: a compaction of these
-//! tables still finds it by reading their blocks), and for format 4 (`tests/fixtures/v4-db`,
-//! commit 56c5919, before format 5 stored each block's shared prefix once).
+//! tables still finds it by reading their blocks), for format 4 (`tests/fixtures/v4-db`,
+//! commit 56c5919, before format 5 stored each block's shared prefix once), and for format 5
+//! (`tests/fixtures/v5-db`, commit f122775, before format 6 compressed the data blocks).
 //!
 //! The fixture holds tables of four index types (fence below L0; PLR, PGM and RadixSpline in
 //! L0: each phase reopened with another `--index`), short and long keys (a 200-byte shared prefix), values
@@ -18,7 +19,8 @@
 //! Regenerate (only with the v1 code, never after the format changed):
 //! `AUGUR_WRITE_V1_FIXTURE=1 cargo test --release -p augur --test format_v1_fixture -- --ignored`
 //! (the v2 and v3 fixtures: the same command in a checkout of their commit, with
-//! `fixture_dir` pointed at `v2-db` or `v3-db`; later ones with `AUGUR_FIXTURE_NAME=v4-db`).
+//! `fixture_dir` pointed at `v2-db` or `v3-db`; later ones with `AUGUR_FIXTURE_NAME=v4-db`,
+//! `v5-db`, …).
 
 mod common;
 
@@ -41,6 +43,10 @@ fn fixture_v3_dir() -> PathBuf {
 
 fn fixture_v4_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v4-db")
+}
+
+fn fixture_v5_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v5-db")
 }
 
 /// A deterministic xorshift stream (the fixture must be reproducible from this file).
@@ -187,6 +193,11 @@ fn a_v3_database_opens_reads_and_compacts() {
 #[test]
 fn a_v4_database_opens_reads_and_compacts() {
     opens_reads_and_compacts(&fixture_v4_dir(), 4);
+}
+
+#[test]
+fn a_v5_database_opens_reads_and_compacts() {
+    opens_reads_and_compacts(&fixture_v5_dir(), 5);
 }
 
 /// The fixture in `fixture` (tables of format `version` only) reads as the plan wrote it,

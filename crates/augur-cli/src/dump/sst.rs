@@ -126,6 +126,9 @@ fn summary_json(c: Codec, d: &SstDump) -> Map<String, Value> {
             json!({
                 "block": b.block, "first_position": b.first_position, "entries": b.entries,
                 "data_offset": b.data_offset, "data_bytes": b.data_bytes,
+                "block_codec": codec_name(b.block_codec),
+                "block_packing": if b.block_codec == 0 { "raw" } else if b.block_keys_inline { "keys-inline" } else { "columns" },
+                "block_raw_bytes": b.block_raw_bytes,
                 "values_offset": b.values_offset,
                 "values_stored_bytes": b.values_stored_bytes,
                 "values_raw_bytes": b.values_raw_bytes,
@@ -249,13 +252,15 @@ fn summary_text(o: &mut Out<'_>, d: &SstDump) -> std::io::Result<()> {
     writeln!(w, "blocks:")?;
     for b in &d.blocks {
         let mut line = format!(
-            "  block {}: entries {}..{}, data at {} ({} bytes), values at {} ({} stored, {} \
-             raw, {}), prefix {}, last key ",
+            "  block {}: entries {}..{}, data at {} ({} stored, {} raw, {}), values at {} ({} \
+             stored, {} raw, {}), prefix {}, last key ",
             b.block,
             b.first_position,
             b.first_position + b.entries,
             b.data_offset,
             b.data_bytes,
+            b.block_raw_bytes,
+            codec_name(b.block_codec),
             b.values_offset,
             b.values_stored_bytes,
             b.values_raw_bytes,

@@ -154,8 +154,14 @@ pub struct BlockInfo {
     pub entries: u64,
     /// File offset of the block.
     pub data_offset: u64,
-    /// Bytes of the block (slots and key suffixes).
+    /// Bytes of the block (slots and key suffixes) as stored.
     pub data_bytes: u64,
+    /// How the block is stored (format 6; [`super::codec_name`]): 0 raw.
+    pub block_codec: u8,
+    /// For a compressed block: its keys packed inline (`true`) or in columns.
+    pub block_keys_inline: bool,
+    /// Bytes of the block once decompressed.
+    pub block_raw_bytes: u64,
     /// File offset of its value chunk.
     pub values_offset: u64,
     /// Bytes of the value chunk as stored.
@@ -284,6 +290,9 @@ pub fn sst(path: &Path) -> Result<SstDump> {
             values_stored_bytes: facts.values_stored_bytes,
             values_raw_bytes: facts.values_raw_bytes,
             values_codec: facts.values_codec,
+            block_codec: facts.block_codec,
+            block_keys_inline: facts.block_keys_inline,
+            block_raw_bytes: facts.block_raw_bytes,
             prefix_len: facts.prefix_len as u64,
             last_key,
         });

@@ -88,8 +88,17 @@ pub struct Options {
     /// Records per data block of an SSTable (the fence-pointer granularity). Default 64.
     pub block_records: usize,
     /// How values are compressed: each SSTable data block's value chunk, and each value-log
-    /// record. Default `None` (see README "Compression").
+    /// record — and, with `compress_keys`, each data block's keys. Default `None` (see
+    /// README "Compression").
     pub compression: Compression,
+    /// With `compression` on, also compress each SSTable data block — its fixed-width key
+    /// slots, byte-transposed so that LZ4 finds their repeated fields, and its key suffixes —
+    /// with the same codec, where that saves an eighth of the block (SSTable format 6,
+    /// docs/format/sst.md; `--no-compress-keys` turns it off). A lookup into a compressed
+    /// block takes it decompressed from the cache of decompressed chunks (`cache_bytes`), or
+    /// reads and decompresses the whole block (1–6 KiB for 64 slots) and caches it when the
+    /// cache admits it. Ignored without compression. Default on.
+    pub compress_keys: bool,
     /// Width of an SSTable slot's key head; `None` (default) lets each file choose the width
     /// that stores its keys in the fewest bytes (at least 8 bytes, or the longest key after
     /// the file's common prefix when that is shorter). For layout experiments: any width
@@ -254,6 +263,7 @@ impl std::fmt::Debug for Options {
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("block_records", &self.block_records)
             .field("compression", &self.compression)
+            .field("compress_keys", &self.compress_keys)
             .field("slot_head_bytes", &self.slot_head_bytes)
             .field("block_prefixes", &self.block_prefixes)
             .field("read_mode", &self.read_mode)
@@ -313,6 +323,7 @@ impl Default for Options {
             bloom_bits_per_key: 10,
             block_records: 64,
             compression: Compression::None,
+            compress_keys: true,
             slot_head_bytes: None,
             block_prefixes: true,
             read_mode: ReadMode::Mmap,
@@ -568,6 +579,7 @@ impl Options {
             model: self.build_model_config(level),
             model_budget: self.auto_index.then_some(self.model_memory_budget),
             compression: self.compression,
+            compress_keys: self.compress_keys,
             head_bytes: self.slot_head_bytes,
             block_prefixes: self.block_prefixes,
         }

@@ -1,4 +1,4 @@
-//! [`Builder`]: writes one SSTable (format 3) from entries given in internal-key order (the
+//! [`Builder`]: writes one SSTable (format 6) from entries given in internal-key order (the
 //! last step of a memtable flush or of a compaction's merge), streaming: each data block and
 //! its value chunk is written as soon as the block is full.
 //!
@@ -70,8 +70,13 @@ pub struct BuilderOptions {
     /// `Some` when the model chooser picks the model per file within this budget
     /// (`Options::auto_index`); `model` then gives the error bound and tuning.
     pub model_budget: Option<ModelBudget>,
-    /// How each data block's value chunk is compressed.
+    /// How each data block's value chunk (and, with `compress_keys`, the block itself) is
+    /// compressed.
     pub compression: Compression,
+    /// With `compression` on, also compress each data block — its slots, packed, and its
+    /// key suffixes — when that saves an eighth of its bytes (format 6); off stores every
+    /// block uncompressed, as format 5 does.
+    pub compress_keys: bool,
     /// Width of the slot's key head; `None` chooses per file the width that stores the keys
     /// in the fewest bytes (`slot::choose_head`).
     pub head_bytes: Option<u32>,
@@ -88,6 +93,7 @@ impl Default for BuilderOptions {
             model: None,
             model_budget: None,
             compression: Compression::None,
+            compress_keys: true,
             head_bytes: None,
             block_prefixes: true,
         }
@@ -402,7 +408,7 @@ impl Builder {
                 t.push(self.pending.key(e), prefix_len);
             }
         }
-        let mut writer = BlockWriter::new(layout.params, self.opts.compression, layout.block_prefixes);
+        let mut writer = BlockWriter::new(layout.params, &self.opts, layout.block_prefixes);
         let full = self.pending.len() / block_records as usize * block_records as usize;
         for chunk in self
             .pending
@@ -445,9 +451,9 @@ impl Builder {
                 .map_or(0, |(l, w)| w.buffered_bytes() + l.prefix.capacity())
     }
 
-    /// Size the file would have if finished now, with value chunks uncompressed (close for
-    /// the slots and value chunks, estimated for the index and properties); use it to cut
-    /// files at the target size.
+    /// Size the file would have if finished now, with value chunks and data blocks
+    /// uncompressed (close for the slots and value chunks, estimated for the index and
+    /// properties); use it to cut files at the target size.
     pub fn estimated_size_bytes(&self) -> u64 {
         if self.entries == 0 {
             return FOOTER_LEN as u64;
@@ -463,7 +469,7 @@ impl Builder {
                 + n * writer.slot_bytes()
                 + self.pending_overflow
                 + self.pending.values.len() as u64
-                + n.div_ceil(block_records) * (key_width + 40)
+                + n.div_ceil(block_records) * (key_width + 46)
                 + tail;
         }
         let (Some(first), Some(last)) = (self.pending.entries.first(), self.pending.entries.last())
@@ -486,7 +492,7 @@ impl Builder {
         rest_bytes
             + n * (1 + u64::from(trailer) + reference)
             + self.pending.values.len() as u64
-            + n.div_ceil(block_records) * (key_width + 40)
+            + n.div_ceil(block_records) * (key_width + 46)
             + tail
     }
 
@@ -521,7 +527,7 @@ impl Builder {
                         t.push(self.pending.key(e), prefix);
                     }
                 }
-                BlockWriter::new(params, self.opts.compression, block_prefixes)
+                BlockWriter::new(params, &self.opts, block_prefixes)
             }
         };
         let training = self.training.take();

@@ -9,7 +9,10 @@
 //! the cursor enters it; through `pread` from two buffers the cursor reuses, into which each
 //! block it enters is read and checked. (Two earlier designs were measured slower: copying
 //! every mapped block into the buffers — a fifth of YCSB-E's time went to those copies —
-//! and resolving the mapping through the file's virtual `as_slice` on every access.) Seeks take the table's own locator — its learned index when it has one — so
+//! and resolving the mapping through the file's virtual `as_slice` on every access.) A block
+//! stored compressed (format 6) is decompressed into the slot buffer in every mode, without
+//! filling the chunk cache (a scan's blocks would evict the point lookups' hot set). Seeks
+//! take the table's own locator — its learned index when it has one — so
 //! every iterator seek into a learned file is a learned seek (the Bourbon range-query
 //! follow-up's "learned file iterators").
 //!
@@ -229,12 +232,14 @@ impl TableCursor {
         if !(self.block.first_pos <= self.pos && self.pos < self.block.end_pos) {
             let block_no = self.table.block_of(self.pos);
             self.block = ScanBlock::default();
-            let loaded = if self.table.mapping().is_some() {
+            let loaded = if self.table.mapping().is_some() && !self.table.block_compressed(block_no)
+            {
                 self.held = Held::Mapped;
                 self.table.check_scan_block(block_no, &mut self.values)
             } else {
                 self.held = Held::Buffered;
-                // Through the page cache a scan's re-reads of its pages are not references.
+                // Through the page cache a scan's re-reads of its pages are not references;
+                // nor are its loads of compressed blocks in the chunk cache.
                 crate::cache::scanning(|| {
                     self.table
                         .scan_block(block_no, &mut self.slots, &mut self.values)
@@ -266,7 +271,11 @@ impl TableCursor {
         let layout = table.layout();
         let size = layout.slot;
         let in_block = (self.pos - block.first_pos) as usize * size;
-        let at = block.start + in_block as u64;
+        let at = if block.decoded {
+            block.start
+        } else {
+            block.start + in_block as u64
+        };
         let corrupt = |why: &str| Error::corruption(table.path(), at, why);
         let (src, base) = match self.held {
             Held::Mapped => (table.mapping().unwrap_or_default(), block.start as usize),

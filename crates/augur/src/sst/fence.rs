@@ -14,18 +14,24 @@
 //! suffixes (format 1: its slots at `position × slot size`). Format 5 appends
 //! `block_prefix_len u16`: the length of the prefix every key of the block shares, at least
 //! the file's stripped prefix and at most the last key's length; its bytes are the last key's
-//! first bytes, so the slots hold each key past it ([`FenceIndex::block_prefix`]).
+//! first bytes, so the slots hold each key past it ([`FenceIndex::block_prefix`]). Format 6
+//! appends `block_codec u8 | block_raw_len u32`: how the block itself is stored (0 raw, else
+//! compressed with the codec of its low bits, packed as its high bit says,
+//! `sst::block_codec`) and its length once decompressed; `block_crc` covers the stored bytes.
 //!
 //! Invariants checked on decode: one record per block of the properties, last keys strictly
 //! increasing in internal order, `values_end` (and `data_end`) non-decreasing and ending at
-//! the section's length, every block long enough for its slots, a known codec (and an
-//! uncompressed chunk's raw length equal to its stored length), the last record's key equal
-//! to the table's largest key.
+//! the section's length, every block (its raw length in format 6) long enough for its slots
+//! and no longer than its keys can make it, known codecs (and an uncompressed chunk's or
+//! block's raw length equal to its stored length), the last record's key equal to the
+//! table's largest key.
 
 use crate::coding::{put_bytes, put_u16, put_u32, put_u64, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{compare, MAX_KEY_LEN};
-use crate::sst::format::{BLOCK_PREFIX_FORMAT_VERSION, INTERLEAVED_FORMAT_VERSION};
+use crate::sst::format::{
+    BLOCK_PREFIX_FORMAT_VERSION, COMPRESSED_BLOCK_FORMAT_VERSION, INTERLEAVED_FORMAT_VERSION,
+};
 use crate::sst::properties::Properties;
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -36,10 +42,17 @@ use std::path::Path;
 pub(crate) struct BlockMeta {
     /// Start of the block, relative to the data section.
     pub(crate) data_start: u64,
-    /// End of the block (its slots, then its key suffixes), relative to the data section.
+    /// End of the block (its slots, then its key suffixes, as stored), relative to the data
+    /// section.
     pub(crate) data_end: u64,
-    /// Masked CRC32C of the block's bytes (slots and suffixes).
+    /// Masked CRC32C of the block's stored bytes (slots and suffixes, or their compressed
+    /// form).
     pub(crate) slots_crc: u32,
+    /// How the block is stored (`compression::Codec` byte; 0 = uncompressed, always before
+    /// format 6).
+    pub(crate) block_codec: u8,
+    /// Length of the block once decompressed (its stored length when uncompressed).
+    pub(crate) block_raw_len: u64,
     /// Start of the block's values, relative to the value section.
     pub(crate) values_start: u64,
     /// End of the block's values, relative to the value section.
@@ -65,6 +78,10 @@ pub(crate) struct Record<'k> {
     pub(crate) raw_len: u32,
     /// Length of the block's shared key prefix (format 5; the file's stripped prefix or more).
     pub(crate) block_prefix_len: u16,
+    /// How the block is stored (format 6; 0 = uncompressed).
+    pub(crate) block_codec: u8,
+    /// Length of the block once decompressed (format 6; its stored length when uncompressed).
+    pub(crate) block_raw_len: u32,
 }
 
 impl Record<'_> {
@@ -73,6 +90,10 @@ impl Record<'_> {
         self.encode_v2(buf);
         if version >= BLOCK_PREFIX_FORMAT_VERSION {
             put_u16(buf, self.block_prefix_len);
+        }
+        if version >= COMPRESSED_BLOCK_FORMAT_VERSION {
+            buf.push(self.block_codec);
+            put_u32(buf, self.block_raw_len);
         }
     }
 
@@ -139,6 +160,14 @@ struct StoredBlock {
     codec: u8,
 }
 
+/// How a compressed table's block is stored (format 6), kept beside [`StoredBlock`] only by
+/// tables with a compressed block.
+#[derive(Debug, Clone, Copy)]
+struct StoredCodec {
+    raw_len: u32,
+    codec: u8,
+}
+
 impl StoredBlock {
     /// Where a block starts in the data section, after the block `before` it (`None`: the
     /// first block): format 3 puts it where the previous block's value chunk ends, earlier
@@ -178,6 +207,9 @@ pub(crate) struct FenceIndex {
     prefix_exts: Vec<u16>,
     /// Length of the file's stripped prefix.
     stripped_len: usize,
+    /// Format 6: per block, its codec and raw length. Empty when every block is stored
+    /// uncompressed, so such tables keep format 5's memory and read path.
+    block_codecs: Vec<StoredCodec>,
 }
 
 impl FenceIndex {
@@ -210,9 +242,13 @@ impl FenceIndex {
             blocks: Vec::with_capacity(capacity),
             prefix_exts: Vec::new(),
             stripped_len: props.slot.prefix_len as usize,
+            block_codecs: Vec::new(),
         };
         let block_prefixes = sections.version >= BLOCK_PREFIX_FORMAT_VERSION;
         let mut exts = Vec::with_capacity(if block_prefixes { capacity } else { 0 });
+        let compressed_blocks = sections.version >= COMPRESSED_BLOCK_FORMAT_VERSION;
+        let mut codecs = Vec::with_capacity(if compressed_blocks { capacity } else { 0 });
+        let key_width = u64::from(props.key_width);
         let slot_bytes = props.slot_bytes();
         let v1 = sections.version == 1;
         // Format 3: block b's value chunk follows it in the data section, and block b + 1
@@ -257,6 +293,14 @@ impl FenceIndex {
                 }
                 exts.push((len - index.stripped_len) as u16);
             }
+            let block_codec = if compressed_blocks {
+                let codec = d.u8().ok_or_else(short)?;
+                let raw_len = d.u32().ok_or_else(short)?;
+                codecs.push(StoredCodec { raw_len, codec });
+                Some((codec, u64::from(raw_len)))
+            } else {
+                None
+            };
             if key.len() > MAX_KEY_LEN || key.len() > props.key_width as usize {
                 return Err(corrupt(at, "last key longer than the key width"));
             }
@@ -268,12 +312,31 @@ impl FenceIndex {
             if values_end < values_start || values_end > values_len {
                 return Err(corrupt(at, "value chunk bounds out of order"));
             }
-            if data_end < data_start.saturating_add(slots_len) || data_end > sections.data_len {
+            if data_end < data_start || data_end > sections.data_len {
+                return Err(corrupt(at, "data block bounds out of order"));
+            }
+            let block_stored = data_end - data_start;
+            let (block_codec, block_raw) = block_codec.unwrap_or((0, block_stored));
+            if !crate::sst::block_codec::valid_codec_byte(block_codec)
+                || (block_codec == 0 && block_raw != block_stored)
+                || (block_codec != 0 && block_stored == 0)
+            {
+                return Err(corrupt(at, "bad data block codec or length"));
+            }
+            if block_raw < slots_len {
                 return Err(corrupt(at, "data block bounds out of order"));
             }
             // Without key suffixes a block is its slots alone (readers compute its offset).
-            if props.slot.suffix_bytes == 0 && data_end != data_start.saturating_add(slots_len) {
+            if props.slot.suffix_bytes == 0 && block_raw != slots_len {
                 return Err(corrupt(at, "data block longer than its slots"));
+            }
+            // A key's overflow is shorter than the longest key: what a compressed block may
+            // claim (and a reader allocate) is bounded by its slots.
+            let count = positions.end - positions.start;
+            if block_codec != 0
+                && block_raw > slots_len.saturating_add(count.saturating_mul(key_width))
+            {
+                return Err(corrupt(at, "compressed data block longer than its keys"));
             }
             let stored_len = values_end - values_start;
             if codec > MAX_CODEC
@@ -301,6 +364,9 @@ impl FenceIndex {
         }
         if exts.iter().any(|&e| e != 0) {
             index.prefix_exts = exts;
+        }
+        if codecs.iter().any(|c| c.codec != 0) {
+            index.block_codecs = codecs;
         }
         let last = index.blocks.last();
         if !interleaved && last.map_or(0, |b| b.values_end) != sections.values_len {
@@ -379,6 +445,11 @@ impl FenceIndex {
         self.block_positions(lo)
     }
 
+    /// True when some data block is stored compressed (format 6).
+    pub(crate) fn has_compressed_blocks(&self) -> bool {
+        !self.block_codecs.is_empty()
+    }
+
     /// Sum of the raw (decompressed) lengths of the value chunks.
     pub(crate) fn raw_value_bytes(&self) -> u64 {
         self.blocks.iter().map(|b| u64::from(b.raw_len)).sum()
@@ -420,10 +491,17 @@ impl FenceIndex {
         let b = usize::try_from(block).ok()?;
         let this = self.blocks.get(b)?;
         let before = b.checked_sub(1).and_then(|p| self.blocks.get(p));
+        let data_start = StoredBlock::data_start(before, self.interleaved);
+        let (block_codec, block_raw_len) = match self.block_codecs.get(b) {
+            Some(c) => (c.codec, u64::from(c.raw_len)),
+            None => (0, this.data_end - data_start),
+        };
         Some(BlockMeta {
-            data_start: StoredBlock::data_start(before, self.interleaved),
+            data_start,
             data_end: this.data_end,
             slots_crc: this.slots_crc,
+            block_codec,
+            block_raw_len,
             values_start: StoredBlock::values_start(before, this.data_end, self.interleaved),
             values_end: this.values_end,
             values_crc: this.values_crc,
@@ -460,6 +538,8 @@ impl FenceIndex {
                         raw_len: meta.raw_len,
                         block_prefix_len: (self.stripped_len + self.block_prefix_ext(b as u64))
                             as u16,
+                        block_codec: self.block_codecs.get(b).map_or(0, |c| c.codec),
+                        block_raw_len: self.meta(b as u64).map_or(0, |m| m.block_raw_len as u32),
                     }
                     .encode_as(version, &mut out);
                 }
@@ -475,6 +555,7 @@ impl FenceIndex {
             + self.last_trailers.len() * 8
             + self.blocks.len() * std::mem::size_of::<StoredBlock>()
             + self.prefix_exts.len() * std::mem::size_of::<u16>()
+            + self.block_codecs.len() * std::mem::size_of::<StoredCodec>()
     }
 }
 

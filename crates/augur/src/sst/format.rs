@@ -21,8 +21,11 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"AUGURSST");
 /// stretch of the file, read with one device request under direct reads. Format 4 is format 3
 /// with the longest inline value recorded in the properties. Format 5 is format 4 with each
 /// block's shared key prefix stored once (its length in the block's fence record, its bytes
-/// those of the block's last key): slots hold only what tells a block's keys apart.
-pub const FORMAT_VERSION: u32 = 5;
+/// those of the block's last key): slots hold only what tells a block's keys apart. Format 6
+/// is format 5 with each data block (slots and key suffixes) stored compressed with the
+/// values' codec when that saves an eighth of its bytes (its codec and raw length in its fence
+/// record; `sst::block_codec`).
+pub const FORMAT_VERSION: u32 = 6;
 
 /// The first format version whose value chunks are interleaved with the data blocks.
 pub const INTERLEAVED_FORMAT_VERSION: u32 = 3;
@@ -32,6 +35,9 @@ pub const MAX_INLINE_VALUE_FORMAT_VERSION: u32 = 4;
 
 /// The first format version whose slots hold keys past their block's shared prefix.
 pub const BLOCK_PREFIX_FORMAT_VERSION: u32 = 5;
+
+/// The first format version whose data blocks may be stored compressed.
+pub const COMPRESSED_BLOCK_FORMAT_VERSION: u32 = 6;
 
 /// The oldest format version this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;

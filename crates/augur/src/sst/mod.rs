@@ -6,9 +6,11 @@
 //! the rest of a long key in its block's suffix chunk; format 1: the key padded to the
 //! file's longest), so entry `i` sits at a computed offset: a learned model can predict a
 //! position and read a few slots directly (Bourbon §3). Small values sit in per-block value
-//! chunks, compressed when that pays; large ones are value-log pointers (WiscKey). Every byte
-//! of the file is covered by a checksum.
+//! chunks, compressed when that pays; large ones are value-log pointers (WiscKey). From format
+//! 6 a data block itself is stored compressed too when that pays, and read decompressed
+//! (`block_codec`). Every byte of the file is covered by a checksum.
 
+pub(crate) mod block_codec;
 mod builder;
 mod cursor;
 pub(crate) mod fence;

@@ -11,7 +11,9 @@
 //! every block and value chunk they read. A point lookup of a value in a compressed chunk
 //! decompresses only the value's frame, and with the database's chunk cache
 //! (`cache::ChunkCache`) nothing on a hit; scans decompress whole chunks. Keys are compared slot head first
-//! (`slot.rs`), so the key-suffix chunk of a block is read only when two heads tie.
+//! (`slot.rs`), so the key-suffix chunk of a block is read only when two heads tie. A data
+//! block stored compressed (format 6) is searched in its decompressed copy, shared with the
+//! same chunk cache (`reader/blocks.rs`); a table without one reads as in format 5.
 
 use crate::checksum::crc;
 use crate::error::{Error, Result};
@@ -33,6 +35,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 mod blocks;
+#[cfg(test)]
+mod compressed_tests;
 mod facts;
 mod learned;
 mod open;
@@ -75,24 +79,39 @@ impl VerifiedSet {
 
 /// The bytes of one data block (its slots, then its key suffixes), verified; either borrowed
 /// from the mapping (resolved through the table on each access) or read into an owned
-/// buffer. Through the page cache it may hold a run of the block's slots only
+/// buffer, or — for a block stored compressed (format 6) — decompressed, owned or shared with
+/// the chunk cache. Through the page cache it may hold a run of the block's slots only
 /// ([`Table::load_slots`]), followed by the block's key suffixes.
 #[derive(Debug)]
 pub(crate) struct LoadedBlock {
     block: u64,
     /// Position of the first slot held.
     first_pos: u64,
-    /// File offset of the first slot held.
+    /// File offset of the first slot held; of the stored block when it is decompressed
+    /// (its slots then have no file offset of their own).
     start: u64,
     /// Bytes of the slots held (the block's key suffixes follow them).
     slots_len: usize,
-    /// Bytes of the whole block.
+    /// Bytes of the whole block (decompressed).
     len: usize,
-    /// `None` when the bytes are read from the mapping.
-    owned: Option<Vec<u8>>,
+    /// Where the bytes are.
+    bytes: BlockBytes,
     /// Bytes the block's keys share past the stripped prefix (format 5; 0 before): its
     /// slots hold each key past them.
     prefix_ext: usize,
+}
+
+/// Where a [`LoadedBlock`]'s bytes are.
+#[derive(Debug)]
+enum BlockBytes {
+    /// In the mapping, at `[start, start + len)`.
+    Mapped,
+    /// Read into a buffer (a block stored uncompressed).
+    Read(Vec<u8>),
+    /// Decompressed into a buffer of its own (a block stored compressed).
+    Decoded(Vec<u8>),
+    /// Decompressed, shared with the chunk cache (a block stored compressed).
+    Cached(Arc<[u8]>),
 }
 
 impl LoadedBlock {
@@ -100,6 +119,13 @@ impl LoadedBlock {
     #[inline]
     fn holds(&self, pos: u64, slot: usize) -> bool {
         pos >= self.first_pos && ((pos - self.first_pos) as usize) < self.slots_len / slot.max(1)
+    }
+
+    /// True when the bytes are a compressed block's, decompressed: offsets in them are not
+    /// file offsets.
+    #[inline]
+    fn decoded(&self) -> bool {
+        matches!(self.bytes, BlockBytes::Decoded(_) | BlockBytes::Cached(_))
     }
 }
 
@@ -162,6 +188,13 @@ pub struct Table {
     /// This table's part of the database's decompressed-chunk cache (`None`: opened alone,
     /// or the database has none): point lookups of compressed values go through it.
     chunks: Option<crate::cache::TableChunks>,
+    /// The part of the same cache holding the table's compressed data blocks, decompressed
+    /// (format 6; `None` when no block is compressed or there is no cache): lookups into a
+    /// compressed block go through it. Keyed apart from `chunks`.
+    key_blocks: Option<crate::cache::TableChunks>,
+    /// True when some data block is stored compressed (format 6): only then does a block
+    /// load look at how its block is stored, so uncompressed tables read as in format 5.
+    compressed_blocks: bool,
     /// Lookups per path and outcome, with sampled latencies: the inputs of Bourbon's
     /// cost–benefit analysis, and of the per-level statistics.
     stats: LookupStats,
@@ -381,12 +414,18 @@ impl Table {
     /// The entry of `user_key` past the filter: locate, then read the slot.
     fn find(&self, model: Locator<'_>, user_key: &[u8], snapshot: SeqNo) -> Result<Option<Entry>> {
         let probe = Probe::new(user_key, &self.stripped);
-        let pos = self.seek_position(model, user_key, &probe, seek_trailer(snapshot))?;
+        let mut held = None;
+        let pos = self.seek_position(model, user_key, &probe, seek_trailer(snapshot), &mut held)?;
         if pos >= self.entries() {
             return Ok(None);
         }
         breakdown::timed(Step::Load, || {
-            let block = self.load_slots(self.fence.block_of(pos), pos, pos + 1)?;
+            // A compressed block the search decompressed (or took from the cache) serves
+            // the entry too.
+            let block = match held {
+                Some(b) if b.block == self.fence.block_of(pos) && b.holds(pos, self.layout.slot) => b,
+                _ => self.load_slots(self.fence.block_of(pos), pos, pos + 1)?,
+            };
             let slot = self.slot(&block, pos)?;
             let probe = probe.past(self.fence.block_prefix(block.block));
             if probe.key_order(self.layout.head_bytes(), &slot.raw, slot.overflow)
@@ -441,7 +480,7 @@ impl Table {
     /// `Corruption` when the block read fails its checksum or is malformed.
     pub(crate) fn lower_bound_trailer(&self, user_key: &[u8], trailer: u64) -> Result<u64> {
         let probe = Probe::new(user_key, &self.stripped);
-        self.seek_position(self.locator(), user_key, &probe, trailer)
+        self.seek_position(self.locator(), user_key, &probe, trailer, &mut None)
     }
 
     /// The data block holding position `pos`.
@@ -476,13 +515,15 @@ impl Table {
 
     /// The lower bound of `(user_key, trailer)` (`probe` is `user_key` against the stripped
     /// prefix): through the model when the file has one, else through the fence pointers and
-    /// one block.
+    /// one block. In a table with compressed blocks, `held` gets the last block the search
+    /// loaded (decompressed), so that reading the entry does not load it again.
     fn seek_position(
         &self,
         locator: Locator<'_>,
         user_key: &[u8],
         probe: &Probe<'_>,
         trailer: u64,
+        held: &mut Option<LoadedBlock>,
     ) -> Result<u64> {
         match probe {
             Probe::Below => return Ok(0),
@@ -491,13 +532,13 @@ impl Table {
         }
         match locator {
             Locator::Model(model) => {
-                return self.model_lower_bound(model, user_key, probe, trailer)
+                return self.model_lower_bound(model, user_key, probe, trailer, held)
             }
             Locator::Window { lo, hi } => {
                 let n = self.entries();
                 self.prefetch_window(lo.min(n), hi.min(n));
                 return breakdown::timed(Step::Locate, || {
-                    self.locate_from_window(lo, hi, probe, trailer)
+                    self.locate_from_window(lo, hi, probe, trailer, held)
                 });
             }
             Locator::Fence => {}
@@ -508,7 +549,11 @@ impl Table {
         }
         breakdown::timed(Step::Locate, || {
             let block = self.load_block(self.fence.block_of(window.start), false)?;
-            self.lower_bound_in(&block, window.end, probe, trailer)
+            let pos = self.lower_bound_in(&block, window.end, probe, trailer)?;
+            if self.compressed_blocks {
+                *held = Some(block);
+            }
+            Ok(pos)
         })
     }
 

@@ -53,7 +53,7 @@ fn walk(c: &mut TableCursor) -> Vec<Result<Entry, Error>> {
 }
 
 /// All entries of `t` in one direction (`Err` items end the walk).
-fn cursor_entries(t: &Arc<Table>, forward: bool) -> Vec<Result<Entry, Error>> {
+pub(super) fn cursor_entries(t: &Arc<Table>, forward: bool) -> Vec<Result<Entry, Error>> {
     let mut c = TableCursor::new(t.clone(), forward);
     match c.seek_to_first() {
         Ok(()) => walk(&mut c),

@@ -118,6 +118,8 @@ pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize
         .then(|| [0, 1, 3, 8, 9, 16][layout_rng.gen_range(0..6)]);
     // Most runs let files store their blocks' shared prefixes once (format 5), some not.
     let block_prefixes = layout_rng.gen_bool(0.75);
+    // With a codec, most runs compress the data blocks too (format 6), some values only.
+    let compress_keys = layout_rng.gen_bool(0.75);
     let (threshold, max_value) = match cfg.values {
         Values::Inline => (usize::MAX, rng.gen_range(40..120)),
         Values::Separated => (0, rng.gen_range(40..120)),
@@ -152,6 +154,7 @@ pub fn draw_options(seed: u64, cfg: Config, rng: &mut StdRng) -> (Options, usize
         compression,
         slot_head_bytes,
         block_prefixes,
+        compress_keys,
         ..Options::default()
     };
     (opts.read_mode, opts.cache_bytes, opts.max_open_files) = read_setup(seed, cfg.storage, 0);

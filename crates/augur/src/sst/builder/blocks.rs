@@ -1,11 +1,14 @@
-//! Writing data blocks (format 5): a block's slots, then its keys' overflows, then its value
+//! Writing data blocks (format 6): a block's slots, then its keys' overflows — packed and
+//! compressed with the values' codec when that pays (`sst::block_codec`) — then its value
 //! chunk (compressed when that pays), each block as soon as its entries are known; and the
 //! fence record of each block, kept for the index section, with the length of the prefix the
-//! block's keys share (the slots hold each key past it).
+//! block's keys share (the slots hold each key past it) and how the block is stored.
 
 use super::pending::{Pending, PendingEntry, PendingValue};
+use super::BuilderOptions;
 use crate::checksum::crc;
-use crate::compression::{compress_frames, Compression};
+use crate::compression::{compress_frames, Compression, CODEC_NONE};
+use crate::sst::block_codec::{self, BlockShape};
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::MAX_KEY_LEN;
@@ -21,11 +24,18 @@ pub(super) struct BlockWriter {
     pub(super) params: SlotParams,
     layout: SlotLayout,
     compression: Compression,
+    /// Whether data blocks are compressed too (`BuilderOptions::compress_keys`, with a
+    /// codec).
+    compress_keys: bool,
     /// Whether blocks store their shared key prefix once (chosen with the layout).
     block_prefixes: bool,
     block: Vec<u8>,
     suffixes: Vec<u8>,
     compressed: Vec<u8>,
+    /// The packed block and the other candidate (compressed blocks), and the compressed
+    /// block.
+    packed: [Vec<u8>; 2],
+    compressed_block: Vec<u8>,
     value_ends: Vec<usize>,
     reference: Vec<u8>,
     /// The encoded fence records of the blocks written.
@@ -40,22 +50,26 @@ pub(super) struct BlockWriter {
 }
 
 impl BlockWriter {
-    /// A writer of blocks in the layout `params`, compressing value chunks with
-    /// `compression`, storing each block's shared key prefix once when `block_prefixes`.
+    /// A writer of blocks in the layout `params`, compressing value chunks (and, with
+    /// `compress_keys`, blocks) as `opts` say, storing each block's shared key prefix once
+    /// when `block_prefixes`.
     pub(super) fn new(
         params: SlotParams,
-        compression: Compression,
+        opts: &BuilderOptions,
         block_prefixes: bool,
     ) -> BlockWriter {
         BlockWriter {
             params,
             // Encoding reads no key width (only decoding checks lengths against it).
             layout: SlotLayout::new(params, MAX_KEY_LEN as u32),
-            compression,
+            compression: opts.compression,
+            compress_keys: opts.compress_keys && opts.compression != Compression::None,
             block_prefixes,
             block: Vec::new(),
             suffixes: Vec::new(),
             compressed: Vec::new(),
+            packed: [Vec::new(), Vec::new()],
+            compressed_block: Vec::new(),
             value_ends: Vec::new(),
             reference: Vec::with_capacity(POINTER_REF_BYTES),
             index: Vec::new(),
@@ -76,6 +90,8 @@ impl BlockWriter {
         self.block.capacity()
             + self.suffixes.capacity()
             + self.compressed.capacity()
+            + self.packed.iter().map(Vec::capacity).sum::<usize>()
+            + self.compressed_block.capacity()
             + self.value_ends.capacity() * std::mem::size_of::<usize>()
             + self.reference.capacity()
     }
@@ -84,8 +100,9 @@ impl BlockWriter {
     /// and its value chunk to `file`.
     ///
     /// # Errors
-    /// `InvalidArgument` when the block's inline values exceed 4 GiB (the layout choice
-    /// rules this out for a builder's own entries); `Io` when a write fails.
+    /// `InvalidArgument` when the block's inline values, or the block itself, exceed 4 GiB
+    /// (the layout choice rules this out for a builder's own entries); `Io` when a write
+    /// fails.
     pub(super) fn write(
         &mut self,
         file: &mut dyn WritableFile,
@@ -134,6 +151,29 @@ impl BlockWriter {
                 .extend_from_slice(rest.get(head..).unwrap_or_default());
         }
         self.block.extend_from_slice(&self.suffixes);
+        let Ok(block_raw_len) = u32::try_from(self.block.len()) else {
+            return Err(Error::InvalidArgument(format!(
+                "a data block of {} exceeds 4 GiB",
+                path.display()
+            )));
+        };
+        let block_codec = if self.compress_keys {
+            let shape = BlockShape::of(&self.layout, chunk.len());
+            block_codec::compress(
+                self.compression,
+                &self.block,
+                shape,
+                &mut self.packed,
+                &mut self.compressed_block,
+            )
+        } else {
+            CODEC_NONE
+        };
+        let stored_block: &[u8] = if block_codec == CODEC_NONE {
+            &self.block
+        } else {
+            &self.compressed_block
+        };
         self.value_ends.clear();
         self.value_ends
             .extend(chunk.iter().filter_map(|e| match e.value {
@@ -151,21 +191,23 @@ impl BlockWriter {
         } else {
             &self.compressed
         };
-        let block_end = self.data_end + self.block.len() as u64;
+        let block_end = self.data_end + stored_block.len() as u64;
         let values_end = block_end + stored.len() as u64;
-        file.append(&self.block)?;
+        file.append(stored_block)?;
         file.append(stored)?;
         fence::Record {
             last_user_key: pending.key(block_last),
             last_trailer: block_last.trailer,
             data_end: block_end,
-            block_crc: crc(&self.block),
+            block_crc: crc(stored_block),
             values_end,
             values_crc: crc(stored),
             codec,
             raw_len,
             // At most a key's length, which is below 64 KiB.
             block_prefix_len: prefix_len as u16,
+            block_codec,
+            block_raw_len,
         }
         .encode(&mut self.index);
         self.data_end = values_end;

@@ -1,9 +1,14 @@
 //! Where a table's bytes come from: a block's location from its index record (or computed),
 //! its bytes borrowed from the mapping or read into a buffer, checked once (mapped or cached)
 //! or on every read (`pread`), and — through the page cache — only the slots a lookup needs,
-//! fetched with its value chunk in one device request in format 3.
+//! fetched with its value chunk in one device request in format 3. A block stored compressed
+//! (format 6) is taken decompressed from the chunk cache, or read, checked, decompressed and
+//! unpacked (`sst::block_codec`) whole, and cached when the cache admits it.
 
 use super::*;
+use crate::cache::BlockLookup;
+use crate::compression::CODEC_NONE;
+use crate::sst::block_codec::{self, BlockShape};
 
 impl Table {
     /// Checks `bytes` — part `what` of block `block`, read at `offset` — against `expected`,
@@ -57,7 +62,8 @@ impl Table {
     /// suffixes. Through the page cache, once the block was checked, only those slots are
     /// read (the pages they cover); otherwise the whole block ([`Table::load_block`]).
     pub(crate) fn load_slots(&self, block: u64, from: u64, to: u64) -> Result<LoadedBlock> {
-        if !(self.cached && self.verified_blocks.contains(block)) {
+        if !(self.cached && self.verified_blocks.contains(block)) || self.block_compressed(block)
+        {
             return self.load_block(block, false);
         }
         let positions = self.fence.block_positions(block);
@@ -89,9 +95,16 @@ impl Table {
             start: slots_at,
             slots_len: slots_len as usize,
             len: bytes.len(),
-            owned: Some(bytes),
+            bytes: BlockBytes::Read(bytes),
             prefix_ext: self.fence.block_prefix_ext(block),
         })
+    }
+
+    /// True when `block` is stored compressed (format 6). One flag test for a table without
+    /// compressed blocks.
+    #[inline]
+    pub(crate) fn block_compressed(&self, block: u64) -> bool {
+        self.compressed_blocks && self.fence.meta(block).is_some_and(|m| m.block_codec != CODEC_NONE)
     }
 
     /// Through the page cache of a format-3 file (REQUIRES: `cached && interleaved`), reads
@@ -106,6 +119,12 @@ impl Table {
     /// Reads the bytes of `block` (slots and key suffixes), verifying its checksum unless a
     /// mapped (or cached) block was verified before (or always, with `force`).
     pub(super) fn load_block(&self, block: u64, force: bool) -> Result<LoadedBlock> {
+        if self.compressed_blocks {
+            let meta = self.meta_of(block)?;
+            if meta.block_codec != CODEC_NONE {
+                return self.load_compressed_block(block, &meta, force);
+            }
+        }
         let positions = self.fence.block_positions(block);
         let slots_len = (positions.end - positions.start) as usize * self.layout.slot;
         let verified = !force && self.checks_once() && self.verified_blocks.contains(block);
@@ -144,11 +163,67 @@ impl Table {
             start: offset,
             slots_len,
             len: len as usize,
-            owned: match bytes {
-                Cow::Borrowed(_) => None,
-                Cow::Owned(v) => Some(v),
+            bytes: match bytes {
+                Cow::Borrowed(_) => BlockBytes::Mapped,
+                Cow::Owned(v) => BlockBytes::Read(v),
             },
             prefix_ext: self.fence.block_prefix_ext(block),
+        })
+    }
+
+    /// Block `block` (described by `meta`), stored compressed: from the chunk cache when it
+    /// holds it (checked when it was cached; not with `force`), else its stored bytes read,
+    /// checked (as [`Table::load_block`] checks a block), decompressed and unpacked — and
+    /// cached when the cache admits the block.
+    ///
+    /// # Errors
+    /// `Corruption` naming the file and the stored block's offset when the checksum fails or
+    /// the block does not decompress to its recorded raw length; `Io` when the read fails.
+    fn load_compressed_block(&self, block: u64, meta: &BlockMeta, force: bool) -> Result<LoadedBlock> {
+        let positions = self.fence.block_positions(block);
+        let shape = BlockShape::of(&self.layout, (positions.end - positions.start) as usize);
+        let offset = self.footer.data.offset + meta.data_start;
+        let loaded = |bytes: BlockBytes, len: usize| LoadedBlock {
+            block,
+            first_pos: positions.start,
+            start: offset,
+            slots_len: shape.slots_len(),
+            len,
+            bytes,
+            prefix_ext: self.fence.block_prefix_ext(block),
+        };
+        let cache = self.key_blocks.as_ref().filter(|_| !force);
+        let admit = match cache.map(|c| c.get_block(block, meta.block_raw_len)) {
+            Some(BlockLookup::Hit(bytes)) => {
+                let len = bytes.len();
+                return Ok(loaded(BlockBytes::Cached(bytes), len));
+            }
+            Some(BlockLookup::Miss { admit }) => admit,
+            None => false,
+        };
+        if self.cached && self.interleaved {
+            self.prefetch_through_values(meta, offset);
+        }
+        let stored = self.read(offset, meta.data_end - meta.data_start)?;
+        self.check_once(
+            &self.verified_blocks,
+            block,
+            &stored,
+            meta.slots_crc,
+            offset,
+            "data block",
+            force,
+        )?;
+        let raw_len = usize::try_from(meta.block_raw_len)
+            .map_err(|_| Error::corruption(&self.path, offset, "data block too long"))?;
+        let raw = block_codec::decompress(&stored, meta.block_codec, raw_len, shape, &self.path, offset)?;
+        Ok(match cache.filter(|_| admit) {
+            Some(cache) => {
+                let shared: Arc<[u8]> = raw.into();
+                cache.insert(block, shared.clone());
+                loaded(BlockBytes::Cached(shared), raw_len)
+            }
+            None => loaded(BlockBytes::Decoded(raw), raw_len),
         })
     }
 
@@ -157,6 +232,7 @@ impl Table {
     /// position × slot size`. `None` otherwise (the starts are in the index records).
     #[inline]
     pub(crate) fn block_span_without_suffixes(&self, block: u64) -> Option<(u64, u64)> {
+        // (Compressed blocks are format 6, always interleaved: never computed.)
         if self.layout.params.suffix_bytes != 0 || self.interleaved {
             return None;
         }
@@ -169,18 +245,25 @@ impl Table {
     }
 
     pub(super) fn block_bytes<'a>(&'a self, block: &'a LoadedBlock) -> &'a [u8] {
-        if let Some(v) = &block.owned {
-            return v;
+        match &block.bytes {
+            BlockBytes::Mapped => {
+                let start = block.start as usize;
+                self.mapped
+                    .as_deref()
+                    .and_then(|all| all.get(start..start + block.len))
+                    .unwrap_or_default()
+            }
+            BlockBytes::Read(v) | BlockBytes::Decoded(v) => v,
+            BlockBytes::Cached(v) => v,
         }
-        let start = block.start as usize;
-        self.mapped
-            .as_deref()
-            .and_then(|all| all.get(start..start + block.len))
-            .unwrap_or_default()
     }
 
-    /// Byte offset of slot `pos` of `block` in the file (for error messages).
+    /// Byte offset of slot `pos` of `block` in the file (for error messages); the stored
+    /// block's offset for a decompressed block.
     pub(super) fn slot_file_offset(&self, block: &LoadedBlock, pos: u64) -> u64 {
+        if block.decoded() {
+            return block.start;
+        }
         block.start + pos.saturating_sub(block.first_pos) * self.layout.slot as u64
     }
 }

@@ -15,6 +15,13 @@ pub(crate) struct BlockFacts {
     pub(crate) data_offset: u64,
     /// Bytes of the block in the file.
     pub(crate) data_bytes: u64,
+    /// How the block itself is stored (format 6): 0 raw, else the codec (1 LZ4, 2 zstd),
+    /// packed as [`Self::block_keys_inline`] says.
+    pub(crate) block_codec: u8,
+    /// For a compressed block: whether its keys are packed inline (else in columns).
+    pub(crate) block_keys_inline: bool,
+    /// Bytes of the block once decompressed (its stored bytes when raw).
+    pub(crate) block_raw_bytes: u64,
     /// File offset of the block's value chunk.
     pub(crate) values_offset: u64,
     /// Bytes of the value chunk in the file (compressed or not).
@@ -47,6 +54,9 @@ impl Table {
             positions: self.fence.block_positions(block),
             data_offset: self.footer.data.offset + meta.data_start,
             data_bytes: meta.data_end.saturating_sub(meta.data_start),
+            block_codec: meta.block_codec & !crate::sst::block_codec::KEYS_INLINE,
+            block_keys_inline: meta.block_codec & crate::sst::block_codec::KEYS_INLINE != 0,
+            block_raw_bytes: meta.block_raw_len,
             values_offset: self.value_chunk_offset(&meta),
             values_stored_bytes: meta.values_end.saturating_sub(meta.values_start),
             values_raw_bytes: u64::from(meta.raw_len),

@@ -213,6 +213,7 @@ impl Table {
         user_key: &[u8],
         probe: &Probe<'_>,
         trailer: u64,
+        held: &mut Option<LoadedBlock>,
     ) -> Result<u64> {
         let n = self.entries();
         let window = breakdown::timed(Step::Search, || {
@@ -221,7 +222,7 @@ impl Table {
         let (lo, hi) = (window.lo.min(n), window.hi.min(n));
         self.prefetch_window(lo, hi);
         breakdown::timed(Step::Locate, || {
-            self.locate_from_window(lo, hi, probe, trailer)
+            self.locate_from_window(lo, hi, probe, trailer, held)
         })
     }
 
@@ -252,18 +253,28 @@ impl Table {
                     return;
                 };
                 let start = self.footer.data.offset + meta.data_start;
-                let at = start + (lo - positions.start) * slot;
-                prefetch_lines(at, at + (hi - lo) * slot);
-                // The window's key overflows tile a stretch of the block's suffix chunk;
-                // estimated from the block's mean overflow, they load beside the slots
-                // instead of after them (a tie on a head, and the final equality check,
-                // read them).
-                let slots_end = start + (positions.end - positions.start) * slot;
-                let suffixes = (self.footer.data.offset + meta.data_end).saturating_sub(slots_end);
                 let count = (positions.end - positions.start).max(1);
-                let from = slots_end + (lo - positions.start) * suffixes / count;
-                let to = slots_end + (hi.min(positions.end) - positions.start) * suffixes / count;
-                prefetch_lines(from.saturating_sub(64), to + 64);
+                if meta.block_codec != crate::compression::CODEC_NONE {
+                    // A compressed block's slots are not in the file: its decompressed copy's
+                    // line at the window, when the chunk cache holds it.
+                    if let Some(blocks) = &self.key_blocks {
+                        blocks.prefetch(block, (lo - positions.start) * slot);
+                    }
+                } else {
+                    let at = start + (lo - positions.start) * slot;
+                    prefetch_lines(at, at + (hi - lo) * slot);
+                    // The window's key overflows tile a stretch of the block's suffix chunk;
+                    // estimated from the block's mean overflow, they load beside the slots
+                    // instead of after them (a tie on a head, and the final equality check,
+                    // read them).
+                    let slots_end = start + (positions.end - positions.start) * slot;
+                    let suffixes =
+                        (self.footer.data.offset + meta.data_end).saturating_sub(slots_end);
+                    let from = slots_end + (lo - positions.start) * suffixes / count;
+                    let to =
+                        slots_end + (hi.min(positions.end) - positions.start) * suffixes / count;
+                    prefetch_lines(from.saturating_sub(64), to + 64);
+                }
                 if self.interleaved {
                     // The value the window's middle predicts, in the chunk after the block —
                     // or in its cached decompressed copy, when the chunk cache holds it (a
@@ -330,10 +341,16 @@ impl Table {
     }
 
     /// Calls `f` with every key of the file in slot order (verifying each block once).
+    /// Compressed blocks are decompressed as a scan decompresses them: without filling the
+    /// chunk cache with the whole table.
     pub(crate) fn for_each_key(&self, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let mut key = self.stripped.clone();
         for block_no in 0..self.fence.block_count() {
-            let block = self.load_block(block_no, false)?;
+            let block = if self.compressed_blocks {
+                crate::cache::scanning(|| self.load_block(block_no, false))?
+            } else {
+                self.load_block(block_no, false)?
+            };
             for pos in self.fence.block_positions(block_no) {
                 let slot = self.slot(&block, pos)?;
                 key.truncate(self.stripped.len());
@@ -346,17 +363,35 @@ impl Table {
         Ok(())
     }
 
-    /// The lower bound, given a window `[lo, hi)` that holds the start of the key's run.
+    /// The lower bound, given a window `[lo, hi)` that holds the start of the key's run. In a
+    /// table with compressed blocks, `held` gets the last block read.
     pub(super) fn locate_from_window(
         &self,
         lo: u64,
         hi: u64,
         key: &Probe<'_>,
         trailer: u64,
+        held: &mut Option<LoadedBlock>,
+    ) -> Result<u64> {
+        let mut cache = None;
+        let pos = self.locate_in_window(&mut cache, lo, hi, key, trailer)?;
+        if self.compressed_blocks {
+            *held = cache.map(|(block, _)| block);
+        }
+        Ok(pos)
+    }
+
+    /// [`Table::locate_from_window`], keeping the last block read in `cache`.
+    fn locate_in_window<'k>(
+        &self,
+        cache: &mut Option<(LoadedBlock, Probe<'k>)>,
+        lo: u64,
+        hi: u64,
+        key: &Probe<'k>,
+        trailer: u64,
     ) -> Result<u64> {
         let n = self.entries();
-        let mut cache = None;
-        let pos = self.lower_bound_between(&mut cache, lo, hi, key, trailer)?;
+        let pos = self.lower_bound_between(cache, lo, hi, key, trailer)?;
         if pos < hi || hi == n {
             return Ok(pos);
         }
@@ -365,13 +400,13 @@ impl Table {
         loop {
             let probe = lo.saturating_add(step - 1);
             if probe >= n {
-                return self.lower_bound_between(&mut cache, lo, n, key, trailer);
+                return self.lower_bound_between(cache, lo, n, key, trailer);
             }
-            if self.cmp_at(&mut cache, probe, probe..probe + 1, key, trailer)? == Ordering::Less {
+            if self.cmp_at(cache, probe, probe..probe + 1, key, trailer)? == Ordering::Less {
                 lo = probe + 1;
                 step = step.saturating_mul(2);
             } else {
-                return self.lower_bound_between(&mut cache, lo, probe + 1, key, trailer);
+                return self.lower_bound_between(cache, lo, probe + 1, key, trailer);
             }
         }
     }

@@ -10,7 +10,9 @@ use crate::error::{Error, Result};
 use crate::fs::{FileSystem, RandomAccessFile, ReadMode};
 use crate::sst::fence::{FenceIndex, SectionLens};
 use crate::sst::filter::Bloom;
-use crate::sst::format::{Footer, Section, FOOTER_LEN, INTERLEAVED_FORMAT_VERSION};
+use crate::sst::format::{
+    Footer, Section, COMPRESSED_BLOCK_FORMAT_VERSION, FOOTER_LEN, INTERLEAVED_FORMAT_VERSION,
+};
 use crate::sst::properties::Properties;
 use crate::sst::slot::SlotLayout;
 use std::borrow::Cow;
@@ -142,8 +144,11 @@ impl Table {
             footer.properties.offset,
         )?;
         let slot_bytes = properties.slot_bytes();
+        // (From format 6 a block may be stored compressed, shorter than its slots: the fence
+        // index checks each block's raw length against its slots instead.)
         let data_len_ok = match footer.version {
             1 => properties.entries.checked_mul(slot_bytes) == Some(footer.data.len),
+            v if v >= COMPRESSED_BLOCK_FORMAT_VERSION => true,
             _ => properties
                 .entries
                 .checked_mul(slot_bytes)
@@ -200,6 +205,7 @@ impl Table {
             ));
         }
         let stripped = prefix.get(..layout.prefix_len()).unwrap_or_default().to_vec();
+        let compressed_blocks = fence.has_compressed_blocks();
         Ok(Table {
             path: path.to_path_buf(),
             file_id,
@@ -226,6 +232,12 @@ impl Table {
             verified_blocks: VerifiedSet::new(blocks),
             verified_value_chunks: VerifiedSet::new(blocks),
             chunks: chunks.map(|c| c.table(blocks)),
+            // A part of its own: a block's decompressed bytes never answer for its value
+            // chunk of the same block number, nor the other way round.
+            key_blocks: chunks
+                .filter(|_| compressed_blocks)
+                .map(|c| c.block_table(blocks)),
+            compressed_blocks,
             stats: LookupStats::default(),
             remove_on_drop: OnceLock::new(),
         })

@@ -7,9 +7,11 @@
 //! With a mapped file both parts of a block are checked against the per-table "verified"
 //! bitsets, so a block is checksummed once per table lifetime; with `pread` both are read and
 //! checked on every load — a scan reads every value of a block it visits, so one read and one
-//! checksum of the whole chunk is cheaper than one per value.
+//! checksum of the whole chunk is cheaper than one per value. A block stored compressed
+//! (format 6) is always read through the buffers, decompressed: a cursor reads it with
+//! [`Table::scan_block`] whatever the read mode ([`Table::block_compressed`]).
 
-use super::Table;
+use super::{BlockBytes, Table};
 use crate::error::{Error, Result};
 use crate::sst::fence::BlockMeta;
 
@@ -21,12 +23,15 @@ pub(crate) struct ScanBlock {
     pub(crate) first_pos: u64,
     /// One past the position of the block's last slot.
     pub(crate) end_pos: u64,
-    /// File offset of the block (its slots, then its key suffixes).
+    /// File offset of the block (its slots, then its key suffixes; as stored).
     pub(crate) start: u64,
     /// Bytes of the block's slots.
     pub(crate) slots_len: usize,
-    /// Bytes of the whole block.
+    /// Bytes of the whole block (decompressed).
     pub(crate) len: usize,
+    /// True when the block is stored compressed: its bytes, decompressed, are in the reader's
+    /// buffer, and its slots have no file offsets of their own (errors name `start`).
+    pub(crate) decoded: bool,
     /// Start of the block's value chunk within the value section.
     pub(crate) values_start: u64,
     /// Bytes of the value chunk once decompressed.
@@ -52,7 +57,8 @@ impl Table {
             end_pos: positions.end,
             start: self.footer.data.offset + meta.data_start,
             slots_len: (positions.end - positions.start) as usize * self.layout.slot,
-            len: (meta.data_end - meta.data_start) as usize,
+            len: meta.block_raw_len as usize,
+            decoded: meta.block_codec != 0,
             values_start: meta.values_start,
             values_len: meta.raw_len as usize,
             values_compressed: meta.codec != 0,
@@ -72,11 +78,11 @@ impl Table {
         slots: &mut Vec<u8>,
         values: &mut Vec<u8>,
     ) -> Result<ScanBlock> {
-        let mut loaded = self.load_block(block, false)?;
+        let loaded = self.load_block(block, false)?;
         let meta = self.block_meta(block)?;
-        match loaded.owned.take() {
-            Some(read) => *slots = read,
-            None => {
+        match loaded.bytes {
+            BlockBytes::Read(read) | BlockBytes::Decoded(read) => *slots = read,
+            _ => {
                 slots.clear();
                 slots.extend_from_slice(self.block_bytes(&loaded));
             }
@@ -91,7 +97,8 @@ impl Table {
 
     /// Checks block `block` of a mapped table (its bytes and value chunk, once per table
     /// lifetime) without copying it: the reader then reads it from [`Table::mapping`]. A
-    /// compressed value chunk is decompressed into `values`.
+    /// compressed value chunk is decompressed into `values`. REQUIRES: the block is stored
+    /// uncompressed (else [`Table::scan_block`]).
     ///
     /// # Errors
     /// As [`Table::scan_block`].
