@@ -474,6 +474,12 @@ struct Merge<'a, 'l> {
     model_time: ModelTime,
     /// Relocates values (`None` when the compaction relocates none).
     relocator: Option<Relocator<'a>>,
+    /// The outputs are the only run of the last level that may hold their keys (leveled):
+    /// an entry every snapshot sees is written with seqno 0, as RocksDB does at the
+    /// bottommost level. No other version of its key can be older (none is below; the
+    /// shadowed ones are dropped here), so its order among its key's versions holds, and
+    /// the trailers of a settled last level compress to almost nothing.
+    zero_seqnos: bool,
 }
 
 impl<'a, 'l> Merge<'a, 'l> {
@@ -485,6 +491,8 @@ impl<'a, 'l> Merge<'a, 'l> {
         range: KeyRange,
         shared: Shared<'a>,
     ) -> Self {
+        let zero_seqnos = c.output_level + 1 == version.levels.len()
+            && layout.shadow_search_from(c.output_level) > c.output_level;
         Merge {
             c,
             version,
@@ -509,6 +517,7 @@ impl<'a, 'l> Merge<'a, 'l> {
                 .values
                 .filter(|v| !v.is_idle())
                 .map(|v| Relocator::new(v, &version.vlog_deleted)),
+            zero_seqnos,
         }
     }
 
@@ -608,6 +617,14 @@ impl<'a, 'l> Merge<'a, 'l> {
                     (_, ValueKind::Delete) => Cow::Borrowed(&[][..]),
                     _ => Cow::Borrowed(merged.value()),
                 };
+                let seqno = if self.zero_seqnos
+                    && kind != ValueKind::Delete
+                    && seqno <= self.ctx.oldest_snapshot
+                {
+                    0
+                } else {
+                    seqno
+                };
                 if let Some((_, b)) = self.builder.as_mut() {
                     b.add(user_key, seqno, kind, &value)?;
                 }
@@ -682,14 +699,25 @@ impl<'a, 'l> Merge<'a, 'l> {
             (Some(h), _) => h.clone(),
             // A memtable compaction has no file inputs: its memtable's bounds are the
             // outputs'.
-            (None, Some(m)) => self.hints.insert(m.hints.clone()).clone(),
-            (None, None) => {
-                let inputs: Vec<_> = self.c.inputs.iter().chain(&self.c.next_inputs).collect();
-                let h = output_hints::output_hints(
-                    &inputs,
-                    self.ctx.builder.block_records,
-                    self.ctx.last_seqno,
-                )?;
+            (None, memtable) => {
+                let mut h = match memtable {
+                    Some(m) => m.hints.clone(),
+                    None => {
+                        let inputs: Vec<_> =
+                            self.c.inputs.iter().chain(&self.c.next_inputs).collect();
+                        output_hints::output_hints(
+                            &inputs,
+                            self.ctx.builder.block_records,
+                            self.ctx.last_seqno,
+                        )?
+                    }
+                };
+                if self.zero_seqnos {
+                    // Seqno 0 joins the range; when every input entry is seen by every
+                    // snapshot, it is the whole range and trailers take one byte.
+                    let oldest = self.ctx.oldest_snapshot;
+                    h.seqnos = h.seqnos.map(|(_, hi)| (0, if hi <= oldest { 0 } else { hi }));
+                }
                 self.hints.insert(h).clone()
             }
         };
