@@ -58,24 +58,30 @@ impl DbInner {
         ScanState::new(self.reads.ctx.clone(), view, snapshot, closed)
     }
 
-    /// Captures the memtables and version atomically with respect to flushes (a flush
-    /// installs its version before it drops the flushed memtable, under `mem`).
+    /// Captures the memtables, then the version: one consistent state. A flush installs its
+    /// table's version before it drops the flushed memtable, so a reader that no longer sees
+    /// the memtable sees the table (and one that sees both reads the same entries twice).
     pub fn read_view(&self) -> ReadView {
-        let (memtables, version) = self.writes.memtables_with(|| self.versions.current());
+        let memtables = self.writes.memtables();
+        let version = self.versions.current();
         ReadView { memtables, version }
     }
 
-    /// The newest internal entry of `key` visible at `seqno` (tombstones included).
+    /// The newest internal entry of `key` visible at `seqno` (tombstones included). The
+    /// memtables and the version are borrowed (no lock, no reference count), memtables
+    /// first, for the reason [`DbInner::read_view`] gives.
     pub fn get_entry(&self, key: &[u8], seqno: SeqNo) -> Result<Option<Entry>> {
-        let view = self.read_view();
+        let memtables = self.writes.memtables_now();
         let in_memtables = breakdown::timed(Step::Memtable, || {
-            view.memtables.iter().find_map(|mem| mem.get(key, seqno))
+            memtables.iter().find_map(|mem| mem.get(key, seqno))
         });
+        drop(memtables);
         if let Some(e) = in_memtables {
             return Ok(Some(e));
         }
+        let version = self.versions.current_now();
         let level_models = self.opts.level_models.then(|| self.work.level_models());
-        breakdown::timed_files(|| view.version.get(key, seqno, level_models.as_deref()))
+        breakdown::timed_files(|| version.get(key, seqno, level_models.as_deref()))
     }
 
     /// The user-visible value of `key` at `snapshot` (or now).

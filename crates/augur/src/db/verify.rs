@@ -131,7 +131,7 @@ impl DbInner {
     /// The segments some entry of a live table or memtable points into.
     #[cfg(feature = "test-util")]
     pub fn referenced_segments(&self) -> Result<std::collections::BTreeSet<u64>> {
-        let (memtables, version) = self.writes.memtables_with(|| self.versions.current());
+        let crate::iter::ReadView { memtables, version } = self.read_view();
         let mut out = std::collections::BTreeSet::new();
         for f in version.levels.iter().flatten() {
             let mut cursor = TableCursor::new(f.table.clone(), true);

@@ -25,6 +25,7 @@ use crate::memtable::Memtable;
 use crate::version::{Version, VersionEdit};
 use crate::vlog::{entry_bytes, ValuePointer};
 use crate::wal::{LogKind, LogWriter};
+use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,6 +67,9 @@ pub(crate) struct WriteState {
     wal: Mutex<Option<LogWriter>>,
     /// The memtables and the WAL number of the active one.
     mem: Mutex<MemState>,
+    /// `mem`'s memtables as readers search them, newest first; replaced (under `mem`)
+    /// whenever they change, loaded by readers without a lock.
+    readable: ArcSwap<Memtables>,
     /// Largest seqno visible to readers.
     last_seqno: AtomicU64,
     /// The smooth slowdown's account (`write_delay.rs`).
@@ -81,6 +85,7 @@ impl WriteState {
             queue_cv: Condvar::new(),
             committing: Mutex::new(()),
             wal: Mutex::new(wal),
+            readable: ArcSwap::from_pointee(mem.readable()),
             mem: Mutex::new(mem),
             last_seqno: AtomicU64::new(last_seqno),
             delay: WriteDelay::default(),
@@ -93,17 +98,25 @@ impl WriteState {
     }
 
     /// Every memtable, newest first (the active one, then the immutable ones).
-    pub(super) fn memtables(&self) -> Arc<[Arc<Memtable>]> {
-        self.mem.lock().readable.clone()
+    ///
+    /// A reader that needs the files too loads the memtables first and the version after
+    /// (`DbInner::read_view`): a flush installs its table's version before it drops the
+    /// memtable, so a reader that no longer sees the memtable sees the table.
+    pub(super) fn memtables(&self) -> Arc<Memtables> {
+        self.readable.load_full()
     }
 
-    /// The memtables and what `with` reads (the current version), atomically with respect
-    /// to a flush, which installs its version before it drops the flushed memtable under
-    /// the memtables' lock. `with` runs under that lock: it may take only later locks.
-    pub(super) fn memtables_with<T>(&self, with: impl FnOnce() -> T) -> (Arc<[Arc<Memtable>]>, T) {
-        let m = self.mem.lock();
-        let also = with();
-        (m.readable.clone(), also)
+    /// [`WriteState::memtables`] borrowed for one short read: no lock and no reference
+    /// count taken (a point read's cost). Hold the guard only for the read.
+    #[inline]
+    pub(super) fn memtables_now(&self) -> arc_swap::Guard<Arc<Memtables>> {
+        self.readable.load()
+    }
+
+    /// Publishes `m`'s memtables to readers after they changed (REQUIRES: `m` is this
+    /// state's `mem`, locked, so that publications follow the changes in order).
+    fn publish(&self, m: &MemState) {
+        self.readable.store(Arc::new(m.readable()));
     }
 
     /// True while an immutable memtable waits for its flush.
@@ -134,7 +147,7 @@ impl WriteState {
         }
         let held = m.charged_bytes();
         m.imm.remove(0);
-        m.refresh();
+        self.publish(&m);
         Some(held)
     }
 
@@ -153,10 +166,11 @@ pub(crate) struct MemState {
     pub wal_number: u64,
     /// Immutable memtables waiting for flush, oldest first, with their WAL numbers.
     pub imm: Vec<(Arc<Memtable>, u64)>,
-    /// `mem` then `imm` newest first, rebuilt by [`MemState::refresh`] whenever either
-    /// changes, so a reader takes all memtables with one `Arc` clone.
-    pub readable: Arc<[Arc<Memtable>]>,
 }
+
+/// The memtables a reader searches, newest first: the active one, then the immutable ones
+/// from newest to oldest.
+pub(crate) type Memtables = Vec<Arc<Memtable>>;
 
 impl MemState {
     /// A state with an empty memtable (sized for `memtable_budget` bytes) logged to WAL
@@ -168,7 +182,6 @@ impl MemState {
     /// A state whose memtable is `mem`, logged to WAL `wal_number`.
     pub fn with_memtable(mem: Arc<Memtable>, wal_number: u64) -> Self {
         MemState {
-            readable: Arc::from(vec![mem.clone()]),
             mem,
             wal_number,
             imm: Vec::new(),
@@ -181,12 +194,12 @@ impl MemState {
         (self.mem.approximate_bytes() + imm) as u64
     }
 
-    /// Rebuilds `readable` after `mem` or `imm` changed.
-    pub fn refresh(&mut self) {
+    /// `mem` then `imm`, newest first: what readers search.
+    fn readable(&self) -> Memtables {
         let mut all = Vec::with_capacity(1 + self.imm.len());
         all.push(self.mem.clone());
         all.extend(self.imm.iter().rev().map(|(m, _)| m.clone()));
-        self.readable = Arc::from(all);
+        all
     }
 }
 
@@ -663,7 +676,7 @@ impl DbInner {
         let old = std::mem::replace(&mut m.mem, Arc::new(fresh));
         let old_number = std::mem::replace(&mut m.wal_number, number);
         m.imm.push((old, old_number));
-        m.refresh();
+        self.writes.publish(&m);
         self.counters.note_memtable_bytes(m.charged_bytes());
         drop(m);
         drop(guard);

@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// What a reader needs to see one consistent state: the memtables and the version.
 pub(crate) struct ReadView {
     /// Newest first: the active memtable, then the immutable ones from newest to oldest.
-    pub memtables: Arc<[Arc<Memtable>]>,
+    pub memtables: Arc<Vec<Arc<Memtable>>>,
     /// The files.
     pub version: Arc<Version>,
 }

@@ -21,6 +21,7 @@ use crate::cache::FileReads;
 use crate::fs::FileSystem;
 use crate::sst::Table;
 use crate::wal::LogWriter;
+use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -72,8 +73,10 @@ pub struct VersionSet {
     reads: FileReads,
     /// Whether tables are opened with their learned index in use.
     use_models: bool,
-    current: Mutex<Arc<Version>>,
-    /// Serializes manifest appends. Lock order: `manifest` before `current`.
+    /// The current version, replaced only under `manifest` (installs are serialized);
+    /// readers load it without a lock ([`VersionSet::current_now`]).
+    current: ArcSwap<Version>,
+    /// Serializes manifest appends and version installs.
     manifest: Mutex<ManifestState>,
     next_file_number: AtomicU64,
     listener: std::sync::OnceLock<Arc<dyn VersionListener>>,
@@ -182,7 +185,7 @@ impl VersionSet {
             fs,
             reads,
             use_models,
-            current: Mutex::new(Arc::new(version)),
+            current: ArcSwap::from_pointee(version),
             manifest: Mutex::new(ManifestState {
                 writer: None,
                 pending: Some(number),
@@ -255,7 +258,15 @@ impl VersionSet {
 
     /// The current version.
     pub fn current(&self) -> Arc<Version> {
-        self.current.lock().clone()
+        self.current.load_full()
+    }
+
+    /// The current version, borrowed for one short read: no lock and no reference count
+    /// taken (a point read's cost). A replaced version stays alive while a guard holds it;
+    /// hold the guard only for the read, never across blocking work.
+    #[inline]
+    pub fn current_now(&self) -> arc_swap::Guard<Arc<Version>> {
+        self.current.load()
     }
 
     /// Allocates a file number.
@@ -294,7 +305,7 @@ impl VersionSet {
             let moved = edit.deleted.iter().any(|(_, id)| *id == meta.file_id);
             let existing = moved
                 .then(|| {
-                    let current = self.current.lock();
+                    let current = self.current.load();
                     current
                         .levels
                         .iter()
@@ -325,7 +336,8 @@ impl VersionSet {
         let path = manifest.path.clone();
         manifest.recorded.apply(&edit, &path, 0)?;
 
-        let mut current = self.current.lock();
+        // Installs are serialized by the manifest lock held here.
+        let current = self.current.load_full();
         let mut next = Version::clone(&current);
         next.number = current.number + 1;
         let changed = edit.deleted.iter().map(|(l, _)| *l);
@@ -365,7 +377,7 @@ impl VersionSet {
             &edit,
         );
         let next = Arc::new(next);
-        *current = next.clone();
+        self.current.store(next.clone());
         drop(current);
         if let Some(listener) = self.listener.get() {
             if !added.is_empty() || !removed_files.is_empty() {

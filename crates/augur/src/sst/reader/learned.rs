@@ -473,17 +473,22 @@ impl Table {
         trailer: u64,
     ) -> Result<Ordering> {
         let block_no = self.fence.block_of(pos);
-        let (block, key) = match cache.take() {
-            Some((b, k)) if b.block == block_no && b.holds(pos, self.layout.slot) => (b, k),
-            _ => (
+        // The cached block is used where it lies (a block is not small: moving it in and out
+        // of the cache on every probe showed in profiles).
+        let held = |c: &Option<(LoadedBlock, Probe<'k>)>| {
+            matches!(c, Some((b, _)) if b.block == block_no && b.holds(pos, self.layout.slot))
+        };
+        if !held(cache) {
+            *cache = Some((
                 self.load_slots(block_no, window.start.min(pos), window.end.max(pos + 1))?,
                 key.past(self.fence.block_prefix(block_no)),
-            ),
+            ));
+        }
+        let Some((block, key)) = cache.as_ref() else {
+            return Err(Error::corruption(&self.path, 0, "block cache lost its block"));
         };
-        let slot = self.slot(&block, pos)?;
-        let ord = key.order(self.layout.head_bytes(), &slot.raw, slot.overflow, trailer);
-        *cache = Some((block, key));
-        Ok(ord)
+        let slot = self.slot(block, pos)?;
+        Ok(key.order(self.layout.head_bytes(), &slot.raw, slot.overflow, trailer))
     }
 }
 
