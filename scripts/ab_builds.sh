@@ -13,6 +13,9 @@
 #   NUMS    key counts (default "2000000 10000000"); ROUNDS (3); READS (1000000)
 #   PATHS   read paths per build (default "learned never": --learning never is the baseline)
 #   EXTRA   flags added to every run of both builds
+#   REALTIME=1  runs each bench under `chrt -f 50` (SCHED_FIFO; root or CAP_SYS_NICE): on a
+#           machine busy with other work its threads run whenever ready, which cuts the
+#           round-to-round spread (session 31); shared caches and memory stay shared
 #
 # The base is built once into target/ab/<commit> from a detached git worktree (its own
 # target directory), and reused. Each round runs, for each key count, path and build in
@@ -34,6 +37,8 @@ ROUNDS=${ROUNDS:-3}
 READS=${READS:-1000000}
 PATHS=${PATHS:-"learned never"}
 EXTRA=${EXTRA:-}
+RUN=()
+[ "${REALTIME:-0}" = 1 ] && RUN=(chrt -f 50)
 DB=${DB:-/tmp/augur-ab-db}
 mkdir -p "$OUT"
 
@@ -49,7 +54,7 @@ fi
 [ -x "$NEW" ] || cargo build --release -q -p augur-cli
 new_sha=$(git rev-parse --short=12 HEAD)
 git diff --quiet HEAD -- crates || new_sha="$new_sha+dirty"
-echo "base $base_sha ($base_bin), new $new_sha ($NEW)" | tee "$OUT/builds.txt"
+echo "base $base_sha ($base_bin), new $new_sha ($NEW), realtime ${REALTIME:-0}" | tee "$OUT/builds.txt"
 
 LOG="$OUT/runs.tsv"
 : >"$LOG"
@@ -63,7 +68,7 @@ for round in $(seq 1 "$ROUNDS"); do
         [ "$build" = base ] && bin=$base_bin
         rm -rf "$DB"
         # shellcheck disable=SC2086
-        text=$("$bin" bench --num "$num" --key_size 16 --value_size 100 \
+        text=$("${RUN[@]}" "$bin" bench --num "$num" --key_size 16 --value_size 100 \
           --value-separation-threshold 1024 \
           --benchmarks fillrandom,compact,readrandom,seekrandom --reads "$READS" \
           --seek_nexts 10 $path_flags $EXTRA --db "$DB" 2>&1) || { echo "$text" >&2; exit 1; }

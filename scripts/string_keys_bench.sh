@@ -13,7 +13,8 @@
 # build: adds its modes as `base-MODE` in the same rounds, for a same-run A/B of two builds),
 # BASE_MODES (the modes BASE runs, default: MODES), PEERS (the peer engines PEER runs, default
 # "rocksdb"; "rocksdb leveldb" with a PEER built with both features — LevelDB has no lz4, so
-# with COMPRESSION=lz4 it is skipped).
+# with COMPRESSION=lz4 it is skipped), REALTIME (1: every run under `chrt -f 50`, SCHED_FIFO,
+# root only: steadier ratios on a machine busy with other work).
 #
 # Each round runs every mode once per set, in order, each on a fresh database:
 #   augur bench --keys-text SET --benchmarks fillrandom,compact,readrandom,seekrandom,stats
@@ -51,6 +52,8 @@ PEERS=${PEERS:-rocksdb}
 DATA=../shared/datasets
 SETS=${SETS:-"$DATA/package_paths.txt $DATA/reversed_domains.txt $DATA/words_en_insane.txt composite:200000 redis:1000000"}
 DB=${DB:-/tmp/augur-string-keys-db}
+RUN=()
+[ "${REALTIME:-0}" = 1 ] && RUN=(chrt -f 50)
 mkdir -p "$OUT"
 [ -x "$AUGUR" ] || cargo build --release -q -p augur-cli
 
@@ -86,7 +89,7 @@ for round in $(seq 1 "$ROUNDS"); do
       case "$mode" in base-*) bin=$BASE ;; esac
       rm -rf "$DB"
       # shellcheck disable=SC2046
-      text=$("$bin" bench $(source_flags "$set") $(mode_flags "$mode") \
+      text=$("${RUN[@]}" "$bin" bench $(source_flags "$set") $(mode_flags "$mode") \
         --benchmarks fillrandom,compact,readrandom,seekrandom,stats --value_size "$VALUE" \
         --value-separation-threshold 1024 --reads "$READS" --seek_nexts 10 \
         --compression_type "$COMPRESSION" $ratio_flags --db "$DB" 2>&1) || { echo "$text" >&2; exit 1; }

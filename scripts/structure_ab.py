@@ -9,6 +9,11 @@ Each round runs, for each binary (alternating which goes first), on a fresh data
               --seek_nexts 100 --json FILE
 and the script prints micros/op per benchmark and binary and the median NEW/BASE ratio of
 micros/op over the rounds (below 1: NEW is faster).
+
+--realtime runs each bench under `chrt -f 50` (SCHED_FIFO; needs root or CAP_SYS_NICE): on a
+machine busy with other work (compiles, other benchmarks) the bench's threads then run
+whenever they are ready, which cuts the round-to-round spread from ~10% to ~2-3% here
+(session 31). It does not make a busy machine quiet: caches and memory bandwidth are shared.
 """
 import argparse
 import json
@@ -22,11 +27,12 @@ BENCHMARKS = "fillrandom,flush,waitforcompaction,readrandom,seekrandom"
 REPORTED = ("fillrandom", "readrandom", "seekrandom")
 
 
-def run(binary, num, workdir, benchmarks=BENCHMARKS):
+def run(binary, num, workdir, benchmarks=BENCHMARKS, realtime=False):
     db = os.path.join(workdir, "db")
     out = os.path.join(workdir, "result.json")
     shutil.rmtree(db, ignore_errors=True)
-    subprocess.run([binary, "bench", "--db", db, "--num", str(num), "--benchmarks", benchmarks,
+    prefix = ["chrt", "-f", "50"] if realtime else []
+    subprocess.run(prefix + [binary, "bench", "--db", db, "--num", str(num), "--benchmarks", benchmarks,
                     "--seek_nexts", "100", "--json", out],
                    check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
@@ -44,6 +50,8 @@ def main():
     p.add_argument("--out", default=None)
     p.add_argument("--benchmarks", default=BENCHMARKS,
                    help="the bench list (default: %(default)s)")
+    p.add_argument("--realtime", action="store_true",
+                   help="run each bench under chrt -f 50 (SCHED_FIFO) on a busy machine")
     a = p.parse_args()
     results = {"base": [], "new": []}
     with tempfile.TemporaryDirectory(prefix="structure-ab-") as work:
@@ -52,7 +60,7 @@ def main():
             if rnd % 2:
                 order.reverse()
             for name, binary in order:
-                r = run(binary, a.num, work, a.benchmarks)
+                r = run(binary, a.num, work, a.benchmarks, a.realtime)
                 results[name].append(r)
                 print(f"round {rnd} {name:<4} " + "  ".join(
                     f"{b} {r[b]:.3f} us/op" for b in REPORTED if b in r), flush=True)
@@ -64,7 +72,7 @@ def main():
               f"(rounds: {', '.join(f'{x:.3f}' for x in per_round)})")
     if a.out:
         with open(a.out, "w") as f:
-            json.dump({"num": a.num, "rounds": a.rounds, "base": a.base, "new": a.new,
+            json.dump({"num": a.num, "rounds": a.rounds, "realtime": a.realtime, "base": a.base, "new": a.new,
                        "results": results, "median_ratio": ratios}, f, indent=1)
 
 

@@ -132,6 +132,18 @@ pub(crate) fn encode_record(
     put_u32(buf, values_crc);
 }
 
+impl BlockMeta {
+    /// Its bounds.
+    pub(crate) fn span(&self) -> BlockSpan {
+        BlockSpan {
+            data_start: self.data_start,
+            data_end: self.data_end,
+            values_start: self.values_start,
+            values_end: self.values_end,
+        }
+    }
+}
+
 /// The largest value-chunk codec byte a reader knows (`compression::Codec`).
 pub(crate) const MAX_CODEC: u8 = 2;
 
@@ -210,6 +222,34 @@ pub(crate) struct FenceIndex {
     /// Format 6: per block, its codec and raw length. Empty when every block is stored
     /// uncompressed, so such tables keep format 5's memory and read path.
     block_codecs: Vec<StoredCodec>,
+    /// When every block but the last is stored uncompressed with the same length and value
+    /// chunk length (fixed-width keys and values: db_bench's, integer keys), those lengths:
+    /// where such a block lies is computed ([`FenceIndex::uniform_span`]), so a lookup's
+    /// slot address does not wait for its block's record to come from memory.
+    uniform: Option<UniformBlocks>,
+}
+
+/// The common stored lengths of a table's blocks but the last ([`FenceIndex::uniform_span`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct UniformBlocks {
+    /// Stored length of each block (slots and key suffixes).
+    data_len: u64,
+    /// Stored length of each value chunk.
+    values_len: u64,
+}
+
+/// Where a block and its value chunk lie (the bounds of [`BlockMeta`] without its
+/// checksums and codecs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockSpan {
+    /// Start of the block, relative to the data section.
+    pub(crate) data_start: u64,
+    /// End of the block, relative to the data section.
+    pub(crate) data_end: u64,
+    /// Start of the block's values, relative to the value section.
+    pub(crate) values_start: u64,
+    /// End of the block's values, relative to the value section.
+    pub(crate) values_end: u64,
 }
 
 impl FenceIndex {
@@ -243,6 +283,7 @@ impl FenceIndex {
             prefix_exts: Vec::new(),
             stripped_len: props.slot.prefix_len as usize,
             block_codecs: Vec::new(),
+            uniform: None,
         };
         let block_prefixes = sections.version >= BLOCK_PREFIX_FORMAT_VERSION;
         let mut exts = Vec::with_capacity(if block_prefixes { capacity } else { 0 });
@@ -379,7 +420,78 @@ impl FenceIndex {
         if index.last_key(props.blocks) != Some((&largest.user_key[..], largest.trailer())) {
             return Err(corrupt(0, "last key differs from the table's largest key"));
         }
+        index.uniform = index.find_uniform();
         Ok(index)
+    }
+
+    /// [`UniformBlocks`] when every block but the last has the same stored lengths and
+    /// nothing is compressed; checked against the records, so a computed span always equals
+    /// the recorded one.
+    fn find_uniform(&self) -> Option<UniformBlocks> {
+        if !self.block_codecs.is_empty() || self.blocks.iter().any(|b| b.codec != 0) {
+            return None;
+        }
+        let first = self.meta(0)?;
+        let uniform = UniformBlocks {
+            data_len: first.data_end - first.data_start,
+            values_len: first.values_end - first.values_start,
+        };
+        let but_last = self.block_count().checked_sub(1)?;
+        (0..but_last)
+            .all(|b| {
+                self.meta(b)
+                    .is_some_and(|m| Some(m.span()) == self.computed_span(uniform, b))
+            })
+            .then_some(uniform)
+    }
+
+    /// Block `block`'s span in a table of `uniform` blocks, by arithmetic.
+    fn computed_span(&self, uniform: UniformBlocks, block: u64) -> Option<BlockSpan> {
+        let UniformBlocks { data_len, values_len } = uniform;
+        Some(if self.interleaved {
+            let data_start = block.checked_mul(data_len.checked_add(values_len)?)?;
+            let data_end = data_start.checked_add(data_len)?;
+            BlockSpan {
+                data_start,
+                data_end,
+                values_start: data_end,
+                values_end: data_end.checked_add(values_len)?,
+            }
+        } else {
+            let data_start = block.checked_mul(data_len)?;
+            let values_start = block.checked_mul(values_len)?;
+            BlockSpan {
+                data_start,
+                data_end: data_start.checked_add(data_len)?,
+                values_start,
+                values_end: values_start.checked_add(values_len)?,
+            }
+        })
+    }
+
+    /// Where `block` and its value chunk lie, computed without touching its record when the
+    /// table's blocks are uniform and `block` is not the last; `None` otherwise (read the
+    /// record: [`FenceIndex::meta`]).
+    #[inline]
+    pub(crate) fn uniform_span(&self, block: u64) -> Option<BlockSpan> {
+        let uniform = self.uniform?;
+        if block.checked_add(1)? >= self.block_count() {
+            return None;
+        }
+        self.computed_span(uniform, block)
+    }
+
+    /// Hints that `block`'s record (and the one before it, which says where it starts) will
+    /// be read soon.
+    #[inline]
+    pub(crate) fn prefetch_meta(&self, block: u64) {
+        let Ok(b) = usize::try_from(block) else { return };
+        if let Some(this) = self.blocks.get(b) {
+            crate::prefetch::prefetch_value(this);
+        }
+        if let Some(before) = b.checked_sub(1).and_then(|p| self.blocks.get(p)) {
+            crate::prefetch::prefetch_value(before);
+        }
     }
 
     /// Last internal key `(user key, trailer)` of the block before `end_block`, i.e. of block
@@ -619,6 +731,28 @@ mod tests {
         assert_eq!(idx.block_last_key(2), Some((&b"f"[..], t(5))));
         assert_eq!(idx.block_of(6), 2);
         assert!(idx.size_bytes() > 0);
+    }
+
+    #[test]
+    fn uniform_blocks_are_located_without_their_records() {
+        let keys: [(&[u8], u64); 3] = [(b"b", 5), (b"d", 5), (b"f", 5)];
+        let p = props(7, 3, b"f", 5);
+        let idx = FenceIndex::decode(&encoded(&keys), &p, lens(30), Path::new("x"), 0).unwrap();
+        for b in 0..2 {
+            assert_eq!(idx.uniform_span(b), Some(idx.meta(b).unwrap().span()), "block {b}");
+        }
+        // The last block (shorter here) and past the end: read from the records.
+        assert_eq!(idx.uniform_span(2), None);
+        assert_eq!(idx.uniform_span(3), None);
+        // Value chunks of different lengths: every block is located by its record.
+        let t = pack_trailer(5, ValueKind::Value);
+        let mut uneven = Vec::new();
+        for (key, values_end) in [(&b"b"[..], 10), (b"d", 25), (b"f", 30)] {
+            encode_record(&mut uneven, key, t, 1, values_end, 2);
+        }
+        let idx = FenceIndex::decode(&uneven, &p, lens(30), Path::new("x"), 0).unwrap();
+        assert!((0..3).all(|b| idx.uniform_span(b).is_none()));
+        assert_eq!(idx.meta(1).unwrap().values_end, 25);
     }
 
     #[test]

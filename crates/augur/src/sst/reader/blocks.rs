@@ -69,7 +69,7 @@ impl Table {
         let positions = self.fence.block_positions(block);
         let (from, to) = (from.max(positions.start), to.min(positions.end).max(from));
         let slot = self.layout.slot as u64;
-        let (start, end) = match self.block_span_without_suffixes(block) {
+        let (start, end) = match self.computed_block_span(block) {
             Some((start, len)) => (start, start + len),
             None => {
                 let meta = self.meta_of(block)?;
@@ -132,9 +132,9 @@ impl Table {
             let meta = self.meta_of(block)?;
             self.prefetch_through_values(&meta, self.footer.data.offset + meta.data_start);
         }
-        // A verified block of a file without key suffixes lies at a computed offset: no
-        // index record is touched (a cache miss per lookup otherwise).
-        let (offset, len) = match self.block_span_without_suffixes(block) {
+        // A verified block at a computed offset touches no index record (a cache miss per
+        // lookup otherwise).
+        let (offset, len) = match self.computed_block_span(block) {
             Some(span) if verified => span,
             _ => {
                 let meta = self.meta_of(block)?;
@@ -227,20 +227,27 @@ impl Table {
         })
     }
 
-    /// Where block `block` lies (file offset, length) when the file stores no key suffixes
-    /// and no interleaved value chunks: then every block is its slots alone, at `first
-    /// position × slot size`. `None` otherwise (the starts are in the index records).
+    /// Where block `block` lies (file offset, stored length), computed without its index
+    /// record: when the file stores no key suffixes and no interleaved value chunks, every
+    /// block is its slots alone, at `first position × slot size`; when its blocks are
+    /// uniform ([`crate::sst::fence::FenceIndex::uniform_span`]), at `block × stride`.
+    /// `None` otherwise (the starts are in the index records). A record not touched is a
+    /// cache miss fewer on a lookup's critical path.
     #[inline]
-    pub(crate) fn block_span_without_suffixes(&self, block: u64) -> Option<(u64, u64)> {
-        // (Compressed blocks are format 6, always interleaved: never computed.)
-        if self.layout.params.suffix_bytes != 0 || self.interleaved {
-            return None;
+    pub(crate) fn computed_block_span(&self, block: u64) -> Option<(u64, u64)> {
+        // (Compressed blocks are format 6, always interleaved and never uniform.)
+        if self.layout.params.suffix_bytes == 0 && !self.interleaved {
+            let positions = self.fence.block_positions(block);
+            let slot = self.layout.slot as u64;
+            return Some((
+                self.footer.data.offset + positions.start * slot,
+                (positions.end - positions.start) * slot,
+            ));
         }
-        let positions = self.fence.block_positions(block);
-        let slot = self.layout.slot as u64;
+        let span = self.fence.uniform_span(block)?;
         Some((
-            self.footer.data.offset + positions.start * slot,
-            (positions.end - positions.start) * slot,
+            self.footer.data.offset + span.data_start,
+            span.data_end - span.data_start,
         ))
     }
 

@@ -243,52 +243,65 @@ impl Table {
                 at += 64;
             }
         };
-        match self.block_span_without_suffixes(block) {
-            Some((start, _)) => {
+        if !self.interleaved && self.layout.params.suffix_bytes == 0 {
+            // Every block is its slots alone, at a computed offset.
+            let at = self.footer.data.offset + lo * slot;
+            prefetch_lines(at, at + (hi - lo) * slot);
+        } else {
+            // Where the block lies: computed for uniform blocks (its record is then only
+            // prefetched, for the value read that follows), else read from its record.
+            let (span, meta) = match self.fence.uniform_span(block) {
+                Some(span) => {
+                    self.fence.prefetch_meta(block);
+                    (span, None)
+                }
+                None => {
+                    let Some(meta) = self.fence.meta(block) else {
+                        return;
+                    };
+                    (meta.span(), Some(meta))
+                }
+            };
+            let start = self.footer.data.offset + span.data_start;
+            let count = (positions.end - positions.start).max(1);
+            if meta.is_some_and(|m| m.block_codec != crate::compression::CODEC_NONE) {
+                // A compressed block's slots are not in the file: its decompressed copy's
+                // line at the window, when the chunk cache holds it.
+                if let Some(blocks) = &self.key_blocks {
+                    blocks.prefetch(block, (lo - positions.start) * slot);
+                }
+            } else {
                 let at = start + (lo - positions.start) * slot;
                 prefetch_lines(at, at + (hi - lo) * slot);
-            }
-            None => {
-                let Some(meta) = self.fence.meta(block) else {
-                    return;
-                };
-                let start = self.footer.data.offset + meta.data_start;
-                let count = (positions.end - positions.start).max(1);
-                if meta.block_codec != crate::compression::CODEC_NONE {
-                    // A compressed block's slots are not in the file: its decompressed copy's
-                    // line at the window, when the chunk cache holds it.
-                    if let Some(blocks) = &self.key_blocks {
-                        blocks.prefetch(block, (lo - positions.start) * slot);
-                    }
-                } else {
-                    let at = start + (lo - positions.start) * slot;
-                    prefetch_lines(at, at + (hi - lo) * slot);
-                    // The window's key overflows tile a stretch of the block's suffix chunk;
-                    // estimated from the block's mean overflow, they load beside the slots
-                    // instead of after them (a tie on a head, and the final equality check,
-                    // read them).
-                    let slots_end = start + (positions.end - positions.start) * slot;
-                    let suffixes =
-                        (self.footer.data.offset + meta.data_end).saturating_sub(slots_end);
+                // The window's key overflows tile a stretch of the block's suffix chunk;
+                // estimated from the block's mean overflow, they load beside the slots
+                // instead of after them (a tie on a head, and the final equality check,
+                // read them).
+                let slots_end = start + (positions.end - positions.start) * slot;
+                let suffixes = (self.footer.data.offset + span.data_end).saturating_sub(slots_end);
+                if suffixes > 0 {
                     let from = slots_end + (lo - positions.start) * suffixes / count;
                     let to =
                         slots_end + (hi.min(positions.end) - positions.start) * suffixes / count;
                     prefetch_lines(from.saturating_sub(64), to + 64);
                 }
-                if self.interleaved {
-                    // The value the window's middle predicts, in the chunk after the block —
-                    // or in its cached decompressed copy, when the chunk cache holds it (a
-                    // hit then reads nothing from the file).
-                    let chunk = meta.values_end - meta.values_start;
-                    let mid = (lo + (hi - lo) / 2).clamp(positions.start, positions.end - 1);
+            }
+            if self.interleaved {
+                // The value the window's middle predicts, in the chunk after the block —
+                // or in its cached decompressed copy, when the chunk cache holds it (a
+                // hit then reads nothing from the file). A uniform table's chunks are
+                // stored uncompressed: never in that cache.
+                let chunk = span.values_end - span.values_start;
+                let mid = (lo + (hi - lo) / 2).clamp(positions.start, positions.end - 1);
+                let guess =
+                    self.values_base + span.values_start + (mid - positions.start) * chunk / count;
+                let cached = meta.is_some_and(|meta| {
                     let raw_guess = (mid - positions.start) * u64::from(meta.raw_len) / count;
-                    let guess = self.values_base
-                        + meta.values_start
-                        + (mid - positions.start) * chunk / count;
-                    if !self.prefetch_cached_value(block, &meta, raw_guess) {
-                        if let Some(bytes) = map.get(guess as usize..) {
-                            crate::prefetch::prefetch_read(bytes);
-                        }
+                    self.prefetch_cached_value(block, &meta, raw_guess)
+                });
+                if !cached {
+                    if let Some(bytes) = map.get(guess as usize..) {
+                        crate::prefetch::prefetch_read(bytes);
                     }
                 }
             }
