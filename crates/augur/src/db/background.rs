@@ -471,6 +471,7 @@ impl DbInner {
             outcome.bytes_read,
             outcome.bytes_written,
             outcome.entries_dropped,
+            outcome.expired_values,
             u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
             outcome.model_time,
             outcome.appended,

@@ -24,6 +24,7 @@ pub(crate) struct Counters {
     compaction_bytes_written: AtomicU64,
     compaction_bytes_appended: AtomicU64,
     compaction_entries_dropped: AtomicU64,
+    expired_values: AtomicU64,
     gc_runs: AtomicU64,
     gc_relocated: AtomicU64,
     values_relocated: AtomicU64,
@@ -89,6 +90,7 @@ impl Counters {
         read: u64,
         written: u64,
         dropped: u64,
+        expired: u64,
         ns: u64,
         model: ModelTime,
         appended: bool,
@@ -100,6 +102,7 @@ impl Counters {
             add(&self.compaction_bytes_appended, written);
         }
         add(&self.compaction_entries_dropped, dropped);
+        add(&self.expired_values, expired);
         add(&self.compaction_ns, ns);
         add(&self.compaction_train_ns, model.train_ns);
         add(&self.train_wait_ns, model.wait_ns);
@@ -316,6 +319,11 @@ pub struct Stats {
     pub compaction_style: crate::version::CompactionStyle,
     /// Entries dropped by compactions.
     pub compaction_entries_dropped: u64,
+    /// Expired values compactions found and wrote as tombstones, each the newest version
+    /// of its key in its compaction: about one per key that expired, counted late (when a
+    /// compaction reaches the key, not when it expires) and never for a key overwritten or
+    /// deleted in a table the same compaction merges.
+    pub expired_values: u64,
     /// Value-log GC runs that collected a segment.
     pub gc_runs: u64,
     /// Values GC runs relocated.
@@ -514,6 +522,7 @@ impl DbInner {
             compaction_bytes_appended: get(&c.compaction_bytes_appended),
             compaction_style: version.style,
             compaction_entries_dropped: get(&c.compaction_entries_dropped),
+            expired_values: get(&c.expired_values),
             gc_runs: get(&c.gc_runs),
             gc_entries_relocated: get(&c.gc_relocated),
             values_relocated: get(&c.values_relocated),
