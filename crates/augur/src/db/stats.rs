@@ -83,29 +83,21 @@ impl Counters {
         add(&self.flush_train_ns, model.train_ns);
         add(&self.train_wait_ns, model.wait_ns);
     }
-    /// A compaction that took `ns`, training its outputs' models as `model` says;
-    /// `appended` when its outputs were FLSM fragments appended to the next level.
-    pub fn note_compaction(
-        &self,
-        read: u64,
-        written: u64,
-        dropped: u64,
-        expired: u64,
-        ns: u64,
-        model: ModelTime,
-        appended: bool,
-    ) {
+    /// A compaction that took `ns` and produced `outcome` (its byte and entry counts, what
+    /// training its outputs' models cost, whether its outputs were FLSM fragments appended
+    /// to the next level).
+    pub fn note_compaction(&self, outcome: &crate::compaction::CompactionOutcome, ns: u64) {
         add(&self.compactions, 1);
-        add(&self.compaction_bytes_read, read);
-        add(&self.compaction_bytes_written, written);
-        if appended {
-            add(&self.compaction_bytes_appended, written);
+        add(&self.compaction_bytes_read, outcome.bytes_read);
+        add(&self.compaction_bytes_written, outcome.bytes_written);
+        if outcome.appended {
+            add(&self.compaction_bytes_appended, outcome.bytes_written);
         }
-        add(&self.compaction_entries_dropped, dropped);
-        add(&self.expired_values, expired);
+        add(&self.compaction_entries_dropped, outcome.entries_dropped);
+        add(&self.expired_values, outcome.expired_values);
         add(&self.compaction_ns, ns);
-        add(&self.compaction_train_ns, model.train_ns);
-        add(&self.train_wait_ns, model.wait_ns);
+        add(&self.compaction_train_ns, outcome.model_time.train_ns);
+        add(&self.train_wait_ns, outcome.model_time.wait_ns);
     }
     pub fn note_level_model(&self, train_ns: u64) {
         add(&self.level_models_built, 1);
