@@ -181,7 +181,11 @@ fn compaction_counts_each_expired_key_once() {
     db.put("z", "again").unwrap();
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
-    assert_eq!(db.stats().expired_values, 99, "key 1 too, the others not twice");
+    assert_eq!(
+        db.stats().expired_values,
+        99,
+        "key 1 too, the others not twice"
+    );
 }
 
 #[test]

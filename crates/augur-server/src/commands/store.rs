@@ -201,7 +201,7 @@ fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> Result<(), CmdError> {
     }
     let batch = writes.into_batch();
     let db = &ctx.server.db;
-    let sync = ctx.server.config.sync == SyncPolicy::Always;
+    let sync = ctx.server.settings.sync() == SyncPolicy::Always;
     let result = if sync {
         db.write_opt(batch, WriteOptions { sync })
     } else {
