@@ -270,7 +270,7 @@ fn info_fields_have_redis_names_sections_and_formats() {
                     "monotonic_clock",
                 ]
                 .contains(&field.as_str())
-                && !(section == "Keyspace")
+                && section != "Keyspace"
             {
                 assert_eq!(value, want, "{field}");
             }
