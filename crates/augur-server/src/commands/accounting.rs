@@ -28,6 +28,15 @@ const CONTAINERS: [(&str, &[&str]); 4] = [
     ("slowlog", admin::SLOWLOG_SUBCOMMANDS),
 ];
 
+/// The subcommands of the container command `name` (`CLIENT`, `CONFIG`, `COMMAND`,
+/// `SLOWLOG`), lower case; empty for another command.
+pub fn subcommands(name: &str) -> &'static [&'static str] {
+    CONTAINERS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(&[], |(_, subs)| subs)
+}
+
 /// Where a call is counted.
 enum Stat {
     /// Under its row of the table.

@@ -36,7 +36,7 @@ mod transaction;
 pub use crate::reply::{CmdError, Protocol, Reply};
 use crate::state::{ClientInfo, Server};
 use crate::stats::Tally;
-pub use accounting::commandstats_lines;
+pub use accounting::{commandstats_lines, subcommands};
 pub use client::{held_by_pause, Replies};
 use parking_lot::MutexGuard;
 pub use run::execute_batch;
