@@ -110,6 +110,8 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
     };
     drop(listener);
     let _ = stop_tx.send(true);
+    // Sessions waiting for a request (or held by a pause) see the stop when woken.
+    server.wake_clients();
     let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
         while sessions.join_next().await.is_some() {}
     })

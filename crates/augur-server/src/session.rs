@@ -50,7 +50,7 @@ pub async fn serve(
     server: Arc<Server>,
     mut stream: TcpStream,
     info: Arc<ClientInfo>,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) -> Option<Shutdown> {
     let limits = Limits {
         max_bulk_bytes: server.config.max_bulk_bytes,
@@ -73,7 +73,7 @@ pub async fn serve(
             // The next command waits for `CLIENT PAUSE` to end: the replies before it go
             // now, as Redis sends them.
             if !send(&server, &mut stream, &client, &mut out).await
-                || !wait_unpaused(&server, &client, &cmds[done], &mut stop).await
+                || !wait_unpaused(&server, &client, &cmds[done], &stop).await
             {
                 break 'session;
             }
@@ -107,7 +107,7 @@ pub async fn serve(
             .query_buffer
             .store(input.len(), Ordering::Relaxed);
         loop {
-            if !wait_readable(&server, &stream, &client.info, &mut stop).await {
+            if !wait_readable(&server, &stream, &client.info, &stop).await {
                 break 'session;
             }
             match read_now(&stream, &mut input) {
@@ -127,19 +127,30 @@ pub async fn serve(
 }
 
 /// Writes the replies in `out` (none: nothing to do) and empties it; `false` when the
-/// connection failed or the client was killed meanwhile.
+/// connection failed or the client was killed meanwhile. A write that completes at once (the
+/// usual case) never registers for a wake-up.
 async fn send(server: &Server, stream: &mut TcpStream, client: &Client, out: &mut Out) -> bool {
     if out.buf.is_empty() {
         return true;
     }
     server.recent.note_output(out.buf.len());
-    tokio::select! {
-        written = stream.write_all(&out.buf) => {
-            if written.is_err() {
-                return false;
+    let write = stream.write_all(&out.buf);
+    tokio::pin!(write);
+    loop {
+        tokio::select! {
+            biased;
+            written = &mut write => {
+                if written.is_err() {
+                    return false;
+                }
+                break;
+            }
+            () = client.info.woken() => {
+                if client.info.is_killed() {
+                    return false;
+                }
             }
         }
-        () = client.info.killed() => return false,
     }
     Counters::add(&server.counters.output_bytes, out.buf.len() as u64);
     if out.buf.capacity() > OUT_KEEP_BYTES {
@@ -157,20 +168,22 @@ async fn wait_unpaused(
     server: &Server,
     client: &Client,
     words: &[Vec<u8>],
-    stop: &mut watch::Receiver<bool>,
+    stop: &watch::Receiver<bool>,
 ) -> bool {
     loop {
         let changed = server.pause.changed();
         tokio::pin!(changed);
         changed.as_mut().enable();
+        if client.info.is_killed() || *stop.borrow() {
+            return false;
+        }
         let Some(until) = commands::held_by_pause(server, client, words) else {
             return true;
         };
         tokio::select! {
             () = &mut changed => {}
             () = tokio::time::sleep_until(until.into()) => {}
-            () = client.info.killed() => return false,
-            _ = stop.wait_for(|stopping| *stopping) => return false,
+            () = client.info.woken() => {}
         }
     }
 }
@@ -187,19 +200,21 @@ fn release_spare(input: &mut Vec<u8>) {
 }
 
 /// Waits until the socket is readable (bytes or the client's close), holding no buffer:
-/// `false` when the client stayed idle past the idle timeout (`CONFIG SET timeout` applies
-/// to a client already waiting), was killed, or the server is stopping.
+/// `false` when the client stayed idle past the idle timeout, was killed, or the server is
+/// stopping. One wake-up registration per wait ([`ClientInfo::woken`]) serves all three:
+/// a kill, the server's stop and a new idle timeout (`CONFIG SET timeout`, read again
+/// here) each wake the session.
 async fn wait_readable(
     server: &Server,
     stream: &TcpStream,
     info: &ClientInfo,
-    stop: &mut watch::Receiver<bool>,
+    stop: &watch::Receiver<bool>,
 ) -> bool {
     let since = tokio::time::Instant::now();
     loop {
-        let changed = server.settings.changed();
-        tokio::pin!(changed);
-        changed.as_mut().enable();
+        if info.is_killed() || *stop.borrow() {
+            return false;
+        }
         let deadline = server.settings.idle_timeout().map(|t| since + t);
         let idle = async {
             match deadline {
@@ -210,9 +225,7 @@ async fn wait_readable(
         tokio::select! {
             ready = stream.readable() => return ready.is_ok(),
             () = idle => return false,
-            () = &mut changed => {}
-            () = info.killed() => return false,
-            _ = stop.wait_for(|stopping| *stopping) => return false,
+            () = info.woken() => {}
         }
     }
 }

@@ -6,8 +6,8 @@
 //! accept loop reads `maxclients` for each new connection, a write reads the sync policy
 //! when it commits (a batch of writes that began under one policy may finish under the
 //! other), a command reads the slow-log threshold once it has run, and a session waiting
-//! for its client's next request is woken by [`Settings::changed`] to take up a new
-//! `timeout`. The password is checked when a client authenticates; a client that is
+//! for its client's next request reads the `timeout` when it starts waiting and again when
+//! woken (`CONFIG SET timeout` wakes every session: `state::Server::wake_clients`). The password is checked when a client authenticates; a client that is
 //! authenticated stays so when it changes, as in Redis.
 //!
 //! The engine's options are not here: the engine fixes them when the database opens
@@ -19,7 +19,6 @@ use parking_lot::RwLock;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Notify;
 
 /// Redis's default `slowlog-log-slower-than` (microseconds).
 pub const SLOWLOG_SLOWER_THAN_US: i64 = 10_000;
@@ -42,8 +41,6 @@ pub struct Settings {
     slowlog_slower_than_us: AtomicI64,
     /// Entries the slow log keeps.
     slowlog_max_len: AtomicUsize,
-    /// Woken when a setting a waiting session uses changes (the idle timeout).
-    changed: Notify,
 }
 
 fn sync_code(policy: SyncPolicy) -> u8 {
@@ -64,7 +61,6 @@ impl Settings {
             sync: AtomicU8::new(sync_code(config.sync)),
             slowlog_slower_than_us: AtomicI64::new(config.slowlog_log_slower_than),
             slowlog_max_len: AtomicUsize::new(config.slowlog_max_len),
-            changed: Notify::new(),
         }
     }
 
@@ -101,17 +97,10 @@ impl Settings {
         }
     }
 
-    /// Sets the idle timeout in seconds (0: none) and wakes the waiting sessions to use it.
+    /// Sets the idle timeout in seconds (0: none). Sessions already waiting take it up
+    /// when woken (the caller wakes them: `state::Server::wake_clients`).
     pub fn set_idle_timeout_secs(&self, secs: u64) {
         self.idle_timeout_secs.store(secs, Ordering::Relaxed);
-        self.changed.notify_waiters();
-    }
-
-    /// Resolves when a setting a waiting session uses changes (call
-    /// [`tokio::sync::futures::Notified::enable`] on it before reading the setting, so that
-    /// a change in between is not missed).
-    pub fn changed(&self) -> tokio::sync::futures::Notified<'_> {
-        self.changed.notified()
     }
 
     /// The sync policy.

@@ -229,8 +229,11 @@ pub struct ClientInfo {
     pub resp: AtomicU8,
     /// `CLIENT KILL` closed it: its session stops at once, whatever it waits for.
     killed: AtomicBool,
-    /// Wakes its session when it is killed.
-    kill: Notify,
+    /// Wakes its session wherever it waits (a read, a write, a pause): for a kill, the
+    /// server's shutdown, or a new idle timeout. The session's one waiter, so a wake-up
+    /// costs a waiting session one registration, and a wake-up sent while it runs is kept
+    /// (`notify_one`'s permit) for its next wait.
+    wake: Notify,
 }
 
 impl ClientInfo {
@@ -247,28 +250,30 @@ impl ClientInfo {
             query_buffer: AtomicUsize::new(0),
             resp: AtomicU8::new(2),
             killed: AtomicBool::new(false),
-            kill: Notify::new(),
+            wake: Notify::new(),
         }
     }
 
     /// Marks the client killed and wakes its session, which closes the connection.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::Release);
-        self.kill.notify_one();
+        self.wake.notify_one();
+    }
+
+    /// Wakes the client's session, which looks again at what it waits for.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Resolves when the session is woken ([`ClientInfo::kill`], [`ClientInfo::wake`]), at
+    /// once when a wake-up came since the last one was taken.
+    pub async fn woken(&self) {
+        self.wake.notified().await;
     }
 
     /// Whether the client was killed.
     pub fn is_killed(&self) -> bool {
         self.killed.load(Ordering::Acquire)
-    }
-
-    /// Resolves once the client is killed (at once if it was).
-    pub async fn killed(&self) {
-        // `notify_one` leaves a permit when nobody waits, so a kill between the check and
-        // the wait is not missed.
-        while !self.is_killed() {
-            self.kill.notified().await;
-        }
     }
 
     /// The `CLIENT LIST` line of this client.
@@ -372,6 +377,14 @@ impl Server {
     /// Clients connected now.
     pub fn connected_clients(&self) -> usize {
         self.clients.lock().len()
+    }
+
+    /// Wakes every connected client's session (`ClientInfo::wake`): the server is stopping,
+    /// or the idle timeout changed.
+    pub fn wake_clients(&self) {
+        for c in self.clients.lock().values() {
+            c.wake();
+        }
     }
 
     /// Kills the clients `select` picks among those connected (`CLIENT KILL`): each leaves

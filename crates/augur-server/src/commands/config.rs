@@ -316,7 +316,10 @@ fn set(server: &Server, args: &[Vec<u8>]) -> Result<Reply, CmdError> {
         match change {
             Change::Password(p) => s.set_password(p.as_deref()),
             Change::MaxClients(n) => s.set_maxclients(n),
-            Change::Timeout(secs) => s.set_idle_timeout_secs(secs),
+            Change::Timeout(secs) => {
+                s.set_idle_timeout_secs(secs);
+                server.wake_clients(); // the waiting sessions take it up
+            }
             Change::Sync(policy) => s.set_sync(policy),
             Change::SlowerThan(us) => s.set_slowlog_slower_than_us(us),
             Change::SlowlogLen(n) => s.set_slowlog_max_len(n),
