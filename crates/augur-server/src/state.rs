@@ -207,6 +207,15 @@ impl Counters {
     }
 }
 
+/// A client's last command (`NULL` before the first) and when it began.
+#[derive(Debug, Clone, Copy)]
+pub struct LastCommand {
+    /// The command's name.
+    pub name: &'static str,
+    /// When it began.
+    pub at: Instant,
+}
+
 /// What `CLIENT LIST` shows of a connection.
 pub struct ClientInfo {
     /// The connection's id (`CLIENT ID`).
@@ -219,10 +228,8 @@ pub struct ClientInfo {
     pub connected: Instant,
     /// `CLIENT SETNAME`.
     pub name: Mutex<Vec<u8>>,
-    /// Milliseconds since `connected` of its last command.
-    pub last_command_ms: AtomicU64,
-    /// The name of its last command.
-    pub last_command: Mutex<String>,
+    /// Its last command and when it began (`CLIENT LIST`'s `cmd` and `idle`).
+    pub last_command: Mutex<LastCommand>,
     /// Bytes waiting in its input buffer.
     pub query_buffer: AtomicUsize,
     /// Its protocol version (2 or 3, `HELLO`).
@@ -245,8 +252,10 @@ impl ClientInfo {
             local_addr,
             connected: Instant::now(),
             name: Mutex::new(Vec::new()),
-            last_command_ms: AtomicU64::new(0),
-            last_command: Mutex::new("NULL".into()),
+            last_command: Mutex::new(LastCommand {
+                name: "NULL",
+                at: Instant::now(),
+            }),
             query_buffer: AtomicUsize::new(0),
             resp: AtomicU8::new(2),
             killed: AtomicBool::new(false),
@@ -279,9 +288,7 @@ impl ClientInfo {
     /// The `CLIENT LIST` line of this client.
     pub fn list_line(&self) -> String {
         let age = self.connected.elapsed();
-        let idle = age
-            .as_millis()
-            .saturating_sub(u128::from(self.last_command_ms.load(Ordering::Relaxed)));
+        let last = *self.last_command.lock();
         format!(
             "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db=0 sub=0 psub=0 \
              ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 oll=0 omem=0 \
@@ -291,9 +298,9 @@ impl ClientInfo {
             self.local_addr,
             String::from_utf8_lossy(&self.name.lock()),
             age.as_secs(),
-            idle / 1000,
+            last.at.elapsed().as_secs(),
             self.query_buffer.load(Ordering::Relaxed),
-            self.last_command.lock(),
+            last.name,
             self.resp.load(Ordering::Relaxed),
         )
     }

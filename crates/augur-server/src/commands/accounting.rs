@@ -18,7 +18,7 @@
 use super::{admin, client, config, Call, CmdError, Ctx, Spec, COMMANDS};
 use crate::state::{Counters, Server};
 use crate::stats::Counts;
-use std::time::Instant;
+use std::time::Duration;
 
 /// The container commands and their subcommands (each counted as `name|sub`).
 const CONTAINERS: [(&str, &[&str]); 4] = [
@@ -54,6 +54,10 @@ fn row_of(spec: &'static Spec) -> usize {
 }
 
 fn stat_of(spec: &'static Spec, args: &[Vec<u8>]) -> Stat {
+    // A command on keys is never a container: no search on the hot path.
+    if spec.keys.0 != 0 {
+        return Stat::Row(row_of(spec));
+    }
     let Some((_, subs)) = CONTAINERS.iter().find(|(name, _)| *name == spec.name) else {
         return Stat::Row(row_of(spec));
     };
@@ -66,10 +70,10 @@ fn stat_of(spec: &'static Spec, args: &[Vec<u8>]) -> Stat {
     }
 }
 
-/// Counts `call`, which began at `started` and has just ended (an error reply when
-/// `failed`), and logs it in the slow log when it ran long enough.
-pub(super) fn ran(ctx: &mut Ctx<'_>, call: Call<'_>, started: Instant, failed: bool) {
-    let usec = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+/// Counts `call`, which has just run for `took` (an error reply when `failed`), and logs
+/// it in the slow log when it ran long enough.
+pub(super) fn ran(ctx: &mut Ctx<'_>, call: Call<'_>, took: Duration, failed: bool) {
+    let usec = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
     let server: &Server = ctx.server;
     match stat_of(call.spec, call.args()) {
         Stat::Row(row) => ctx

@@ -349,11 +349,18 @@ impl<'a> Call<'a> {
 
     /// Parses and executes the command, counting it (`accounting.rs`).
     fn run(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
-        let started = Instant::now();
+        self.run_at(ctx, Instant::now()).0
+    }
+
+    /// [`Call::run`] for a command that started at `started` (the end of the one before it
+    /// in a run: one clock read per command); returns its result and when it ended.
+    fn run_at(self, ctx: &mut Ctx<'_>, started: Instant) -> (Result<Reply, CmdError>, Instant) {
         note_command(&ctx.client.info, self.spec.name, started);
         let result = (self.spec.run)(ctx, self.args());
-        accounting::ran(ctx, self, started, result.is_err());
-        result
+        let ended = Instant::now();
+        let took = ended.saturating_duration_since(started);
+        accounting::ran(ctx, self, took, result.is_err());
+        (result, ended)
     }
 
     /// Whether the command may be part of a run: one on keys that reads or writes through
@@ -441,16 +448,8 @@ pub fn printable(bytes: &[u8], max: usize) -> String {
         .collect()
 }
 
-fn note_command(info: &ClientInfo, name: &str, now: Instant) {
-    let since = now.saturating_duration_since(info.connected);
-    let ms = u64::try_from(since.as_millis()).unwrap_or(u64::MAX);
-    info.last_command_ms
-        .store(ms, std::sync::atomic::Ordering::Relaxed);
-    let mut last = info.last_command.lock();
-    if last.as_str() != name {
-        last.clear();
-        last.push_str(name);
-    }
+fn note_command(info: &ClientInfo, name: &'static str, now: Instant) {
+    *info.last_command.lock() = crate::state::LastCommand { name, at: now };
 }
 
 /// Whether the command `words` should run off the I/O thread: it may wait on the engine for

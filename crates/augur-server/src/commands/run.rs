@@ -138,14 +138,19 @@ type Ran = (Result<Reply, CmdError>, Protocol);
 /// command ran, and the commit's time (µs) with them; `Err` is the commit's error.
 fn run_deferred(ctx: &mut Ctx<'_>, calls: &[Call<'_>]) -> Result<(Vec<Ran>, u64), CmdError> {
     ctx.pending = Some(Pending::default());
+    // Each command starts when the one before it ended: one clock read per command.
+    let mut clock = Instant::now();
     let results = calls
         .iter()
-        .map(|call| (call.run(ctx), ctx.client.protocol))
+        .map(|call| {
+            let (result, ended) = call.run_at(ctx, clock);
+            clock = ended;
+            (result, ctx.client.protocol)
+        })
         .collect();
     let pending = ctx.pending.take().unwrap_or_default();
-    let committing = Instant::now();
     store::commit_pending(ctx, pending)?;
-    let usec = u64::try_from(committing.elapsed().as_micros()).unwrap_or(u64::MAX);
+    let usec = u64::try_from(clock.elapsed().as_micros()).unwrap_or(u64::MAX);
     Ok((results, usec))
 }
 
