@@ -232,7 +232,7 @@ impl Tally {
 }
 
 /// The instantaneous rates of `INFO stats`: commands, input bytes and output bytes per
-/// second, each the mean of the last [`RATE_SAMPLES`] samples taken every 100 ms (Redis's
+/// second, each the mean of the last 16 samples taken every 100 ms (Redis's
 /// `trackInstantaneousMetric`).
 #[derive(Debug, Default)]
 pub struct Rates {
@@ -279,7 +279,7 @@ impl Rates {
     }
 }
 
-/// The largest client buffers of the last [`RECENT_SECONDS`] seconds
+/// The largest client buffers of the last 8 seconds
 /// (`client_recent_max_input_buffer`, `client_recent_max_output_buffer`): one slot per
 /// second, a ring the sampler advances each second ([`RecentMax::next_second`]). Noting a
 /// size is a load (and an atomic maximum only when the size is a new maximum).
