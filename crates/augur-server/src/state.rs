@@ -129,8 +129,8 @@ impl KeyCount {
 /// What `INFO persistence` says of SAVE and BGSAVE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SaveStats {
-    /// The engine's write count (`augur::Stats::writes`) when the last save began:
-    /// `rdb_changes_since_last_save` is the count now less this.
+    /// `Counters::key_writes` when the last save began: `rdb_changes_since_last_save` is
+    /// the count now less this.
     pub writes_at_save: u64,
     /// Saves that succeeded (`rdb_saves`).
     pub saves: u64,
@@ -176,6 +176,10 @@ pub struct Counters {
     /// Writes that could not go through without waiting for room (a stall or a memtable
     /// switch) and moved off the I/O thread.
     pub write_waits: AtomicU64,
+    /// Keys written or deleted by commands (each key of a committed write once), for
+    /// `rdb_changes_since_last_save`; not reset by `CONFIG RESETSTAT` (Redis's `dirty`
+    /// is not either).
+    pub key_writes: AtomicU64,
     /// The engine's count of expired values (`augur::Stats::expired_values`) at the last
     /// `CONFIG RESETSTAT`: `expired_keys` is the count now less this.
     pub expired_base: AtomicU64,

@@ -160,7 +160,7 @@ impl Command for Info {
 fn save_now(server: &crate::state::Server) -> augur::Result<()> {
     // The writes counted before the flush are the ones it saves (a write racing it counts
     // as one since the save, which errs on the safe side).
-    let writes = server.db.stats().writes;
+    let writes = server.counters.key_writes.load(Ordering::Acquire);
     server.db.flush()?;
     server.db.sync()?;
     server.last_save.store(unix_seconds(), Ordering::Release);

@@ -92,7 +92,7 @@ pub fn render(server: &Server, sections: &[String]) -> String {
             "server" => server_fields(server),
             "clients" => clients_fields(server),
             "memory" => memory_fields(&stats),
-            "persistence" => persistence_fields(server, &stats),
+            "persistence" => persistence_fields(server),
             "stats" => stats_fields(server, &stats),
             "replication" => replication_fields(server),
             "cpu" => cpu_fields(),
@@ -272,7 +272,7 @@ fn memory_fields(stats: &augur::Stats) -> Fields {
     f
 }
 
-fn persistence_fields(server: &Server, stats: &augur::Stats) -> Fields {
+fn persistence_fields(server: &Server) -> Fields {
     let saves = *server.saves.lock();
     let running = server.bgsave_running.load(Ordering::Acquire);
     let current = saves.bgsave_started.filter(|_| running).map_or(-1, |t| {
@@ -284,7 +284,11 @@ fn persistence_fields(server: &Server, stats: &augur::Stats) -> Fields {
         field("async_loading", 0),
         field(
             "rdb_changes_since_last_save",
-            stats.writes.saturating_sub(saves.writes_at_save),
+            server
+                .counters
+                .key_writes
+                .load(Ordering::Relaxed)
+                .saturating_sub(saves.writes_at_save),
         ),
         field("rdb_bgsave_in_progress", u8::from(running)),
         field(

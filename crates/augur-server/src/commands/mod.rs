@@ -282,7 +282,7 @@ pub static COMMANDS: &[Spec] = &[
     spec!("command", -1, PLAIN, (0, 0, 0), "server", "Describes the commands (COUNT, DOCS, INFO).", admin::CommandCmd::parse),
     spec!("config", -2, PLAIN, (0, 0, 0), "server", "CONFIG GET, SET, RESETSTAT and REWRITE of the server's settings.", config::ConfigCmd::parse),
     spec!("slowlog", -2, PLAIN, (0, 0, 0), "server", "SLOWLOG GET, LEN and RESET: the commands that ran long.", admin::SlowlogCmd::parse),
-    spec!("info", -1, PLAIN, (0, 0, 0), "server", "Server, clients, memory, persistence, stats, keyspace and engine sections.", admin::Info::parse),
+    spec!("info", -1, PLAIN, (0, 0, 0), "server", "Redis 7.0's sections (server, clients, memory, persistence, stats, replication, cpu, commandstats, errorstats, cluster, keyspace) and the engine's.", admin::Info::parse),
     spec!("save", 1, ADMIN_NO_MULTI, (0, 0, 0), "server", "Flushes the memtable and syncs.", no_args::<admin::Save>),
     spec!("bgsave", -1, ADMIN, (0, 0, 0), "server", "Flushes and syncs in the background.", admin::BgSave::parse),
     spec!("lastsave", 1, PLAIN, (0, 0, 0), "server", "Unix time of the last SAVE.", no_args::<admin::LastSave>),
