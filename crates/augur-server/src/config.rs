@@ -93,6 +93,25 @@ pub struct Args {
     /// Allow FLUSHDB and FLUSHALL (refused otherwise: they delete every key).
     #[arg(long, alias = "enable_flush")]
     pub enable_flush: bool,
+    /// Commands that run at least this many microseconds enter the slow log (`SLOWLOG
+    /// GET`; -1: none, 0: every command; Redis's slowlog-log-slower-than).
+    #[arg(
+        long,
+        value_name = "MICROSECONDS",
+        default_value_t = crate::settings::SLOWLOG_SLOWER_THAN_US,
+        allow_negative_numbers = true,
+        value_parser = clap::value_parser!(i64).range(-1..),
+        alias = "slowlog_log_slower_than"
+    )]
+    pub slowlog_log_slower_than: i64,
+    /// Entries the slow log keeps (Redis's slowlog-max-len).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::settings::SLOWLOG_MAX_LEN,
+        alias = "slowlog_max_len"
+    )]
+    pub slowlog_max_len: usize,
     /// Engine options, as the CLI's.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -109,6 +128,11 @@ pub struct Config {
     pub port: u16,
     /// The default user's password, if any.
     pub password: Option<String>,
+    /// The file the password was read from (`--requirepass-file`), if it was.
+    pub password_file: Option<PathBuf>,
+    /// The `--config` file, as an absolute path (`CONFIG REWRITE` rewrites it; `INFO`'s
+    /// `config_file`).
+    pub config_file: Option<PathBuf>,
     /// Most clients at once.
     pub maxclients: usize,
     /// Threads serving connections.
@@ -123,6 +147,10 @@ pub struct Config {
     pub sync: SyncPolicy,
     /// FLUSHDB and FLUSHALL allowed.
     pub enable_flush: bool,
+    /// The slow log's threshold at start (µs; negative: off).
+    pub slowlog_log_slower_than: i64,
+    /// The slow log's length at start.
+    pub slowlog_max_len: usize,
     /// Engine options.
     pub engine: EngineArgs,
 }
@@ -195,10 +223,13 @@ impl Config {
         }
         // Checks the engine options now, with the CLI's messages.
         a.engine.options().validate().map_err(|e| e.to_string())?;
+        let config_file = a.config.map(|f| std::path::absolute(&f).unwrap_or(f));
         Ok(Config {
             db,
             bind: a.bind,
             port: a.port,
+            password_file: a.requirepass_file.filter(|_| a.requirepass.is_none()),
+            config_file,
             password,
             maxclients: a.maxclients,
             io_threads,
@@ -207,6 +238,8 @@ impl Config {
             idle_timeout: (a.idle_timeout > 0).then(|| Duration::from_secs(a.idle_timeout)),
             sync: a.sync,
             enable_flush: a.enable_flush,
+            slowlog_log_slower_than: a.slowlog_log_slower_than,
+            slowlog_max_len: a.slowlog_max_len,
             engine: a.engine,
         })
     }

@@ -7,7 +7,8 @@
 //! Follow a request: `server.rs` accepts the connection, `session.rs` reads and parses
 //! (`resp.rs`) a pipeline of commands, `commands/` checks and runs each one against the
 //! database (`state.rs` holds what sessions share, `cursor.rs` the `SCAN` cursors), and
-//! `reply.rs` encodes the replies.
+//! `reply.rs` encodes the replies. `settings.rs` holds what `CONFIG SET` changes, `pause.rs`
+//! `CLIENT PAUSE`, `stats.rs` and `slowlog.rs` what `INFO` and `SLOWLOG` report.
 
 #![deny(unsafe_code)]
 
@@ -16,11 +17,15 @@ pub mod config;
 pub mod cursor;
 pub mod glob;
 pub mod long_double;
+pub mod pause;
 pub mod reply;
 pub mod resp;
 pub mod server;
 pub mod session;
+pub mod settings;
+pub mod slowlog;
 pub mod state;
+pub mod stats;
 
 /// The Redis version whose behaviour the server follows (`INFO`, `HELLO`).
 pub const REDIS_VERSION: &str = "7.0.0";

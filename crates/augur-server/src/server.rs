@@ -1,6 +1,7 @@
-//! The server's life: listen, accept clients (refusing those past `--maxclients`), sync once
-//! a second under `--sync everysec`, and stop gracefully on SIGTERM, SIGINT or `SHUTDOWN`:
-//! stop accepting, let every session finish the batch it is running, then (unless `SHUTDOWN
+//! The server's life: listen, accept clients (refusing those past `maxclients`), sync once
+//! a second while the sync policy is `everysec`, sample the instantaneous rates ten times a
+//! second (`INFO stats`), and stop gracefully on SIGTERM, SIGINT or `SHUTDOWN`: stop
+//! accepting, let every session finish the batch it is running, then (unless `SHUTDOWN
 //! NOSAVE`) flush the memtable into a table, and close the database.
 
 use crate::commands::Shutdown;
@@ -57,8 +58,9 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
     server.set_port(addr.port());
     let (stop_tx, stop_rx) = watch::channel(false);
     let (shutdown_tx, mut shutdown_rx) = mpsc::unbounded_channel::<Shutdown>();
-    let syncer = (server.config.sync == SyncPolicy::Everysec)
-        .then(|| tokio::spawn(sync_every_second(server.clone(), stop_rx.clone())));
+    // Both run whatever the policy: `CONFIG SET appendfsync` may switch to `everysec`.
+    let syncer = tokio::spawn(sync_every_second(server.clone(), stop_rx.clone()));
+    let sampler = tokio::spawn(sample_periodically(server.clone(), stop_rx.clone()));
     let mut sessions = JoinSet::new();
     let limit_logged = Mutex::new(None::<Instant>);
     let accept_error_logged = Mutex::new(None::<Instant>);
@@ -75,22 +77,13 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
                         continue;
                     }
                 };
-                if server.connected_clients() >= server.config.maxclients {
+                if server.connected_clients() >= server.settings.maxclients() {
                     refuse(&server, stream, &limit_logged).await;
                     continue;
                 }
                 let _ = stream.set_nodelay(true);
-                let info = Arc::new(ClientInfo {
-                    id: server.new_client_id(),
-                    addr: peer,
-                    local_addr: stream.local_addr().unwrap_or(addr),
-                    connected: Instant::now(),
-                    name: Mutex::new(Vec::new()),
-                    last_command_ms: Default::default(),
-                    last_command: Mutex::new("NULL".into()),
-                    query_buffer: Default::default(),
-                    resp: 2.into(),
-                });
+                let local = stream.local_addr().unwrap_or(addr);
+                let info = Arc::new(ClientInfo::new(server.new_client_id(), peer, local));
                 Counters::add(&server.counters.connections, 1);
                 server.clients.lock().insert(info.id, info.clone());
                 let (server, stop, shutdown_tx) =
@@ -117,6 +110,8 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
     };
     drop(listener);
     let _ = stop_tx.send(true);
+    // Sessions waiting for a request (or held by a pause) see the stop when woken.
+    server.wake_clients();
     let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
         while sessions.join_next().await.is_some() {}
     })
@@ -125,9 +120,8 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
         log::warn!("sessions still running after {DRAIN_TIMEOUT:?}: closing anyway");
         sessions.abort_all();
     }
-    if let Some(s) = syncer {
-        let _ = s.await;
-    }
+    let _ = syncer.await;
+    let _ = sampler.await;
     let closing = server.clone();
     tokio::task::spawn_blocking(move || close(&closing, how))
         .await
@@ -177,8 +171,8 @@ async fn refuse(server: &Server, mut stream: TcpStream, logged: &Mutex<Option<In
         let mut last = logged.lock();
         if last.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
             log::warn!(
-                "client limit reached ({} clients, --maxclients): refusing new connections",
-                server.config.maxclients
+                "client limit reached ({} clients, maxclients): refusing new connections",
+                server.settings.maxclients()
             );
             *last = Some(Instant::now());
         }
@@ -189,8 +183,10 @@ async fn refuse(server: &Server, mut stream: TcpStream, logged: &Mutex<Option<In
     let _ = stream.shutdown().await;
 }
 
-/// `--sync everysec`: syncs the value log and the WAL once a second when anything was
-/// written since the last sync.
+/// Sync policy `everysec`: syncs the value log and the WAL once a second when anything was
+/// written since the last sync. Under the other policies it does nothing (`always` syncs
+/// each write, `no` never), and the writes stay marked for when the policy becomes
+/// `everysec`.
 async fn sync_every_second(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -198,12 +194,43 @@ async fn sync_every_second(server: Arc<Server>, mut stop: watch::Receiver<bool>)
             _ = tick.tick() => {}
             _ = stop.wait_for(|s| *s) => return,
         }
+        if server.settings.sync() != SyncPolicy::Everysec {
+            continue;
+        }
         if server.dirty.swap(false, Ordering::AcqRel) {
             let s = server.clone();
             let synced = tokio::task::spawn_blocking(move || s.db.sync()).await;
             if let Ok(Err(e)) = synced {
                 log::error!("the once-a-second sync failed: {e}");
             }
+        }
+    }
+}
+
+/// Samples the counters behind `INFO stats`' instantaneous rates every 100 ms (Redis's
+/// period), and starts the next second of the recent buffer maxima every second.
+async fn sample_periodically(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ticks: u64 = 0;
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.wait_for(|s| *s) => return,
+        }
+        let c = &server.counters;
+        let read = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        server.rates.sample(
+            Instant::now(),
+            [
+                read(&c.commands),
+                read(&c.input_bytes),
+                read(&c.output_bytes),
+            ],
+        );
+        ticks += 1;
+        if ticks.is_multiple_of(10) {
+            server.recent.next_second();
         }
     }
 }

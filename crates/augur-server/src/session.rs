@@ -1,5 +1,9 @@
 //! One client's session: read bytes, parse every complete command in them (a pipeline), run
-//! the batch, write the replies, repeat.
+//! the batch, write the replies, repeat. A command `CLIENT PAUSE` holds stops the batch
+//! there: the replies before it are sent and the session waits, holding no thread, until
+//! the pause lets the command run. `CLIENT KILL` wakes the session wherever it waits
+//! (reading, writing, paused) and it closes the connection; the idle timeout is read while
+//! waiting, so `CONFIG SET timeout` applies to clients already idle.
 //!
 //! Memory: an idle connection holds no buffer. It waits for the socket to become readable
 //! with nothing allocated, reads into an input buffer allocated then (and freed again once
@@ -40,28 +44,42 @@ const READ_CHUNK: usize = 16 << 10;
 /// A reply buffer above this capacity is freed once written, not kept for the next batch.
 const OUT_KEEP_BYTES: usize = 1 << 10;
 
-/// Serves `stream` until the client leaves, a protocol error, an idle timeout, or shutdown.
-/// Returns the shutdown a `SHUTDOWN` command asked for.
+/// Serves `stream` until the client leaves, a protocol error, an idle timeout, `CLIENT
+/// KILL`, or shutdown. Returns the shutdown a `SHUTDOWN` command asked for.
 pub async fn serve(
     server: Arc<Server>,
     mut stream: TcpStream,
     info: Arc<ClientInfo>,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) -> Option<Shutdown> {
     let limits = Limits {
         max_bulk_bytes: server.config.max_bulk_bytes,
         max_request_bytes: server.config.max_request_bytes,
         max_args: resp::MAX_MULTIBULK_ARGS,
     };
-    let mut client = Client::new(info, server.config.password.is_none());
+    let mut client = Client::new(info, !server.settings.password_required());
     let mut decoder = Decoder::new();
     let mut input: Vec<u8> = Vec::new();
     let mut out = Out::default();
     'session: loop {
         let (cmds, consumed, error) = parse_batch(&mut decoder, &input, &limits);
         input.drain(..consumed);
-        if !cmds.is_empty() {
-            run_batch(&server, &mut client, &mut out, &cmds);
+        let mut done = 0;
+        while done < cmds.len() {
+            done += run_batch(&server, &mut client, &mut out, &cmds[done..]);
+            if done == cmds.len() || client.close || client.info.is_killed() {
+                break;
+            }
+            // The next command waits for `CLIENT PAUSE` to end: the replies before it go
+            // now, as Redis sends them.
+            if !send(&server, &mut stream, &client, &mut out).await
+                || !wait_unpaused(&server, &client, &cmds[done], &stop).await
+            {
+                break 'session;
+            }
+        }
+        if client.info.is_killed() {
+            break;
         }
         if let Some(e) = &error {
             out.error(&format!("ERR {e}"));
@@ -74,20 +92,10 @@ pub async fn serve(
         let protocol_error = error.is_some() || input.len() > limits.max_request_bytes;
         if protocol_error {
             Counters::add(&server.counters.protocol_errors, 1);
+            server.command_stats.note_error("ERR");
             client.close = true;
         }
-        if !out.buf.is_empty() {
-            if stream.write_all(&out.buf).await.is_err() {
-                break;
-            }
-            Counters::add(&server.counters.output_bytes, out.buf.len() as u64);
-            if out.buf.capacity() > OUT_KEEP_BYTES {
-                out.buf = BytesMut::new();
-            } else {
-                out.buf.clear();
-            }
-        }
-        if client.close {
+        if !send(&server, &mut stream, &client, &mut out).await || client.close {
             break;
         }
         if cmds.len() == MAX_BATCH {
@@ -99,7 +107,7 @@ pub async fn serve(
             .query_buffer
             .store(input.len(), Ordering::Relaxed);
         loop {
-            if !wait_readable(&server, &stream, &mut stop).await {
+            if !wait_readable(&server, &stream, &client.info, &stop).await {
                 break 'session;
             }
             match read_now(&stream, &mut input) {
@@ -108,6 +116,7 @@ pub async fn serve(
                 Some(0) => release_spare(&mut input),
                 Some(n) => {
                     Counters::add(&server.counters.input_bytes, n as u64);
+                    server.recent.note_input(input.capacity());
                     break;
                 }
             }
@@ -115,6 +124,68 @@ pub async fn serve(
     }
     let _ = stream.shutdown().await;
     client.shutdown
+}
+
+/// Writes the replies in `out` (none: nothing to do) and empties it; `false` when the
+/// connection failed or the client was killed meanwhile. A write that completes at once (the
+/// usual case) never registers for a wake-up.
+async fn send(server: &Server, stream: &mut TcpStream, client: &Client, out: &mut Out) -> bool {
+    if out.buf.is_empty() {
+        return true;
+    }
+    server.recent.note_output(out.buf.len());
+    let write = stream.write_all(&out.buf);
+    tokio::pin!(write);
+    loop {
+        tokio::select! {
+            biased;
+            written = &mut write => {
+                if written.is_err() {
+                    return false;
+                }
+                break;
+            }
+            () = client.info.woken() => {
+                if client.info.is_killed() {
+                    return false;
+                }
+            }
+        }
+    }
+    Counters::add(&server.counters.output_bytes, out.buf.len() as u64);
+    if out.buf.capacity() > OUT_KEEP_BYTES {
+        out.buf = BytesMut::new();
+    } else {
+        out.buf.clear();
+    }
+    true
+}
+
+/// Waits while `CLIENT PAUSE` holds the command `words` (until the pause ends, is lifted,
+/// or changes so that it no longer holds it); `false` when the client was killed or the
+/// server is stopping meanwhile.
+async fn wait_unpaused(
+    server: &Server,
+    client: &Client,
+    words: &[Vec<u8>],
+    stop: &watch::Receiver<bool>,
+) -> bool {
+    loop {
+        let changed = server.pause.changed();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        if client.info.is_killed() || *stop.borrow() {
+            return false;
+        }
+        let Some(until) = commands::held_by_pause(server, client, words) else {
+            return true;
+        };
+        tokio::select! {
+            () = &mut changed => {}
+            () = tokio::time::sleep_until(until.into()) => {}
+            () = client.info.woken() => {}
+        }
+    }
 }
 
 /// Frees the input buffer when every command in it ran, and shrinks it when a large
@@ -129,21 +200,33 @@ fn release_spare(input: &mut Vec<u8>) {
 }
 
 /// Waits until the socket is readable (bytes or the client's close), holding no buffer:
-/// `false` when the client stayed idle past the timeout or the server is stopping.
+/// `false` when the client stayed idle past the idle timeout, was killed, or the server is
+/// stopping. One wake-up registration per wait ([`ClientInfo::woken`]) serves all three:
+/// a kill, the server's stop and a new idle timeout (`CONFIG SET timeout`, read again
+/// here) each wake the session.
 async fn wait_readable(
     server: &Server,
     stream: &TcpStream,
-    stop: &mut watch::Receiver<bool>,
+    info: &ClientInfo,
+    stop: &watch::Receiver<bool>,
 ) -> bool {
-    let ready = async {
-        match server.config.idle_timeout {
-            Some(t) => matches!(tokio::time::timeout(t, stream.readable()).await, Ok(Ok(()))),
-            None => stream.readable().await.is_ok(),
+    let since = tokio::time::Instant::now();
+    loop {
+        if info.is_killed() || *stop.borrow() {
+            return false;
         }
-    };
-    tokio::select! {
-        ready = ready => ready,
-        _ = stop.wait_for(|stopping| *stopping) => false,
+        let deadline = server.settings.idle_timeout().map(|t| since + t);
+        let idle = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            ready = stream.readable() => return ready.is_ok(),
+            () = idle => return false,
+            () = info.woken() => {}
+        }
     }
 }
 
@@ -186,17 +269,23 @@ fn parse_batch(
     (cmds, consumed, None)
 }
 
-/// Runs a batch, off the I/O thread when a command of it may wait on the engine.
-fn run_batch(server: &Arc<Server>, client: &mut Client, out: &mut Out, cmds: &[Vec<Vec<u8>>]) {
+/// Runs a batch, off the I/O thread when a command of it may wait on the engine: the
+/// commands run, fewer than all when `CLIENT PAUSE` holds the next one.
+fn run_batch(
+    server: &Arc<Server>,
+    client: &mut Client,
+    out: &mut Out,
+    cmds: &[Vec<Vec<u8>>],
+) -> usize {
     let mut ctx = Ctx {
         server,
         client,
         pending: None,
     };
-    let sync_always = server.config.sync == SyncPolicy::Always;
+    let sync_always = server.settings.sync() == SyncPolicy::Always;
     if commands::batch_is_blocking(ctx.client, cmds, sync_always) {
-        tokio::task::block_in_place(|| commands::execute_batch(&mut ctx, out, cmds));
+        tokio::task::block_in_place(|| commands::execute_batch(&mut ctx, out, cmds))
     } else {
-        commands::execute_batch(&mut ctx, out, cmds);
+        commands::execute_batch(&mut ctx, out, cmds)
     }
 }

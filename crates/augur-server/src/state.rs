@@ -1,10 +1,19 @@
-//! What every connection shares: the database, the configuration, the connected clients (for
-//! `CLIENT LIST` and `maxclients`), the counters `INFO` reports, the key locks that make
+//! What every connection shares: the database, the configuration (fixed at start) and the
+//! settings `CONFIG SET` changes (`settings.rs`), the connected clients (for `CLIENT LIST`,
+//! `CLIENT KILL` and `maxclients`), `CLIENT PAUSE` (`pause.rs`), the counters and statistics
+//! `INFO` reports (`stats.rs`) and the slow log (`slowlog.rs`), the key locks that make
 //! read-modify-write commands and transactions atomic, the versions of watched keys
 //! (`WATCH`), and the `SCAN` cursors (`cursor.rs`).
+//!
+//! Every lock here is taken alone (none is held while another is taken), except the key
+//! locks, which a command holds while it runs and may take the others' under them.
 
 use crate::config::Config;
 use crate::cursor::Cursors;
+use crate::pause::Pause;
+use crate::settings::Settings;
+use crate::slowlog::SlowLog;
+use crate::stats::{CommandStats, Rates, RecentMax};
 use augur::Db;
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
@@ -12,6 +21,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::Notify;
 
 /// Stripes of the key locks: a key's lock is the stripe its hash picks.
 const KEY_LOCK_STRIPES: usize = 1024;
@@ -23,8 +33,10 @@ const WATCH_SHARDS: usize = 64;
 pub struct Server {
     /// The database.
     pub db: Db,
-    /// The configuration.
+    /// The configuration at start.
     pub config: Config,
+    /// The settings `CONFIG SET` changes (which win over `config`'s).
+    pub settings: Settings,
     /// When the server started.
     pub started: Instant,
     /// The clients connected now, by id.
@@ -32,6 +44,18 @@ pub struct Server {
     next_client_id: AtomicU64,
     /// Counters for `INFO stats`.
     pub counters: Counters,
+    /// Per-command and per-error counts (`INFO commandstats`, `INFO errorstats`).
+    pub command_stats: CommandStats,
+    /// The instantaneous rates (`INFO stats`), sampled by the server's sampler task.
+    pub rates: Rates,
+    /// The largest client buffers of the last seconds (`INFO clients`).
+    pub recent: RecentMax,
+    /// The slow log.
+    pub slowlog: SlowLog,
+    /// `CLIENT PAUSE`.
+    pub pause: Pause,
+    /// SAVE and BGSAVE statistics (`INFO persistence`; its own lock, taken alone).
+    pub saves: Mutex<SaveStats>,
     /// Key-lock stripes, always locked in stripe order (`lock_keys`, `lock_all_keys`).
     key_locks: Vec<Mutex<()>>,
     /// The `SCAN` cursors issued (its own lock, never held with another).
@@ -102,6 +126,34 @@ impl KeyCount {
     }
 }
 
+/// What `INFO persistence` says of SAVE and BGSAVE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SaveStats {
+    /// `Counters::key_writes` when the last save began: `rdb_changes_since_last_save` is
+    /// the count now less this.
+    pub writes_at_save: u64,
+    /// Saves that succeeded (`rdb_saves`).
+    pub saves: u64,
+    /// The last BGSAVE succeeded (or none ran).
+    pub last_bgsave_ok: bool,
+    /// Seconds the last BGSAVE took (-1: none ran).
+    pub last_bgsave_secs: i64,
+    /// When the running BGSAVE began.
+    pub bgsave_started: Option<Instant>,
+}
+
+impl Default for SaveStats {
+    fn default() -> Self {
+        SaveStats {
+            writes_at_save: 0,
+            saves: 0,
+            last_bgsave_ok: true,
+            last_bgsave_secs: -1,
+            bgsave_started: None,
+        }
+    }
+}
+
 /// Counters reported by `INFO stats`.
 #[derive(Default)]
 pub struct Counters {
@@ -124,6 +176,13 @@ pub struct Counters {
     /// Writes that could not go through without waiting for room (a stall or a memtable
     /// switch) and moved off the I/O thread.
     pub write_waits: AtomicU64,
+    /// Keys written or deleted by commands (each key of a committed write once), for
+    /// `rdb_changes_since_last_save`; not reset by `CONFIG RESETSTAT` (Redis's `dirty`
+    /// is not either).
+    pub key_writes: AtomicU64,
+    /// The engine's count of expired values (`augur::Stats::expired_values`) at the last
+    /// `CONFIG RESETSTAT`: `expired_keys` is the count now less this.
+    pub expired_base: AtomicU64,
 }
 
 impl Counters {
@@ -131,6 +190,34 @@ impl Counters {
     pub fn add(c: &AtomicU64, n: u64) {
         c.fetch_add(n, Ordering::Relaxed);
     }
+
+    /// Zeroes the counters (`CONFIG RESETSTAT`); `expired_values` is the engine's count
+    /// now, from which `expired_keys` counts again.
+    pub fn reset(&self, expired_values: u64) {
+        for c in [
+            &self.connections,
+            &self.rejected_connections,
+            &self.commands,
+            &self.hits,
+            &self.misses,
+            &self.input_bytes,
+            &self.output_bytes,
+            &self.protocol_errors,
+            &self.write_waits,
+        ] {
+            c.store(0, Ordering::Relaxed);
+        }
+        self.expired_base.store(expired_values, Ordering::Relaxed);
+    }
+}
+
+/// A client's last command (`NULL` before the first) and when it began.
+#[derive(Debug, Clone, Copy)]
+pub struct LastCommand {
+    /// The command's name.
+    pub name: &'static str,
+    /// When it began.
+    pub at: Instant,
 }
 
 /// What `CLIENT LIST` shows of a connection.
@@ -145,23 +232,67 @@ pub struct ClientInfo {
     pub connected: Instant,
     /// `CLIENT SETNAME`.
     pub name: Mutex<Vec<u8>>,
-    /// Milliseconds since `connected` of its last command.
-    pub last_command_ms: AtomicU64,
-    /// The name of its last command.
-    pub last_command: Mutex<String>,
+    /// Its last command and when it began (`CLIENT LIST`'s `cmd` and `idle`).
+    pub last_command: Mutex<LastCommand>,
     /// Bytes waiting in its input buffer.
     pub query_buffer: AtomicUsize,
     /// Its protocol version (2 or 3, `HELLO`).
     pub resp: AtomicU8,
+    /// `CLIENT KILL` closed it: its session stops at once, whatever it waits for.
+    killed: AtomicBool,
+    /// Wakes its session wherever it waits (a read, a write, a pause): for a kill, the
+    /// server's shutdown, or a new idle timeout. The session's one waiter, so a wake-up
+    /// costs a waiting session one registration, and a wake-up sent while it runs is kept
+    /// (`notify_one`'s permit) for its next wait.
+    wake: Notify,
 }
 
 impl ClientInfo {
+    /// A client that connected now from `addr` to the server's `local_addr`.
+    pub fn new(id: u64, addr: SocketAddr, local_addr: SocketAddr) -> ClientInfo {
+        ClientInfo {
+            id,
+            addr,
+            local_addr,
+            connected: Instant::now(),
+            name: Mutex::new(Vec::new()),
+            last_command: Mutex::new(LastCommand {
+                name: "NULL",
+                at: Instant::now(),
+            }),
+            query_buffer: AtomicUsize::new(0),
+            resp: AtomicU8::new(2),
+            killed: AtomicBool::new(false),
+            wake: Notify::new(),
+        }
+    }
+
+    /// Marks the client killed and wakes its session, which closes the connection.
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    /// Wakes the client's session, which looks again at what it waits for.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Resolves when the session is woken ([`ClientInfo::kill`], [`ClientInfo::wake`]), at
+    /// once when a wake-up came since the last one was taken.
+    pub async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
+    /// Whether the client was killed.
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::Acquire)
+    }
+
     /// The `CLIENT LIST` line of this client.
     pub fn list_line(&self) -> String {
         let age = self.connected.elapsed();
-        let idle = age
-            .as_millis()
-            .saturating_sub(u128::from(self.last_command_ms.load(Ordering::Relaxed)));
+        let last = *self.last_command.lock();
         format!(
             "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db=0 sub=0 psub=0 \
              ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 oll=0 omem=0 \
@@ -171,9 +302,9 @@ impl ClientInfo {
             self.local_addr,
             String::from_utf8_lossy(&self.name.lock()),
             age.as_secs(),
-            idle / 1000,
+            last.at.elapsed().as_secs(),
             self.query_buffer.load(Ordering::Relaxed),
-            self.last_command.lock(),
+            last.name,
             self.resp.load(Ordering::Relaxed),
         )
     }
@@ -184,11 +315,18 @@ impl Server {
     pub fn new(db: Db, config: Config) -> Server {
         Server {
             db,
+            settings: Settings::new(&config),
             config,
             started: Instant::now(),
             clients: Mutex::new(HashMap::new()),
             next_client_id: AtomicU64::new(1),
             counters: Counters::default(),
+            command_stats: CommandStats::new(crate::commands::COMMANDS.len()),
+            rates: Rates::default(),
+            recent: RecentMax::default(),
+            slowlog: SlowLog::default(),
+            pause: Pause::new(),
+            saves: Mutex::new(SaveStats::default()),
             key_locks: (0..KEY_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
             cursors: Cursors::new(),
             watches: Watches::new(),
@@ -250,6 +388,32 @@ impl Server {
     /// Clients connected now.
     pub fn connected_clients(&self) -> usize {
         self.clients.lock().len()
+    }
+
+    /// Wakes every connected client's session (`ClientInfo::wake`): the server is stopping,
+    /// or the idle timeout changed.
+    pub fn wake_clients(&self) {
+        for c in self.clients.lock().values() {
+            c.wake();
+        }
+    }
+
+    /// Kills the clients `select` picks among those connected (`CLIENT KILL`): each leaves
+    /// the client list at once and its session closes the connection. Returns the clients
+    /// killed.
+    pub fn kill_clients(&self, select: impl Fn(&ClientInfo) -> bool) -> Vec<Arc<ClientInfo>> {
+        let mut clients = self.clients.lock();
+        let ids: Vec<u64> = clients
+            .values()
+            .filter(|c| select(c))
+            .map(|c| c.id)
+            .collect();
+        let killed: Vec<Arc<ClientInfo>> = ids.iter().filter_map(|id| clients.remove(id)).collect();
+        drop(clients);
+        for c in &killed {
+            c.kill();
+        }
+        killed
     }
 }
 

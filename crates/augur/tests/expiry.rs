@@ -154,6 +154,40 @@ fn compaction_drops_expired_values() {
     assert_eq!(entries, 1);
 }
 
+/// `Stats::expired_values` counts each key whose newest version a compaction found expired,
+/// once: not a version a newer one of the same compaction replaced, not an unexpired one,
+/// and not again when a later compaction meets the tombstone it left.
+#[test]
+fn compaction_counts_each_expired_key_once() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts(&clock, usize::MAX)).unwrap();
+    for i in 0..100 {
+        db.put_expiring(key(i), "v", T0 + 1_000).unwrap();
+    }
+    // Key 0 is replaced by a version that never expires, key 1 by a later expiry.
+    db.put(key(0), "kept").unwrap();
+    db.put_expiring(key(1), "later", T0 + 5_000).unwrap();
+    db.put_expiring("unexpired", "u", T0 + 60_000).unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.stats().expired_values, 0, "nothing had expired");
+    clock.advance(1_000);
+    db.put("z", "flushed later").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.stats().expired_values, 98, "keys 2..100");
+    clock.advance(4_000);
+    db.put("z", "again").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(
+        db.stats().expired_values,
+        99,
+        "key 1 too, the others not twice"
+    );
+}
+
 #[test]
 fn expiring_values_stay_inline_whatever_their_size() {
     let clock = Arc::new(ManualClock::new(T0));

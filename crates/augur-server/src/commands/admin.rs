@@ -1,10 +1,16 @@
-//! Server commands: COMMAND, CONFIG GET, INFO, SAVE/BGSAVE/LASTSAVE, TIME and SHUTDOWN.
+//! Server commands: COMMAND, INFO, SLOWLOG, SAVE/BGSAVE/LASTSAVE, TIME and SHUTDOWN (CONFIG is
+//! `config.rs`).
 
 use super::{is, printable, CmdError, Command, Ctx, Reply, Shutdown, Spec, COMMANDS};
-use crate::glob;
 use crate::state::unix_seconds;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+/// COMMAND's subcommands (counted as `command|name` by `INFO commandstats`).
+pub(super) const COMMAND_SUBCOMMANDS: &[&str] = &["count", "list", "info", "docs"];
+
+/// SLOWLOG's subcommands.
+pub(super) const SLOWLOG_SUBCOMMANDS: &[&str] = &["get", "len", "reset", "help"];
 
 /// `COMMAND [COUNT | DOCS [name...] | INFO [name...] | LIST]`.
 pub(super) enum CommandCmd<'a> {
@@ -30,11 +36,15 @@ impl<'a> CommandCmd<'a> {
             CommandCmd::Info(names)
         } else if is(sub, "docs") {
             CommandCmd::Docs(names)
+        } else if is(sub, "count") {
+            return Err(CmdError::arity("command|count"));
+        } else if is(sub, "list") {
+            // COMMAND LIST FILTERBY …: not supported.
+            return Err(CmdError::syntax());
         } else {
             return Err(CmdError::new(format!(
-                "ERR unknown subcommand or wrong number of arguments for '{}'. Try COMMAND \
-                 HELP.",
-                printable(sub, 64)
+                "ERR unknown subcommand '{}'. Try COMMAND HELP.",
+                printable(sub, 128)
             )));
         })
     }
@@ -124,73 +134,6 @@ fn command_info(s: &Spec) -> Reply {
     ])
 }
 
-/// `CONFIG GET parameter...` (glob patterns, Redis's parameter names); CONFIG SET and the
-/// other subcommands are refused: the configuration is fixed at start.
-pub(super) struct ConfigGet<'a> {
-    patterns: &'a [Vec<u8>],
-}
-
-impl<'a> ConfigGet<'a> {
-    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
-        let Some((sub, patterns)) = args.split_first() else {
-            return Err(CmdError::arity("config"));
-        };
-        if !is(sub, "get") {
-            return Err(CmdError::new(format!(
-                "ERR CONFIG {} is not supported by augur-server: its configuration is fixed \
-                 at start (flags or the --config file)",
-                printable(sub, 32).to_ascii_uppercase()
-            )));
-        }
-        if patterns.is_empty() {
-            return Err(CmdError::arity("config|get"));
-        }
-        Ok(ConfigGet { patterns })
-    }
-}
-
-impl Command for ConfigGet<'_> {
-    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
-        let c = &ctx.server.config;
-        let params: Vec<(&str, String)> = vec![
-            ("bind", c.bind.to_string()),
-            ("port", c.port.to_string()),
-            ("databases", "1".into()),
-            ("maxclients", c.maxclients.to_string()),
-            ("io-threads", c.io_threads.to_string()),
-            (
-                "timeout",
-                c.idle_timeout.map_or(0, |t| t.as_secs()).to_string(),
-            ),
-            ("save", String::new()),
-            ("appendonly", "yes".into()),
-            ("appendfsync", c.sync.name().into()),
-            ("proto-max-bulk-len", c.max_bulk_bytes.to_string()),
-            ("client-query-buffer-limit", c.max_request_bytes.to_string()),
-            ("maxmemory", "0".into()),
-            ("dir", c.db.display().to_string()),
-            (
-                "protected-mode",
-                if c.bind.is_loopback() { "yes" } else { "no" }.into(),
-            ),
-        ];
-        let mut hits: Vec<&(&str, String)> = Vec::new();
-        for pattern in self.patterns {
-            let lower = pattern.to_ascii_lowercase();
-            for p in &params {
-                if glob::matches(&lower, p.0.as_bytes()) && !hits.iter().any(|h| h.0 == p.0) {
-                    hits.push(p);
-                }
-            }
-        }
-        Ok(Reply::Map(
-            hits.into_iter()
-                .map(|(name, value)| (Reply::bulk(*name), Reply::bulk(value.as_str())))
-                .collect(),
-        ))
-    }
-}
-
 /// `INFO [section ...]`.
 pub(super) struct Info {
     sections: Vec<String>,
@@ -215,9 +158,15 @@ impl Command for Info {
 
 /// Flushes the memtable into a table and syncs: every write so far is in a synced table.
 fn save_now(server: &crate::state::Server) -> augur::Result<()> {
+    // The writes counted before the flush are the ones it saves (a write racing it counts
+    // as one since the save, which errs on the safe side).
+    let writes = server.counters.key_writes.load(Ordering::Acquire);
     server.db.flush()?;
     server.db.sync()?;
     server.last_save.store(unix_seconds(), Ordering::Release);
+    let mut saves = server.saves.lock();
+    saves.writes_at_save = writes;
+    saves.saves += 1;
     Ok(())
 }
 
@@ -251,9 +200,19 @@ impl Command for BgSave {
             return Err(CmdError::new("ERR Background save already in progress"));
         }
         let shared = Arc::clone(ctx.server);
+        let started = std::time::Instant::now();
+        server.saves.lock().bgsave_started = Some(started);
         std::thread::spawn(move || {
-            if let Err(e) = save_now(&shared) {
+            let saved = save_now(&shared);
+            if let Err(e) = &saved {
                 log::warn!("BGSAVE failed: {e}");
+            }
+            {
+                let mut saves = shared.saves.lock();
+                saves.last_bgsave_ok = saved.is_ok();
+                saves.last_bgsave_secs =
+                    i64::try_from(started.elapsed().as_secs()).unwrap_or(i64::MAX);
+                saves.bgsave_started = None;
             }
             shared.bgsave_running.store(false, Ordering::Release);
         });
@@ -313,5 +272,102 @@ impl Command for ShutdownCmd {
         ctx.client.shutdown = Some(self.0);
         ctx.client.close = true;
         Ok(Reply::Nothing)
+    }
+}
+
+/// `SLOWLOG GET [count] | LEN | RESET | HELP`, with Redis 7.0's texts.
+pub(super) enum SlowlogCmd {
+    /// The newest entries (`None`: all of them).
+    Get(Option<usize>),
+    Len,
+    Reset,
+    Help,
+}
+
+impl SlowlogCmd {
+    pub(super) fn parse(args: &[Vec<u8>]) -> Result<Self, CmdError> {
+        let Some((sub, rest)) = args.split_first() else {
+            return Err(CmdError::arity("slowlog"));
+        };
+        let lower = String::from_utf8_lossy(sub).to_ascii_lowercase();
+        if !SLOWLOG_SUBCOMMANDS.contains(&lower.as_str()) {
+            return Err(CmdError::new(format!(
+                "ERR unknown subcommand '{}'. Try SLOWLOG HELP.",
+                printable(sub, 128)
+            )));
+        }
+        if lower != "get" && !rest.is_empty() {
+            return Err(CmdError::arity(&format!("slowlog|{lower}")));
+        }
+        Ok(match (lower.as_str(), rest) {
+            ("get", []) => SlowlogCmd::Get(Some(10)),
+            ("get", [count]) => {
+                let n = super::parse_i64(count)
+                    .ok()
+                    .filter(|&n| n >= -1)
+                    .ok_or_else(|| {
+                        CmdError::new("ERR count should be greater than or equal to -1")
+                    })?;
+                SlowlogCmd::Get(usize::try_from(n).ok())
+            }
+            ("get", _) => {
+                return Err(CmdError::new(format!(
+                    "ERR unknown subcommand or wrong number of arguments for '{}'. Try \
+                     SLOWLOG HELP.",
+                    printable(sub, 128)
+                )))
+            }
+            ("len", _) => SlowlogCmd::Len,
+            ("reset", _) => SlowlogCmd::Reset,
+            _ => SlowlogCmd::Help,
+        })
+    }
+}
+
+impl Command for SlowlogCmd {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        let log = &ctx.server.slowlog;
+        let int = |n: u64| Reply::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        Ok(match self {
+            SlowlogCmd::Get(count) => Reply::Array(
+                log.newest(count)
+                    .into_iter()
+                    .map(|e| {
+                        Reply::Array(vec![
+                            int(e.id),
+                            int(e.unix_time),
+                            int(e.usec),
+                            Reply::bulk_array(e.args),
+                            Reply::bulk(e.addr),
+                            Reply::bulk(e.name),
+                        ])
+                    })
+                    .collect(),
+            ),
+            SlowlogCmd::Len => int(log.len() as u64),
+            SlowlogCmd::Reset => {
+                log.reset();
+                Reply::Ok
+            }
+            SlowlogCmd::Help => Reply::Array(
+                [
+                    "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                    "GET [<count>]",
+                    "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+                    "    Entries are made of:",
+                    "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+                    "    client name",
+                    "LEN",
+                    "    Return the length of the slowlog.",
+                    "RESET",
+                    "    Reset the slowlog.",
+                    "HELP",
+                    "    Prints this help.",
+                ]
+                .into_iter()
+                .map(Reply::Status)
+                .collect(),
+            ),
+        })
     }
 }

@@ -1,4 +1,4 @@
-//! Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT and CLIENT.
+//! Connection commands: PING, ECHO, QUIT, HELLO, AUTH and SELECT (CLIENT is `client.rs`).
 
 use super::{is, printable, CmdError, Command, Ctx, Protocol, Reply};
 
@@ -58,7 +58,8 @@ impl Command for Quit {
 /// no password and any password is accepted, but `AUTH <password>` alone is refused (Redis
 /// tells the caller it configured no password). `user` is `None` for that one-word form.
 fn authenticate(ctx: &mut Ctx<'_>, user: Option<&[u8]>, password: &[u8]) -> Result<(), CmdError> {
-    let accepted = match (&ctx.server.config.password, user) {
+    let password_now = ctx.server.settings.password();
+    let accepted = match (password_now.as_deref(), user) {
         (None, None) => {
             return Err(CmdError::new(
                 "ERR AUTH <password> called without any password configured for the default \
@@ -188,7 +189,7 @@ impl Command for Hello<'_> {
                 }
             }
         }
-        if !ctx.client.authenticated {
+        if !ctx.client.authenticated && ctx.server.settings.password_required() {
             return Err(CmdError::new(
                 "NOAUTH HELLO must be called with the client already authenticated, otherwise \
                  the HELLO AUTH <user> <pass> option can be used to authenticate the client \
@@ -235,86 +236,10 @@ impl Command for Select {
     }
 }
 
-const NAME_ERROR: &str = "ERR Client names cannot contain spaces, newlines or special characters.";
+pub(super) const NAME_ERROR: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
 
 /// A client name Redis accepts: printable ASCII without spaces.
-fn valid_name(name: &[u8]) -> bool {
+pub(super) fn valid_name(name: &[u8]) -> bool {
     name.iter().all(|&c| (b'!'..=b'~').contains(&c))
-}
-
-/// `CLIENT ID | SETNAME name | GETNAME | LIST | INFO | SETINFO attr value | HELP`.
-pub(super) enum ClientCmd<'a> {
-    Id,
-    SetName(&'a [u8]),
-    GetName,
-    List,
-    Info,
-    SetInfo,
-    Help,
-}
-
-impl<'a> ClientCmd<'a> {
-    pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
-        let sub = args.first().map_or(&[][..], Vec::as_slice);
-        let n = args.len();
-        Ok(if is(sub, "id") && n == 1 {
-            ClientCmd::Id
-        } else if is(sub, "setname") && n == 2 {
-            let name = args.get(1).map_or(&[][..], Vec::as_slice);
-            if !valid_name(name) {
-                return Err(CmdError::new(NAME_ERROR));
-            }
-            ClientCmd::SetName(name)
-        } else if is(sub, "getname") && n == 1 {
-            ClientCmd::GetName
-        } else if is(sub, "list") {
-            ClientCmd::List
-        } else if is(sub, "info") && n == 1 {
-            ClientCmd::Info
-        } else if is(sub, "setinfo") && n == 3 {
-            ClientCmd::SetInfo
-        } else if is(sub, "help") {
-            ClientCmd::Help
-        } else {
-            return Err(CmdError::new(format!(
-                "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-                printable(sub, 64)
-            )));
-        })
-    }
-}
-
-impl Command for ClientCmd<'_> {
-    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
-        let info = &ctx.client.info;
-        Ok(match self {
-            ClientCmd::Id => Reply::Int(i64::try_from(info.id).unwrap_or(i64::MAX)),
-            ClientCmd::SetName(name) => {
-                *info.name.lock() = name.to_vec();
-                Reply::Ok
-            }
-            ClientCmd::GetName => {
-                let name = info.name.lock().clone();
-                Reply::bulk_or_null((!name.is_empty()).then_some(name))
-            }
-            ClientCmd::List => {
-                let mut clients: Vec<_> = ctx.server.clients.lock().values().cloned().collect();
-                clients.sort_by_key(|c| c.id);
-                let text: String = clients.iter().map(|c| c.list_line()).collect();
-                Reply::Verbatim(text.into_bytes())
-            }
-            ClientCmd::Info => Reply::Verbatim(info.list_line().into_bytes()),
-            // Client libraries announce their name and version; nothing to keep.
-            ClientCmd::SetInfo => Reply::Ok,
-            ClientCmd::Help => Reply::bulk_array([
-                "CLIENT <subcommand> [<arg> ...]. Subcommands are:",
-                "ID",
-                "GETNAME",
-                "SETNAME <name>",
-                "LIST",
-                "INFO",
-                "SETINFO <attr> <value>",
-            ]),
-        })
-    }
 }

@@ -3,8 +3,10 @@
 //! command, wrong arity, authentication, queuing inside a transaction), and the commands,
 //! grouped as Redis groups them: `strings.rs` (values), `keys.rs` (the keyspace),
 //! `expire.rs` (key expiry: EXPIRE, TTL, PERSIST and the options SET and GETEX share),
-//! `transaction.rs` (MULTI, EXEC, DISCARD, WATCH, UNWATCH), `connection.rs` and `admin.rs`
-//! (the server itself). `run.rs` runs a pipeline's commands on keys as one run, and a transaction.
+//! `transaction.rs` (MULTI, EXEC, DISCARD, WATCH, UNWATCH), `connection.rs`, `client.rs`
+//! (CLIENT), `config.rs` (CONFIG) and `admin.rs` (the server itself). `run.rs` runs a
+//! pipeline's commands on keys as one run, and a transaction; `accounting.rs` counts what
+//! each command did (`INFO commandstats`, `INFO errorstats`, the slow log).
 //!
 //! # A command: parse, then execute
 //!
@@ -18,7 +20,10 @@
 //! and one row of [`COMMANDS`]; its arity is checked once, from the row, before it parses
 //! (`Call::check`).
 
+mod accounting;
 mod admin;
+mod client;
+mod config;
 mod connection;
 mod expire;
 pub mod info;
@@ -30,10 +35,14 @@ mod transaction;
 
 pub use crate::reply::{CmdError, Protocol, Reply};
 use crate::state::{ClientInfo, Server};
+use crate::stats::Tally;
+pub use accounting::{commandstats_lines, subcommands};
+pub use client::{held_by_pause, Replies};
 use parking_lot::MutexGuard;
 pub use run::execute_batch;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 use store::Pending;
 pub use transaction::{Transaction, Watching};
 
@@ -84,6 +93,10 @@ pub struct Client {
     /// The keys `WATCH` watches, until EXEC, DISCARD or UNWATCH (unregistered when dropped,
     /// with the connection too).
     pub watching: Option<Watching>,
+    /// Its commands' counts not yet added to the server's (`accounting.rs`).
+    pub tally: Tally,
+    /// Which replies are sent (`CLIENT REPLY`).
+    pub replies: Replies,
 }
 
 impl Client {
@@ -97,6 +110,8 @@ impl Client {
             multi: None,
             protocol: Protocol::Resp2,
             watching: None,
+            tally: Tally::default(),
+            replies: Replies::default(),
         }
     }
 
@@ -263,10 +278,11 @@ pub static COMMANDS: &[Spec] = &[
     spec!("hello", -1, NOAUTH, (0, 0, 0), "connection", "Handshake: picks RESP2 or RESP3, may authenticate and name the connection.", connection::Hello::parse),
     spec!("auth", -2, NOAUTH, (0, 0, 0), "connection", "Authenticates the connection.", connection::Auth::parse),
     spec!("select", 2, PLAIN, (0, 0, 0), "connection", "Selects database 0 (the only one).", connection::Select::parse),
-    spec!("client", -2, PLAIN, (0, 0, 0), "connection", "CLIENT ID, SETNAME, GETNAME, LIST, INFO.", connection::ClientCmd::parse),
+    spec!("client", -2, PLAIN, (0, 0, 0), "connection", "CLIENT ID, SETNAME, GETNAME, LIST, INFO, KILL, PAUSE, UNPAUSE, REPLY, NO-EVICT.", client::ClientCmd::parse),
     spec!("command", -1, PLAIN, (0, 0, 0), "server", "Describes the commands (COUNT, DOCS, INFO).", admin::CommandCmd::parse),
-    spec!("config", -2, PLAIN, (0, 0, 0), "server", "CONFIG GET of the server's settings.", admin::ConfigGet::parse),
-    spec!("info", -1, PLAIN, (0, 0, 0), "server", "Server, clients, memory, persistence, stats, keyspace and engine sections.", admin::Info::parse),
+    spec!("config", -2, PLAIN, (0, 0, 0), "server", "CONFIG GET, SET, RESETSTAT and REWRITE of the server's settings.", config::ConfigCmd::parse),
+    spec!("slowlog", -2, PLAIN, (0, 0, 0), "server", "SLOWLOG GET, LEN and RESET: the commands that ran long.", admin::SlowlogCmd::parse),
+    spec!("info", -1, PLAIN, (0, 0, 0), "server", "Redis 7.0's sections (server, clients, memory, persistence, stats, replication, cpu, commandstats, errorstats, cluster, keyspace) and the engine's.", admin::Info::parse),
     spec!("save", 1, ADMIN_NO_MULTI, (0, 0, 0), "server", "Flushes the memtable and syncs.", no_args::<admin::Save>),
     spec!("bgsave", -1, ADMIN, (0, 0, 0), "server", "Flushes and syncs in the background.", admin::BgSave::parse),
     spec!("lastsave", 1, PLAIN, (0, 0, 0), "server", "Unix time of the last SAVE.", no_args::<admin::LastSave>),
@@ -331,11 +347,20 @@ impl<'a> Call<'a> {
         self.words.get(1..).unwrap_or_default()
     }
 
-    /// Parses and executes the command, counting it.
+    /// Parses and executes the command, counting it (`accounting.rs`).
     fn run(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
-        crate::state::Counters::add(&ctx.server.counters.commands, 1);
-        note_command(&ctx.client.info, self.spec.name);
-        (self.spec.run)(ctx, self.args())
+        self.run_at(ctx, Instant::now()).0
+    }
+
+    /// [`Call::run`] for a command that started at `started` (the end of the one before it
+    /// in a run: one clock read per command); returns its result and when it ended.
+    fn run_at(self, ctx: &mut Ctx<'_>, started: Instant) -> (Result<Reply, CmdError>, Instant) {
+        note_command(&ctx.client.info, self.spec.name, started);
+        let result = (self.spec.run)(ctx, self.args());
+        let ended = Instant::now();
+        let took = ended.saturating_duration_since(started);
+        accounting::ran(ctx, self, took, result.is_err());
+        (result, ended)
     }
 
     /// Whether the command may be part of a run: one on keys that reads or writes through
@@ -376,18 +401,21 @@ pub fn execute(ctx: &mut Ctx<'_>, words: &[Vec<u8>]) -> Result<Reply, CmdError> 
         Err(Refusal::Arity(spec)) => spec,
         Err(Refusal::Unknown(e)) => return Err(transaction::reject(ctx, None, e.clone())),
     };
-    if !ctx.client.authenticated && !spec.flags.noauth {
+    let args = words.get(1..).unwrap_or_default();
+    if !ctx.client.authenticated && !spec.flags.noauth && ctx.server.settings.password_required() {
+        accounting::rejected(ctx.server, spec, args);
         let e = CmdError::new("NOAUTH Authentication required.");
         return Err(transaction::reject(ctx, Some(spec), e));
     }
     let call = match checked {
         Ok(call) => call,
         Err(_) => {
+            accounting::rejected(ctx.server, spec, args);
             return Err(transaction::reject(
                 ctx,
                 Some(spec),
                 CmdError::arity(spec.name),
-            ))
+            ));
         }
     };
     if ctx.client.multi.is_some() {
@@ -420,15 +448,8 @@ pub fn printable(bytes: &[u8], max: usize) -> String {
         .collect()
 }
 
-fn note_command(info: &ClientInfo, name: &str) {
-    let ms = u64::try_from(info.connected.elapsed().as_millis()).unwrap_or(u64::MAX);
-    info.last_command_ms
-        .store(ms, std::sync::atomic::Ordering::Relaxed);
-    let mut last = info.last_command.lock();
-    if last.as_str() != name {
-        last.clear();
-        last.push_str(name);
-    }
+fn note_command(info: &ClientInfo, name: &'static str, now: Instant) {
+    *info.last_command.lock() = crate::state::LastCommand { name, at: now };
 }
 
 /// Whether the command `words` should run off the I/O thread: it may wait on the engine for

@@ -11,34 +11,60 @@
 
 use super::store::{self, Pending};
 use super::transaction::Watching;
-use super::{execute, Call, CmdError, Ctx, Protocol, Reply};
+use super::{accounting, execute, Call, CmdError, Ctx, Protocol, Reply};
 use crate::reply::Out;
 use crate::state::Server;
+use std::time::Instant;
 
-/// Runs a client's batch of pipelined commands in order, their replies encoded into `out`.
-pub fn execute_batch(ctx: &mut Ctx<'_>, out: &mut Out, cmds: &[Vec<Vec<u8>>]) {
+/// Runs a client's batch of pipelined commands in order, their replies encoded into `out`
+/// (as `CLIENT REPLY` lets them), and returns how many ran: all of them, unless `CLIENT
+/// PAUSE` holds one, which the caller runs again once the pause lets it
+/// (`super::held_by_pause`). While no pause is active this costs one atomic load per
+/// command or run.
+pub fn execute_batch(ctx: &mut Ctx<'_>, out: &mut Out, cmds: &[Vec<Vec<u8>>]) -> usize {
     out.protocol = ctx.client.protocol;
     let mut i = 0;
     while i < cmds.len() && !ctx.client.close {
-        let run: Vec<Call<'_>> = if ctx.client.authenticated && ctx.client.multi.is_none() {
-            cmds[i..]
-                .iter()
-                .map_while(|c| Call::check(c).ok().filter(Call::joins_runs))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let paused = ctx.server.pause.is_active();
+        if paused && super::held_by_pause(ctx.server, ctx.client, &cmds[i]).is_some() {
+            break;
+        }
+        // No runs while a pause is active: each command is checked on its own.
+        let run: Vec<Call<'_>> =
+            if ctx.client.authenticated && ctx.client.multi.is_none() && !paused {
+                cmds[i..]
+                    .iter()
+                    .map_while(|c| Call::check(c).ok().filter(Call::joins_runs))
+                    .collect()
+            } else {
+                Vec::new()
+            };
         if run.len() >= 2 {
             i += run.len();
             for result in execute_run(ctx, &run) {
-                out.result(result);
+                emit(ctx, out, result);
             }
         } else {
+            // Counts so far are shared first: an INFO in the pipeline sees them.
+            accounting::flush(ctx);
             let result = execute(ctx, &cmds[i]);
             out.protocol = ctx.client.protocol; // HELLO answers in the protocol it chose
-            out.result(result);
+            emit(ctx, out, result);
             i += 1;
         }
+    }
+    accounting::flush(ctx);
+    i
+}
+
+/// Encodes a command's result into `out` unless `CLIENT REPLY` suppresses it, counting an
+/// error reply either way (as Redis does).
+fn emit(ctx: &mut Ctx<'_>, out: &mut Out, result: Result<Reply, CmdError>) {
+    if let Err(e) = &result {
+        accounting::error(ctx.server, e);
+    }
+    if ctx.client.replies.send_this() {
+        out.result(result);
     }
 }
 
@@ -49,7 +75,10 @@ fn execute_run(ctx: &mut Ctx<'_>, calls: &[Call<'_>]) -> Vec<Result<Reply, CmdEr
     let server: &Server = ctx.server;
     let _locks = server.lock_keys(&keys);
     match run_deferred(ctx, calls) {
-        Ok(results) => results.into_iter().map(|(result, _)| result).collect(),
+        Ok((results, commit_usec)) => {
+            accounting::share_commit(ctx, calls, commit_usec);
+            results.into_iter().map(|(result, _)| result).collect()
+        }
         Err(error) => calls.iter().map(|_| Err(error.clone())).collect(),
     }
 }
@@ -80,13 +109,16 @@ pub(super) fn execute_transaction(
         return Ok(Reply::NullArray);
     }
     let before = ctx.client.protocol;
-    let results = run_deferred(ctx, calls)?;
+    let (results, _) = run_deferred(ctx, calls)?;
     // A queued HELLO switches protocols: each element in the protocol its command left.
     let switched = results.iter().any(|(_, p)| *p != before);
     Ok(Reply::Array(
         results
             .into_iter()
             .map(|(result, protocol)| {
+                if let Err(e) = &result {
+                    accounting::error(server, e);
+                }
                 let reply = Reply::from_result(result);
                 if switched {
                     Reply::In(protocol, Box::new(reply))
@@ -103,16 +135,23 @@ type Ran = (Result<Reply, CmdError>, Protocol);
 
 /// Runs `calls` with their writes deferred (`ctx.pending`) and commits them at the end. The
 /// caller holds the locks. Each result comes with the connection's protocol once its
-/// command ran; `Err` is the commit's error.
-fn run_deferred(ctx: &mut Ctx<'_>, calls: &[Call<'_>]) -> Result<Vec<Ran>, CmdError> {
+/// command ran, and the commit's time (µs) with them; `Err` is the commit's error.
+fn run_deferred(ctx: &mut Ctx<'_>, calls: &[Call<'_>]) -> Result<(Vec<Ran>, u64), CmdError> {
     ctx.pending = Some(Pending::default());
+    // Each command starts when the one before it ended: one clock read per command.
+    let mut clock = Instant::now();
     let results = calls
         .iter()
-        .map(|call| (call.run(ctx), ctx.client.protocol))
+        .map(|call| {
+            let (result, ended) = call.run_at(ctx, clock);
+            clock = ended;
+            (result, ctx.client.protocol)
+        })
         .collect();
     let pending = ctx.pending.take().unwrap_or_default();
     store::commit_pending(ctx, pending)?;
-    Ok(results)
+    let usec = u64::try_from(clock.elapsed().as_micros()).unwrap_or(u64::MAX);
+    Ok((results, usec))
 }
 
 /// The keys a transaction's commands name, or `None` when one of them reads or writes the

@@ -199,9 +199,10 @@ fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> Result<(), CmdError> {
     for (key, _) in &writes.0 {
         ctx.server.watches.touch(key);
     }
+    let count = writes.0.len() as u64;
     let batch = writes.into_batch();
     let db = &ctx.server.db;
-    let sync = ctx.server.config.sync == SyncPolicy::Always;
+    let sync = ctx.server.settings.sync() == SyncPolicy::Always;
     let result = if sync {
         db.write_opt(batch, WriteOptions { sync })
     } else {
@@ -215,6 +216,7 @@ fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> Result<(), CmdError> {
         }
     };
     result?;
+    Counters::add(&ctx.server.counters.key_writes, count);
     if !sync {
         ctx.server.dirty.store(true, Ordering::Release);
     }

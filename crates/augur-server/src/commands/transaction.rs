@@ -72,6 +72,11 @@ impl Transaction {
             .iter()
             .any(|q| super::is_blocking(&q.words, sync_always))
     }
+
+    /// Whether a queued command writes (`CLIENT PAUSE WRITE` holds the EXEC).
+    pub fn writes(&self) -> bool {
+        self.queue.iter().any(|q| q.spec.flags.write)
+    }
 }
 
 /// `MULTI`.
@@ -160,6 +165,7 @@ pub(super) fn queue(ctx: &mut Ctx<'_>, call: Call<'_>) -> Option<Result<Reply, C
         return None;
     }
     if spec.flags.no_multi {
+        super::accounting::rejected(ctx.server, spec, call.args());
         let e = CmdError::new("ERR Command not allowed inside a transaction");
         return Some(Err(reject(ctx, Some(spec), e)));
     }
@@ -171,6 +177,7 @@ pub(super) fn queue(ctx: &mut Ctx<'_>, call: Call<'_>) -> Option<Result<Reply, C
     let limit = ctx.server.config.max_request_bytes;
     let tx = ctx.client.multi.as_mut()?;
     if tx.queued_bytes.saturating_add(bytes) > limit {
+        super::accounting::rejected(ctx.server, spec, call.args());
         let e = CmdError::new(format!(
             "ERR the transaction's queued commands exceed --max-request-bytes ({limit} bytes)"
         ));

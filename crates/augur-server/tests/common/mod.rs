@@ -271,6 +271,13 @@ impl RedisProcess {
                     break;
                 }
                 if TcpStream::connect(addr).is_ok() {
+                    // Another test's server may have taken the port between the check and
+                    // redis-server's bind: the one answering must be this child.
+                    let mut c = Raw::connect(addr);
+                    let info = String::from_utf8_lossy(&c.cmd(&[b"INFO", b"server"])).into_owned();
+                    if !info.contains(&format!("process_id:{}\r\n", child.id())) {
+                        break;
+                    }
                     let mut redis = RedisProcess {
                         child,
                         addr,

@@ -79,6 +79,9 @@ pub(crate) struct CompactionOutcome {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub entries_dropped: u64,
+    /// Values found expired and written as tombstones, each the newest version of its key
+    /// among the inputs (see `Merge::expired_values`).
+    pub expired_values: u64,
     /// What training the outputs' models cost (at-build learning).
     pub model_time: ModelTime,
     /// True when the outputs were appended to the next level without rewriting any of its
@@ -181,6 +184,7 @@ pub(crate) fn execute(
             bytes_read: 0,
             bytes_written: 0,
             entries_dropped: 0,
+            expired_values: 0,
             model_time: ModelTime::default(),
             appended: false,
             segments: Vec::new(),
@@ -241,6 +245,7 @@ pub(crate) fn execute(
     let mut outputs = Vec::new();
     let mut garbage: BTreeMap<u64, u64> = BTreeMap::new();
     let mut entries_dropped = 0;
+    let mut expired_values = 0;
     let mut model_time = ModelTime::default();
     let mut values = RelocationTotals::default();
     let mut failure = None;
@@ -253,6 +258,7 @@ pub(crate) fn execute(
                     *garbage.entry(segment).or_default() += bytes;
                 }
                 entries_dropped += r.entries_dropped;
+                expired_values += r.expired_values;
                 model_time.add(r.model_time);
                 written_on_failure.segments.extend(r.values.segments.iter().map(|s| s.0));
                 values.add(r.values);
@@ -290,6 +296,7 @@ pub(crate) fn execute(
         bytes_read,
         bytes_written,
         entries_dropped,
+        expired_values,
         model_time,
         appended: layout.appended(),
         segments: values.segments,
@@ -368,6 +375,7 @@ struct MergeResult {
     outputs: Vec<FileMeta>,
     garbage: BTreeMap<u64, u64>,
     entries_dropped: u64,
+    expired_values: u64,
     model_time: ModelTime,
     values: RelocationTotals,
 }
@@ -438,6 +446,7 @@ fn merge_range(
                 outputs: merge.outputs,
                 garbage: merge.garbage,
                 entries_dropped: merge.entries_dropped,
+                expired_values: merge.expired_values,
                 model_time: merge.model_time,
                 values,
             })
@@ -471,6 +480,13 @@ struct Merge<'a, 'l> {
     hints: Option<LayoutHints>,
     garbage: BTreeMap<u64, u64>,
     entries_dropped: u64,
+    /// Values this merge found expired and turned into tombstones, counted where the value
+    /// is the newest version of its key that the merge keeps (not shadowed by a newer one
+    /// of its inputs): each expiry of a key is counted once, by the compaction that first
+    /// finds it expired (its output holds a tombstone from then on). A newer version in a
+    /// table outside the compaction is not seen, so a value replaced before it expired may
+    /// count too. The server reports the total as Redis's `expired_keys`.
+    expired_values: u64,
     model_time: ModelTime,
     /// Relocates values (`None` when the compaction relocates none).
     relocator: Option<Relocator<'a>>,
@@ -512,6 +528,7 @@ impl<'a, 'l> Merge<'a, 'l> {
             hints: None,
             garbage: BTreeMap::new(),
             entries_dropped: 0,
+            expired_values: 0,
             model_time: ModelTime::default(),
             relocator: ctx
                 .values
@@ -589,9 +606,9 @@ impl<'a, 'l> Merge<'a, 'l> {
             // An expired value is a tombstone for every reader (`crate::expiry`): written as
             // one, it keeps hiding the key's older versions, and is dropped by the rules for
             // tombstones once nothing below can hold the key.
-            if kind == ValueKind::ExpiringValue
-                && crate::expiry::stored_has_expired(merged.value(), now)
-            {
+            let expired = kind == ValueKind::ExpiringValue
+                && crate::expiry::stored_has_expired(merged.value(), now);
+            if expired {
                 kind = ValueKind::Delete;
             }
             if !has_key || !same_user_key(&current_key, user_key) {
@@ -604,6 +621,9 @@ impl<'a, 'l> Merge<'a, 'l> {
             }
             let shadowed = last_seqno_for_key <= self.ctx.oldest_snapshot;
             last_seqno_for_key = seqno;
+            if expired && !shadowed {
+                self.expired_values += 1;
+            }
             if shadowed || self.drops_tombstone(kind, seqno, user_key) {
                 self.note_dropped(kind, user_key, merged.value());
             } else {

@@ -467,14 +467,8 @@ impl DbInner {
         outcome.edit.vlog_deleted.extend(&all_garbage);
         self.log_and_apply(outcome.edit.clone())?;
         self.schedule_segment_deletions(&all_garbage)?;
-        self.counters.note_compaction(
-            outcome.bytes_read,
-            outcome.bytes_written,
-            outcome.entries_dropped,
-            u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
-            outcome.model_time,
-            outcome.appended,
-        );
+        let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.counters.note_compaction(&outcome, ns);
         Ok(outcome)
     }
 

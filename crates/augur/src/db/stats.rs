@@ -24,6 +24,7 @@ pub(crate) struct Counters {
     compaction_bytes_written: AtomicU64,
     compaction_bytes_appended: AtomicU64,
     compaction_entries_dropped: AtomicU64,
+    expired_values: AtomicU64,
     gc_runs: AtomicU64,
     gc_relocated: AtomicU64,
     values_relocated: AtomicU64,
@@ -82,27 +83,21 @@ impl Counters {
         add(&self.flush_train_ns, model.train_ns);
         add(&self.train_wait_ns, model.wait_ns);
     }
-    /// A compaction that took `ns`, training its outputs' models as `model` says;
-    /// `appended` when its outputs were FLSM fragments appended to the next level.
-    pub fn note_compaction(
-        &self,
-        read: u64,
-        written: u64,
-        dropped: u64,
-        ns: u64,
-        model: ModelTime,
-        appended: bool,
-    ) {
+    /// A compaction that took `ns` and produced `outcome` (its byte and entry counts, what
+    /// training its outputs' models cost, whether its outputs were FLSM fragments appended
+    /// to the next level).
+    pub fn note_compaction(&self, outcome: &crate::compaction::CompactionOutcome, ns: u64) {
         add(&self.compactions, 1);
-        add(&self.compaction_bytes_read, read);
-        add(&self.compaction_bytes_written, written);
-        if appended {
-            add(&self.compaction_bytes_appended, written);
+        add(&self.compaction_bytes_read, outcome.bytes_read);
+        add(&self.compaction_bytes_written, outcome.bytes_written);
+        if outcome.appended {
+            add(&self.compaction_bytes_appended, outcome.bytes_written);
         }
-        add(&self.compaction_entries_dropped, dropped);
+        add(&self.compaction_entries_dropped, outcome.entries_dropped);
+        add(&self.expired_values, outcome.expired_values);
         add(&self.compaction_ns, ns);
-        add(&self.compaction_train_ns, model.train_ns);
-        add(&self.train_wait_ns, model.wait_ns);
+        add(&self.compaction_train_ns, outcome.model_time.train_ns);
+        add(&self.train_wait_ns, outcome.model_time.wait_ns);
     }
     pub fn note_level_model(&self, train_ns: u64) {
         add(&self.level_models_built, 1);
@@ -316,6 +311,11 @@ pub struct Stats {
     pub compaction_style: crate::version::CompactionStyle,
     /// Entries dropped by compactions.
     pub compaction_entries_dropped: u64,
+    /// Expired values compactions found and wrote as tombstones, each the newest version
+    /// of its key in its compaction: about one per key that expired, counted late (when a
+    /// compaction reaches the key, not when it expires) and never for a key overwritten or
+    /// deleted in a table the same compaction merges.
+    pub expired_values: u64,
     /// Value-log GC runs that collected a segment.
     pub gc_runs: u64,
     /// Values GC runs relocated.
@@ -514,6 +514,7 @@ impl DbInner {
             compaction_bytes_appended: get(&c.compaction_bytes_appended),
             compaction_style: version.style,
             compaction_entries_dropped: get(&c.compaction_entries_dropped),
+            expired_values: get(&c.expired_values),
             gc_runs: get(&c.gc_runs),
             gc_entries_relocated: get(&c.gc_relocated),
             values_relocated: get(&c.values_relocated),
