@@ -110,8 +110,9 @@ enum BlockBytes {
     Read(Vec<u8>),
     /// Decompressed into a buffer of its own (a block stored compressed).
     Decoded(Vec<u8>),
-    /// Decompressed, shared with the chunk cache (a block stored compressed).
-    Cached(Arc<[u8]>),
+    /// Decompressed, shared with the chunk cache (a block stored compressed), with the
+    /// block's decompressed value chunk when the cache holds that too.
+    Cached(crate::cache::CachedBlock),
 }
 
 impl LoadedBlock {
@@ -655,7 +656,7 @@ impl Table {
                 let (offset, len) = self
                     .inline_ref(slot.reference(), meta.values_start)
                     .ok_or_else(|| corrupt("malformed value reference"))?;
-                self.value_in_chunk(block.block, &meta, offset, len)?
+                self.inline_value(block, &meta, offset, len)?
                     .ok_or_else(|| corrupt("value reference outside its block's value chunk"))?
             }
             ValueKind::Pointer => {

@@ -6,16 +6,30 @@ use super::ways::pack;
 use super::{mix, reduce, ChunkCache, CHUNK_OVERHEAD, MAX_ADMISSION_CREDIT, MISSES_PER_ADMISSION, NEIGHBOUR_SETS, WAYS};
 use std::sync::atomic::Ordering;
 
+/// Mixed into a block's ghost hash for the ghost of its value chunk.
+const VALUES_GHOST_SALT: u64 = 0x5bd1_e995_5bd1_e995;
+
 impl ChunkCache {
     /// Whether a block just missed (a chunk of `chunk_len` raw bytes) is admitted: at once
     /// while the budget has room; once it is full, only when its ghost entry says it missed
     /// within the last turn of the cache (as many misses as chunks held; its ghost is stamped
     /// now otherwise), and then at most once per [`MISSES_PER_ADMISSION`] misses.
     pub(super) fn admits(&self, table: u64, block: u64, chunk_len: u64) -> bool {
+        self.admits_weight(table, block, chunk_len + CHUNK_OVERHEAD, mix(block, table))
+    }
+
+    /// Whether the value chunk of a cached data block (`values_len` raw bytes), just missed,
+    /// joins the block's entry (`ChunkCache::attach`): by the rule of value chunks
+    /// ([`ChunkCache::admits`]), with a ghost of its own (the block's is keyed apart).
+    pub(super) fn admits_values(&self, table: u64, block: u64, values_len: u64) -> bool {
+        self.admits_weight(table, block, values_len, mix(block, table) ^ VALUES_GHOST_SALT)
+    }
+
+    /// [`ChunkCache::admits`] for `weight` bytes more, the ghost found by `hash`.
+    fn admits_weight(&self, table: u64, block: u64, weight: u64, hash: u64) -> bool {
         if pack(table, block).is_none() {
             return false;
         }
-        let weight = chunk_len + CHUNK_OVERHEAD;
         let Some(index) = self.index(Some(weight)) else {
             return false;
         };
@@ -25,7 +39,6 @@ impl ChunkCache {
         if self.chunk_bytes.load(Ordering::Relaxed) + weight <= index.chunk_budget {
             return true;
         }
-        let hash = mix(block, table);
         let Some(ghost) = index.ghosts.get(reduce(hash, index.ghosts.len())) else {
             return false;
         };
@@ -56,9 +69,10 @@ impl ChunkCache {
     }
 
     /// Whether a data block just missed (`chunk_len` raw bytes) is admitted: at once when its
-    /// set holds a value chunk to displace — a cached block saves a whole decompression per
-    /// hit, a cached value chunk one frame's, so blocks take the place of values — else by
-    /// the rule of value chunks ([`ChunkCache::admits`]).
+    /// set (or one of the [`NEIGHBOUR_SETS`] after it) holds value bytes to displace — a
+    /// value chunk, or a cached block's values: a cached block saves a whole decompression
+    /// per hit, cached values one frame's, so blocks take the place of values — else by the
+    /// rule of value chunks ([`ChunkCache::admits`]).
     pub(super) fn admits_block(&self, table: u64, block: u64, chunk_len: u64) -> bool {
         let weight = chunk_len + CHUNK_OVERHEAD;
         let Some(index) = self.index(Some(weight)) else {

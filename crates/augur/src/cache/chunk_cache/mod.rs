@@ -150,14 +150,40 @@ pub enum Lookup {
 /// What a lookup of a whole cached block found ([`TableChunks::get_block`]).
 #[derive(Debug, PartialEq, Eq)]
 pub enum BlockLookup {
-    /// The block's decompressed bytes, shared with the cache.
-    Hit(Arc<[u8]>),
-    /// Not cached: `admit` when the caller should [`TableChunks::insert`] the block it
+    /// The block's decompressed bytes (and its value chunk's, when cached with it), shared
+    /// with the cache.
+    Hit(CachedBlock),
+    /// Not cached: `admit` when the caller should [`TableChunks::insert_block`] the block it
     /// decompresses.
     Miss {
         /// Whether the cache admits the block now.
         admit: bool,
     },
+}
+
+/// A decompressed data block (format 6) as the cache holds it: the block's bytes, followed by
+/// its decompressed value chunk once that has joined it ([`TableChunks::attach_values`]), in
+/// one shared allocation, so that a lookup takes its slots and its value from one entry
+/// found with one probe. Cheap to clone (a reference count).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedBlock {
+    bytes: Arc<[u8]>,
+    /// Bytes of the block; the rest are its values.
+    block_len: usize,
+}
+
+impl CachedBlock {
+    /// The decompressed block (its slots, then its key suffixes).
+    #[inline]
+    pub fn block(&self) -> &[u8] {
+        self.bytes.get(..self.block_len).unwrap_or_default()
+    }
+
+    /// The block's decompressed value chunk, when the entry holds it.
+    #[inline]
+    pub fn values(&self) -> Option<&[u8]> {
+        self.bytes.get(self.block_len..).filter(|v| !v.is_empty())
+    }
 }
 
 /// Occupancy and counters of a database's cache of decompressed value chunks

@@ -1,7 +1,7 @@
 //! [`TableChunks`]: one open table's part of a [`ChunkCache`], keyed by a table number of
 //! its own, and what its lookups, inserts and prefetch hints ask of the cache.
 
-use super::{referencing, BlockLookup, ChunkCache, Lookup};
+use super::{referencing, BlockLookup, CachedBlock, ChunkCache, Lookup};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -42,21 +42,24 @@ impl TableChunks {
         }
     }
 
-    /// The cached decompressed data block `block` (`chunk_len` raw bytes), shared: a
-    /// [`BlockLookup::Hit`]; a miss says whether the cache admits the block (then
-    /// [`TableChunks::insert`] it). Counted as a block hit or miss. Under `scanning` or
-    /// `without_cache_fill` a hit is no reference, nothing is admitted and nothing counted
-    /// (the counters, as the value chunks', are point lookups').
+    /// The cached decompressed data block `block` (`chunk_len` raw bytes), shared — with its
+    /// value chunk when that is cached with it: a [`BlockLookup::Hit`]; a miss says whether
+    /// the cache admits the block (then [`TableChunks::insert_block`] it). Counted as a block
+    /// hit or miss. Under `scanning` or `without_cache_fill` a hit is no reference, nothing
+    /// is admitted and nothing counted (the counters, as the value chunks', are point
+    /// lookups').
     pub fn get_block(&self, block: u64, chunk_len: u64) -> BlockLookup {
         let referencing = referencing();
-        if let Some(bytes) = self
-            .cache
-            .lookup_with(self.table, block, referencing, |c| Some(c.clone()))
-        {
+        if let Some(found) = self.cache.lookup_with(self.table, block, referencing, |c, split| {
+            Some(CachedBlock {
+                bytes: c.clone(),
+                block_len: split.min(c.len()),
+            })
+        }) {
             if referencing {
                 self.cache.block_hits.add(1);
             }
-            return BlockLookup::Hit(bytes);
+            return BlockLookup::Hit(found);
         }
         if !referencing {
             return BlockLookup::Miss { admit: false };
@@ -67,16 +70,60 @@ impl TableChunks {
         }
     }
 
-    /// Caches `chunk`, the whole decompressed value chunk (or data block) of `block` (after a
-    /// miss that admitted it), unless this thread runs under `scanning` or
-    /// `without_cache_fill`.
+    /// Caches `chunk`, the whole decompressed value chunk of `block` (after a miss that
+    /// admitted it), unless this thread runs under `scanning` or `without_cache_fill`.
     pub fn insert(&self, block: u64, chunk: Arc<[u8]>) {
-        if !referencing() {
-            return;
+        if referencing() {
+            self.note_inserted(block);
+            self.cache.insert(self.table, block, chunk, self.holds_blocks);
         }
+    }
+
+    /// Caches `bytes`, the whole decompressed data block `block` (format 6; after a miss
+    /// that admitted it), without its values, unless this thread runs under `scanning` or
+    /// `without_cache_fill`; returns the block as a [`CachedBlock`] either way (when it was
+    /// not inserted — a race, a set that could not make room — its values attach to
+    /// nothing).
+    pub fn insert_block(&self, block: u64, bytes: Arc<[u8]>) -> CachedBlock {
+        if referencing() {
+            self.note_inserted(block);
+            self.cache.insert(self.table, block, bytes.clone(), true);
+        }
+        let block_len = bytes.len();
+        CachedBlock { bytes, block_len }
+    }
+
+    /// Counts a point lookup's value read served from the value chunk of a cached block
+    /// ([`CachedBlock::values`]) as a hit.
+    #[inline]
+    pub fn value_hit(&self) {
+        self.cache.hits.add(1);
+    }
+
+    /// Counts a point lookup's value read of `block` (a compressed data block, its value
+    /// chunk `values_len` raw bytes) that the cache could not serve as a miss; true when
+    /// the caller should decompress the whole value chunk and
+    /// [`TableChunks::attach_values`] it to `entry`, the block's cached entry (never without
+    /// one, nor under `scanning` or `without_cache_fill`).
+    pub fn value_missed(&self, block: u64, values_len: u64, entry: Option<&CachedBlock>) -> bool {
+        self.cache.misses.add(1);
+        entry.is_some() && referencing() && self.cache.admits_values(self.table, block, values_len)
+    }
+
+    /// Adds `values`, the decompressed (and checked) value chunk of `block`, to its cached
+    /// entry `entry`, unless this thread runs under `scanning` or `without_cache_fill`:
+    /// later lookups of the block find both with one probe. Nothing happens when the entry
+    /// was evicted or replaced meanwhile, or holds values already.
+    pub fn attach_values(&self, block: u64, entry: &CachedBlock, values: &[u8]) {
+        if referencing() && entry.values().is_none() {
+            self.cache.attach(self.table, block, &entry.bytes, values);
+        }
+    }
+
+    /// Marks `block` as having had a chunk inserted (what a drop removes).
+    fn note_inserted(&self, block: u64) {
         if let Some(word) = self.inserted.get((block / 64) as usize) {
             word.fetch_or(1 << (block % 64), Ordering::Relaxed);
-            self.cache.insert(self.table, block, chunk, self.holds_blocks);
         }
     }
 
@@ -85,6 +132,14 @@ impl TableChunks {
     /// slots; true when the chunk is cached (then there is no need to prefetch the stored
     /// chunk). Reads only the set's hint atomics, never a chunk.
     pub fn prefetch(&self, block: u64, at: u64) -> bool {
+        self.prefetch_at(block, at, None)
+    }
+
+    /// [`TableChunks::prefetch`] of two lines of `block`'s cached entry: at `at` (the
+    /// window's slots) and, when given, at `also` (the value the window predicts, past the
+    /// block's bytes: where the entry holds its values, if it does). One probe of the hints
+    /// for both.
+    pub fn prefetch_at(&self, block: u64, at: u64, also: Option<u64>) -> bool {
         let Some(set) = self.cache.set_of(self.table, block, None) else {
             return false;
         };
@@ -98,6 +153,9 @@ impl TableChunks {
             return false;
         }
         crate::prefetch::prefetch_address(addr.wrapping_add(at as usize));
+        if let Some(also) = also {
+            crate::prefetch::prefetch_address(addr.wrapping_add(also as usize));
+        }
         true
     }
 }

@@ -233,7 +233,7 @@ fn blocks_displace_value_chunks_and_not_the_other_way_round() {
         match blocks.get_block(blk, BLOCK as u64) {
             BlockLookup::Miss { admit: true } => {
                 admitted += 1;
-                blocks.insert(blk, chunk(blk, BLOCK));
+                blocks.insert_block(blk, chunk(blk, BLOCK));
             }
             BlockLookup::Miss { admit: false } => {}
             BlockLookup::Hit(_) => panic!("block {blk} cached before"),
@@ -251,7 +251,7 @@ fn blocks_displace_value_chunks_and_not_the_other_way_round() {
         }
         for &blk in &cached {
             match blocks.get_block(blk, BLOCK as u64) {
-                BlockLookup::Hit(bytes) => assert_eq!(bytes, chunk(blk, BLOCK)),
+                BlockLookup::Hit(entry) => assert_eq!(entry.block(), &chunk(blk, BLOCK)[..]),
                 miss => panic!("round {round}: block {blk} evicted: {miss:?}"),
             }
         }
@@ -295,4 +295,180 @@ fn many_threads_read_and_insert_at_once() {
     drop(t);
     let s = cache.stats();
     assert_eq!((s.chunks, s.used_bytes), (0, index_bytes(&cache)), "{s:?}");
+}
+
+/// Bytes of a decompressed data block in the tests of blocks with their values.
+const BLOCK: usize = 1500;
+
+/// The decompressed value chunk of block `block`: `CHUNK` bytes, byte `k` is
+/// `(block * 3 + k) as u8` (told apart from the block's own bytes).
+fn values_of(block: u64) -> Vec<u8> {
+    (0..CHUNK as u64).map(|k| (block * 3 + k) as u8).collect()
+}
+
+/// What a point lookup into compressed data block `block` of `t` does (as
+/// `Table::load_compressed_block` and `Table::inline_value`): takes the block from the
+/// cache, or decompresses it (`made` += 1) and inserts it when admitted; then reads
+/// `[at, at + len)` of its values from the entry, or decompresses (`made` += 1, a frame or
+/// the whole chunk) and attaches the chunk when the cache admits it. Checks both.
+fn lookup(t: &TableChunks, block: u64, at: usize, len: usize, made: &mut u64) {
+    let entry = match t.get_block(block, BLOCK as u64) {
+        BlockLookup::Hit(entry) => Some(entry),
+        BlockLookup::Miss { admit } => {
+            *made += 1;
+            admit.then(|| t.insert_block(block, chunk(block, BLOCK)))
+        }
+    };
+    if let Some(e) = &entry {
+        assert_eq!(e.block(), &chunk(block, BLOCK)[..], "block {block}");
+    }
+    let want = values_of(block)[at..at + len].to_vec();
+    let got = match entry.as_ref().and_then(CachedBlock::values) {
+        Some(values) => {
+            t.value_hit();
+            values[at..at + len].to_vec()
+        }
+        None => {
+            *made += 1;
+            if t.value_missed(block, CHUNK as u64, entry.as_ref()) {
+                if let Some(e) = &entry {
+                    t.attach_values(block, e, &values_of(block));
+                }
+            }
+            want.clone()
+        }
+    };
+    assert_eq!(got, want, "values of block {block} at {at}");
+}
+
+/// A cached block and its values are one entry: once both are in, a lookup's block and value
+/// come from one probe, counted as a block hit and a value hit; the entry is charged its
+/// bytes once; a stale entry, a scan or a block that is not cached attaches nothing.
+#[test]
+fn a_block_and_its_values_are_one_entry() {
+    let cache = ChunkCache::new(1 << 20);
+    let t = cache.block_table(10);
+    let mut made = 0;
+    lookup(&t, 3, 100, 50, &mut made);
+    assert_eq!(made, 2, "the block and the whole value chunk decompressed");
+    let s = cache.stats();
+    assert_eq!((s.chunks, s.inserts, s.block_misses, s.misses), (1, 2, 1, 1), "{s:?}");
+    let one = BLOCK as u64 + CHUNK as u64 + CHUNK_OVERHEAD;
+    assert_eq!(s.used_bytes, index_bytes(&cache) + one, "{s:?}");
+    for (at, len) in [(0, 1), (5999, 1), (0, CHUNK), (700, 300)] {
+        lookup(&t, 3, at, len, &mut made);
+    }
+    assert_eq!(made, 2, "hits decompress nothing");
+    let s = cache.stats();
+    assert_eq!((s.block_hits, s.hits, s.chunks), (4, 4, 1), "{s:?}");
+    let BlockLookup::Hit(entry) = t.get_block(3, BLOCK as u64) else {
+        panic!("block 3 cached")
+    };
+    assert_eq!(entry.values(), Some(&values_of(3)[..]));
+
+    // A block cached without values: a stale entry (replaced since) attaches nothing; nor
+    // does a scan, nor a block that is not cached.
+    let bare = t.insert_block(5, chunk(5, BLOCK));
+    let stale = CachedBlock {
+        bytes: chunk(5, BLOCK),
+        block_len: BLOCK,
+    };
+    t.attach_values(5, &stale, &values_of(5));
+    scanning(|| t.attach_values(5, &bare, &values_of(5)));
+    assert!(!t.value_missed(7, CHUNK as u64, None), "no entry: nothing to attach to");
+    let BlockLookup::Hit(found) = t.get_block(5, BLOCK as u64) else {
+        panic!("block 5 cached")
+    };
+    assert_eq!(found.values(), None, "nothing attached");
+    assert_eq!(cache.stats().used_bytes, index_bytes(&cache) + one + BLOCK as u64 + CHUNK_OVERHEAD);
+    t.attach_values(5, &bare, &values_of(5));
+    t.attach_values(5, &bare, &values_of(5));
+    assert_eq!(cache.stats().used_bytes, index_bytes(&cache) + 2 * one, "attached once");
+    drop(t);
+    let s = cache.stats();
+    assert_eq!((s.chunks, s.used_bytes), (0, index_bytes(&cache)), "{s:?}");
+}
+
+/// Under pressure, values go before blocks: a cache that holds every block but not every
+/// block's values keeps the blocks (a new block takes the bytes of values in its set or the
+/// sets after it, and another block's only when there are none near: a few percent here),
+/// within its budget at every step; value chunks of other tables never evict a block.
+#[test]
+fn values_of_cached_blocks_go_before_the_blocks() {
+    let budget = 512u64 << 10;
+    let cache = ChunkCache::new(budget);
+    let t = cache.block_table(10_000);
+    let plain = cache.table(10_000);
+    // ~300 blocks fit the budget, ~70 with their values: read 150 blocks, round after round.
+    let hot = 150u64;
+    let mut made = 0;
+    for round in 0..6 {
+        for b in 0..hot {
+            lookup(&t, (b * 37) % hot, (round * 997 + b as usize * 13) % (CHUNK - 10), 10, &mut made);
+            let s = cache.stats();
+            assert!(s.used_bytes <= budget, "round {round}, block {b}: {s:?}");
+        }
+        for v in 0..100 {
+            read(&plain, 5000 + v, 0, 1, &mut made);
+            assert!(cache.stats().used_bytes <= budget);
+        }
+    }
+    let s = cache.stats();
+    let missing: Vec<u64> = (0..hot)
+        .filter(|&b| !matches!(t.get_block(b, BLOCK as u64), BlockLookup::Hit(_)))
+        .collect();
+    assert!(missing.len() as u64 <= hot / 10, "blocks lost: {missing:?} {s:?}");
+    let with_values = (0..hot)
+        .filter(|&b| matches!(t.get_block(b, BLOCK as u64), BlockLookup::Hit(e) if e.values().is_some()))
+        .count();
+    assert!(with_values > 10 && (with_values as u64) < hot, "{with_values} of {hot} with values");
+    assert!(s.hits > 0 && s.misses > 0, "{s:?}");
+    drop((t, plain));
+    assert_eq!(cache.stats().used_bytes, index_bytes(&cache));
+}
+
+/// Blocks with their values and plain value chunks from many threads at once, in a cache
+/// much smaller than them: every read is right and the budget holds; dropping the tables
+/// gives every byte back.
+#[test]
+fn many_threads_read_blocks_with_values_within_the_budget() {
+    let budget = 256u64 << 10;
+    let cache = ChunkCache::new(budget);
+    let t = cache.block_table(4096);
+    let plain = cache.table(4096);
+    std::thread::scope(|s| {
+        for n in 0..4u64 {
+            let (t, plain, cache) = (&t, &plain, &cache);
+            s.spawn(move || {
+                let mut made = 0;
+                for i in 0..10_000u64 {
+                    let block = (i * 7919 + n * 31) % if i % 3 == 0 { 24 } else { 2048 };
+                    if i % 5 == 0 {
+                        read(plain, block, (i % 50) as usize * 100, 100, &mut made);
+                    } else {
+                        lookup(t, block, (i % 50) as usize * 100, 100, &mut made);
+                    }
+                    if i % 64 == 0 {
+                        assert!(cache.stats().used_bytes <= budget);
+                    }
+                }
+            });
+        }
+    });
+    let s = cache.stats();
+    assert!(s.used_bytes <= budget && s.hits > 0 && s.block_hits > 0, "{s:?}");
+    drop((t, plain));
+    let s = cache.stats();
+    assert_eq!((s.chunks, s.used_bytes), (0, index_bytes(&cache)), "{s:?}");
+}
+
+#[test]
+fn the_prefetch_hint_of_a_block_entry_covers_its_values() {
+    let cache = ChunkCache::new(1 << 20);
+    let t = cache.block_table(10);
+    assert!(!t.prefetch_at(2, 0, Some(BLOCK as u64 + 10)), "no index yet");
+    let mut made = 0;
+    lookup(&t, 2, 0, 1, &mut made);
+    assert!(t.prefetch_at(2, 64, Some(BLOCK as u64 + 100)) && t.prefetch_at(2, 0, None));
+    assert!(!t.prefetch_at(9, 0, Some(0)));
 }

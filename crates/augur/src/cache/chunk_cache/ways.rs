@@ -13,21 +13,34 @@ pub(super) struct Ways {
     hand: u8,
     /// One bit per way: protected (hit since it entered), else on probation.
     protected: u8,
-    /// One bit per way: it holds a decompressed data block (format 6), else a value chunk.
+    /// One bit per way: it holds a decompressed data block (format 6), with or without the
+    /// block's value chunk after it; else a value chunk.
     blocks: u8,
     refs: [u8; WAYS],
+    /// Per way holding a data block: the block's bytes; the rest of its chunk (if any) is
+    /// the block's decompressed value chunk.
+    splits: [u32; WAYS],
     chunks: [Option<Arc<[u8]>>; WAYS],
 }
 
 impl Ways {
-    /// One bit per way holding a value chunk.
-    pub(super) fn values(&self) -> u8 {
-        let occupied = self
-            .chunks
+    /// One bit per occupied way.
+    fn occupied(&self) -> u8 {
+        self.chunks
             .iter()
             .enumerate()
-            .fold(0u8, |m, (i, c)| m | (u8::from(c.is_some()) << i));
-        occupied & !self.blocks
+            .fold(0u8, |m, (i, c)| m | (u8::from(c.is_some()) << i))
+    }
+
+    /// One bit per way holding value bytes: a value chunk, or a data block with its value
+    /// chunk.
+    pub(super) fn values(&self) -> u8 {
+        let mut bare_blocks = 0u8;
+        for (i, (chunk, split)) in self.chunks.iter().zip(self.splits).enumerate() {
+            let bare = chunk.as_ref().is_some_and(|c| c.len() <= split as usize);
+            bare_blocks |= u8::from(bare) << i;
+        }
+        self.occupied() & !(self.blocks & bare_blocks)
     }
 }
 
@@ -70,26 +83,28 @@ impl ChunkCache {
     /// A copy of `[at, at + len)` of the cached chunk of `(table, block)`; when
     /// `referencing`, promotes the way off probation or raises its reference count.
     pub(super) fn lookup(&self, table: u64, block: u64, at: usize, len: usize, referencing: bool) -> Option<Vec<u8>> {
-        self.lookup_with(table, block, referencing, |chunk| {
+        self.lookup_with(table, block, referencing, |chunk, _| {
             chunk.get(at..at.checked_add(len)?).map(<[u8]>::to_vec)
         })
     }
 
-    /// `read` of the cached chunk of `(table, block)`, under its set's lock (`None` when it is
-    /// not cached or `read` gives nothing); when `referencing`, promotes the way off
-    /// probation or raises its reference count.
+    /// `read` of the cached chunk of `(table, block)` and its split (the bytes of the data
+    /// block a block way holds), under its set's lock (`None` when it is not cached or
+    /// `read` gives nothing); when `referencing`, promotes the way off probation or raises
+    /// its reference count.
     pub(super) fn lookup_with<T>(
         &self,
         table: u64,
         block: u64,
         referencing: bool,
-        read: impl FnOnce(&Arc<[u8]>) -> Option<T>,
+        read: impl FnOnce(&Arc<[u8]>, usize) -> Option<T>,
     ) -> Option<T> {
         let set = self.set_of(table, block, None)?;
         let mut guard = set.ways.lock();
         let i = set.way_of(table, block)?;
         let ways = &mut *guard;
-        let value = read(ways.chunks.get(i)?.as_ref()?)?;
+        let split = *ways.splits.get(i)? as usize;
+        let value = read(ways.chunks.get(i)?.as_ref()?, split)?;
         if referencing {
             if let Some(r) = ways.refs.get_mut(i) {
                 let bit = 1u8 << i;
@@ -103,10 +118,11 @@ impl ChunkCache {
         Some(value)
     }
 
-    /// Frees room for a data block of `set_no`'s: evicts a value chunk from one of the
-    /// [`NEIGHBOUR_SETS`] sets after it (the budget is shared, the ways are not: a set
-    /// without value chunks of its own must not keep blocks out while values fill others).
-    /// False when they hold none. Takes one set's lock at a time.
+    /// Frees room for a data block of `set_no`'s: evicts a value chunk (or the value chunk
+    /// of a cached block) from one of the [`NEIGHBOUR_SETS`] sets after it (the budget is
+    /// shared, the ways are not: a set without value bytes of its own must not keep blocks
+    /// out while values fill others). False when they hold none. Takes one set's lock at a
+    /// time.
     fn evict_value_near(&self, index: &Index, set_no: usize) -> bool {
         (1..=NEIGHBOUR_SETS).any(|step| {
             index
@@ -114,32 +130,32 @@ impl ChunkCache {
                 .get((set_no + step) % index.sets.len())
                 .is_some_and(|set| {
                     let mut ways = set.ways.lock();
-                    ways.values() != 0 && self.evict_one(set, &mut ways, false)
+                    ways.values() != 0 && self.evict_one(set, &mut ways, Room::Bytes, None)
                 })
         })
     }
 
-    /// Inserts `chunk` for `(table, block)` on probation: reserves its bytes, evicting from
-    /// its set until they fit and a way is free (nothing is inserted when the set empties
-    /// first or the chunk is cached already).
-    pub(super) fn insert(&self, table: u64, block: u64, chunk: Arc<[u8]>, is_block: bool) {
+    /// Inserts `chunk` for `(table, block)` on probation — a value chunk, or (`is_block`) a
+    /// decompressed data block without its values: reserves its bytes, evicting from its set
+    /// until they fit and a way is free. False when nothing was inserted (the set emptied
+    /// first, or the chunk is cached already).
+    pub(super) fn insert(&self, table: u64, block: u64, chunk: Arc<[u8]>, is_block: bool) -> bool {
         let weight = chunk.len() as u64 + CHUNK_OVERHEAD;
         let Some(index) = self.index(Some(weight)) else {
-            return;
+            return false;
         };
         if chunk.is_empty() || weight > index.chunk_budget / WAYS as u64 {
-            return;
+            return false;
         }
         let set_no = reduce(mix(table, block), index.sets.len());
-        let Some(set) = index.sets.get(set_no) else {
-            return;
-        };
-        let Some(key) = pack(table, block) else {
-            return;
+        let (Some(set), Some(key), Ok(split)) =
+            (index.sets.get(set_no), pack(table, block), u32::try_from(chunk.len()))
+        else {
+            return false;
         };
         let mut guard = set.ways.lock();
         if set.way_of(table, block).is_some() {
-            return;
+            return false;
         }
         let mut borrowed = 0;
         loop {
@@ -147,71 +163,140 @@ impl ChunkCache {
             if let Some(i) = empty.filter(|_| self.reserve(weight, index.chunk_budget)) {
                 set.label(i, Some((key, &chunk)));
                 let ways = &mut *guard;
-                if let (Some(c), Some(r)) = (ways.chunks.get_mut(i), ways.refs.get_mut(i)) {
-                    (*c, *r) = (Some(chunk), 0);
+                if let (Some(c), Some(r), Some(s)) =
+                    (ways.chunks.get_mut(i), ways.refs.get_mut(i), ways.splits.get_mut(i))
+                {
+                    (*c, *r, *s) = (Some(chunk), 0, split);
                 }
                 if is_block {
                     ways.blocks |= 1 << i;
                 }
                 self.chunks.fetch_add(1, Ordering::Relaxed);
                 self.inserts.fetch_add(1, Ordering::Relaxed);
-                return;
+                return true;
             }
-            // A block first takes the place of value chunks: its set's, else (a free way
+            // A block first takes the place of value bytes: its set's, else (a free way
             // waiting for bytes) a neighbouring set's; only then of other blocks.
             let own_values = guard.values() != 0;
-            let free_way = guard.chunks.iter().any(Option::is_none);
-            if is_block && !own_values && free_way && borrowed < NEIGHBOUR_SETS {
+            if is_block && !own_values && empty.is_some() && borrowed < NEIGHBOUR_SETS {
                 borrowed += 1;
                 drop(guard);
                 let freed = self.evict_value_near(index, set_no);
                 guard = set.ways.lock();
                 if set.way_of(table, block).is_some() {
-                    return;
+                    return false;
                 }
                 if freed {
                     continue;
                 }
                 borrowed = NEIGHBOUR_SETS;
             }
-            if !self.evict_one(set, &mut guard, is_block) {
-                return;
+            let room = match (empty.is_some(), is_block) {
+                (true, false) => Room::Bytes,
+                (true, true) => Room::BlockBytes,
+                (false, false) => Room::Way,
+                (false, true) => Room::BlockWay,
+            };
+            if !self.evict_one(set, &mut guard, room, None) {
+                return false;
             }
         }
     }
 
-    /// Evicts one way of `set` to make room for a value chunk or, `for_block`, a data block
-    /// (see the module doc): among the value chunks when the set holds one, else (only for a
-    /// block) among the blocks; of those, the oldest on probation while [`PROBATION_WAYS`]
-    /// are, else the first protected way the hand finds at reference count 0. False when
-    /// there is nothing to evict.
-    fn evict_one(&self, set: &Set, ways: &mut Ways, for_block: bool) -> bool {
-        let occupied = ways
-            .chunks
-            .iter()
-            .enumerate()
-            .fold(0u8, |m, (i, c)| m | (u8::from(c.is_some()) << i));
-        let occupied = match occupied & !ways.blocks {
+    /// Adds `values`, the decompressed value chunk of data block `(table, block)`, to the
+    /// block's cached entry, when that is still `cached` (the same allocation, without
+    /// values): the entry is then the block followed by its values, one chunk, so that a
+    /// lookup finds its slots and its value with one probe of the cache. Reserves the
+    /// values' bytes by evicting value bytes of other ways of its set (value chunks, or
+    /// other blocks' values), never a block. False when nothing was added.
+    pub(super) fn attach(&self, table: u64, block: u64, cached: &Arc<[u8]>, values: &[u8]) -> bool {
+        let Some(index) = self.index(None) else {
+            return false;
+        };
+        let weight = (cached.len() + values.len()) as u64 + CHUNK_OVERHEAD;
+        if values.is_empty() || weight > index.chunk_budget / WAYS as u64 {
+            return false;
+        }
+        let (Some(set), Some(key)) = (self.set_of(table, block, None), pack(table, block)) else {
+            return false;
+        };
+        // Built before the lock is taken (a few KiB copied): the set stays locked briefly.
+        let mut joined = Vec::with_capacity(cached.len() + values.len());
+        joined.extend_from_slice(cached);
+        joined.extend_from_slice(values);
+        let joined: Arc<[u8]> = joined.into();
+        let mut guard = set.ways.lock();
+        let Some(i) = set.way_of(table, block) else {
+            return false;
+        };
+        let same = guard.chunks.get(i).and_then(Option::as_ref).is_some_and(|c| Arc::ptr_eq(c, cached));
+        if !same || guard.blocks & (1 << i) == 0 {
+            return false;
+        }
+        while !self.reserve(values.len() as u64, index.chunk_budget) {
+            if !self.evict_one(set, &mut guard, Room::Bytes, Some(i)) {
+                return false;
+            }
+        }
+        set.label(i, Some((key, &joined)));
+        if let Some(c) = guard.chunks.get_mut(i) {
+            *c = Some(joined);
+        }
+        self.inserts.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Makes room in `set` for what `room` says, except at way `keep` (see the module doc):
+    /// bytes come from ways holding value bytes — a value chunk is evicted, a block's value
+    /// chunk dropped (the block stays) — and, for a data block, from blocks when the set
+    /// holds no value bytes; a way comes from a value chunk evicted, or for a data block
+    /// from any way. Among the candidates, the oldest on probation while
+    /// [`PROBATION_WAYS`] are, else the first protected way the hand finds at reference
+    /// count 0. False when there is nothing to evict.
+    fn evict_one(&self, set: &Set, ways: &mut Ways, room: Room, keep: Option<usize>) -> bool {
+        let keep = keep.map_or(0, |i| 1u8 << i);
+        let occupied = ways.occupied() & !keep;
+        let (preferred, for_block) = match room {
+            Room::Bytes => (ways.values() & !keep, false),
+            Room::BlockBytes => (ways.values() & !keep, true),
+            Room::Way => (occupied & !ways.blocks, false),
+            Room::BlockWay => (occupied & !ways.blocks, true),
+        };
+        let candidates = match preferred {
             0 if for_block => occupied,
             0 => return false,
-            values => values,
+            some => some,
         };
-        let probation = occupied & !ways.protected;
-        if probation.count_ones() >= PROBATION_WAYS || occupied == probation {
-            for step in 0..WAYS {
-                let i = (usize::from(ways.hand) + step) % WAYS;
-                if probation & (1 << i) != 0 {
-                    ways.hand = ((i + 1) % WAYS) as u8;
-                    self.clear(set, ways, i);
-                    return true;
-                }
-            }
+        let strip = matches!(room, Room::Bytes | Room::BlockBytes);
+        let Some(i) = Self::victim(ways, candidates) else {
             return false;
+        };
+        let has_values = ways.values() & (1 << i) != 0;
+        if strip && ways.blocks & (1 << i) != 0 && has_values {
+            self.strip(set, ways, i);
+        } else {
+            self.clear(set, ways, i);
+        }
+        true
+    }
+
+    /// The way among `candidates` (a non-empty mask) to give up: the first on probation
+    /// from the hand while [`PROBATION_WAYS`] are (or all are), else the first protected
+    /// one the hand finds at reference count 0, lowering the counts it passes. Moves the hand
+    /// past it.
+    fn victim(ways: &mut Ways, candidates: u8) -> Option<usize> {
+        let probation = candidates & !ways.protected;
+        if probation.count_ones() >= PROBATION_WAYS || candidates == probation {
+            let i = (0..WAYS)
+                .map(|step| (usize::from(ways.hand) + step) % WAYS)
+                .find(|&i| probation & (1 << i) != 0)?;
+            ways.hand = ((i + 1) % WAYS) as u8;
+            return Some(i);
         }
         for _ in 0..(usize::from(MAX_REFS) + 1) * WAYS {
             let i = usize::from(ways.hand) % WAYS;
             ways.hand = ((i + 1) % WAYS) as u8;
-            let candidate = ways.protected & occupied & (1 << i) != 0;
+            let candidate = ways.protected & candidates & (1 << i) != 0;
             let Some(r) = ways.refs.get_mut(i).filter(|_| candidate) else {
                 continue;
             };
@@ -219,10 +304,28 @@ impl ChunkCache {
                 *r -= 1;
                 continue;
             }
-            self.clear(set, ways, i);
-            return true;
+            return Some(i);
         }
-        false
+        None
+    }
+
+    /// Drops the value chunk of the data block at way `i` of `set` (REQUIRES: it holds one),
+    /// keeping the block, its key and its standing; gives the values' bytes back. The block
+    /// is copied into an allocation of its own (readers holding the joined chunk keep it).
+    fn strip(&self, set: &Set, ways: &mut Ways, i: usize) {
+        let split = ways.splits.get(i).map_or(0, |&s| s as usize);
+        let Some(chunk) = ways.chunks.get_mut(i) else {
+            return;
+        };
+        let Some(block) = chunk.as_ref().and_then(|c| c.get(..split)).map(Arc::<[u8]>::from) else {
+            return;
+        };
+        let freed = chunk.as_ref().map_or(0, |c| c.len() - split) as u64;
+        if let Some(key) = set.keys.get(i).map(|k| k.load(Ordering::Relaxed)) {
+            set.label(i, Some((key, &block)));
+        }
+        *chunk = Some(block);
+        self.chunk_bytes.fetch_sub(freed, Ordering::Relaxed);
     }
 
     /// Empties way `i` of `set`, giving its chunk's bytes back.
@@ -258,4 +361,17 @@ impl ChunkCache {
             }
         }
     }
+}
+
+/// What [`ChunkCache::evict_one`] makes room for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Room {
+    /// Bytes, for a value chunk (or a block's values) given a way.
+    Bytes,
+    /// Bytes, for a data block given a way.
+    BlockBytes,
+    /// A way, for a value chunk.
+    Way,
+    /// A way, for a data block.
+    BlockWay,
 }

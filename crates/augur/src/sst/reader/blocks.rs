@@ -194,9 +194,9 @@ impl Table {
         };
         let cache = self.key_blocks.as_ref().filter(|_| !force);
         let admit = match cache.map(|c| c.get_block(block, meta.block_raw_len)) {
-            Some(BlockLookup::Hit(bytes)) => {
-                let len = bytes.len();
-                return Ok(loaded(BlockBytes::Cached(bytes), len));
+            Some(BlockLookup::Hit(entry)) => {
+                let len = entry.block().len();
+                return Ok(loaded(BlockBytes::Cached(entry), len));
             }
             Some(BlockLookup::Miss { admit }) => admit,
             None => false,
@@ -218,11 +218,7 @@ impl Table {
             .map_err(|_| Error::corruption(&self.path, offset, "data block too long"))?;
         let raw = block_codec::decompress(&stored, meta.block_codec, raw_len, shape, &self.path, offset)?;
         Ok(match cache.filter(|_| admit) {
-            Some(cache) => {
-                let shared: Arc<[u8]> = raw.into();
-                cache.insert(block, shared.clone());
-                loaded(BlockBytes::Cached(shared), raw_len)
-            }
+            Some(cache) => loaded(BlockBytes::Cached(cache.insert_block(block, raw.into())), raw_len),
             None => loaded(BlockBytes::Decoded(raw), raw_len),
         })
     }
@@ -261,7 +257,7 @@ impl Table {
                     .unwrap_or_default()
             }
             BlockBytes::Read(v) | BlockBytes::Decoded(v) => v,
-            BlockBytes::Cached(v) => v,
+            BlockBytes::Cached(entry) => entry.block(),
         }
     }
 

@@ -9,6 +9,7 @@
 //! from the window's end.
 
 use super::{LoadedBlock, Table};
+use crate::sst::fence::BlockMeta;
 use crate::error::{Error, Result};
 use crate::index::chooser::{self, ModelBudget};
 use crate::index::{self, projection, Index, IndexConfig};
@@ -264,11 +265,21 @@ impl Table {
             };
             let start = self.footer.data.offset + span.data_start;
             let count = (positions.end - positions.start).max(1);
-            if meta.is_some_and(|m| m.block_codec != crate::compression::CODEC_NONE) {
+            // The slot in the window's middle: where the model predicts the key, so where
+            // its value is guessed to lie (at the same fraction of the block's chunk).
+            let mid = (lo + (hi - lo) / 2).clamp(positions.start, positions.end - 1);
+            let raw_guess = |meta: &BlockMeta| (mid - positions.start) * u64::from(meta.raw_len) / count;
+            let mut value_cached = false;
+            if let Some(meta) = meta.filter(|m| m.block_codec != crate::compression::CODEC_NONE) {
                 // A compressed block's slots are not in the file: its decompressed copy's
-                // line at the window, when the chunk cache holds it.
+                // line at the window, when the chunk cache holds it — and the predicted
+                // value's line past the block in the same entry, where the block's values
+                // are cached with it (one probe of the cache's hints for both).
                 if let Some(blocks) = &self.key_blocks {
-                    blocks.prefetch(block, (lo - positions.start) * slot);
+                    let value_at = (self.interleaved && meta.codec != crate::compression::CODEC_NONE)
+                        .then(|| meta.block_raw_len + raw_guess(&meta));
+                    let slot_at = (lo - positions.start) * slot;
+                    value_cached = blocks.prefetch_at(block, slot_at, value_at) && value_at.is_some();
                 }
             } else {
                 let at = start + (lo - positions.start) * slot;
@@ -292,13 +303,13 @@ impl Table {
                 // hit then reads nothing from the file). A uniform table's chunks are
                 // stored uncompressed: never in that cache.
                 let chunk = span.values_end - span.values_start;
-                let mid = (lo + (hi - lo) / 2).clamp(positions.start, positions.end - 1);
                 let guess =
                     self.values_base + span.values_start + (mid - positions.start) * chunk / count;
-                let cached = meta.is_some_and(|meta| {
-                    let raw_guess = (mid - positions.start) * u64::from(meta.raw_len) / count;
-                    self.prefetch_cached_value(block, &meta, raw_guess)
-                });
+                let cached = value_cached
+                    || meta.is_some_and(|meta| {
+                        meta.block_codec == crate::compression::CODEC_NONE
+                            && self.prefetch_cached_value(block, &meta, raw_guess(&meta))
+                    });
                 if !cached {
                     if let Some(bytes) = map.get(guess as usize..) {
                         crate::prefetch::prefetch_read(bytes);
