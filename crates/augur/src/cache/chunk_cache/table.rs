@@ -132,31 +132,30 @@ impl TableChunks {
     /// slots; true when the chunk is cached (then there is no need to prefetch the stored
     /// chunk). Reads only the set's hint atomics, never a chunk.
     pub fn prefetch(&self, block: u64, at: u64) -> bool {
-        self.prefetch_at(block, at, None)
-    }
-
-    /// [`TableChunks::prefetch`] of two lines of `block`'s cached entry: at `at` (the
-    /// window's slots) and, when given, at `also` (the value the window predicts, past the
-    /// block's bytes: where the entry holds its values, if it does). One probe of the hints
-    /// for both.
-    pub fn prefetch_at(&self, block: u64, at: u64, also: Option<u64>) -> bool {
-        let Some(set) = self.cache.set_of(self.table, block, None) else {
+        let Some(addr) = self.cached_address(block) else {
             return false;
         };
-        // The lock's line too: the lookup takes it next.
-        crate::prefetch::prefetch_value(&set.ways);
+        crate::prefetch::prefetch_address(addr.wrapping_add(at as usize));
+        true
+    }
+
+    /// The address of `block`'s cached chunk (a data block's entry: its bytes, then its
+    /// values if it holds them), read from the set's hints without the lock, after starting
+    /// to load the lines of the set's lock: for prefetching the lines a lookup will read
+    /// while it does other work. A hint only, possibly stale: never to be read through.
+    /// `None` when the chunk is not cached.
+    pub fn cached_address(&self, block: u64) -> Option<usize> {
+        let set = self.cache.set_of(self.table, block, None)?;
+        // The lock and the ways span two lines (the ways' chunks, then their counts and the
+        // lock word).
+        let ways = std::ptr::from_ref(&set.ways) as usize;
+        crate::prefetch::prefetch_address(ways);
+        crate::prefetch::prefetch_address(ways + 64);
         let addr = set
             .way_of(self.table, block)
             .and_then(|i| set.addrs.get(i))
             .map_or(0, |a| a.load(Ordering::Relaxed));
-        if addr == 0 {
-            return false;
-        }
-        crate::prefetch::prefetch_address(addr.wrapping_add(at as usize));
-        if let Some(also) = also {
-            crate::prefetch::prefetch_address(addr.wrapping_add(also as usize));
-        }
-        true
+        (addr != 0).then_some(addr)
     }
 }
 

@@ -463,12 +463,15 @@ fn many_threads_read_blocks_with_values_within_the_budget() {
 }
 
 #[test]
-fn the_prefetch_hint_of_a_block_entry_covers_its_values() {
+fn the_address_hint_finds_cached_block_entries_only() {
     let cache = ChunkCache::new(1 << 20);
     let t = cache.block_table(10);
-    assert!(!t.prefetch_at(2, 0, Some(BLOCK as u64 + 10)), "no index yet");
+    assert_eq!(t.cached_address(2), None, "no index yet");
     let mut made = 0;
     lookup(&t, 2, 0, 1, &mut made);
-    assert!(t.prefetch_at(2, 64, Some(BLOCK as u64 + 100)) && t.prefetch_at(2, 0, None));
-    assert!(!t.prefetch_at(9, 0, Some(0)));
+    let BlockLookup::Hit(entry) = t.get_block(2, BLOCK as u64) else {
+        panic!("block 2 cached")
+    };
+    assert_eq!(t.cached_address(2), Some(entry.bytes.as_ptr() as usize), "the joined entry's");
+    assert_eq!(t.cached_address(9), None);
 }
