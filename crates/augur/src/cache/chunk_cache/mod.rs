@@ -11,23 +11,37 @@
 //! value's frame — or, when the cache admits the block, the whole chunk, which it then
 //! inserts. Scans and `verify` read whole chunks (`Table::value_chunk`) and never come here.
 //!
-//! **Compressed data blocks** (SSTable format 6) are cached the same way, as whole
-//! decompressed blocks under a [`TableChunks`] of their own ([`ChunkCache::block_table`]: a
-//! table number of its own, so a block never answers for the value chunk of the same block
-//! number): a lookup takes the block itself ([`TableChunks::get_block`], the chunk's
-//! reference count raised under the set's lock), searches its slots, and drops it. Blocks
-//! come first: a lookup whose block is not cached decompresses the whole block (about a
-//! microsecond), one whose value chunk is not cached one frame of it (a few tenths), and a
-//! block is the smaller of the two, so a missed block is admitted whenever value chunks in
-//! its set, or in one of the [`NEIGHBOUR_SETS`] after it, can make room: it evicts them (the
-//! budget is shared while the ways are per set, so a set without values must not keep
-//! blocks out while values fill the others); value chunks never evict blocks; among blocks
-//! the rule of value chunks applies. (Reversed domains, lz4, an 8 MiB cache, readrandom
-//! without a model: blocks admitted as value chunks are, 69% of block loads hit and a
-//! lookup took 1.65 µs against 1.06 without compressed blocks; admitted when their own set
-//! holds values, 88% and 1.67 µs against 1.25 on a busier machine; as now, 99.6% and 1.07
-//! against 0.93.) Their hits and misses are counted apart ([`ChunkCacheStats::block_hits`])
-//! and feed the same admission clock.
+//! **Compressed data blocks** (SSTable format 6) are cached as whole decompressed blocks
+//! under a [`TableChunks`] of their own ([`ChunkCache::block_table`]: a table number of its
+//! own, so a block never answers for the value chunk of the same block number), and a
+//! block's decompressed value chunk joins the block's own entry rather than taking one of
+//! its own: a [`CachedBlock`] is the block's bytes followed by its values, one allocation
+//! under one key. A lookup takes the entry ([`TableChunks::get_block`]: one hash, one lock,
+//! its reference count raised), searches its slots and copies its value from the same entry
+//! ([`CachedBlock::values`]): one probe of the cache per lookup, as a value chunk's hit costs
+//! in a table whose blocks are stored raw. (With blocks and values cached apart, a lookup
+//! made two probes — block, then value chunk — and lz4 readrandom with the hot set cached
+//! took 1.10–1.21× the time without compression, against 1.00–1.07× for format 5;
+//! docs/benchmarks/string-keys.md "One cache entry per block".) A block's first value read
+//! after the block was cached is a value miss: the value's frame is decompressed, or, when
+//! the value chunks' admission rule ([`ChunkCache::admits`], a ghost of its own) lets the
+//! values join, the whole chunk, checked, copied with the block into a new entry that
+//! replaces the old one ([`TableChunks::attach_values`]; a reader holding the old entry keeps
+//! it). Blocks come first: a lookup whose block is not cached decompresses the whole block
+//! (about a microsecond), one whose values are not cached one frame of them (a few tenths),
+//! and a block is the smaller of the two, so a missed block is admitted whenever value bytes
+//! in its set, or in one of the [`NEIGHBOUR_SETS`] after it, can make room — a value chunk
+//! evicted, or a cached block's values dropped (the block is copied into an entry of its
+//! own and keeps its place) — (the budget is shared while the ways are per set, so a set
+//! without values must not keep blocks out while values fill the others); values, joining
+//! a block or in chunks of their own, take the bytes of other values only, never a block;
+//! among blocks the rule of value chunks applies. (Reversed domains, lz4, an 8 MiB cache,
+//! readrandom without a model: blocks admitted as value chunks are, 69% of block loads hit
+//! and a lookup took 1.65 µs against 1.06 without compressed blocks; admitted when their own
+//! set holds values, 88% and 1.67 µs against 1.25 on a busier machine; as now, 99.6% and
+//! 1.07 against 0.93.) Block hits and misses are counted apart
+//! ([`ChunkCacheStats::block_hits`]); a value read from a block's entry counts as a hit, one
+//! that is not as a miss; both feed the same admission clock.
 //!
 //! **Why whole chunks, and why not `quick_cache`.** A hit must cost less than what it saves:
 //! finding the value's frame (one cache miss on the chunk's frame table) and an LZ4
@@ -40,15 +54,16 @@
 //! dependent misses. Keyed by block instead, the index has one entry per ~6 KiB chunk, small
 //! enough to stay in the core's cache; the chunk's address is known as soon as the block is
 //! (before the slot search), so the lookup prefetches the value's line at the position it
-//! predicts ([`TableChunks::prefetch`], from `Table::prefetch_window`) as it does in a
-//! mapped file; and the frame table is not read at all. A block is the unit of RocksDB's
+//! predicts ([`TableChunks::prefetch`], [`TableChunks::cached_address`], from
+//! `Table::prefetch_window`) as it does in a mapped file; and the frame table is not read at all. A block is the unit of RocksDB's
 //! block cache too; the cost is memory granularity (a hot value keeps its block's 63
 //! neighbours) and a whole-chunk decompression on admission, which the admission rule below
 //! keeps rare when the cache is much smaller than the data.
 //!
 //! **Structure.** A key `(table, block)` hashes to one set of [`WAYS`] ways behind one
-//! mutex; a hit locks the set, finds the way, and copies the value out under the lock (the
-//! chunk's reference count is never touched). `table` is a number drawn from the cache's own
+//! mutex; a hit on a value chunk locks the set, finds the way, and copies the value out
+//! under the lock (the chunk's reference count is never touched); a hit on a block's entry
+//! takes a reference to it (the lookup searches it after the lock is let go). `table` is a number drawn from the cache's own
 //! counter each time a table is opened (as the page cache's file numbers), so a chunk of a
 //! deleted table can never answer a read of a later one; a dropped [`TableChunks`] also
 //! removes its chunks, so they stop taking room. Each way also keeps its key and its chunk's
@@ -73,9 +88,12 @@
 //!
 //! **Budget.** The sets and the ghost array are allocated when the first chunk is admitted,
 //! with [`SET_SLACK`] ways per chunk of that size the budget holds (a database's chunks are
-//! alike; 2–3% of the budget for ~6 KiB chunks), and reserved from the budget; each chunk counts its length plus [`CHUNK_OVERHEAD`] against
-//! the rest, reserved before it is inserted (evicting from its set until it fits, or not
-//! inserted). So what the cache holds never exceeds its budget. How the database's `cache_bytes` is shared with the page cache:
+//! alike; 2–3% of the budget for ~6 KiB chunks), and reserved from the budget; each chunk
+//! counts its length plus [`CHUNK_OVERHEAD`] against the rest, reserved before it is
+//! inserted (evicting from its set until it fits, or not inserted); values joining a block
+//! reserve their length before the joined entry replaces the block's, and values dropped
+//! from a block give theirs back. So what the cache holds never exceeds its budget (entries
+//! a reader still holds after their way let them go are the reader's, as with any `Arc`). How the database's `cache_bytes` is shared with the page cache:
 //! `cache::CacheBudget`.
 
 
