@@ -333,9 +333,16 @@ impl Table {
     }
 
     /// Bytes this open table keeps in memory whatever the cache holds: filter, fence index,
-    /// model, properties (key bounds) and the stripped prefix.
+    /// model, properties (key bounds), the stripped prefix and its handles on the chunk
+    /// cache (their bitsets and address hints).
     pub fn pinned_bytes(&self) -> usize {
-        self.index_size_bytes()
+        let cache_handles = [&self.chunks, &self.key_blocks]
+            .into_iter()
+            .flatten()
+            .map(crate::cache::TableChunks::pinned_bytes)
+            .sum::<usize>();
+        cache_handles
+            + self.index_size_bytes()
             + self.model_size_bytes()
             + self.properties.smallest.user_key.len()
             + self.properties.largest.user_key.len()

@@ -68,8 +68,15 @@
 //! deleted table can never answer a read of a later one; a dropped [`TableChunks`] also
 //! removes its chunks, so they stop taking room. Each way also keeps its key and its chunk's
 //! address in atomics that a prefetch reads without the lock (a hint only: a stale address
-//! is a useless prefetch, never a read). A database that reads no compressed value
-//! allocates no set.
+//! is a useless prefetch, never a read). A table of data blocks keeps its own dense hints
+//! too, a word per block (allocated with its first cached block, counted in the table's
+//! pinned bytes, refreshed by its own inserts, hits and misses): the address of the block's
+//! entry is then found without touching the set, so a lookup starts loading the set's lock,
+//! the entry's reference counts, its window of slots and its predicted value at once
+//! ([`TableChunks::cached_address`]) rather than the set's hint line first and the rest
+//! after it — on a cache much larger than the core's, two dependent misses per hit that
+//! cost the 663k words 1.20× the uncompressed time with lz4 (0.99× with the dense hints,
+//! same run). A database that reads no compressed value allocates no set.
 //!
 //! **Admission and replacement.** While the budget has room, a missed block is admitted at
 //! once. Once it is full, a block is admitted only when it missed a second time within about
@@ -350,6 +357,8 @@ impl ChunkCache {
             table: self.next_table.fetch_add(1, Ordering::Relaxed),
             inserted: (0..blocks.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
             holds_blocks: false,
+            addresses: OnceLock::new(),
+            blocks,
         }
     }
 

@@ -474,4 +474,16 @@ fn the_address_hint_finds_cached_block_entries_only() {
     };
     assert_eq!(t.cached_address(2), Some(entry.bytes.as_ptr() as usize), "the joined entry's");
     assert_eq!(t.cached_address(9), None);
+    // Evicted by other tables' blocks: the hint may be stale until this table's next look
+    // at the block, which refreshes it.
+    let others = cache.block_table(10_000);
+    for b in 0..2000 {
+        lookup(&others, b, 0, 1, &mut made);
+    }
+    match t.get_block(2, BLOCK as u64) {
+        BlockLookup::Hit(e) => {
+            assert_eq!(t.cached_address(2), Some(e.bytes.as_ptr() as usize), "refreshed")
+        }
+        BlockLookup::Miss { .. } => assert_eq!(t.cached_address(2), None, "cleared"),
+    }
 }

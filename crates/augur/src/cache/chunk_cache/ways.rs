@@ -208,17 +208,15 @@ impl ChunkCache {
     /// values): the entry is then the block followed by its values, one chunk, so that a
     /// lookup finds its slots and its value with one probe of the cache. Reserves the
     /// values' bytes by evicting value bytes of other ways of its set (value chunks, or
-    /// other blocks' values), never a block. False when nothing was added.
-    pub(super) fn attach(&self, table: u64, block: u64, cached: &Arc<[u8]>, values: &[u8]) -> bool {
-        let Some(index) = self.index(None) else {
-            return false;
-        };
+    /// other blocks' values), never a block. The joined entry's address when it was added.
+    pub(super) fn attach(&self, table: u64, block: u64, cached: &Arc<[u8]>, values: &[u8]) -> Option<usize> {
+        let index = self.index(None)?;
         let weight = (cached.len() + values.len()) as u64 + CHUNK_OVERHEAD;
         if values.is_empty() || weight > index.chunk_budget / WAYS as u64 {
-            return false;
+            return None;
         }
         let (Some(set), Some(key)) = (self.set_of(table, block, None), pack(table, block)) else {
-            return false;
+            return None;
         };
         // Built before the lock is taken (a few KiB copied): the set stays locked briefly.
         let mut joined = Vec::with_capacity(cached.len() + values.len());
@@ -226,24 +224,23 @@ impl ChunkCache {
         joined.extend_from_slice(values);
         let joined: Arc<[u8]> = joined.into();
         let mut guard = set.ways.lock();
-        let Some(i) = set.way_of(table, block) else {
-            return false;
-        };
+        let i = set.way_of(table, block)?;
         let same = guard.chunks.get(i).and_then(Option::as_ref).is_some_and(|c| Arc::ptr_eq(c, cached));
         if !same || guard.blocks & (1 << i) == 0 {
-            return false;
+            return None;
         }
         while !self.reserve(values.len() as u64, index.chunk_budget) {
             if !self.evict_one(set, &mut guard, Room::Bytes, Some(i)) {
-                return false;
+                return None;
             }
         }
         set.label(i, Some((key, &joined)));
+        let addr = joined.as_ptr() as usize;
         if let Some(c) = guard.chunks.get_mut(i) {
             *c = Some(joined);
         }
         self.inserts.fetch_add(1, Ordering::Relaxed);
-        true
+        Some(addr)
     }
 
     /// Makes room in `set` for what `room` says, except at way `keep` (see the module doc):
