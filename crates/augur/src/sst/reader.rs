@@ -556,7 +556,15 @@ impl Table {
             return Ok(window.start);
         }
         breakdown::timed(Step::Locate, || {
-            let block = self.load_block(self.fence.block_of(window.start), false)?;
+            let block_no = self.fence.block_of(window.start);
+            if self.compressed_blocks {
+                // A cached compressed block: its set, counts and first probe's line at once.
+                if let Some(meta) = self.fence.meta(block_no).filter(|m| m.block_codec != crate::compression::CODEC_NONE) {
+                    let mid = window.start + (window.end - window.start) / 2;
+                    self.prefetch_cached_block(block_no, &meta, mid, mid + 1, false);
+                }
+            }
+            let block = self.load_block(block_no, false)?;
             let pos = self.lower_bound_in(&block, window.end, probe, trailer)?;
             if self.compressed_blocks {
                 *held = Some(block);

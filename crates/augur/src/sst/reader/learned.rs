@@ -43,7 +43,7 @@ pub struct LearnReport {
 const LINEAR_SCAN_SLOTS: u64 = chooser::LINEAR_SCAN_SLOTS;
 
 /// The most cache lines of a model's window [`Table::prefetch_window`] prefetches.
-const PREFETCH_WINDOW_LINES: u64 = 16;
+pub(super) const PREFETCH_WINDOW_LINES: u64 = 16;
 
 /// How a lookup finds a key's position in a table.
 #[derive(Clone, Copy)]
@@ -271,33 +271,7 @@ impl Table {
             let raw_guess = |meta: &BlockMeta| (mid - positions.start) * u64::from(meta.raw_len) / count;
             let mut value_cached = false;
             if let Some(meta) = meta.filter(|m| m.block_codec != crate::compression::CODEC_NONE) {
-                // A compressed block's slots are not in the file: its decompressed copy's
-                // lines, when the chunk cache holds it — the window's slots, their key
-                // overflows' stretch, and the predicted value's line past the block in the
-                // same entry, where the block's values are cached with it (one probe of the
-                // cache's hints for all).
-                if let Some(base) = self.key_blocks.as_ref().and_then(|b| b.cached_address(block)) {
-                    let lines = |from: u64, to: u64| {
-                        let mut at = from;
-                        while at < to.min(from + PREFETCH_WINDOW_LINES * 64) {
-                            crate::prefetch::prefetch_address(base.wrapping_add(at as usize));
-                            at += 64;
-                        }
-                    };
-                    let slots_len = (positions.end - positions.start) * slot;
-                    lines((lo - positions.start) * slot, (hi - positions.start) * slot);
-                    let suffixes = meta.block_raw_len.saturating_sub(slots_len);
-                    if suffixes > 0 {
-                        let from = slots_len + (lo - positions.start) * suffixes / count;
-                        let to = slots_len + (hi.min(positions.end) - positions.start) * suffixes / count;
-                        lines(from.saturating_sub(64), to + 64);
-                    }
-                    if self.interleaved && meta.codec != crate::compression::CODEC_NONE {
-                        let at = meta.block_raw_len + raw_guess(&meta);
-                        crate::prefetch::prefetch_address(base.wrapping_add(at as usize));
-                        value_cached = true;
-                    }
-                }
+                value_cached = self.prefetch_cached_block(block, &meta, lo, hi, true);
             } else {
                 let at = start + (lo - positions.start) * slot;
                 prefetch_lines(at, at + (hi - lo) * slot);
