@@ -197,9 +197,10 @@ impl TableChunks {
     /// chunks from the set's (a miss on the set first).
     pub fn cached_address(&self, block: u64) -> Option<usize> {
         let set = self.cache.set_of(self.table, block, None)?;
-        // The lock and the ways span two lines (the lock and the ways' chunks, then their
-        // splits and counts).
+        // A hit reads the set's three lines: its keys (finding the way), then the lock and
+        // the ways' chunks, then their splits and counts.
         let ways = std::ptr::from_ref(&set.ways) as usize;
+        crate::prefetch::prefetch_value(set);
         crate::prefetch::prefetch_address(ways);
         crate::prefetch::prefetch_address(ways + 64);
         let addr = if self.holds_blocks {
