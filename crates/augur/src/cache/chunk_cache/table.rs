@@ -197,12 +197,10 @@ impl TableChunks {
     /// chunks from the set's (a miss on the set first).
     pub fn cached_address(&self, block: u64) -> Option<usize> {
         let set = self.cache.set_of(self.table, block, None)?;
-        // A hit reads the set's three lines: its keys (finding the way), then the lock and
-        // the ways' chunks, then their splits and counts.
-        let ways = std::ptr::from_ref(&set.ways) as usize;
-        crate::prefetch::prefetch_value(set);
-        crate::prefetch::prefetch_address(ways);
-        crate::prefetch::prefetch_address(ways + 64);
+        // A hit reads the set's first two lines: the lock and the ways, then the keys.
+        let at = std::ptr::from_ref(set) as usize;
+        crate::prefetch::prefetch_address(at);
+        crate::prefetch::prefetch_address(at + 64);
         let addr = if self.holds_blocks {
             let hints = self.addresses.get()?;
             hints.get(usize::try_from(block).ok()?)?.load(Ordering::Relaxed)

@@ -487,3 +487,15 @@ fn the_address_hint_finds_cached_block_entries_only() {
         BlockLookup::Miss { .. } => assert_eq!(t.cached_address(2), None, "cleared"),
     }
 }
+
+/// A hit on a way reads the set's first two lines only: the lock, the ways' policy fields,
+/// splits and chunks, and the keys (the chunk addresses, read by value chunks' prefetch
+/// hints only, come last).
+#[test]
+fn a_hit_reads_two_lines_of_its_set() {
+    use std::mem::{offset_of, size_of};
+    assert_eq!(offset_of!(ways::Set, ways), 0);
+    assert!(size_of::<parking_lot::Mutex<ways::Ways>>() <= offset_of!(ways::Set, keys));
+    assert!(offset_of!(ways::Set, keys) + WAYS * size_of::<u64>() <= 128);
+    assert!(offset_of!(ways::Set, addrs) >= 128);
+}

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The ways of one set: their policy state and chunks (keys and hints are in [`Set`]).
+/// Laid out as declared, after the lock: the small fields, then the chunks (see [`Set`]).
 #[derive(Default)]
+#[repr(C)]
 pub(super) struct Ways {
     hand: u8,
     /// One bit per way: protected (hit since it entered), else on probation.
@@ -44,17 +46,19 @@ impl Ways {
     }
 }
 
-/// One set, on cache lines of its own: first the line a prefetch hint reads (each way's key
-/// and chunk address), then the lock and the ways.
+/// One set, on cache lines of its own, laid out so that a hit reads two of them: first the
+/// lock and the ways (their policy fields, splits and chunks: 96 bytes), then each way's key
+/// (the way search) in the rest of the second line, then each way's chunk address, which only
+/// prefetch hints read (`a_hit_reads_two_lines_of_its_set`).
 #[derive(Default)]
 #[repr(C, align(64))]
 pub(super) struct Set {
+    pub(super) ways: Mutex<Ways>,
     /// Each way's packed key ([`pack`]; 0: empty): written under the lock; read without it
     /// only for prefetch hints.
     pub(super) keys: [AtomicU64; WAYS],
     /// Each way's chunk address (0: empty): a prefetch hint only.
     pub(super) addrs: [AtomicUsize; WAYS],
-    pub(super) ways: Mutex<Ways>,
 }
 
 /// `(table, block)` as one word, `table << 32 | block`; `None` past 32 bits of either (such
