@@ -560,7 +560,9 @@ impl Command for Add<'_> {
 /// reply and the stored text are Redis's to the byte.
 pub(super) struct IncrByFloat<'a> {
     key: &'a [u8],
-    incr: LongDouble,
+    /// The increment, read once the key is found to hold a string (Redis checks the type
+    /// first).
+    incr: &'a [u8],
 }
 
 /// INCRBYFLOAT's error for an argument or a stored value that is not a number.
@@ -572,7 +574,7 @@ impl<'a> IncrByFloat<'a> {
     pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
         Ok(IncrByFloat {
             key: arg(args, 0),
-            incr: LongDouble::parse(arg(args, 1)).ok_or_else(not_a_float)?,
+            incr: arg(args, 1),
         })
     }
 }
@@ -587,7 +589,8 @@ impl Command for IncrByFloat<'_> {
                 e.expire_at,
             ),
         };
-        let new = current + self.incr;
+        let incr = LongDouble::parse(self.incr).ok_or_else(not_a_float)?;
+        let new = current + incr;
         if !new.is_finite() {
             return Err(CmdError::new("ERR increment would produce NaN or Infinity"));
         }
