@@ -3,7 +3,8 @@
 //! WRONGTYPE matrix (each string command on a hash, each hash command on a string), the
 //! generic commands on hashes (TYPE, DEL, EXISTS, EXPIRE family, RENAME, COPY, SCAN TYPE,
 //! KEYS, DBSIZE, FLUSHALL), transactions and WATCH, keys and values beginning with byte
-//! 0xFF, hashes that actually expire, and a full HSCAN of a large hash. Replies are
+//! 0xFF, hashes that actually expire, a full HSCAN of a large hash, and full SCANs (any
+//! COUNT) over keys in and around the reserved range. Replies are
 //! compared byte for byte except where Redis leaves the order open (a hash's fields) or
 //! picks at random (HRANDFIELD): `common/differential.rs`. Random sequences are in
 //! `hashes_random.rs`.
@@ -562,4 +563,90 @@ fn a_large_hash_scans_and_reads_as_redis() {
         assert_eq!(want.len(), 598);
         assert_eq!(hscan_all(&mut a, "big", count), want, "COUNT {count}");
     }
+}
+
+/// The keys of a full SCAN (COUNT `count`, further options `opts`), checking that it ends.
+fn scan_all(c: &mut Raw, count: &str, opts: &[&[u8]]) -> BTreeSet<Vec<u8>> {
+    let mut cursor = b"0".to_vec();
+    let mut keys = BTreeSet::new();
+    for _ in 0..10_000 {
+        let mut words: Vec<&[u8]> = vec![b"SCAN", &cursor, b"COUNT", count.as_bytes()];
+        words.extend_from_slice(opts);
+        let node = common::tree::parse(&c.cmd(&words));
+        let items = node.items().expect("an array");
+        let common::tree::Node::Bulk(_, Some(next)) = &items[0] else {
+            panic!("{node:?}")
+        };
+        for k in items[1].items().expect("keys") {
+            let common::tree::Node::Bulk(_, Some(k)) = k else {
+                panic!("{k:?}")
+            };
+            keys.insert(k.clone());
+        }
+        cursor = next.clone();
+        if cursor == b"0" {
+            return keys;
+        }
+    }
+    panic!("SCAN did not end");
+}
+
+/// Key walks over strings and hashes whose keys begin with the bytes the layout reserves:
+/// every SCAN (any COUNT, MATCH, TYPE) and KEYS returns exactly Redis's keys, never a field
+/// or the layout record.
+#[test]
+fn key_walks_show_user_keys_only() {
+    let Some((redis, augur, _tmp)) = servers() else {
+        return;
+    };
+    let mut list = vec![words(&["FLUSHALL"])];
+    for (i, k) in [
+        "a",
+        "\\xff",
+        "\\xff\\x00",
+        "\\xff\\x01",
+        "\\xff\\x02",
+        "\\xff\\xff",
+        "z",
+    ]
+    .iter()
+    .enumerate()
+    {
+        list.push(words(&["SET", &format!("{k}s"), "v"]));
+        list.push(words(&[
+            "HSET",
+            &format!("{k}h"),
+            "f",
+            &i.to_string(),
+            "g",
+            "\\xff",
+        ]));
+    }
+    let each = |_: usize| 1000;
+    let want = run(redis.addr, &list, false, &each, false);
+    assert_eq!(run(augur.addr, &list, false, &each, false), want);
+    let (mut r, mut a) = (Raw::connect(redis.addr), Raw::connect(augur.addr));
+    for count in ["1", "2", "3", "100"] {
+        for opts in [
+            &[][..],
+            &[&b"TYPE"[..], b"hash"],
+            &[b"TYPE", b"string"],
+            &[b"MATCH", b"\xff*"],
+            &[b"MATCH", b"\xff\x01*"],
+        ] {
+            let want = scan_all(&mut r, count, opts);
+            assert_eq!(
+                scan_all(&mut a, count, opts),
+                want,
+                "COUNT {count} {opts:?}"
+            );
+        }
+    }
+    assert_eq!(scan_all(&mut a, "100", &[]).len(), 14);
+    for pattern in [&b"*"[..], b"\xff*", b"*h", b"\xff\x02*"] {
+        let want = common::tree::parse(&r.cmd(&[b"KEYS", pattern])).sort_items();
+        let got = common::tree::parse(&a.cmd(&[b"KEYS", pattern])).sort_items();
+        assert_eq!(got, want, "KEYS {pattern:?}");
+    }
+    assert_eq!(a.text(&["DBSIZE"]), ":14\r\n");
 }
