@@ -77,6 +77,7 @@ pub(super) struct Writes(Vec<Write>);
 impl Writes {
     /// Sets the user key `key` to the string `value`, expiring at `expire_at` (`None`:
     /// never).
+    #[inline]
     pub(super) fn put_string(&mut self, key: &[u8], value: &[u8], expire_at: Option<u64>) {
         self.put_raw(
             engine_key(key).into_owned(),
@@ -112,6 +113,7 @@ impl Writes {
         self.0.push((field_key(key, version, field), None));
     }
 
+    #[inline]
     fn put_raw(&mut self, engine_key: Vec<u8>, stored: Vec<u8>, expire_at: Option<u64>) {
         let entry = Entry {
             value: stored,
@@ -210,6 +212,7 @@ pub(super) fn now_ms(ctx: &Ctx<'_>) -> u64 {
 }
 
 /// The current entry of the engine key `key` (the run's own write first).
+#[inline]
 pub(super) fn read_engine(ctx: &Ctx<'_>, key: &[u8]) -> Result<Option<Entry>, CmdError> {
     let own = ctx.pending.as_ref().and_then(|p| p.get(key, now_ms(ctx)));
     Ok(match own {
@@ -222,6 +225,7 @@ pub(super) fn read_engine(ctx: &Ctx<'_>, key: &[u8]) -> Result<Option<Entry>, Cm
 }
 
 /// Counts a keyspace hit or miss (`INFO stats`).
+#[inline]
 fn count_lookup(ctx: &Ctx<'_>, hit: bool) {
     let c = &ctx.server.counters;
     Counters::add(if hit { &c.hits } else { &c.misses }, 1);
@@ -229,6 +233,7 @@ fn count_lookup(ctx: &Ctx<'_>, hit: bool) {
 
 /// The stored value of the user key `key` whatever its type (the commands that do not look
 /// inside: EXISTS, DEL, EXPIRE, TTL, …), counting a hit or a miss.
+#[inline]
 pub(super) fn read_raw(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Entry>, CmdError> {
     let e = read_engine(ctx, &engine_key(key))?;
     count_lookup(ctx, e.is_some());
@@ -236,11 +241,13 @@ pub(super) fn read_raw(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Entry>, C
 }
 
 /// Decodes a stored value, or says which value could not be read.
+#[inline]
 pub(super) fn decode(stored: Vec<u8>) -> Result<Value, CmdError> {
     encoding::decode(stored).map_err(|e| CmdError::new(format!("ERR {e}")))
 }
 
 /// What the user key `key` holds, counting a hit or a miss.
+#[inline]
 pub(super) fn read_value(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Typed>, CmdError> {
     let Some(e) = read_raw(ctx, key)? else {
         return Ok(None);
@@ -254,6 +261,7 @@ pub(super) fn read_value(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Typed>,
 /// The string at `key` (`WRONGTYPE` for another type), counting a hit or a miss: the
 /// string commands' read. One engine read; the type is one comparison of the value's first
 /// byte.
+#[inline]
 pub(super) fn read_string(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<StringEntry>, CmdError> {
     match read_value(ctx, key)? {
         None => Ok(None),
@@ -266,6 +274,7 @@ pub(super) fn read_string(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<String
 }
 
 /// The string value at `key` (`WRONGTYPE` for another type).
+#[inline]
 pub(super) fn read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, CmdError> {
     Ok(read_string(ctx, key)?.map(|e| e.value))
 }

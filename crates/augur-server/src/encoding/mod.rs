@@ -39,6 +39,7 @@ pub const FIELDS: &[u8] = &[RESERVED, 0x02];
 const HASH_META_BYTES: usize = 2 + 8 + 8;
 
 /// The engine key of `user` (borrowed unless it begins with 0xFF).
+#[inline]
 pub fn engine_key(user: &[u8]) -> Cow<'_, [u8]> {
     match user.split_first() {
         Some((&RESERVED, rest)) => {
@@ -53,6 +54,7 @@ pub fn engine_key(user: &[u8]) -> Cow<'_, [u8]> {
 
 /// The user key an engine key below [`USER_KEYS_END`] stands for; `None` for the server's
 /// own keys.
+#[inline]
 pub fn user_key(engine: &[u8]) -> Option<Cow<'_, [u8]>> {
     match engine {
         [RESERVED, ESCAPED, rest @ ..] => {
@@ -138,6 +140,7 @@ impl std::fmt::Display for UnknownValue {
 
 /// The stored form of the string `value`: the bytes themselves, behind `0xFF 0x00` when
 /// they begin with 0xFF.
+#[inline]
 pub fn encode_string(value: &[u8]) -> Vec<u8> {
     if value.first() == Some(&RESERVED) {
         let mut v = Vec::with_capacity(value.len() + 2);
@@ -155,6 +158,7 @@ pub fn encode_string(value: &[u8]) -> Vec<u8> {
 ///
 /// [`UnknownValue`] for a value behind 0xFF that is neither an escaped string nor a
 /// well-formed hash record.
+#[inline]
 pub fn decode(mut stored: Vec<u8>) -> Result<Value, UnknownValue> {
     if stored.first() != Some(&RESERVED) {
         return Ok(Value::String(stored));
@@ -185,6 +189,7 @@ pub fn decode(mut stored: Vec<u8>) -> Result<Value, UnknownValue> {
 
 /// The type name of a stored value without copying it (`TYPE`, `SCAN TYPE`): `None` for
 /// one the server cannot read.
+#[inline]
 pub fn type_of(stored: &[u8]) -> Option<&'static str> {
     match stored {
         [RESERVED, ESCAPED, ..] => Some("string"),
