@@ -258,8 +258,13 @@ fn put_copy(
     entry: super::store::Entry,
     to: &[u8],
 ) -> Result<(), CmdError> {
-    match decode(entry.value.clone())? {
-        Value::String(_) => b.put_stored(to, &entry.value, entry.expire_at),
+    if type_of(&entry.value) == Some("string") {
+        // As stored: no decode, no copy.
+        b.put_stored(to, &entry.value, entry.expire_at);
+        return Ok(());
+    }
+    match decode(entry.value)? {
+        Value::String(v) => b.put_string(to, &v, entry.expire_at),
         Value::Hash(meta) => copy_hash(ctx, b, from, meta, to, entry.expire_at)?,
     }
     Ok(())
