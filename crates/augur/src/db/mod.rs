@@ -505,6 +505,18 @@ impl Db {
         Ok(results)
     }
 
+    /// An estimate of how many entries lie below `key` now: every version and tombstone
+    /// (expired values included) in the memtables and tables whose key sorts before `key`,
+    /// from the tables' indexes (learned models' windows, fence pointers) and the
+    /// memtables' key ranges (interpolated). Reads no data block; O(tables). For sizing and
+    /// reporting (an application's count of its own keys below a reserved range), never
+    /// for correctness.
+    pub fn approximate_rank(&self, key: impl AsRef<[u8]>) -> u64 {
+        let guard = Arc::new(self.inner.register_current());
+        let state = self.inner.scan_state(guard);
+        crate::iter::rank_below(&state, key.as_ref())
+    }
+
     /// The partitions [`Db::scan_parallel`] would cut `range` into at the current state:
     /// at most `partitions` sub-ranges in key order that tile the range exactly.
     pub fn scan_partitions<K: AsRef<[u8]>, R: RangeBounds<K>>(
