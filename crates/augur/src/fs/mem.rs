@@ -201,9 +201,12 @@ impl State {
     }
 }
 
-/// The directory-map key of `path`: its components, so `a//b/` and `a/./b` equal `a/b`.
+/// The directory-map key of `path`: its components, so `a//b/`, `a/./b` and `./a/b` equal
+/// `a/b` (and `.` is the root `""`).
 fn dir_key(path: &Path) -> PathBuf {
-    path.components().collect()
+    path.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
 }
 
 /// Splits a file path into its parent's directory key and its name.

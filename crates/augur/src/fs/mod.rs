@@ -18,9 +18,10 @@ mod fault_plan;
 mod mapped_append;
 #[cfg(any(test, feature = "test-util"))]
 pub mod mem;
+mod staging;
 mod std_fs;
 
-pub use copy::{copy_file, link_or_copy, CopiedFile, Placed};
+pub use copy::{checksum_file, copy_file, link_or_copy, CopiedFile, Placed};
 pub use direct::DIRECT_ALIGN;
 #[cfg(any(test, feature = "test-util"))]
 pub use fault::FaultFs;
@@ -28,6 +29,7 @@ pub use fault::FaultFs;
 pub use fault_plan::{FaultMode, FaultOp};
 #[cfg(any(test, feature = "test-util"))]
 pub use mem::MemFs;
+pub use staging::{parent_dir, StagedDir, STAGING_SUFFIX};
 pub use std_fs::StdFs;
 
 use crate::error::Result;
@@ -173,7 +175,7 @@ pub trait FileSystem: Send + Sync + 'static {
     /// # Errors
     /// `Io` when the link cannot be made (`to` exists, `from` is missing, the two paths lie
     /// on different devices, or links are unsupported).
-    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+    fn hard_link(&self, from: &Path, _to: &Path) -> Result<()> {
         Err(unsupported("hard linking", from))
     }
     /// Renames the directory `from` to `to`, which must not exist, with everything in it,
@@ -182,7 +184,7 @@ pub trait FileSystem: Send + Sync + 'static {
     ///
     /// # Errors
     /// `Io` when `from` is not a directory, `to` exists, or the rename fails.
-    fn rename_dir(&self, from: &Path, to: &Path) -> Result<()> {
+    fn rename_dir(&self, from: &Path, _to: &Path) -> Result<()> {
         Err(unsupported("renaming directory", from))
     }
     /// Removes the empty directory `dir`. Durable after [`Self::sync_dir`] on its parent.
