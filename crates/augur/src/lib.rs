@@ -55,6 +55,7 @@ internal_modules! {
     wal;
 }
 
+pub mod backup;
 mod db;
 mod error;
 pub mod expiry;

@@ -129,6 +129,21 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Pins a consistent state for a copy (`pin.rs`): what a backup copies.
+    ///
+    /// # Errors
+    /// As `DbInner::pin_state`.
+    pub(crate) fn pin_state(&self) -> Result<PinnedState> {
+        self.inner.pin_state()
+    }
+
+    /// The file system the database's files live on.
+    pub(crate) fn file_system(&self) -> &dyn crate::fs::FileSystem {
+        self.inner.opts.fs.as_ref()
+    }
+}
+
 /// Links or copies the pinned files into `dir`, then writes the manifest and CURRENT.
 fn place_files(
     fs: &dyn crate::fs::FileSystem,

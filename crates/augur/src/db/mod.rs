@@ -34,7 +34,6 @@ pub(crate) use crate::iter::{SnapshotGuard, SnapshotList};
 pub(crate) use background::BackgroundState;
 pub(crate) use batch::decode_record;
 pub(crate) use lifecycle::Lifecycle;
-pub(crate) use pin::{PinnedFile, PinnedState};
 pub(crate) use read::ReadState;
 pub(crate) use write::{MemState, WriteState};
 
