@@ -337,7 +337,9 @@ fn refusals_are_clear() {
     let backups = tmp.path().join("backups");
     let engine = BackupEngine::open(&backups).unwrap();
     assert!(engine.list().unwrap().is_empty());
-    assert!(matches!(engine.verify(1), Err(Error::InvalidArgument(_))));
+    let e = engine.verify(1).unwrap_err();
+    assert!(matches!(&e, Error::InvalidArgument(m) if m.contains("no backup directory")), "{e}");
+    assert!(!backups.exists(), "verify of a missing directory creates nothing");
     engine.create(&db).unwrap();
     let full = tmp.path().join("full");
     std::fs::create_dir(&full).unwrap();

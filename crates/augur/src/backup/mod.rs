@@ -17,8 +17,8 @@
 //! [`BackupEngine::create`], [`BackupEngine::delete`] or [`BackupEngine::purge`] removes
 //! (`create` clears `tmp/`; the others collect every shared file no metadata names).
 //! Deleting removes the metadata file (synced) before any shared file, so a crash never
-//! leaves a listed backup missing a file. Changes take the directory's `LOCK`; a second
-//! process gets `Busy`.
+//! leaves a listed backup missing a file. Every operation but `list` takes the directory's
+//! `LOCK`; a second process gets `Busy`.
 
 mod meta;
 mod ops;
@@ -128,8 +128,9 @@ pub struct PurgeReport {
 }
 
 /// A directory of backups (see the module doc). Cheap to open; every operation reads
-/// what it needs from the directory, so several handles (and processes) may list and verify
-/// at once, while changes (create, delete, purge) and restores take the directory's lock.
+/// what it needs from the directory, so several handles (and processes) may list at once,
+/// while changes (create, delete, purge), verifications and restores take the directory's
+/// lock (`Busy` while another holds it). Only `create` makes a missing directory.
 pub struct BackupEngine {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
@@ -264,8 +265,18 @@ impl BackupEngine {
         self.dir.join(TMP_DIR)
     }
 
-    /// Takes the directory's lock (creating the directory and its parts when missing).
-    fn lock(&self) -> Result<Box<dyn FileLock>> {
+    /// Takes the directory's lock, creating its missing parts (and, with `create`, the
+    /// directory itself).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the directory is missing and `create` is not set; `Busy`.
+    fn lock(&self, create: bool) -> Result<Box<dyn FileLock>> {
+        if !create && !self.fs.exists(&self.dir) {
+            return Err(Error::InvalidArgument(format!(
+                "no backup directory at {}",
+                self.dir.display()
+            )));
+        }
         for part in [META_DIR, SHARED_DIR, TMP_DIR] {
             let path = self.dir.join(part);
             if !self.fs.exists(&path) {

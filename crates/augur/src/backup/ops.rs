@@ -26,7 +26,7 @@ impl BackupEngine {
     /// file changed while it was copied; `Io` on file-system failures (the backup is then not
     /// recorded, and its copies are removed by the next change).
     pub fn create(&self, db: &Db) -> Result<BackupCreated> {
-        let _lock = self.lock()?;
+        let _lock = self.lock(true)?;
         self.clear_tmp()?;
         let id = self.ids()?.last().map_or(1, |last| last + 1);
         let created_unix_ms = db.now_unix_ms();
@@ -119,7 +119,7 @@ impl BackupEngine {
     /// `Busy` while the directory is being changed; `Io` on failures other than a missing
     /// or unreadable file.
     pub fn verify(&self, id: u64) -> Result<VerifyReport> {
-        let _lock = self.lock()?;
+        let _lock = self.lock(false)?;
         let meta = self.backup(id)?;
         let mut report = VerifyReport {
             id,
@@ -172,7 +172,7 @@ impl BackupEngine {
     /// checksum (nothing is left at `target`); `Busy`; `Io`.
     pub fn restore(&self, id: u64, target: impl AsRef<Path>) -> Result<RestoreReport> {
         let target = target.as_ref();
-        let _lock = self.lock()?;
+        let _lock = self.lock(false)?;
         let meta = self.backup(id)?;
         let fs = self.fs.as_ref();
         let staged = StagedDir::create(fs, target, true)?;
@@ -215,7 +215,7 @@ impl BackupEngine {
     /// `InvalidArgument` for an unknown id; `Corruption` when a remaining backup's
     /// metadata is damaged (nothing shared is removed then); `Busy`; `Io`.
     pub fn delete(&self, id: u64) -> Result<PurgeReport> {
-        let _lock = self.lock()?;
+        let _lock = self.lock(false)?;
         let path = self.meta_path(id);
         if !self.fs.exists(&path) {
             return Err(Error::InvalidArgument(format!(
@@ -237,7 +237,7 @@ impl BackupEngine {
     /// # Errors
     /// As [`Self::delete`].
     pub fn purge(&self, keep: usize) -> Result<PurgeReport> {
-        let _lock = self.lock()?;
+        let _lock = self.lock(false)?;
         let ids = self.ids()?;
         let doomed: Vec<u64> = ids
             .iter()
