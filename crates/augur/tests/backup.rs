@@ -338,8 +338,14 @@ fn refusals_are_clear() {
     let engine = BackupEngine::open(&backups).unwrap();
     assert!(engine.list().unwrap().is_empty());
     let e = engine.verify(1).unwrap_err();
-    assert!(matches!(&e, Error::InvalidArgument(m) if m.contains("no backup directory")), "{e}");
-    assert!(!backups.exists(), "verify of a missing directory creates nothing");
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("no backup directory")),
+        "{e}"
+    );
+    assert!(
+        !backups.exists(),
+        "verify of a missing directory creates nothing"
+    );
     engine.create(&db).unwrap();
     let full = tmp.path().join("full");
     std::fs::create_dir(&full).unwrap();

@@ -26,7 +26,7 @@ mod ops;
 pub use meta::{BackupFile, BackupMeta};
 
 use crate::error::{Error, Result};
-use crate::fs::{FileLock, FileSystem, StdFs};
+use crate::fs::{parent_dir, FileLock, FileSystem, StdFs};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -276,6 +276,10 @@ impl BackupEngine {
                 "no backup directory at {}",
                 self.dir.display()
             )));
+        }
+        if !self.fs.exists(&self.dir) {
+            self.fs.create_dir_all(&self.dir)?;
+            self.fs.sync_dir(&parent_dir(&self.dir))?;
         }
         for part in [META_DIR, SHARED_DIR, TMP_DIR] {
             let path = self.dir.join(part);
