@@ -248,7 +248,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     }
     if let Command::Backup(args) = &cli.command {
         if !args.needs_db() {
-            return backup::run(args, top_json, || unreachable_db());
+            return backup::run(args, top_json, unreachable_db);
         }
     }
     #[cfg(not(feature = "stress"))]

@@ -40,7 +40,7 @@ fn contents(db: &Db) -> Model {
 fn fill(db: &Db, prefix: &str, keys: u32, model: &mut Model) {
     for i in 0..keys {
         let k = format!("{prefix}{i:06}").into_bytes();
-        let v = if i % 3 == 0 {
+        let v = if i.is_multiple_of(3) {
             vec![b'v'; 300]
         } else {
             format!("value-{prefix}-{i}").into_bytes()
@@ -279,7 +279,7 @@ fn backups_taken_while_a_writer_writes_hold_a_prefix_of_its_writes() {
         std::thread::spawn(move || {
             let mut i = 0u64;
             while !stop.load(Ordering::Acquire) {
-                let v = if i % 4 == 0 {
+                let v = if i.is_multiple_of(4) {
                     vec![b'x'; 200]
                 } else {
                     i.to_be_bytes().to_vec()

@@ -49,7 +49,7 @@ fn write_round(db: &Db, model: &mut Model, round: u32, keys: u32) {
     for i in 0..keys {
         let k = format!("k{:05}", (i * 7 + round * 13) % 900).into_bytes();
         let mut v = format!("r{round}-{i}").into_bytes();
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             v.resize(100, b'.');
         }
         db.put(&k, &v).unwrap();
