@@ -161,8 +161,13 @@ fn an_empty_database_checkpoints_to_an_empty_database() {
     let tmp = tempfile::tempdir().unwrap();
     let db = Db::open(tmp.path().join("db"), Options::default()).unwrap();
     let info = db.checkpoint(tmp.path().join("cp")).unwrap();
-    assert_eq!((info.seqno, info.linked_files, info.copied_files), (0, 0, 0));
-    let names: Vec<String> = common::listing(&tmp.path().join("cp")).into_keys().collect();
+    assert_eq!(
+        (info.seqno, info.linked_files, info.copied_files),
+        (0, 0, 0)
+    );
+    let names: Vec<String> = common::listing(&tmp.path().join("cp"))
+        .into_keys()
+        .collect();
     assert_eq!(names.len(), 2, "a manifest and CURRENT: {names:?}");
     assert!(open_and_read(&tmp.path().join("cp"), Options::default()).is_empty());
 }

@@ -112,8 +112,13 @@ impl BackupMeta {
         }
         let body = covered.get(HEADER_LEN..).unwrap_or_default();
         let mut d = Decoder::new(body);
-        let truncated = |d: &Decoder<'_>| bad(HEADER_LEN + d.position(), "truncated field");
-        let field = |d: &mut Decoder<'_>| d.varint().ok_or_else(|| truncated(d));
+        let truncated = |d: &Decoder<'_>| {
+            bad(
+                HEADER_LEN + d.position(),
+                "truncated field or a varint not in its shortest form",
+            )
+        };
+        let field = |d: &mut Decoder<'_>| canonical_varint(d).ok_or_else(|| truncated(d));
         let id = field(&mut d)?;
         let created_unix_ms = field(&mut d)?;
         let seqno = field(&mut d)?;
@@ -127,7 +132,9 @@ impl BackupMeta {
         let mut seen = BTreeSet::new();
         for _ in 0..count {
             let at = HEADER_LEN + d.position();
-            let name = d.length_prefixed().ok_or_else(|| truncated(&d))?;
+            let name = canonical_varint(&mut d)
+                .and_then(|n| d.bytes(usize::try_from(n).ok()?))
+                .ok_or_else(|| truncated(&d))?;
             let name = std::str::from_utf8(name)
                 .ok()
                 .filter(|n| {
@@ -141,7 +148,7 @@ impl BackupMeta {
             if !seen.insert(name.clone()) {
                 return Err(bad(at, "a file listed twice"));
             }
-            let size = d.varint().ok_or_else(|| truncated(&d))?;
+            let size = canonical_varint(&mut d).ok_or_else(|| truncated(&d))?;
             let crc = d.u32().ok_or_else(|| truncated(&d))?;
             files.push(BackupFile { name, size, crc });
         }
@@ -164,6 +171,16 @@ impl BackupMeta {
     pub fn size_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()
     }
+}
+
+/// A varint in its shortest form (what `put_varint` writes), so that every metadata file
+/// has exactly one encoding; `None` when truncated, malformed or longer than needed (found
+/// by the `backup_meta` fuzz target: `0xb5 0x00` read as 53).
+fn canonical_varint(d: &mut Decoder<'_>) -> Option<u64> {
+    let start = d.position();
+    let v = d.varint()?;
+    let shortest = (64 - (v | 1).leading_zeros() as usize).div_ceil(7);
+    (d.position() - start == shortest).then_some(v)
 }
 
 #[cfg(test)]
@@ -227,6 +244,18 @@ mod tests {
         let mut m = sample();
         m.files[1].name = "000012.sst".into();
         assert!(reencode(&m).is_err(), "duplicate");
+        // An overlong varint (the id 7 as `0x87 0x00`) with a valid checksum.
+        let mut long = good[..12].to_vec();
+        long.extend_from_slice(&[0x87, 0x00]);
+        long.extend_from_slice(&good[13..good.len() - 4]);
+        let sum = crc(&long);
+        long.extend_from_slice(&sum.to_le_bytes());
+        assert!(BackupMeta::decode(p, &long).is_err(), "overlong varint");
+        for v in [0u64, 1, 127, 128, 16_383, 16_384, u64::MAX] {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            assert_eq!(canonical_varint(&mut Decoder::new(&b)), Some(v));
+        }
         let mut v2 = good.clone();
         v2[8] = 2;
         let body = v2.len() - 4;
