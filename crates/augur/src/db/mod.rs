@@ -5,12 +5,14 @@
 
 mod background;
 mod batch;
+mod checkpoint;
 mod expiry;
 mod flush;
 mod gc;
 mod lifecycle;
 mod obsolete;
 mod open;
+mod pin;
 mod read;
 mod replay;
 mod stats;
@@ -22,6 +24,7 @@ mod write_delay;
 pub use write::TryWrite;
 
 pub use batch::WriteBatch;
+pub use checkpoint::{CheckpointInfo, CheckpointOptions};
 pub use gc::GcReport;
 pub use read::Found;
 pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
