@@ -131,7 +131,12 @@ fn checkpoint_opens_with_the_data_its_files_linked_and_both_live_on() {
             shared += 1;
         }
     }
-    assert!(shared > 0);
+    // Every name the source still has is the same file; on a loaded machine compactions and
+    // GC may have removed them all by now, so the count of links comes from the call.
+    assert!(
+        info.linked_files > 0 && info.copied_files == 0,
+        "{info:?} ({shared} still shared)"
+    );
     assert!(!tmp.path().join("out/cp.augur-tmp").exists());
     assert_eq!(contents(&db), expected);
     assert_eq!(open_and_read(&cp, busy_options()), expected);
