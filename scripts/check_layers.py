@@ -35,7 +35,7 @@ LAYERS = [
     ["version"],
     ["options", "learning", "iter", "compaction"],
     ["db"],
-    ["inspect"],
+    ["inspect", "backup"],
     ["fuzzing", "lib"],
 ]
 LAYER_OF = {m: i for i, layer in enumerate(LAYERS) for m in layer}

@@ -45,7 +45,7 @@ TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(version_edit log_reader value_pointer sst_open vlog_segment sst_filter sst_fence
            index_fence index_plr index_pgm index_rs index_rmi index_fiting index_plex
-           index_string cli_codec resp value_chunk sst_slots sst_key_block)
+           index_string cli_codec resp value_chunk sst_slots sst_key_block backup_meta)
 fi
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal

@@ -39,7 +39,11 @@ __all__ = [
     "__version__",
     "_engine_defaults",
     "_raise_engine_error",
+    "list_backups",
     "open",
+    "purge_backups",
+    "restore_backup",
+    "verify_backup",
 ]
 
 class Error(Exception):
@@ -179,6 +183,24 @@ def open(
     a file is damaged and :class:`ResourceLimitError` when it holds more tables than the
     machine's mapping or open-files limit lets it open (see ``max_open_files``).
     """
+
+def list_backups(backup_dir: Union[str, "PathLike[str]"]) -> List[Dict[str, int]]:
+    """The backups in ``backup_dir``, oldest first: dicts with ``id``, ``created_unix_ms``,
+    ``seqno``, ``files``, ``size_bytes`` and ``shared_bytes``."""
+
+def verify_backup(backup_dir: Union[str, "PathLike[str]"], id: int) -> Dict[str, object]:
+    """Check every file of backup ``id`` (size and CRC32C): ``ok``, ``files_checked``,
+    ``bytes_checked`` and ``problems`` (dicts with ``file``, ``path``, ``problem``)."""
+
+def restore_backup(
+    backup_dir: Union[str, "PathLike[str]"], id: int, target: Union[str, "PathLike[str]"]
+) -> Dict[str, object]:
+    """Restore backup ``id`` into ``target`` (missing or empty): ``id``, ``dir``, ``seqno``,
+    ``files``, ``bytes``. Raises :class:`CorruptionError` for a damaged backup."""
+
+def purge_backups(backup_dir: Union[str, "PathLike[str]"], keep: int) -> Dict[str, object]:
+    """Delete all backups but the newest ``keep`` and the files no remaining one holds:
+    ``deleted`` (ids), ``files_removed``, ``bytes_removed``."""
 
 def _engine_defaults() -> Dict[str, object]:
     """The engine's default of each ``open()`` keyword (for tests)."""
@@ -343,6 +365,15 @@ class Db:
         """Engine statistics: the fields of ``augur stats --json``."""
     def flush(self) -> None: ...
     def compact(self) -> None: ...
+    def checkpoint(
+        self, path: Union[str, "PathLike[str]"], *, copy: bool = False
+    ) -> Dict[str, object]:
+        """A consistent, openable copy in the new directory ``path`` (hard links where
+        possible, copies with ``copy=True``): ``dir``, ``seqno``, ``linked_files``,
+        ``linked_bytes``, ``copied_files``, ``written_bytes``."""
+    def backup(self, backup_dir: Union[str, "PathLike[str]"]) -> Dict[str, int]:
+        """A new incremental backup in ``backup_dir``: its listing (see
+        :func:`list_backups`) plus ``new_files``, ``new_bytes``, ``reused_files``."""
     def close(self) -> None:
         """Stop background work, flush the logs, end every snapshot and iterator made from
         the database and release its lock. Idempotent. In a forked child it raises

@@ -55,6 +55,9 @@ impl CliError {
             CliError::Failed(m) => format!("error: {m}"),
             CliError::Engine(e) => {
                 let hint = match e.root_cause() {
+                    augur::Error::Busy(m) if m.contains("backup directory") => {
+                        " (wait for the other backup command to finish)"
+                    }
                     augur::Error::Busy(_) => {
                         " (another process or handle has the database open; --read-only reads \
                          beside it)"

@@ -10,6 +10,7 @@
 //! (`error.rs`).
 #![deny(unsafe_code)]
 
+mod backup;
 mod commands;
 mod dump;
 mod engine;
@@ -165,6 +166,13 @@ enum Command {
     /// process. A torn or damaged file prints what could be read, then where and why reading
     /// stopped, and exits with status 2.
     Dump(dump::DumpArgs),
+    /// Make a consistent, openable copy of the database of --db in DIR while it may be
+    /// written (a new directory; tables and value-log segments hard-linked where the file
+    /// system allows, copied otherwise or with --copy).
+    Checkpoint(backup::CheckpointArgs),
+    /// Incremental backups sharing unchanged files: `backup create|list|verify|restore|
+    /// delete|purge BACKUP_DIR ...` (only `create` needs --db).
+    Backup(backup::BackupArgs),
     /// Run value-log garbage collection on the segment with the most garbage.
     Gc {
         /// Repeat until no segment has garbage left.
@@ -238,6 +246,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
     if let Command::Dump(args) = &cli.command {
         return dump::run(args, codec, top_json, cli.db.as_deref());
     }
+    if let Command::Backup(args) = &cli.command {
+        if !args.needs_db() {
+            return backup::run(args, top_json, unreachable_db);
+        }
+    }
     #[cfg(not(feature = "stress"))]
     if let Command::Stress { .. } = &cli.command {
         return Err(CliError::failed(STRESS_NOT_BUILT));
@@ -287,10 +300,20 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Compact { out } => commands::compact(&engine::open(e, &dir, false)?, json(out)),
         Command::Flush { out } => commands::flush(&engine::open(e, &dir, false)?, json(out)),
         Command::Gc { all, out } => commands::gc(&engine::open(e, &dir, false)?, all, json(out)),
+        Command::Checkpoint(args) => {
+            backup::checkpoint(&engine::open(e, &dir, false)?, &args, top_json)
+        }
+        Command::Backup(args) => backup::run(&args, top_json, || engine::open(e, &dir, false)),
         #[cfg(feature = "stress")]
         Command::Stress(args) => stress::run(&dir, e.options(), &args, top_json),
         #[cfg(not(feature = "stress"))]
         Command::Stress { .. } => Err(CliError::failed(STRESS_NOT_BUILT)),
         Command::Bench(_) | Command::Dump(_) => Ok(()),
     }
+}
+
+/// The database of a backup command that needs none (never called: only `create` opens
+/// one).
+fn unreachable_db() -> Result<augur::Db, CliError> {
+    Err(CliError::failed("this backup command takes no --db"))
 }

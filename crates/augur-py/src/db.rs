@@ -279,6 +279,35 @@ impl Db {
         .map_err(errors::to_py)
     }
 
+    /// Makes a consistent, openable copy of the database in the directory `path`, which
+    /// must not exist, while other threads keep writing: the memtable is flushed and the
+    /// copy holds every write made before the call (and a prefix of those made during it).
+    /// Tables and value-log segments are hard-linked where the file system allows (the same
+    /// device) and copied otherwise, or always with `copy=True`. Returns a dict with `dir`,
+    /// `seqno` (the copy holds the writes up to it), `linked_files`, `linked_bytes`,
+    /// `copied_files` and `written_bytes`. Raises `InvalidArgumentError` when `path`
+    /// exists and `ReadOnlyError` on a read-only database (it cannot flush).
+    #[pyo3(signature = (path, *, copy = false))]
+    fn checkpoint(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        copy: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let db = self.handle().writable_db()?;
+        crate::backup::checkpoint(py, &db, path, copy)
+    }
+
+    /// Backs the database up into the backup directory `backup_dir` (created if missing)
+    /// as a new backup, copying only the files no earlier backup there holds. Returns a
+    /// dict with the backup's `id`, `created_unix_ms`, `seqno`, `files`, `size_bytes`,
+    /// `shared_bytes`, and what it added: `new_files`, `new_bytes`, `reused_files`. See
+    /// `augur.list_backups`, `augur.verify_backup`, `augur.restore_backup`.
+    fn backup(&self, py: Python<'_>, backup_dir: std::path::PathBuf) -> PyResult<Py<PyAny>> {
+        let db = self.handle().writable_db()?;
+        crate::backup::backup(py, &db, backup_dir)
+    }
+
     /// Closes the database: stops background work, flushes buffered log bytes, ends every
     /// snapshot and iterator made from it and releases the directory lock. Idempotent;
     /// later calls on the database raise `ClosedError`. In a forked child it raises

@@ -10,10 +10,14 @@
 //! `db.stats()` reuses the JSON rendering of `augur stats --json` (`augur_frontend::stats_view`,
 //! converted in `convert.rs`).
 //!
+//! Checkpoints and backups (`db.checkpoint`, `db.backup`, `augur.list_backups` and the other
+//! backup functions) are in `backup.rs`.
+//!
 //! Every engine call that can block (I/O, locks, batches, scans) runs with the GIL
 //! released, so other Python threads keep running meanwhile.
 #![deny(unsafe_code)]
 
+mod backup;
 mod batch;
 mod bytes;
 mod convert;
@@ -43,6 +47,7 @@ fn augur_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     fork::register(m)?;
     open::register(m)?;
+    backup::register(m)?;
     m.add_function(wrap_pyfunction!(errors::raise_engine_error, m)?)?;
     m.add_class::<db::Db>()?;
     m.add_class::<snapshot::Snapshot>()?;

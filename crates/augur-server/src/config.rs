@@ -93,6 +93,11 @@ pub struct Args {
     /// Allow FLUSHDB and FLUSHALL (refused otherwise: they delete every key).
     #[arg(long, alias = "enable_flush")]
     pub enable_flush: bool,
+    /// Where BGSAVE writes a checkpoint of the database (a consistent, openable copy, hard
+    /// links where the file system allows): `DIR/checkpoint-<unix ms>`, the older ones
+    /// removed once it is complete. Without it BGSAVE only flushes and syncs, as SAVE does.
+    #[arg(long, value_name = "DIR", alias = "checkpoint_dir")]
+    pub checkpoint_dir: Option<PathBuf>,
     /// Commands that run at least this many microseconds enter the slow log (`SLOWLOG
     /// GET`; -1: none, 0: every command; Redis's slowlog-log-slower-than).
     #[arg(
@@ -147,6 +152,8 @@ pub struct Config {
     pub sync: SyncPolicy,
     /// FLUSHDB and FLUSHALL allowed.
     pub enable_flush: bool,
+    /// Where BGSAVE writes its checkpoints (`None`: it only saves).
+    pub checkpoint_dir: Option<PathBuf>,
     /// The slow log's threshold at start (µs; negative: off).
     pub slowlog_log_slower_than: i64,
     /// The slow log's length at start.
@@ -238,6 +245,7 @@ impl Config {
             idle_timeout: (a.idle_timeout > 0).then(|| Duration::from_secs(a.idle_timeout)),
             sync: a.sync,
             enable_flush: a.enable_flush,
+            checkpoint_dir: a.checkpoint_dir,
             slowlog_log_slower_than: a.slowlog_log_slower_than,
             slowlog_max_len: a.slowlog_max_len,
             engine: a.engine,

@@ -15,6 +15,7 @@
 pub mod commands;
 pub mod config;
 pub mod cursor;
+pub mod encoding;
 pub mod glob;
 pub mod long_double;
 pub mod pause;

@@ -97,15 +97,23 @@ fn main() -> ExitCode {
 
 async fn start(config: Config) -> Result<(), String> {
     let started = std::time::Instant::now();
-    let db = config
-        .engine
-        .open(&config.db, true)
-        .map_err(|e| format!("opening {}: {e}", config.db.display()))?;
+    let listen = (config.bind, config.port);
+    let (server, migrated) = Server::open(config)?;
+    if migrated != Default::default() {
+        log::info!(
+            "migrated a database written before hashes: {} keys moved, {} values escaped \
+             (docs/server-encoding.md)",
+            migrated.keys,
+            migrated.values
+        );
+    }
+    let config = &server.config;
+    let db = &server.db;
     for loss in db.wal_losses() {
         log::warn!("--accept-wal-loss: {loss}; its unflushed writes were dropped");
     }
-    let listener = augur_server::server::listen((config.bind, config.port).into())
-        .map_err(|e| format!("listening on {}:{}: {e}", config.bind, config.port))?;
+    let listener = augur_server::server::listen(listen.into())
+        .map_err(|e| format!("listening on {}:{}: {e}", listen.0, listen.1))?;
     let addr = listener
         .local_addr()
         .map_err(|e| format!("reading the listening address: {e}"))?;
@@ -125,7 +133,7 @@ async fn start(config: Config) -> Result<(), String> {
         },
         if config.enable_flush { "on" } else { "off" },
     );
-    let server = Arc::new(Server::new(db, config));
+    let server = Arc::new(server);
     let purger = tokio::spawn(purge_periodically());
     println!("augur-server ready on {addr}");
     let _ = std::io::stdout().flush();

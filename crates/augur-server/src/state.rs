@@ -10,6 +10,8 @@
 
 use crate::config::Config;
 use crate::cursor::Cursors;
+use crate::encoding::filter::HashFieldFilter;
+use crate::encoding::layout::{self, Migrated, Versions};
 use crate::pause::Pause;
 use crate::settings::Settings;
 use crate::slowlog::SlowLog;
@@ -33,6 +35,8 @@ const WATCH_SHARDS: usize = 64;
 pub struct Server {
     /// The database.
     pub db: Db,
+    /// Issues the versions of new hashes (`encoding::layout`).
+    pub hash_versions: Versions,
     /// The configuration at start.
     pub config: Config,
     /// The settings `CONFIG SET` changes (which win over `config`'s).
@@ -311,11 +315,33 @@ impl ClientInfo {
 }
 
 impl Server {
-    /// The state of a server over `db` configured by `config`.
-    pub fn new(db: Db, config: Config) -> Server {
+    /// Opens the database `config` names, with the server's compaction filter (hash
+    /// fields, `encoding::filter`), checks its layout and migrates a database written
+    /// before hashes existed (`encoding::layout`), and returns the server's state and what
+    /// the migration did.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the database: the engine failed to open it, or it cannot be served
+    /// (a newer server's layout; a read-only open of a database that needs migrating).
+    pub fn open(config: Config) -> Result<(Server, Migrated), String> {
+        let mut options = config.engine.options();
+        options.create_if_missing = !config.engine.no_create;
+        options.compaction_filter = Some(std::sync::Arc::new(HashFieldFilter));
+        let dir = config.db.display().to_string();
+        let db = Db::open(&config.db, options).map_err(|e| format!("opening {dir}: {e}"))?;
+        let (versions, migrated) = layout::prepare(&db, config.engine.read_only)
+            .map_err(|e| format!("opening {dir}: {e}"))?;
+        Ok((Server::new(db, config, versions), migrated))
+    }
+
+    /// The state of a server over `db` (whose layout is checked), configured by `config`,
+    /// issuing hash versions from `hash_versions`.
+    pub fn new(db: Db, config: Config, hash_versions: Versions) -> Server {
         Server {
             db,
             settings: Settings::new(&config),
+            hash_versions,
             config,
             started: Instant::now(),
             clients: Mutex::new(HashMap::new()),

@@ -3,7 +3,9 @@
 //! named by `AUGUR_TEST_PYTHON` (default `python3`); skipped with a message when it or
 //! redis-py is missing. `scripts/test.sh` installs redis-py into its environment and runs
 //! this test again with that interpreter. Expiry and WATCH (issue 43) through redis-py's own
-//! helpers (`set(ex=)`, `getex`, `transaction`, `WatchError`).
+//! helpers (`set(ex=)`, `getex`, `transaction`, `WatchError`); hashes through `hset(mapping=)`,
+//! `hgetall` (a dict in both protocols), `hscan_iter`, `hrandfield`, and WRONGTYPE as
+//! `ResponseError`.
 
 mod common;
 
@@ -81,6 +83,27 @@ with r.pipeline() as p:
     except redis.WatchError:
         pass
 assert r.get("w") == b"5"
+# Hashes (issue 43).
+assert r.hset("hh", mapping={"a": 1, "b": "x"}) == 2
+assert r.hget("hh", "a") == b"1" and r.hget("hh", "nope") is None
+assert r.hgetall("hh") == {b"a": b"1", b"b": b"x"}, r.hgetall("hh")
+assert r.hincrby("hh", "a", 5) == 6 and r.hincrbyfloat("hh", "f", 0.1) == 0.1
+assert r.hlen("hh") == 3 and r.hexists("hh", "b") and sorted(r.hkeys("hh")) == [b"a", b"b", b"f"]
+assert r.hmget("hh", ["a", "nope"]) == [b"6", None]
+assert dict(r.hscan_iter("hh")) == r.hgetall("hh")
+assert r.hrandfield("hh") in (b"a", b"b", b"f")
+picks = r.hrandfield("hh", 2, withvalues=True)
+assert len(picks) == 4, picks  # redis-py flattens RESP3 pairs too
+assert r.type("hh") in (b"hash", "hash")
+for wrong in (lambda: r.get("hh"), lambda: r.hget("k", "f"), lambda: r.incr("hh")):
+    try:
+        wrong()
+        raise AssertionError("no WRONGTYPE")
+    except redis.ResponseError as e:
+        assert str(e).startswith("WRONGTYPE"), e
+assert r.expire("hh", 100) is True and r.ttl("hh") == 100
+assert sorted(r.scan_iter(_type="hash")) == [b"hh"]
+assert r.delete("hh") == 1 and r.hgetall("hh") == {} and r.exists("hh") == 0
 hello = r.execute_command("HELLO", protocol)
 proto = hello.get(b"proto", hello.get("proto")) if isinstance(hello, dict) else None
 assert isinstance(hello, dict) == (protocol == 3), hello

@@ -17,6 +17,13 @@ pub fn crc_parts(parts: &[&[u8]]) -> u32 {
     mask(c)
 }
 
+/// Unmasked CRC32C of a whole file, fed in pieces: start with 0 and pass each piece with
+/// the previous result. What the backup metadata records per file (docs/format/backup.md),
+/// and what `crc32c` tools print for the file.
+pub fn file_crc_append(crc: u32, data: &[u8]) -> u32 {
+    crc32c::crc32c_append(crc, data)
+}
+
 fn mask(c: u32) -> u32 {
     c.rotate_right(15).wrapping_add(MASK_DELTA)
 }

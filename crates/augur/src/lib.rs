@@ -10,6 +10,9 @@
 //!   [`Db::scan_parallel`].
 //! - Upkeep: [`Db::flush`], [`Db::compact_range`], [`Db::run_value_log_gc`],
 //!   [`Db::learn_all`], [`Db::wait_for_compactions`]; checks: [`Db::verify`].
+//! - Copies: [`Db::checkpoint`] (an openable copy, hard-linked where it can be) and
+//!   [`backup::BackupEngine`] (incremental backups sharing unchanged files, with verify and
+//!   restore).
 //! - Observing: [`Db::stats`] ([`Stats`]), [`Db::wal_losses`]; every failure an [`Error`].
 //! - Extension points: [`fs::FileSystem`] (where files live) and [`index`] (the learned-index
 //!   zoo, usable on its own for research).
@@ -52,6 +55,7 @@ internal_modules! {
     wal;
 }
 
+pub mod backup;
 mod db;
 mod error;
 pub mod expiry;
@@ -69,8 +73,8 @@ mod work_signal;
 pub use cache::{CacheStats, ChunkCacheStats, OpenFilesStats, ReadStats};
 pub use compression::Compression;
 pub use db::{
-    Db, Found, GcReport, IndexMemory, LevelStats, Stats, TryWrite, ValueLogSegmentStats,
-    WriteBatch, WriteOptions,
+    CheckpointInfo, CheckpointOptions, Db, Found, GcReport, IndexMemory, LevelStats, Stats,
+    TryWrite, ValueLogSegmentStats, WriteBatch, WriteOptions,
 };
 pub use error::{Error, Result};
 pub use expiry::{Clock, ManualClock, SystemClock};
@@ -82,4 +86,5 @@ pub use iter::{DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, Sna
 pub use learning::LearningPolicy;
 pub use options::FlsmOptions;
 pub use options::Options;
+pub use options::{CompactionFilter, ReadLatest, Verdict};
 pub use version::CompactionStyle;

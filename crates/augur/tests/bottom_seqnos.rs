@@ -25,10 +25,25 @@ fn tables(dir: &std::path::Path) -> Vec<PathBuf> {
     t
 }
 
-/// The seqnos of every entry of every table of the database.
-fn seqnos(dir: &std::path::Path) -> Vec<u64> {
+/// The tables of `db` (in `dir`) once the obsolete ones are gone: a compaction's inputs are
+/// deleted when the last reader lets go of them, which a busy machine may delay past the
+/// call that waited for the compaction.
+fn live_tables(db: &Db, dir: &std::path::Path) -> Vec<PathBuf> {
+    let live = || db.stats().levels.iter().map(|l| l.files).sum::<usize>();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let t = tables(dir);
+        if t.len() == live() || std::time::Instant::now() > deadline {
+            return t;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The seqnos of every entry of every live table of the database.
+fn seqnos(db: &Db, dir: &std::path::Path) -> Vec<u64> {
     let mut out = Vec::new();
-    for t in tables(dir) {
+    for t in live_tables(db, dir) {
         for e in inspect::sst_entries(&t, false).unwrap() {
             out.push(e.unwrap().seqno);
         }
@@ -47,7 +62,7 @@ fn a_settled_last_level_has_seqno_zero_and_one_byte_trailers() {
         }
     }
     db.compact_range(None, None).unwrap();
-    let s = seqnos(dir.path());
+    let s = seqnos(&db, dir.path());
     assert_eq!(s.len(), 2_000);
     assert!(s.iter().all(|&q| q == 0), "every entry at seqno 0");
     for t in tables(dir.path()) {
@@ -75,7 +90,7 @@ fn entries_a_snapshot_distinguishes_keep_their_seqnos() {
         db.put(format!("key{i:05}"), "new").unwrap();
     }
     db.compact_range(None, None).unwrap();
-    let s = seqnos(dir.path());
+    let s = seqnos(&db, dir.path());
     // The old versions are seen by the snapshot and the new ones by no snapshot older than
     // them: each key keeps both, the old at 0 (every snapshot sees it), the new with its
     // own seqno (the snapshot does not see it).

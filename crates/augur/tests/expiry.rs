@@ -261,6 +261,45 @@ fn the_background_thread_reclaims_tables_dense_with_expired_values_unasked() {
     assert!(all_pairs(&db).is_empty());
 }
 
+/// A quiet database's last flushes stay in L0 (fewer files than the compaction trigger):
+/// once their values expire, the periodic check merges them down and nothing is left.
+#[test]
+fn the_background_thread_reclaims_expired_values_left_in_l0() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        background_threads: true,
+        expiry_check_interval_ms: 10,
+        memtable_size_bytes: 1 << 20,
+        ..opts(&clock, usize::MAX)
+    };
+    let db = Db::open(dir.path(), options).unwrap();
+    for batch in 0..2u32 {
+        for i in 0..1_000 {
+            db.put_expiring(key(batch * 1_000 + i), "v".repeat(64), T0 + 1_000)
+                .unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let l0 = |db: &Db| db.stats().levels[0].files;
+    let entries = |db: &Db| db.stats().levels.iter().map(|l| l.entries).sum::<u64>();
+    assert_eq!(l0(&db), 2, "two flushes, below the L0 trigger");
+    assert_eq!(entries(&db), 2_000);
+    clock.advance(2_000);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while entries(&db) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} entries ({} L0 files) left after 30 s",
+            entries(&db),
+            l0(&db)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(l0(&db), 0);
+    assert!(all_pairs(&db).is_empty());
+}
+
 /// `Scan::expire_at` tells each pair's expiry time, in forward and backward scans, keys-only
 /// scans, and scans whose readahead batches separated values (where expiring values, always
 /// inline, sit between pointers), from the memtable and from tables.

@@ -181,7 +181,45 @@ impl Command for Save {
     }
 }
 
-/// `BGSAVE [SCHEDULE]`: the same, on a thread of its own.
+/// Saves, then — with `--checkpoint-dir` — writes a checkpoint there
+/// (`checkpoint-<unix ms>`) and removes the older ones once it is complete: the directory
+/// always holds at least one whole checkpoint after the first BGSAVE.
+fn bgsave_now(server: &crate::state::Server) -> augur::Result<()> {
+    save_now(server)?;
+    let Some(dir) = &server.config.checkpoint_dir else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).map_err(|e| {
+        augur::Error::io(
+            format!("creating the checkpoint directory {}", dir.display()),
+            e,
+        )
+    })?;
+    let unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let name = format!("checkpoint-{unix_ms}");
+    let info = server.db.checkpoint(dir.join(&name))?;
+    log::info!(
+        "BGSAVE: checkpoint {} at seqno {}",
+        dir.join(&name).display(),
+        info.seqno
+    );
+    let older = std::fs::read_dir(dir)
+        .map_err(|e| augur::Error::io(format!("listing {}", dir.display()), e))?
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("checkpoint-") && *n != name && !n.ends_with(".augur-tmp"));
+    for old in older.collect::<Vec<_>>() {
+        if let Err(e) = std::fs::remove_dir_all(dir.join(&old)) {
+            log::warn!("BGSAVE: could not remove the older checkpoint {old}: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// `BGSAVE [SCHEDULE]`: [`save_now`] on a thread of its own, and a checkpoint with
+/// `--checkpoint-dir`.
 pub(super) struct BgSave;
 
 impl BgSave {
@@ -203,7 +241,7 @@ impl Command for BgSave {
         let started = std::time::Instant::now();
         server.saves.lock().bgsave_started = Some(started);
         std::thread::spawn(move || {
-            let saved = save_now(&shared);
+            let saved = bgsave_now(&shared);
             if let Err(e) = &saved {
                 log::warn!("BGSAVE failed: {e}");
             }

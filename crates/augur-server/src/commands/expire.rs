@@ -6,11 +6,11 @@
 //! A key's expiry time lives in the engine with its value (an expiring value,
 //! `augur::WriteBatch::put_expiring`): the engine hides a key once its time has come, on
 //! every read path, and compaction drops it. So changing a key's expiry rewrites its value
-//! with the new time: a read-modify-write under the key's lock, as INCR is. Times are
+//! (a hash's record: its fields carry no time) with the new time: a read-modify-write under the key's lock, as INCR is. Times are
 //! milliseconds since the Unix epoch on the database's clock (`store::now_ms`), held as
 //! Redis holds them, in a signed 64-bit integer, with its overflow checks.
 
-use super::store::{now_ms, read_entry, write, Writes};
+use super::store::{now_ms, read_raw, write, Writes};
 use super::{is, parse_i64, printable, CmdError, Command, Ctx, Reply};
 
 /// Which expiry option: the unit of its number and whether it is a time or a duration.
@@ -160,8 +160,8 @@ fn now_i64(now: u64) -> i64 {
     i64::try_from(now).unwrap_or(i64::MAX)
 }
 
-/// Writes `key` with `value` expiring at `expire_at` (`None`: never); a time already past
-/// deletes the key instead (it would read as absent at once).
+/// Writes the string `value` under `key`, expiring at `expire_at` (`None`: never); a time
+/// already past deletes the key instead (it would read as absent at once).
 pub(super) fn put_with_expiry(
     ctx: &mut Ctx<'_>,
     key: &[u8],
@@ -172,7 +172,24 @@ pub(super) fn put_with_expiry(
     let mut b = Writes::default();
     match expire_at {
         Some(at) if at <= now => b.delete(key),
-        _ => b.put_entry(key, value, expire_at),
+        _ => b.put_string(key, value, expire_at),
+    }
+    write(ctx, b)
+}
+
+/// Rewrites `key`'s stored value (any type: a hash's record keeps its version, so its
+/// fields stay its own) to expire at `expire_at`; a time already past deletes the key.
+fn restore_with_expiry(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    stored: &[u8],
+    expire_at: Option<u64>,
+    now: u64,
+) -> Result<(), CmdError> {
+    let mut b = Writes::default();
+    match expire_at {
+        Some(at) if at <= now => b.delete(key),
+        _ => b.put_stored(key, stored, expire_at),
     }
     write(ctx, b)
 }
@@ -284,7 +301,7 @@ impl Command for Expire<'_> {
         }
         let when = self.when + base;
         let _locks = ctx.lock_keys(&[self.key]);
-        let Some(entry) = read_entry(ctx, self.key)? else {
+        let Some(entry) = read_raw(ctx, self.key)? else {
             return Ok(Reply::Int(0));
         };
         // Redis's -1: no expiry (an infinite TTL for GT and LT).
@@ -301,7 +318,7 @@ impl Command for Expire<'_> {
         }
         // A time in the past (or now) deletes the key.
         let at = u64::try_from(when).unwrap_or(0);
-        put_with_expiry(ctx, self.key, &entry.value, Some(at), now)?;
+        restore_with_expiry(ctx, self.key, &entry.value, Some(at), now)?;
         Ok(Reply::Int(1))
     }
 }
@@ -349,7 +366,7 @@ impl<'a> Ttl<'a> {
 impl Command for Ttl<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let now = now_ms(ctx);
-        let Some(entry) = read_entry(ctx, self.key)? else {
+        let Some(entry) = read_raw(ctx, self.key)? else {
             return Ok(Reply::Int(-2));
         };
         let Some(at) = entry.expire_at else {
@@ -382,10 +399,10 @@ impl<'a> Persist<'a> {
 impl Command for Persist<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key]);
-        match read_entry(ctx, self.key)? {
+        match read_raw(ctx, self.key)? {
             Some(entry) if entry.expire_at.is_some() => {
                 let now = now_ms(ctx);
-                put_with_expiry(ctx, self.key, &entry.value, None, now)?;
+                restore_with_expiry(ctx, self.key, &entry.value, None, now)?;
                 Ok(Reply::Int(1))
             }
             _ => Ok(Reply::Int(0)),

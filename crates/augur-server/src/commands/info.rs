@@ -30,6 +30,7 @@
 //! health checks and exporters read: HAProxy's `tcp-check expect string role:master`,
 //! redis_exporter's `role`, `connected_slaves`, `master_repl_offset`, `master_replid`.
 
+use crate::encoding::USER_KEYS_END;
 use crate::state::{KeyCount, Server};
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
@@ -410,22 +411,24 @@ fn replication_fields(server: &Server) -> Fields {
 /// (which counts by a key scan and remembers its count) and none of the keys it counted has
 /// expired since; `expires=` is then the number of those keys with an expiry time and
 /// `avg_ttl=` their average time to live now (ms; Redis estimates it by sampling). Otherwise
-/// the count is an estimate, the engine's entries in tables (versions, tombstones and
-/// expired values included, memtables not), `expires=` and `avg_ttl=` are 0 (not known
-/// without a scan), and the line says so with a further field, `keys_estimated=1`: Redis's
-/// line is `key=value` pairs, which parsers read by name (Redis 7.4 added `subexpiry` the
-/// same way), so they read `keys` still.
+/// the count is an estimate, the engine's entries below the server's own keys
+/// (`Db::approximate_rank(USER_KEYS_END)`: user keys' versions, tombstones and expired
+/// values included, hash fields and the layout record not), `expires=` and `avg_ttl=` are
+/// 0 (not known without a scan), and the line says so with a further field,
+/// `keys_estimated=1`: Redis's line is `key=value` pairs, which parsers read by name (Redis
+/// 7.4 added `subexpiry` the same way), so they read `keys` still. No line when the count
+/// (or the estimate) is 0.
 fn keyspace_fields(server: &Server, stats: &augur::Stats) -> Fields {
     let now = server.db.now_unix_ms();
     let (count, estimated) = match server.exact_key_count(stats.last_seqno, now) {
         Some(count) => (count, false),
         None => {
             let mut count = KeyCount::at(stats.last_seqno);
-            count.keys = stats.levels.iter().map(|l| l.entries).sum();
+            count.keys = server.db.approximate_rank(USER_KEYS_END);
             (count, true)
         }
     };
-    if count.keys == 0 && (!estimated || stats.last_seqno == 0) {
+    if count.keys == 0 {
         return Vec::new();
     }
     let mark = if estimated { ",keys_estimated=1" } else { "" };

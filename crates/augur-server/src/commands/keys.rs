@@ -2,6 +2,11 @@
 //! DBSIZE, FLUSHDB. None of them sees an expired key: the engine hides it on every read path.
 //! RENAME moves a key's expiry time with it and COPY copies it, as in Redis 7.0.
 //!
+//! Every key here is a user key: a walk covers the user keys' part of the engine's key space
+//! (`crate::encoding`), so no hash field and no record of the server's is ever listed or
+//! counted. DEL of a hash deletes its record alone (its fields are garbage that compaction
+//! drops); RENAME and COPY of a hash copy its fields under a new version.
+//!
 //! `KEYS` and `DBSIZE` scan every key (keys only: no value is read). A `MATCH` pattern's
 //! literal prefix bounds the key range a walk reads. Inside a run or a transaction (`store.rs`)
 //! a walk merges the run's own writes into the engine's keys, so `MATCH`, `KEYS`, `DBSIZE` and
@@ -38,13 +43,14 @@
 //! cursor's check (then it resumes at the position it spells). Kvrocks refuses every
 //! cursor after a restart; direct cursors do better where they apply.
 
-use super::store::{now_ms, read, read_entry, write, Writes};
+use super::hash_walks::copy_hash;
+use super::store::{decode, exists, read_raw, write, Writes};
+use super::walk::{walk, Range};
 use super::{is, CmdError, Command, Ctx, Reply};
 use crate::cursor::resume_position;
+use crate::encoding::{engine_key, engine_prefix, type_of, user_key, Value, USER_KEYS_END};
 use crate::glob;
 use crate::state::KeyCount;
-use augur::ScanOptions;
-use std::ops::Bound;
 
 /// Keys deleted per batch by FLUSHDB.
 const FLUSH_BATCH: usize = 10_000;
@@ -69,7 +75,7 @@ impl Command for Del<'_> {
         let mut batch = Writes::default();
         let mut deleted = 0;
         for key in keys {
-            if read(ctx, key)?.is_some() {
+            if exists(ctx, key)? {
                 batch.delete(key);
                 deleted += 1;
             }
@@ -96,7 +102,7 @@ impl Command for Exists<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let mut n = 0;
         for key in self.keys {
-            if read(ctx, key)?.is_some() {
+            if exists(ctx, key)? {
                 n += 1;
             }
         }
@@ -104,7 +110,7 @@ impl Command for Exists<'_> {
     }
 }
 
-/// `TYPE key`: `string` or `none` (Augur stores strings only).
+/// `TYPE key`: `string`, `hash` or `none`.
 pub(super) struct Type<'a> {
     key: &'a [u8],
 }
@@ -119,8 +125,14 @@ impl<'a> Type<'a> {
 
 impl Command for Type<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
-        let v = read(ctx, self.key)?;
-        Ok(Reply::Status(if v.is_some() { "string" } else { "none" }))
+        match read_raw(ctx, self.key)? {
+            None => Ok(Reply::Status("none")),
+            Some(e) => match type_of(&e.value) {
+                Some(name) => Ok(Reply::Status(name)),
+                // Says which value it cannot read.
+                None => decode(e.value).map(|_| Reply::Status("none")),
+            },
+        }
     }
 }
 
@@ -157,18 +169,18 @@ impl<'a> Rename<'a> {
 impl Command for Rename<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key, self.new]);
-        let Some(entry) = read_entry(ctx, self.key)? else {
+        let Some(entry) = read_raw(ctx, self.key)? else {
             return Err(CmdError::new("ERR no such key"));
         };
         if self.key == self.new {
             return Ok(if self.nx { Reply::Int(0) } else { Reply::Ok });
         }
-        if self.nx && read(ctx, self.new)?.is_some() {
+        if self.nx && exists(ctx, self.new)? {
             return Ok(Reply::Int(0));
         }
         let mut b = Writes::default();
         b.delete(self.key);
-        b.put_entry(self.new, &entry.value, entry.expire_at);
+        put_copy(ctx, &mut b, self.key, entry, self.new)?;
         write(ctx, b)?;
         Ok(if self.nx { Reply::Int(1) } else { Reply::Ok })
     }
@@ -224,17 +236,38 @@ impl<'a> Copy<'a> {
 impl Command for Copy<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.source, self.destination]);
-        let Some(entry) = read_entry(ctx, self.source)? else {
+        let Some(entry) = read_raw(ctx, self.source)? else {
             return Ok(Reply::Int(0));
         };
-        if !self.replace && read(ctx, self.destination)?.is_some() {
+        if !self.replace && exists(ctx, self.destination)? {
             return Ok(Reply::Int(0));
         }
         let mut b = Writes::default();
-        b.put_entry(self.destination, &entry.value, entry.expire_at);
+        put_copy(ctx, &mut b, self.source, entry, self.destination)?;
         write(ctx, b)?;
         Ok(Reply::Int(1))
     }
+}
+
+/// Adds to `b` the writes that make `to` a copy of `from`'s `entry` with its expiry time: the
+/// stored value for a string, the fields under a new version and a new record for a hash.
+fn put_copy(
+    ctx: &mut Ctx<'_>,
+    b: &mut Writes,
+    from: &[u8],
+    entry: super::store::Entry,
+    to: &[u8],
+) -> Result<(), CmdError> {
+    if type_of(&entry.value) == Some("string") {
+        // As stored: no decode, no copy.
+        b.put_stored(to, &entry.value, entry.expire_at);
+        return Ok(());
+    }
+    match decode(entry.value)? {
+        Value::String(v) => b.put_string(to, &v, entry.expire_at),
+        Value::Hash(meta) => copy_hash(ctx, b, from, meta, to, entry.expire_at)?,
+    }
+    Ok(())
 }
 
 /// What a `SCAN` or `KEYS` reads.
@@ -244,76 +277,54 @@ struct KeyWalk<'p> {
     prefix: Vec<u8>,
 }
 
+/// A user key a walk visits.
+struct Visit<'k> {
+    key: &'k [u8],
+    /// It matches the walk's pattern.
+    hit: bool,
+    /// When it expires.
+    expire_at: Option<u64>,
+    /// Its type's name, when the walk was asked for types (`None` otherwise, and for a
+    /// value the server cannot read).
+    type_name: Option<&'static str>,
+}
+
 impl KeyWalk<'_> {
-    /// Calls `each` on every key from `from` on (all keys for `None`) in key order, until it
-    /// returns false; passes whether the key matches the pattern and when it expires. Inside a
-    /// run, the run's own writes are merged in (its puts appear, its deletes hide keys).
-    /// Expired keys are never seen (the engine hides them; the run's own are dropped).
-    /// Returns whether the walk reached the end of the keys.
+    /// Calls `each` on every user key from `from` on (all keys for `None`) in key order,
+    /// until it returns false (see `walk.rs`); with `types`, reads each key's value to tell
+    /// its type. Returns whether the walk reached the end of the keys.
     fn run(
         &self,
         ctx: &mut Ctx<'_>,
         from: Option<Vec<u8>>,
-        mut each: impl FnMut(&[u8], bool, Option<u64>) -> bool,
+        types: bool,
+        mut each: impl FnMut(Visit<'_>) -> bool,
     ) -> Result<bool, CmdError> {
         let start = match from {
             Some(p) if p.as_slice() >= self.prefix.as_slice() => p,
             _ => self.prefix.clone(),
         };
-        let now = now_ms(ctx);
-        let own = ctx
-            .pending
-            .as_ref()
-            .map(|p| p.written_from(&start, &self.prefix, now))
-            .unwrap_or_default();
-        let mut own = own.into_iter().peekable();
-        let options = ScanOptions {
-            keys_only: true,
-            ..ScanOptions::default()
+        let range = Range {
+            start: &engine_key(&start),
+            end: Some(USER_KEYS_END),
+            prefix: &engine_prefix(&self.prefix),
+            keys_only: !types,
         };
-        let mut scan = ctx.server.db.scan_with(
-            (Bound::Included(start), Bound::<Vec<u8>>::Unbounded),
-            &options,
-        );
-        let mut offer = |key: &[u8], expire_at: Option<u64>| {
-            let hit = self.pattern.is_none_or(|p| glob::matches(p, key));
-            each(key, hit, expire_at)
-        };
-        // The stored key, copied out of the scan so that its expiry time can be asked.
-        let mut stored_key = Vec::new();
-        loop {
-            let in_range = match scan.next()? {
-                Some((key, _)) if key.starts_with(&self.prefix) => {
-                    stored_key.clear();
-                    stored_key.extend_from_slice(key);
-                    true
-                }
-                _ => false,
+        walk(ctx, &range, |engine, stored, expire_at| {
+            let Some(key) = user_key(engine) else {
+                return true;
             };
-            let stored = in_range.then_some(stored_key.as_slice());
-            // The run's own writes of keys up to the stored one come first; its write of the
-            // stored key itself replaces it.
-            let mut replaced = false;
-            while let Some((key, present)) =
-                own.next_if(|(k, _)| stored.is_none_or(|s| k.as_slice() <= s))
-            {
-                replaced |= stored == Some(key.as_slice());
-                if let Some(expire_at) = present {
-                    if !offer(&key, expire_at) {
-                        return Ok(false);
-                    }
-                }
-            }
-            match stored {
-                None => return Ok(true),
-                Some(key) if !replaced && !offer(key, scan.expire_at()) => return Ok(false),
-                Some(_) => {}
-            }
-        }
+            each(Visit {
+                key: &key,
+                hit: self.pattern.is_none_or(|p| glob::matches(p, &key)),
+                expire_at,
+                type_name: if types { type_of(stored) } else { None },
+            })
+        })
     }
 }
 
-fn walk(pattern: Option<&[u8]>) -> KeyWalk<'_> {
+fn walk_keys(pattern: Option<&[u8]>) -> KeyWalk<'_> {
     KeyWalk {
         pattern: pattern.filter(|p| *p != b"*"),
         prefix: pattern.map(glob::literal_prefix).unwrap_or_default(),
@@ -323,15 +334,58 @@ fn walk(pattern: Option<&[u8]>) -> KeyWalk<'_> {
 /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`.
 pub(super) struct Scan<'a> {
     cursor: u64,
-    pattern: Option<&'a [u8]>,
-    count: usize,
-    /// `TYPE` named a type other than string: no key has it.
-    other_type: bool,
+    filter: ScanFilter<'a>,
 }
 
-/// SCAN's error for a cursor that is not one it issued.
-fn invalid_cursor() -> CmdError {
+/// The options of SCAN and HSCAN.
+pub(super) struct ScanFilter<'a> {
+    /// `MATCH`.
+    pub(super) pattern: Option<&'a [u8]>,
+    /// `COUNT` (default 10): keys or fields visited per call.
+    pub(super) count: usize,
+    /// `TYPE` (SCAN only): only keys of this type (any case; a name no type has matches no
+    /// key, as in Redis 7.0).
+    pub(super) type_name: Option<&'a [u8]>,
+}
+
+/// SCAN's and HSCAN's error for a cursor that is not one the server issued.
+pub(super) fn invalid_cursor() -> CmdError {
     CmdError::new("ERR invalid cursor")
+}
+
+/// The options of SCAN (`with_type`) or HSCAN after the cursor, as Redis 7.0's
+/// `scanGenericCommand` reads them: pairs of a name and a value, COUNT an integer of at
+/// least 1; anything else is a syntax error.
+pub(super) fn parse_scan_options(
+    options: &[Vec<u8>],
+    with_type: bool,
+) -> Result<ScanFilter<'_>, CmdError> {
+    let mut filter = ScanFilter {
+        pattern: None,
+        count: 10,
+        type_name: None,
+    };
+    let mut options = options.iter();
+    while let Some(option) = options.next() {
+        let value = options.next().ok_or_else(CmdError::syntax)?;
+        if is(option, "match") {
+            filter.pattern = Some(value.as_slice());
+        } else if is(option, "count") {
+            match std::str::from_utf8(value)
+                .ok()
+                .and_then(|s| s.parse::<i64>().ok())
+            {
+                Some(n) if n >= 1 => filter.count = usize::try_from(n).unwrap_or(usize::MAX),
+                Some(_) => return Err(CmdError::syntax()),
+                None => return Err(CmdError::not_an_integer()),
+            }
+        } else if with_type && is(option, "type") {
+            filter.type_name = Some(value.as_slice());
+        } else {
+            return Err(CmdError::syntax());
+        }
+    }
+    Ok(filter)
 }
 
 impl<'a> Scan<'a> {
@@ -341,33 +395,10 @@ impl<'a> Scan<'a> {
             .ok()
             .and_then(|s| s.parse::<u64>().ok())
             .ok_or_else(invalid_cursor)?;
-        let mut scan = Scan {
+        Ok(Scan {
             cursor,
-            pattern: None,
-            count: 10,
-            other_type: false,
-        };
-        let mut options = options.iter();
-        while let Some(option) = options.next() {
-            let value = options.next().ok_or_else(CmdError::syntax)?;
-            if is(option, "match") {
-                scan.pattern = Some(value.as_slice());
-            } else if is(option, "count") {
-                match std::str::from_utf8(value)
-                    .ok()
-                    .and_then(|s| s.parse::<i64>().ok())
-                {
-                    Some(n) if n >= 1 => scan.count = usize::try_from(n).unwrap_or(usize::MAX),
-                    Some(_) => return Err(CmdError::syntax()),
-                    None => return Err(CmdError::not_an_integer()),
-                }
-            } else if is(option, "type") {
-                scan.other_type = !is(value, "string");
-            } else {
-                return Err(CmdError::syntax());
-            }
-        }
-        Ok(scan)
+            filter: parse_scan_options(options, true)?,
+        })
     }
 }
 
@@ -378,26 +409,24 @@ impl Command for Scan<'_> {
             .cursors
             .resolve(self.cursor)
             .map_err(|_| invalid_cursor())?;
-        if self.other_type {
-            // Every key is a string: no key of another type exists.
-            return Ok(Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])]));
-        }
-        let walker = walk(self.pattern);
+        let walker = walk_keys(self.filter.pattern);
         let (mut found, mut seen) = (Vec::new(), 0usize);
         // The last key of this call once COUNT keys are seen, then where the next call
         // resumes.
         let (mut last, mut resume) = (None::<Vec<u8>>, None);
-        walker.run(ctx, from, |key, hit, _| {
+        let wanted = self.filter.type_name;
+        walker.run(ctx, from, wanted.is_some(), |visit| {
             if let Some(last) = &last {
-                resume = Some(resume_position(last, key));
+                resume = Some(resume_position(last, visit.key));
                 return false;
             }
-            if hit {
-                found.push(key.to_vec());
+            let of_type = wanted.is_none_or(|w| visit.type_name.is_some_and(|t| is(w, t)));
+            if visit.hit && of_type {
+                found.push(visit.key.to_vec());
             }
             seen += 1;
-            if seen >= self.count {
-                last = Some(key.to_vec());
+            if seen >= self.filter.count {
+                last = Some(visit.key.to_vec());
             }
             true
         })?;
@@ -425,9 +454,9 @@ impl<'a> Keys<'a> {
 impl Command for Keys<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let mut found = Vec::new();
-        walk(Some(self.pattern)).run(ctx, None, |key, hit, _| {
-            if hit {
-                found.push(key.to_vec());
+        walk_keys(Some(self.pattern)).run(ctx, None, false, |visit| {
+            if visit.hit {
+                found.push(visit.key.to_vec());
             }
             true
         })?;
@@ -447,8 +476,8 @@ impl Command for DbSize {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let before = ctx.server.db.snapshot().seqno();
         let mut count = KeyCount::at(before);
-        walk(None).run(ctx, None, |_, _, expire_at| {
-            count.add(expire_at);
+        walk_keys(None).run(ctx, None, false, |visit| {
+            count.add(visit.expire_at);
             true
         })?;
         // Outside a transaction (whose own writes the count includes) and with no write
@@ -462,7 +491,8 @@ impl Command for DbSize {
 
 /// `FLUSHDB [ASYNC|SYNC]` and `FLUSHALL`: deletes every key, when `--enable-flush` allows it
 /// (not atomic: writes that run meanwhile may survive; inside a transaction it is, as the
-/// transaction holds every key lock).
+/// transaction holds every key lock). A hash's record is deleted; its fields are garbage
+/// that compaction drops.
 pub(super) struct Flush;
 
 impl Flush {
@@ -490,8 +520,8 @@ impl Command for Flush {
         let in_run = ctx.pending.is_some();
         loop {
             let mut keys = Vec::new();
-            walk(None).run(ctx, None, |key, _, _| {
-                keys.push(key.to_vec());
+            walk_keys(None).run(ctx, None, false, |visit| {
+                keys.push(visit.key.to_vec());
                 in_run || keys.len() < FLUSH_BATCH
             })?;
             if keys.is_empty() {

@@ -1,7 +1,8 @@
 //! The command table and dispatch: each command's name, arity and flags (what `COMMAND`
 //! reports) and its parse function, the checks Redis makes before running one (unknown
 //! command, wrong arity, authentication, queuing inside a transaction), and the commands,
-//! grouped as Redis groups them: `strings.rs` (values), `keys.rs` (the keyspace),
+//! grouped as Redis groups them: `strings.rs` (values), `hashes.rs` and `hash_walks.rs`
+//! (hashes), `keys.rs` (the keyspace),
 //! `expire.rs` (key expiry: EXPIRE, TTL, PERSIST and the options SET and GETEX share),
 //! `transaction.rs` (MULTI, EXEC, DISCARD, WATCH, UNWATCH), `connection.rs`, `client.rs`
 //! (CLIENT), `config.rs` (CONFIG) and `admin.rs` (the server itself). `run.rs` runs a
@@ -26,12 +27,15 @@ mod client;
 mod config;
 mod connection;
 mod expire;
+mod hash_walks;
+mod hashes;
 pub mod info;
 mod keys;
 mod run;
 mod store;
 mod strings;
 mod transaction;
+mod walk;
 
 pub use crate::reply::{CmdError, Protocol, Reply};
 use crate::state::{ClientInfo, Server};
@@ -246,6 +250,22 @@ pub static COMMANDS: &[Spec] = &[
     spec!("incrby", 3, WRITE, (1, 1, 1), "string", "Adds an integer to an integer value.", strings::Add::incrby),
     spec!("decrby", 3, WRITE, (1, 1, 1), "string", "Subtracts an integer from an integer value.", strings::Add::decrby),
     spec!("incrbyfloat", 3, WRITE, (1, 1, 1), "string", "Adds a number to a numeric value.", strings::IncrByFloat::parse),
+    spec!("hset", -4, WRITE, (1, 1, 1), "hash", "Sets fields of a hash; returns how many were new.", hashes::HSet::parse),
+    spec!("hmset", -4, WRITE, (1, 1, 1), "hash", "Sets fields of a hash (deprecated: HSET).", hashes::HSet::hmset),
+    spec!("hsetnx", 4, WRITE, (1, 1, 1), "hash", "Sets a field of a hash only when it does not exist.", hashes::HSetNx::parse),
+    spec!("hget", 3, READ, (1, 1, 1), "hash", "Returns the value of a field of a hash.", hashes::HGet::parse),
+    spec!("hmget", -3, READ, (1, 1, 1), "hash", "Returns the values of fields of a hash.", hashes::HMGet::parse),
+    spec!("hexists", 3, READ, (1, 1, 1), "hash", "Whether a field of a hash exists.", hashes::HGet::hexists),
+    spec!("hstrlen", 3, READ, (1, 1, 1), "hash", "Returns the length of the value of a field of a hash.", hashes::HGet::hstrlen),
+    spec!("hdel", -3, WRITE, (1, 1, 1), "hash", "Deletes fields of a hash (the key goes with its last field).", hashes::HDel::parse),
+    spec!("hlen", 2, READ, (1, 1, 1), "hash", "Returns the number of fields of a hash.", hashes::HLen::parse),
+    spec!("hincrby", 4, WRITE, (1, 1, 1), "hash", "Adds an integer to an integer field of a hash.", hashes::HIncrBy::parse),
+    spec!("hincrbyfloat", 4, WRITE, (1, 1, 1), "hash", "Adds a number to a numeric field of a hash.", hashes::HIncrByFloat::parse),
+    spec!("hgetall", 2, READ, (1, 1, 1), "hash", "Returns every field and value of a hash.", hash_walks::HGetAll::parse),
+    spec!("hkeys", 2, READ, (1, 1, 1), "hash", "Returns every field of a hash.", hash_walks::HGetAll::hkeys),
+    spec!("hvals", 2, READ, (1, 1, 1), "hash", "Returns every value of a hash.", hash_walks::HGetAll::hvals),
+    spec!("hscan", -3, READ, (1, 1, 1), "hash", "Iterates over the fields of a hash (MATCH, COUNT).", hash_walks::HScan::parse),
+    spec!("hrandfield", -2, READ, (1, 1, 1), "hash", "Returns random fields of a hash (count, WITHVALUES).", hash_walks::HRandField::parse),
     spec!("del", -2, WRITE, (1, -1, 1), "generic", "Deletes keys.", keys::Del::parse),
     spec!("unlink", -2, WRITE, (1, -1, 1), "generic", "Deletes keys.", keys::Del::parse),
     spec!("expire", -3, WRITE, (1, 1, 1), "generic", "Sets a key's time to live in seconds (NX, XX, GT, LT).", expire::Expire::seconds),
@@ -261,7 +281,7 @@ pub static COMMANDS: &[Spec] = &[
     spec!("rename", 3, WRITE, (1, 2, 1), "generic", "Renames a key (its expiry time goes with it).", keys::Rename::parse),
     spec!("renamenx", 3, WRITE, (1, 2, 1), "generic", "Renames a key only when the new name is free.", keys::Rename::renamenx),
     spec!("copy", -3, WRITE, (1, 2, 1), "generic", "Copies a key's value and expiry time (REPLACE; DB 0 only).", keys::Copy::parse),
-    spec!("type", 2, READ, (1, 1, 1), "generic", "Returns the type of a key: string or none.", keys::Type::parse),
+    spec!("type", 2, READ, (1, 1, 1), "generic", "Returns the type of a key: string, hash or none.", keys::Type::parse),
     spec!("scan", -2, SCAN, (0, 0, 0), "generic", "Iterates over the keys in key order.", keys::Scan::parse),
     spec!("keys", 2, SCAN, (0, 0, 0), "generic", "Returns the keys matching a pattern (a full scan).", keys::Keys::parse),
     spec!("dbsize", 1, SCAN, (0, 0, 0), "server", "Counts the keys (a full key scan).", no_args::<keys::DbSize>),

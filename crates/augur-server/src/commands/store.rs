@@ -10,22 +10,54 @@
 //! run behaves as its commands one after another; other clients see all of it or none of it,
 //! which is one of the orders Redis could have run it in. Replies are written only after the
 //! commit, so no client is told of a write that is not yet in the log.
+//!
+//! Two levels: [`Writes`] and the pending set hold **engine** keys and **stored** values
+//! (`crate::encoding`); the typed reads ([`read_raw`], [`read_value`], [`read_string`])
+//! and the typed writes (`Writes::put_string`, `put_hash`, `put_field`, …) take user keys and
+//! do the encoding, so commands never see an escaped key or a tagged value.
 
 use super::{CmdError, Ctx};
 use crate::config::SyncPolicy;
+use crate::encoding::{
+    self, encode_string, engine_key, field_key, parse_field_key, user_key, HashMeta, Value,
+    USER_KEYS_END,
+};
 use crate::state::Counters;
 use augur::{TryWrite, WriteBatch, WriteOptions};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
-/// A key's value and when it expires (milliseconds since the Unix epoch on the database's
-/// clock; `None`: never).
+/// An engine key's stored value and when it expires (milliseconds since the Unix epoch on
+/// the database's clock; `None`: never).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Entry {
-    /// The value.
+    /// The stored value (`crate::encoding`: a string's bytes, escaped, or a hash record).
     pub(super) value: Vec<u8>,
     /// When it expires.
     pub(super) expire_at: Option<u64>,
+}
+
+/// What a user key holds, and when it expires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Typed {
+    /// The value.
+    pub(super) value: Value,
+    /// When it expires.
+    pub(super) expire_at: Option<u64>,
+}
+
+/// A string and when it expires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct StringEntry {
+    /// The string.
+    pub(super) value: Vec<u8>,
+    /// When it expires.
+    pub(super) expire_at: Option<u64>,
+}
+
+/// Redis's error for a command on a key of another type.
+pub(super) fn wrong_type() -> CmdError {
+    CmdError::new("WRONGTYPE Operation against a key holding the wrong kind of value")
 }
 
 impl Entry {
@@ -43,23 +75,51 @@ type Write = (Vec<u8>, Option<Entry>);
 pub(super) struct Writes(Vec<Write>);
 
 impl Writes {
-    /// Sets `key` to `value`, which never expires (a plain SET clears a TTL).
-    pub(super) fn put(&mut self, key: &[u8], value: &[u8]) {
-        self.put_entry(key, value, None);
+    /// Sets the user key `key` to the string `value`, expiring at `expire_at` (`None`:
+    /// never).
+    #[inline]
+    pub(super) fn put_string(&mut self, key: &[u8], value: &[u8], expire_at: Option<u64>) {
+        self.put_raw(
+            engine_key(key).into_owned(),
+            encode_string(value),
+            expire_at,
+        );
     }
 
-    /// Sets `key` to `value`, expiring at `expire_at` (`None`: never).
-    pub(super) fn put_entry(&mut self, key: &[u8], value: &[u8], expire_at: Option<u64>) {
+    /// Sets the user key `key` to a stored value read from another key (RENAME, COPY,
+    /// EXPIRE: any type, as it was stored), expiring at `expire_at`.
+    pub(super) fn put_stored(&mut self, key: &[u8], stored: &[u8], expire_at: Option<u64>) {
+        self.put_raw(engine_key(key).into_owned(), stored.to_vec(), expire_at);
+    }
+
+    /// Sets the user key `key` to the hash record `meta`, expiring at `expire_at`.
+    pub(super) fn put_hash(&mut self, key: &[u8], meta: HashMeta, expire_at: Option<u64>) {
+        self.put_raw(engine_key(key).into_owned(), meta.encode(), expire_at);
+    }
+
+    /// Deletes the user key `key` (a hash's record only: its fields become garbage).
+    pub(super) fn delete(&mut self, key: &[u8]) {
+        self.0.push((engine_key(key).into_owned(), None));
+    }
+
+    /// Sets `field` of the hash `key` at `version` to `value` (fields never expire: their
+    /// hash's record does).
+    pub(super) fn put_field(&mut self, key: &[u8], version: u64, field: &[u8], value: &[u8]) {
+        self.put_raw(field_key(key, version, field), value.to_vec(), None);
+    }
+
+    /// Deletes `field` of the hash `key` at `version`.
+    pub(super) fn delete_field(&mut self, key: &[u8], version: u64, field: &[u8]) {
+        self.0.push((field_key(key, version, field), None));
+    }
+
+    #[inline]
+    fn put_raw(&mut self, engine_key: Vec<u8>, stored: Vec<u8>, expire_at: Option<u64>) {
         let entry = Entry {
-            value: value.to_vec(),
+            value: stored,
             expire_at,
         };
-        self.0.push((key.to_vec(), Some(entry)));
-    }
-
-    /// Deletes `key`.
-    pub(super) fn delete(&mut self, key: &[u8]) {
-        self.0.push((key.to_vec(), None));
+        self.0.push((engine_key, Some(entry)));
     }
 
     fn into_batch(self) -> WriteBatch {
@@ -104,27 +164,29 @@ impl Pending {
         Some(entry.as_ref().filter(|e| !e.expired(now_ms)))
     }
 
-    /// The keys the run has written that are `>= start` and begin with `prefix`, in key
-    /// order, each with what the run leaves there at `now_ms`: `Some(expire_at)` for a key
-    /// present (a put not expired), `None` for one absent (a delete): the overlay a key walk
-    /// inside the run merges with the engine's keys (`keys.rs`).
-    pub(super) fn written_from(
+    /// The engine keys the run has written that are `>= start`, below `end` (none:
+    /// unbounded) and begin with `prefix`, in key order, each with what the run leaves there
+    /// at `now_ms`: the entry (a put not expired) or `None` (a delete): the overlay a walk
+    /// inside the run merges with the engine's keys (`walk.rs`).
+    pub(super) fn written_in(
         &self,
         start: &[u8],
+        end: Option<&[u8]>,
         prefix: &[u8],
         now_ms: u64,
-    ) -> Vec<(Vec<u8>, Option<Option<u64>>)> {
-        let mut keys: Vec<(Vec<u8>, Option<Option<u64>>)> = self
+    ) -> Vec<(Vec<u8>, Option<Entry>)> {
+        let mut keys: Vec<(Vec<u8>, Option<Entry>)> = self
             .newest
             .iter()
             .filter(|(k, _)| k.as_slice() >= start && k.starts_with(prefix))
+            .filter(|(k, _)| end.is_none_or(|end| k.as_slice() < end))
             .filter_map(|(k, &i)| {
                 let (_, entry) = self.writes.get(i)?.as_ref()?;
                 let present = entry.as_ref().filter(|e| !e.expired(now_ms));
-                Some((k.clone(), present.map(|e| e.expire_at)))
+                Some((k.clone(), present.cloned()))
             })
             .collect();
-        keys.sort_unstable();
+        keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         keys
     }
 
@@ -149,24 +211,77 @@ pub(super) fn now_ms(ctx: &Ctx<'_>) -> u64 {
     ctx.server.db.now_unix_ms()
 }
 
-/// The current entry of `key` (the run's own write first), counting a hit or a miss.
-pub(super) fn read_entry(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Entry>, CmdError> {
+/// The current entry of the engine key `key` (the run's own write first).
+#[inline]
+pub(super) fn read_engine(ctx: &Ctx<'_>, key: &[u8]) -> Result<Option<Entry>, CmdError> {
     let own = ctx.pending.as_ref().and_then(|p| p.get(key, now_ms(ctx)));
-    let e = match own {
+    Ok(match own {
         Some(own) => own.cloned(),
         None => ctx.server.db.get_with_expiry(key)?.map(|f| Entry {
             value: f.value,
             expire_at: f.expire_at,
         }),
-    };
+    })
+}
+
+/// Counts a keyspace hit or miss (`INFO stats`).
+#[inline]
+fn count_lookup(ctx: &Ctx<'_>, hit: bool) {
     let c = &ctx.server.counters;
-    Counters::add(if e.is_some() { &c.hits } else { &c.misses }, 1);
+    Counters::add(if hit { &c.hits } else { &c.misses }, 1);
+}
+
+/// The stored value of the user key `key` whatever its type (the commands that do not look
+/// inside: EXISTS, DEL, EXPIRE, TTL, …), counting a hit or a miss.
+#[inline]
+pub(super) fn read_raw(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Entry>, CmdError> {
+    let e = read_engine(ctx, &engine_key(key))?;
+    count_lookup(ctx, e.is_some());
     Ok(e)
 }
 
-/// The current value of `key` (the run's own write first), counting a hit or a miss.
+/// Decodes a stored value, or says which value could not be read.
+#[inline]
+pub(super) fn decode(stored: Vec<u8>) -> Result<Value, CmdError> {
+    encoding::decode(stored).map_err(|e| CmdError::new(format!("ERR {e}")))
+}
+
+/// What the user key `key` holds, counting a hit or a miss.
+#[inline]
+pub(super) fn read_value(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Typed>, CmdError> {
+    let Some(e) = read_raw(ctx, key)? else {
+        return Ok(None);
+    };
+    Ok(Some(Typed {
+        value: decode(e.value)?,
+        expire_at: e.expire_at,
+    }))
+}
+
+/// The string at `key` (`WRONGTYPE` for another type), counting a hit or a miss: the
+/// string commands' read. One engine read; the type is one comparison of the value's first
+/// byte.
+#[inline]
+pub(super) fn read_string(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<StringEntry>, CmdError> {
+    match read_value(ctx, key)? {
+        None => Ok(None),
+        Some(Typed {
+            value: Value::String(value),
+            expire_at,
+        }) => Ok(Some(StringEntry { value, expire_at })),
+        Some(_) => Err(wrong_type()),
+    }
+}
+
+/// The string value at `key` (`WRONGTYPE` for another type).
+#[inline]
 pub(super) fn read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, CmdError> {
-    Ok(read_entry(ctx, key)?.map(|e| e.value))
+    Ok(read_string(ctx, key)?.map(|e| e.value))
+}
+
+/// Whether the user key `key` exists, whatever its type.
+pub(super) fn exists(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, CmdError> {
+    Ok(read_raw(ctx, key)?.is_some())
 }
 
 /// Applies `writes`: inside a run, adds them to the run's pending set (committed when the
@@ -195,9 +310,18 @@ pub(super) fn commit_pending(ctx: &mut Ctx<'_>, pending: Pending) -> Result<(), 
 /// room (a stall, a memtable switch) moves off the I/O thread (`block_in_place`).
 fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> Result<(), CmdError> {
     // Before the write, under the keys' locks: an EXEC that checks its watched keys (under
-    // theirs) either sees the change or runs before the write lands.
-    for (key, _) in &writes.0 {
-        ctx.server.watches.touch(key);
+    // theirs) either sees the change or runs before the write lands. A field's write
+    // touches its hash.
+    if !ctx.server.watches.is_empty() {
+        for (key, _) in &writes.0 {
+            if key.as_slice() < USER_KEYS_END {
+                if let Some(user) = user_key(key) {
+                    ctx.server.watches.touch(&user);
+                }
+            } else if let Some(field) = parse_field_key(key) {
+                ctx.server.watches.touch(field.user);
+            }
+        }
     }
     let count = writes.0.len() as u64;
     let batch = writes.into_batch();
@@ -231,7 +355,7 @@ mod tests {
         let mut w = Writes::default();
         for (k, v) in ops {
             match v {
-                Some(v) => w.put(k.as_bytes(), v.as_bytes()),
+                Some(v) => w.put_string(k.as_bytes(), v.as_bytes(), None),
                 None => w.delete(k.as_bytes()),
             }
         }
@@ -257,12 +381,16 @@ mod tests {
         assert_eq!(p.get(b"b", 0), Some(None));
         assert_eq!(p.get(b"z", 0), None);
         assert_eq!(
-            p.written_from(b"", b"", 0),
+            p.written_in(b"", None, b"", 0),
             vec![
-                (b"a".to_vec(), Some(None)),
+                (b"a".to_vec(), Some(entry("3", None))),
                 (b"b".to_vec(), None),
-                (b"c".to_vec(), Some(None))
+                (b"c".to_vec(), Some(entry("1", None)))
             ]
+        );
+        assert_eq!(
+            p.written_in(b"b", Some(b"c"), b"", 0),
+            vec![(b"b".to_vec(), None)]
         );
         let committed = p.into_writes().0;
         assert_eq!(
@@ -282,22 +410,25 @@ mod tests {
     fn a_run_keeps_the_expiry_of_its_writes() {
         let mut p = Pending::default();
         let mut w = Writes::default();
-        w.put_entry(b"t", b"1", Some(100));
-        w.put_entry(b"u", b"1", Some(100));
+        w.put_string(b"t", b"1", Some(100));
+        w.put_string(b"u", b"1", Some(100));
         p.add(w);
         p.add(writes(&[("u", Some("2"))]));
         assert_eq!(p.get(b"t", 99), Some(Some(&entry("1", Some(100)))));
         assert_eq!(p.get(b"t", 100), Some(None));
         assert_eq!(
-            p.written_from(b"", b"", 99),
+            p.written_in(b"", None, b"", 99),
             vec![
-                (b"t".to_vec(), Some(Some(100))),
-                (b"u".to_vec(), Some(None))
+                (b"t".to_vec(), Some(entry("1", Some(100)))),
+                (b"u".to_vec(), Some(entry("2", None)))
             ]
         );
         assert_eq!(
-            p.written_from(b"", b"", 100),
-            vec![(b"t".to_vec(), None), (b"u".to_vec(), Some(None))]
+            p.written_in(b"", None, b"", 100),
+            vec![
+                (b"t".to_vec(), None),
+                (b"u".to_vec(), Some(entry("2", None)))
+            ]
         );
         let committed = p.into_writes().0;
         assert_eq!(

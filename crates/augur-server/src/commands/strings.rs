@@ -13,8 +13,9 @@
 use super::expire::{
     expire_at, expire_ms, parse_string_options, put_with_expiry, ExpiryOption, Unit,
 };
-use super::store::{now_ms, read, read_entry, write, Writes};
+use super::store::{exists, now_ms, read, read_string, read_value, write, wrong_type, Writes};
 use super::{parse_i64, CmdError, Command, Ctx, Reply};
+use crate::encoding::Value;
 use crate::long_double::LongDouble;
 
 /// The most bytes a value may grow to by SETRANGE or APPEND (Redis's proto-max-bulk-len).
@@ -23,7 +24,7 @@ const MAX_STRING_BYTES: usize = 512 << 20;
 /// Writes `value` under `key`, which never expires.
 fn put(ctx: &mut Ctx<'_>, key: &[u8], value: &[u8]) -> Result<(), CmdError> {
     let mut b = Writes::default();
-    b.put(key, value);
+    b.put_string(key, value, None);
     write(ctx, b)
 }
 
@@ -35,7 +36,7 @@ fn put_keeping(
     expire_at: Option<u64>,
 ) -> Result<(), CmdError> {
     let mut b = Writes::default();
-    b.put_entry(key, value, expire_at);
+    b.put_string(key, value, expire_at);
     write(ctx, b)
 }
 
@@ -137,7 +138,17 @@ impl Command for Set<'_> {
             put_with_expiry(ctx, self.key, self.value, at, now)?;
             return Ok(Reply::Ok);
         }
-        let old = read_entry(ctx, self.key)?;
+        let old = read_value(ctx, self.key)?;
+        // GET answers first, as Redis's `getGenericCommand`: a key of another type is an
+        // error before anything is set.
+        let old_string = match &old {
+            Some(e) => match &e.value {
+                Value::String(v) => Some(v.clone()),
+                _ if self.get => return Err(wrong_type()),
+                _ => None,
+            },
+            None => None,
+        };
         let allowed = !((self.nx && old.is_some()) || (self.xx && old.is_none()));
         if allowed {
             let at = if self.keep_ttl {
@@ -148,7 +159,7 @@ impl Command for Set<'_> {
             put_with_expiry(ctx, self.key, self.value, at, now)?;
         }
         Ok(if self.get {
-            Reply::bulk_or_null(old.map(|e| e.value))
+            Reply::bulk_or_null(old_string)
         } else if allowed {
             Reply::Ok
         } else {
@@ -179,7 +190,7 @@ impl<'a> GetEx<'a> {
 impl Command for GetEx<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key]);
-        let Some(entry) = read_entry(ctx, self.key)? else {
+        let Some(entry) = read_string(ctx, self.key)? else {
             return Ok(Reply::Null);
         };
         let now = now_ms(ctx);
@@ -215,7 +226,7 @@ impl<'a> SetNx<'a> {
 impl Command for SetNx<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key]);
-        if read(ctx, self.key)?.is_some() {
+        if exists(ctx, self.key)? {
             return Ok(Reply::Int(0));
         }
         put(ctx, self.key, self.value)?;
@@ -262,7 +273,15 @@ impl Command for MGet<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let mut values = Vec::with_capacity(self.keys.len());
         for key in self.keys {
-            values.push(Reply::bulk_or_null(read(ctx, key)?));
+            // A key of another type reads as missing, as in Redis.
+            let value = match read_value(ctx, key)? {
+                Some(e) => match e.value {
+                    Value::String(v) => Some(v),
+                    _ => None,
+                },
+                None => None,
+            };
+            values.push(Reply::bulk_or_null(value));
         }
         Ok(Reply::Array(values))
     }
@@ -303,7 +322,7 @@ impl Command for MSet<'_> {
         let _locks = ctx.lock_keys(&keys);
         if self.only_new {
             for key in &keys {
-                if read(ctx, key)?.is_some() {
+                if exists(ctx, key)? {
                     return Ok(Reply::Int(0));
                 }
             }
@@ -311,7 +330,7 @@ impl Command for MSet<'_> {
         let mut b = Writes::default();
         for pair in self.pairs.chunks(2) {
             if let [key, value] = pair {
-                b.put(key, value);
+                b.put_string(key, value, None);
             }
         }
         write(ctx, b)?;
@@ -427,7 +446,7 @@ impl Command for SetRange<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let (offset, value) = (self.offset, self.value);
         let _locks = ctx.lock_keys(&[self.key]);
-        let old = read_entry(ctx, self.key)?;
+        let old = read_string(ctx, self.key)?;
         if value.is_empty() {
             return Ok(Reply::Int(old.map_or(0, |e| e.value.len() as i64)));
         }
@@ -462,7 +481,7 @@ impl<'a> Append<'a> {
 impl Command for Append<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key]);
-        let old = read_entry(ctx, self.key)?;
+        let old = read_string(ctx, self.key)?;
         let (mut v, expire_at) = old.map_or((Vec::new(), None), |e| (e.value, e.expire_at));
         if v.len().saturating_add(self.value.len()) > MAX_STRING_BYTES {
             return Err(too_big());
@@ -521,7 +540,7 @@ impl<'a> Add<'a> {
 impl Command for Add<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key]);
-        let (current, expire_at) = match read_entry(ctx, self.key)? {
+        let (current, expire_at) = match read_string(ctx, self.key)? {
             None => (0, None),
             Some(e) => (
                 integer_value(&e.value).ok_or_else(CmdError::not_an_integer)?,
@@ -541,7 +560,9 @@ impl Command for Add<'_> {
 /// reply and the stored text are Redis's to the byte.
 pub(super) struct IncrByFloat<'a> {
     key: &'a [u8],
-    incr: LongDouble,
+    /// The increment, read once the key is found to hold a string (Redis checks the type
+    /// first).
+    incr: &'a [u8],
 }
 
 /// INCRBYFLOAT's error for an argument or a stored value that is not a number.
@@ -553,7 +574,7 @@ impl<'a> IncrByFloat<'a> {
     pub(super) fn parse(args: &'a [Vec<u8>]) -> Result<Self, CmdError> {
         Ok(IncrByFloat {
             key: arg(args, 0),
-            incr: LongDouble::parse(arg(args, 1)).ok_or_else(not_a_float)?,
+            incr: arg(args, 1),
         })
     }
 }
@@ -561,14 +582,15 @@ impl<'a> IncrByFloat<'a> {
 impl Command for IncrByFloat<'_> {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         let _locks = ctx.lock_keys(&[self.key]);
-        let (current, expire_at) = match read_entry(ctx, self.key)? {
+        let (current, expire_at) = match read_string(ctx, self.key)? {
             None => (LongDouble::ZERO, None),
             Some(e) => (
                 LongDouble::parse(&e.value).ok_or_else(not_a_float)?,
                 e.expire_at,
             ),
         };
-        let new = current + self.incr;
+        let incr = LongDouble::parse(self.incr).ok_or_else(not_a_float)?;
+        let new = current + incr;
         if !new.is_finite() {
             return Err(CmdError::new("ERR increment would produce NaN or Infinity"));
         }
@@ -580,7 +602,7 @@ impl Command for IncrByFloat<'_> {
 
 /// A stored value as Redis's counters read it: a canonical decimal i64 (no sign `+`, no
 /// leading zeros, no spaces, at most 20 characters).
-fn integer_value(v: &[u8]) -> Option<i64> {
+pub(super) fn integer_value(v: &[u8]) -> Option<i64> {
     if v.is_empty() || v.len() > 20 {
         return None;
     }

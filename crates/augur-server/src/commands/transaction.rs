@@ -37,7 +37,7 @@
 //! keys are bounded by `--max-request-bytes`.
 
 use super::run::execute_transaction;
-use super::store::{now_ms, read_entry};
+use super::store::{now_ms, read_raw};
 use super::{Call, CmdError, Command, Ctx, Reply, Spec};
 use crate::state::Server;
 use std::sync::Arc;
@@ -285,7 +285,7 @@ impl Command for Watch<'_> {
         let now = now_ms(ctx);
         let mut expiry = Vec::with_capacity(new.len());
         for key in &new {
-            let entry = read_entry(ctx, key)?;
+            let entry = read_raw(ctx, key)?;
             expiry.push(entry.and_then(|e| e.expire_at).filter(|&at| at > now));
         }
         // Registered only once every read succeeded: nothing to undo on an error.

@@ -4,6 +4,9 @@
 
 #![allow(dead_code)]
 
+pub mod differential;
+pub mod tree;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};

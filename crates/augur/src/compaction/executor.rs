@@ -44,7 +44,7 @@ use crate::iter::merge::MergeCursor;
 use crate::iter::source::Source;
 use crate::memtable::MemtableCursor;
 use crate::key::{same_user_key, unpack_trailer, SeqNo, ValueKind};
-use crate::options::Options;
+use crate::options::{CompactionFilter, Options, ReadLatest};
 use crate::sst::{Builder, BuilderOptions, LayoutHints, ModelTime, TableCursor};
 use crate::version::{FileMeta, Version, VersionEdit};
 use crate::vlog::{entry_bytes, ValuePointer};
@@ -71,6 +71,9 @@ pub(crate) struct CompactionContext<'a> {
     pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
     /// What values the compaction relocates (`None`: none).
     pub values: Option<&'a ValueRelocation<'a>>,
+    /// Reads the database's current state for the compaction filter
+    /// (`Options::compaction_filter`); without it the filter is not asked.
+    pub read_latest: Option<ReadLatest<'a>>,
 }
 
 /// The result: the edit to apply and byte counts for statistics.
@@ -406,6 +409,58 @@ struct Written {
     segments: Vec<u64>,
 }
 
+/// The compaction filter's verdicts during one merge pass: the last verdict is reused for
+/// the keys of its group (`Verdict::scope_bytes`), which follow it in key order.
+struct FilterRun<'a> {
+    filter: &'a dyn CompactionFilter,
+    read: ReadLatest<'a>,
+    /// The last verdict: its group (the judged key's first `scope_bytes` bytes, or the
+    /// whole key for a verdict about it alone) and whether it is garbage.
+    group: Option<FilterGroup>,
+}
+
+/// A verdict and the keys it covers.
+struct FilterGroup {
+    /// The keys' common first bytes (the whole key when `exact`).
+    bytes: Vec<u8>,
+    /// The verdict is about one key: it covers only a key equal to `bytes`.
+    exact: bool,
+    garbage: bool,
+}
+
+impl FilterRun<'_> {
+    /// Whether the values of `user_key` are garbage by the filter: never outside its
+    /// prefix; the group's verdict inside a judged group; else a new verdict.
+    fn garbage(&mut self, user_key: &[u8]) -> bool {
+        if !user_key.starts_with(self.filter.prefix()) {
+            return false;
+        }
+        if let Some(g) = &self.group {
+            let covered = if g.exact {
+                user_key == g.bytes.as_slice()
+            } else {
+                user_key.starts_with(&g.bytes)
+            };
+            if covered {
+                return g.garbage;
+            }
+        }
+        let verdict = self.filter.judge(user_key, self.read);
+        let exact = verdict.scope_bytes == 0 || verdict.scope_bytes >= user_key.len();
+        let scope = if exact {
+            user_key.len()
+        } else {
+            verdict.scope_bytes
+        };
+        self.group = Some(FilterGroup {
+            bytes: user_key.get(..scope).unwrap_or(user_key).to_vec(),
+            exact,
+            garbage: verdict.garbage,
+        });
+        verdict.garbage
+    }
+}
+
 /// What the sub-compactions of one compaction share: the live-table limit counts every
 /// output they start, and the limit is read at most once (so a compaction does the same
 /// file-system operations whatever the threads' interleaving).
@@ -589,6 +644,17 @@ impl<'a, 'l> Merge<'a, 'l> {
         let mut merged = self.cursor();
         self.seek_start(&mut merged)?;
         let now = self.ctx.opts.clock.now_unix_ms();
+        let mut filter = self
+            .ctx
+            .opts
+            .compaction_filter
+            .as_deref()
+            .zip(self.ctx.read_latest)
+            .map(|(filter, read)| FilterRun {
+                filter,
+                read,
+                group: None,
+            });
         let mut current_key: Vec<u8> = Vec::new();
         let mut has_key = false;
         // Seqno of the previous (newer) entry of the current key; MAX when it is the first.
@@ -624,7 +690,9 @@ impl<'a, 'l> Merge<'a, 'l> {
             if expired && !shadowed {
                 self.expired_values += 1;
             }
-            if shadowed || self.drops_tombstone(kind, seqno, user_key) {
+            let filtered = kind != ValueKind::Delete
+                && filter.as_mut().is_some_and(|f| f.garbage(user_key));
+            if shadowed || filtered || self.drops_tombstone(kind, seqno, user_key) {
                 self.note_dropped(kind, user_key, merged.value());
             } else {
                 if self.builder.is_none() {

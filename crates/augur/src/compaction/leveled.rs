@@ -209,26 +209,45 @@ impl Strategy for Leveled {
         if score < 1.0 {
             return Choice::None;
         }
-        let (inputs, output_level) = if level == 0 {
-            (pick_l0(&version.levels[0]), l0_output_level(version, opts))
-        } else {
-            let next = &version.levels[level + 1];
-            let Some(f) = pick_min_overlap(&version.levels[level], next) else {
-                return Choice::None;
-            };
-            (vec![f.clone()], level + 1)
+        if level == 0 {
+            return l0_compaction(version, opts).map_or(Choice::None, Choice::Merge);
+        }
+        let next = &version.levels[level + 1];
+        let Some(f) = pick_min_overlap(&version.levels[level], next) else {
+            return Choice::None;
         };
-        let lo = inputs.iter().map(|f| f.smallest_key()).min();
-        let hi = inputs.iter().map(|f| f.largest_key()).max();
-        let next_inputs = version.overlapping(output_level, lo, hi);
-        Choice::Merge(Compaction {
-            level,
-            inputs,
-            next_inputs,
-            output_level,
-            allow_trivial_move: true,
-            memtable: None,
-        })
+        Choice::Merge(merge_into(version, level, vec![f.clone()], level + 1))
+    }
+}
+
+/// The compaction of L0's oldest file and its overlaps ([`pick_l0`]) into
+/// [`l0_output_level`]; `None` when L0 is empty. Also what `db/expiry.rs` runs when L0 holds
+/// expired values that no flush would ever push down.
+pub fn l0_compaction(version: &Version, opts: &Options) -> Option<Compaction> {
+    let inputs = pick_l0(version.levels.first()?);
+    if inputs.is_empty() {
+        return None;
+    }
+    Some(merge_into(version, 0, inputs, l0_output_level(version, opts)))
+}
+
+/// `inputs` of `level` merged with what they overlap in `output_level`.
+fn merge_into(
+    version: &Version,
+    level: usize,
+    inputs: Vec<Arc<TableFile>>,
+    output_level: usize,
+) -> Compaction {
+    let lo = inputs.iter().map(|f| f.smallest_key()).min();
+    let hi = inputs.iter().map(|f| f.largest_key()).max();
+    let next_inputs = version.overlapping(output_level, lo, hi);
+    Compaction {
+        level,
+        inputs,
+        next_inputs,
+        output_level,
+        allow_trivial_move: true,
+        memtable: None,
     }
 }
 

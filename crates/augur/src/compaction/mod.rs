@@ -16,7 +16,7 @@ mod table_limit;
 pub(crate) use executor::{execute, CompactionContext, CompactionOutcome, ValueRelocation};
 pub use executor::{LeveledLayout, OutputLayout};
 pub use flsm::Flsm;
-pub use leveled::{l0_output_level, Leveled};
+pub use leveled::{l0_compaction, l0_output_level, Leveled};
 pub(crate) use table_limit::TableLimit;
 
 use crate::iter::SeekObserver;

@@ -426,6 +426,11 @@ impl DbInner {
             segment_bytes: self.opts.value_log_segment_bytes,
             reserve: &reserve,
         };
+        // The compaction filter's view of the current state: a point read that is not
+        // counted as the application's (`Stats::gets`).
+        let read_latest = |key: &[u8]| -> Result<Option<Vec<u8>>> {
+            Ok(self.get_with_retry(key, None)?.map(|found| found.value))
+        };
         let ctx = CompactionContext {
             strategy: self.work.strategy(),
             fs: self.opts.fs.as_ref(),
@@ -436,6 +441,11 @@ impl DbInner {
             last_seqno: self.versions.last_seqno(),
             new_file_number: &new_file_number,
             values: Some(&values),
+            read_latest: self
+                .opts
+                .compaction_filter
+                .is_some()
+                .then_some(&read_latest),
         };
         let outcome = compaction::execute(c, version, &ctx)?;
         // Readable before any version points into them.

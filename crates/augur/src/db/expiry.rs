@@ -4,12 +4,14 @@
 //! them for ever. This part rewrites in place the tables the manifest says are dense with
 //! expired values (`FileMeta::expiry`), from the last level up, so the tombstones a rewrite
 //! leaves in a level have nothing left below to shadow and the next level's rewrite drops
-//! them too.
+//! them too; then L0, merged down, where the last flushes of a quiet database would
+//! otherwise keep them.
 
 use super::gc::in_place;
 use super::DbInner;
+use crate::compaction::l0_compaction;
 use crate::error::Result;
-use crate::version::TableFile;
+use crate::version::{CompactionStyle, TableFile};
 use std::sync::Arc;
 
 /// A table is dense with expired values when at least this share of its entries have
@@ -19,7 +21,8 @@ const DENSE_EXPIRED_SHARE: f64 = 0.5;
 impl DbInner {
     /// Rewrites in place one run of tables of levels 1 and below holding values expired at
     /// `now`: with `all`, every table holding any (a manual compaction's promise); otherwise
-    /// only tables dense with them. Deepest level first. Returns whether a rewrite ran.
+    /// only tables dense with them. Deepest level first; then L0's files, merged down (in a
+    /// leveled database). Returns whether a compaction ran.
     ///
     /// A rewrite judges expiry at a time no earlier than `now`, so its outputs hold no value
     /// expired at `now`: called again with the same `now`, this never picks them again.
@@ -39,6 +42,20 @@ impl DbInner {
             };
             self.run_compaction(&c, &version)?;
             return Ok(true);
+        }
+        // L0 last: a leveled database's last flushes stay in L0 until more writes arrive, so
+        // expired values there would never be reclaimed. They are merged down as a normal L0
+        // compaction would (which rewrites them as tombstones, and drops those with nothing
+        // below). FLSM's L0 goes through its guards: left to its own compactions.
+        if version.style == CompactionStyle::Leveled
+            && version.levels[0].iter().any(|f| holds_expired(f, now, all))
+        {
+            if let Some(mut c) = l0_compaction(&version, &self.opts) {
+                // A trivial move would carry the expired values down unchanged.
+                c.allow_trivial_move = false;
+                self.run_compaction(&c, &version)?;
+                return Ok(true);
+            }
         }
         Ok(false)
     }

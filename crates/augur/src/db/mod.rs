@@ -5,12 +5,14 @@
 
 mod background;
 mod batch;
+mod checkpoint;
 mod expiry;
 mod flush;
 mod gc;
 mod lifecycle;
 mod obsolete;
 mod open;
+mod pin;
 mod read;
 mod replay;
 mod stats;
@@ -22,6 +24,7 @@ mod write_delay;
 pub use write::TryWrite;
 
 pub use batch::WriteBatch;
+pub use checkpoint::{CheckpointInfo, CheckpointOptions};
 pub use gc::GcReport;
 pub use read::Found;
 pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
@@ -503,6 +506,18 @@ impl Db {
             results.reverse();
         }
         Ok(results)
+    }
+
+    /// An estimate of how many entries lie below `key` now: every version and tombstone
+    /// (expired values included) in the memtables and tables whose key sorts before `key`,
+    /// from the tables' indexes (learned models' windows, fence pointers) and the
+    /// memtables' key ranges (interpolated). Reads no data block; O(tables). For sizing and
+    /// reporting (an application's count of its own keys below a reserved range), never
+    /// for correctness.
+    pub fn approximate_rank(&self, key: impl AsRef<[u8]>) -> u64 {
+        let guard = Arc::new(self.inner.register_current());
+        let state = self.inner.scan_state(guard);
+        crate::iter::rank_below(&state, key.as_ref())
     }
 
     /// The partitions [`Db::scan_parallel`] would cut `range` into at the current state:

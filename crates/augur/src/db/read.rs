@@ -105,7 +105,13 @@ impl DbInner {
         result
     }
 
-    fn get_with_retry(&self, key: &[u8], snapshot: Option<SeqNo>) -> Result<Option<Found>> {
+    /// [`DbInner::get_expiring`] without the closed check and the statistics (reads of the
+    /// engine's own, such as the compaction filter's).
+    pub(super) fn get_with_retry(
+        &self,
+        key: &[u8],
+        snapshot: Option<SeqNo>,
+    ) -> Result<Option<Found>> {
         let mut retried = false;
         loop {
             let seqno = snapshot.unwrap_or_else(|| self.visible_seqno());

@@ -119,6 +119,12 @@ impl WriteState {
         self.readable.store(Arc::new(m.readable()));
     }
 
+    /// The WAL number of the active memtable: every write committed before it became
+    /// active is in a memtable logged to a lower number (or flushed).
+    pub(super) fn active_wal_number(&self) -> u64 {
+        self.mem.lock().wal_number
+    }
+
     /// True while an immutable memtable waits for its flush.
     pub(super) fn has_immutable(&self) -> bool {
         !self.mem.lock().imm.is_empty()

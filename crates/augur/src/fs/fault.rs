@@ -6,8 +6,9 @@
 //! entries, see its module doc) plus a fault plan consulted by every counted operation:
 //! - [`FaultOp::Write`] counts `WritableFile::append`; [`FaultOp::Sync`] counts
 //!   `WritableFile::sync`, `FileSystem::sync_file` and `FileSystem::sync_dir`; [`FaultOp::Rename`] and
-//!   [`FaultOp::Remove`] count those calls; [`FaultOp::Any`] counts all of them plus
-//!   `FileSystem::create` and `FileSystem::open_append`. Reads, listings, `flush`, `create_dir_all` and `lock` are not
+//!   [`FaultOp::Remove`] count those calls (`rename_dir` and `remove_dir` included);
+//!   [`FaultOp::Any`] counts all of them plus `FileSystem::create`,
+//!   `FileSystem::open_append` and `FileSystem::hard_link`. Reads, listings, `flush`, `create_dir_all` and `lock` are not
 //!   counted and never fail by injection. Calls rejected before reaching the disk (missing
 //!   file, dead handle, file system down) are not counted either.
 //! - [`FaultFs::fail_at`] fails exactly one operation; [`FaultFs::fail_from`] fails one and
@@ -147,6 +148,18 @@ impl FileSystem for FaultFs {
 
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         self.mem.lock(path)
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        self.mem.hard_link(from, to)
+    }
+
+    fn rename_dir(&self, from: &Path, to: &Path) -> Result<()> {
+        self.mem.rename_dir(from, to)
+    }
+
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        self.mem.remove_dir(dir)
     }
 }
 

@@ -9,11 +9,12 @@ pub enum FaultOp {
     Write,
     /// `WritableFile::sync`, `FileSystem::sync_file` or `FileSystem::sync_dir`.
     Sync,
-    /// `FileSystem::rename`.
+    /// `FileSystem::rename` or `FileSystem::rename_dir`.
     Rename,
-    /// `FileSystem::remove`.
+    /// `FileSystem::remove` or `FileSystem::remove_dir`.
     Remove,
-    /// Any of the above, `FileSystem::create` or `FileSystem::open_append`.
+    /// Any of the above, `FileSystem::create`, `FileSystem::open_append` or
+    /// `FileSystem::hard_link`.
     Any,
 }
 

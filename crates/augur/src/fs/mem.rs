@@ -7,8 +7,11 @@
 //!   the prefix written before its last [`WritableFile::sync`];
 //! - a directory maps names to file identities twice, as it is now (`current`) and as of its
 //!   last [`FileSystem::sync_dir`] (`durable`); a rename or removal only edits `current`;
-//! - directories themselves (made by [`FileSystem::create_dir_all`]) are durable at once and
-//!   are never removed;
+//! - directories themselves are durable at once: made by [`FileSystem::create_dir_all`],
+//!   renamed (with their whole subtree) by [`FileSystem::rename_dir`] and removed, once
+//!   empty, by [`FileSystem::remove_dir`], each surviving a crash without a `sync_dir`;
+//! - a hard link ([`FileSystem::hard_link`]) binds a second name to the same file, durable
+//!   like a creation (after `sync_dir`); the bytes and their durable prefix are shared;
 //! - a crash reverts every directory to its durable map, every file to its durable prefix,
 //!   releases all locks, bumps the *epoch* (every handle remembers the epoch it was opened in
 //!   and fails once it differs) and leaves the file system *down* until restarted.
@@ -198,9 +201,12 @@ impl State {
     }
 }
 
-/// The directory-map key of `path`: its components, so `a//b/` and `a/./b` equal `a/b`.
+/// The directory-map key of `path`: its components, so `a//b/`, `a/./b` and `./a/b` equal
+/// `a/b` (and `.` is the root `""`).
 fn dir_key(path: &Path) -> PathBuf {
-    path.components().collect()
+    path.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
 }
 
 /// Splits a file path into its parent's directory key and its name.
@@ -578,6 +584,95 @@ impl FileSystem for MemFs {
             key,
             token,
         }))
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        const WHAT: &str = "hard linking";
+        let mut state = self.state.lock();
+        state.check_alive(None, WHAT, from)?;
+        let node = state.file(from, WHAT)?;
+        let (dir, name) = split(to, WHAT)?;
+        state.check_file_slot(&dir, &name, WHAT, to)?;
+        if state.dir(&dir, WHAT)?.current.contains_key(&name) {
+            return Err(io_error(ErrorKind::AlreadyExists, WHAT, to, "file exists"));
+        }
+        state.admit(OpKind::Create, Tearable::No, WHAT, to)?;
+        state.dir_mut(&dir, WHAT)?.current.insert(name, node);
+        Ok(())
+    }
+
+    fn rename_dir(&self, from: &Path, to: &Path) -> Result<()> {
+        const WHAT: &str = "renaming directory";
+        let mut state = self.state.lock();
+        state.check_alive(None, WHAT, from)?;
+        let from_key = dir_key(from);
+        let to_key = dir_key(to);
+        if from_key.parent().is_none() || !state.dirs.contains_key(&from_key) {
+            return Err(io_error(
+                ErrorKind::NotFound,
+                WHAT,
+                from,
+                "no such directory",
+            ));
+        }
+        let (to_parent, to_name) = split(to, WHAT)?;
+        state.dir(&to_parent, WHAT)?;
+        if state.dirs.contains_key(&to_key)
+            || state.dir(&to_parent, WHAT)?.current.contains_key(&to_name)
+        {
+            return Err(io_error(
+                ErrorKind::AlreadyExists,
+                WHAT,
+                to,
+                "target exists",
+            ));
+        }
+        if to_key.starts_with(&from_key) {
+            return Err(io_error(
+                ErrorKind::InvalidInput,
+                WHAT,
+                to,
+                "a directory cannot move inside itself",
+            ));
+        }
+        state.admit(OpKind::Rename, Tearable::No, WHAT, from)?;
+        let moved: Vec<PathBuf> = state
+            .dirs
+            .keys()
+            .filter(|k| k.starts_with(&from_key))
+            .cloned()
+            .collect();
+        for key in moved {
+            if let (Some(entries), Ok(rest)) =
+                (state.dirs.remove(&key), key.strip_prefix(&from_key))
+            {
+                state.dirs.insert(dir_key(&to_key.join(rest)), entries);
+            }
+        }
+        Ok(())
+    }
+
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        const WHAT: &str = "removing directory";
+        let mut state = self.state.lock();
+        state.check_alive(None, WHAT, dir)?;
+        let key = dir_key(dir);
+        if key.parent().is_none() {
+            return Err(io_error(ErrorKind::InvalidInput, WHAT, dir, "a root"));
+        }
+        let has_files = !state.dir(&key, WHAT)?.current.is_empty();
+        let has_subdirs = state.dirs.keys().any(|d| d.parent() == Some(key.as_path()));
+        if has_files || has_subdirs {
+            return Err(io_error(
+                ErrorKind::DirectoryNotEmpty,
+                WHAT,
+                dir,
+                "directory not empty",
+            ));
+        }
+        state.admit(OpKind::Remove, Tearable::No, WHAT, dir)?;
+        state.dirs.remove(&key);
+        Ok(())
     }
 }
 

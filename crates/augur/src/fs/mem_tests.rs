@@ -326,6 +326,76 @@ fn handles_are_usable_from_other_threads() {
     assert!(buf.iter().enumerate().all(|(i, b)| usize::from(*b) == i));
 }
 
+#[test]
+fn hard_links_share_bytes_and_need_a_directory_sync() {
+    let fs = FaultFs::new();
+    fs.create_dir_all(Path::new("/a")).unwrap();
+    fs.create_dir_all(Path::new("/b")).unwrap();
+    let mut w = fs.create(Path::new("/a/f")).unwrap();
+    w.append(b"durable").unwrap();
+    w.sync().unwrap();
+    fs.sync_dir(Path::new("/a")).unwrap();
+    fs.hard_link(Path::new("/a/f"), Path::new("/b/kept"))
+        .unwrap();
+    fs.sync_dir(Path::new("/b")).unwrap();
+    fs.hard_link(Path::new("/a/f"), Path::new("/b/lost"))
+        .unwrap();
+    assert!(fs
+        .hard_link(Path::new("/a/f"), Path::new("/b/kept"))
+        .is_err());
+    assert!(fs
+        .hard_link(Path::new("/a/missing"), Path::new("/b/x"))
+        .is_err());
+    w.append(b"+more").unwrap();
+    assert_eq!(fs.read_all(Path::new("/b/kept")).unwrap(), b"durable+more");
+    fs.remove(Path::new("/a/f")).unwrap();
+    fs.sync_dir(Path::new("/a")).unwrap();
+    fs.crash();
+    fs.reopen_after_crash();
+    assert_eq!(fs.read_all(Path::new("/b/kept")).unwrap(), b"durable");
+    assert!(
+        !fs.exists(Path::new("/b/lost")),
+        "its name was never synced"
+    );
+    assert!(!fs.exists(Path::new("/a/f")));
+}
+
+#[test]
+fn directories_rename_with_their_subtree_and_remove_when_empty() {
+    let fs = MemFs::new();
+    fs.create_dir_all(Path::new("/x/stage/sub")).unwrap();
+    let mut w = fs.create(Path::new("/x/stage/sub/f")).unwrap();
+    w.append(b"1").unwrap();
+    fs.create_dir_all(Path::new("/x/taken")).unwrap();
+    assert!(fs
+        .rename_dir(Path::new("/x/stage"), Path::new("/x/taken"))
+        .is_err());
+    assert!(fs
+        .rename_dir(Path::new("/x/stage"), Path::new("/x/stage/sub/in"))
+        .is_err());
+    assert!(fs
+        .rename_dir(Path::new("/x/none"), Path::new("/x/y"))
+        .is_err());
+    fs.rename_dir(Path::new("/x/stage"), Path::new("/x/final"))
+        .unwrap();
+    assert!(!fs.exists(Path::new("/x/stage")));
+    assert_eq!(fs.read_all(Path::new("/x/final/sub/f")).unwrap(), b"1");
+    assert_eq!(fs.list(Path::new("/x")).unwrap(), vec!["final", "taken"]);
+    assert!(
+        fs.remove_dir(Path::new("/x/final/sub")).is_err(),
+        "not empty"
+    );
+    assert!(
+        fs.remove_dir(Path::new("/x/final")).is_err(),
+        "has a subdirectory"
+    );
+    fs.remove(Path::new("/x/final/sub/f")).unwrap();
+    fs.remove_dir(Path::new("/x/final/sub")).unwrap();
+    fs.remove_dir(Path::new("/x/final")).unwrap();
+    assert_eq!(fs.list(Path::new("/x")).unwrap(), vec!["taken"]);
+    assert!(fs.remove_dir(Path::new("/x/final")).is_err(), "gone");
+}
+
 proptest! {
     #[test]
     fn reads_match_appended_bytes(

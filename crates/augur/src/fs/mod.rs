@@ -8,6 +8,7 @@
 //! file's creation, rename or removal is durable only after [`FileSystem::sync_dir`] on its
 //! parent directory.
 
+mod copy;
 mod direct;
 #[cfg(any(test, feature = "test-util"))]
 pub mod fault;
@@ -17,8 +18,10 @@ mod fault_plan;
 mod mapped_append;
 #[cfg(any(test, feature = "test-util"))]
 pub mod mem;
+mod staging;
 mod std_fs;
 
+pub use copy::{checksum_file, copy_file, link_or_copy, CopiedFile, Placed};
 pub use direct::DIRECT_ALIGN;
 #[cfg(any(test, feature = "test-util"))]
 pub use fault::FaultFs;
@@ -26,6 +29,7 @@ pub use fault::FaultFs;
 pub use fault_plan::{FaultMode, FaultOp};
 #[cfg(any(test, feature = "test-util"))]
 pub use mem::MemFs;
+pub use staging::{parent_dir, StagedDir, STAGING_SUFFIX};
 pub use std_fs::StdFs;
 
 use crate::error::Result;
@@ -162,4 +166,44 @@ pub trait FileSystem: Send + Sync + 'static {
     /// Takes an exclusive lock on `path` (created if missing). Fails with `Error::Busy`
     /// if another handle, in this or another process, holds it.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// Gives the existing file `from` a second name `to` (a hard link: both names reach the
+    /// same bytes, and removing one leaves the other), which must not exist. The new name
+    /// is durable after [`Self::sync_dir`] on its directory; the bytes are as durable as
+    /// the file's. Callers fall back to a copy when it fails (another device, a file system
+    /// without links): the default refuses with an `Io` error of kind `Unsupported`.
+    ///
+    /// # Errors
+    /// `Io` when the link cannot be made (`to` exists, `from` is missing, the two paths lie
+    /// on different devices, or links are unsupported).
+    fn hard_link(&self, from: &Path, _to: &Path) -> Result<()> {
+        Err(unsupported("hard linking", from))
+    }
+    /// Renames the directory `from` to `to`, which must not exist, with everything in it,
+    /// atomically. Durable after [`Self::sync_dir`] on the parent directories. The default
+    /// refuses with an `Io` error of kind `Unsupported`.
+    ///
+    /// # Errors
+    /// `Io` when `from` is not a directory, `to` exists, or the rename fails.
+    fn rename_dir(&self, from: &Path, _to: &Path) -> Result<()> {
+        Err(unsupported("renaming directory", from))
+    }
+    /// Removes the empty directory `dir`. Durable after [`Self::sync_dir`] on its parent.
+    /// The default refuses with an `Io` error of kind `Unsupported`.
+    ///
+    /// # Errors
+    /// `Io` when `dir` is missing, not a directory, or not empty.
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        Err(unsupported("removing directory", dir))
+    }
+}
+
+/// The error of an operation a [`FileSystem`] does not implement.
+fn unsupported(what: &str, path: &Path) -> crate::error::Error {
+    crate::error::Error::io(
+        format!("{what} {}", path.display()),
+        std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "not supported by this file system",
+        ),
+    )
 }

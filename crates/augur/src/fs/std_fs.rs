@@ -275,6 +275,31 @@ impl FileSystem for StdFs {
             }
         }
     }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::hard_link(from, to).map_err(ctx("hard linking", from))
+    }
+
+    fn rename_dir(&self, from: &Path, to: &Path) -> Result<()> {
+        if !from.is_dir() {
+            return Err(Error::io(
+                format!("renaming directory {}", from.display()),
+                std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+            ));
+        }
+        // `rename(2)` replaces an empty directory: refuse any existing `to` first.
+        if std::fs::symlink_metadata(to).is_ok() {
+            return Err(Error::io(
+                format!("renaming directory {} to {}", from.display(), to.display()),
+                std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+            ));
+        }
+        std::fs::rename(from, to).map_err(ctx("renaming directory", from))
+    }
+
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        std::fs::remove_dir(dir).map_err(ctx("removing directory", dir))
+    }
 }
 
 #[cfg(test)]
@@ -305,5 +330,33 @@ mod tests {
         ));
         drop(l);
         fs.lock(&dir.path().join("LOCK")).unwrap();
+    }
+
+    #[test]
+    fn links_and_directory_renames() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = StdFs;
+        let a = dir.path().join("a");
+        fs.create_dir_all(&a).unwrap();
+        let mut w = fs.create(&a.join("f")).unwrap();
+        w.append(b"bytes").unwrap();
+        w.sync().unwrap();
+        fs.hard_link(&a.join("f"), &a.join("g")).unwrap();
+        assert!(fs.hard_link(&a.join("f"), &a.join("g")).is_err());
+        fs.remove(&a.join("f")).unwrap();
+        assert_eq!(fs.read_all(&a.join("g")).unwrap(), b"bytes");
+        let b = dir.path().join("b");
+        fs.create_dir_all(&b).unwrap();
+        assert!(
+            fs.rename_dir(&a, &b).is_err(),
+            "an existing (empty) target is refused"
+        );
+        fs.remove_dir(&b).unwrap();
+        fs.rename_dir(&a, &b).unwrap();
+        assert_eq!(fs.read_all(&b.join("g")).unwrap(), b"bytes");
+        assert!(fs.remove_dir(&b).is_err(), "not empty");
+        fs.remove(&b.join("g")).unwrap();
+        fs.remove_dir(&b).unwrap();
+        assert!(!fs.exists(&b));
     }
 }

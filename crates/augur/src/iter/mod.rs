@@ -26,5 +26,5 @@ pub(crate) use scan::owned_range;
 pub use scan::{KeyRange, Scan, ScanOptions};
 pub use snapshot::Snapshot;
 pub(crate) use snapshot::{SnapshotGuard, SnapshotList};
-pub(crate) use split::split;
+pub(crate) use split::{rank_below, split};
 pub use split::Split;

@@ -162,6 +162,13 @@ impl<'s> RankEstimator<'s> {
     }
 }
 
+/// Estimated number of entries of `state` (every version and tombstone, in its memtables and
+/// tables) whose user key sorts below `key`, read from the files' indexes and the
+/// memtables' key ranges: no data block is read.
+pub(crate) fn rank_below(state: &ScanState, key: &[u8]) -> u64 {
+    RankEstimator::new(state).rank(key)
+}
+
 /// The smallest and largest user key present in the state's files and memtables.
 fn key_extent(state: &ScanState) -> Option<(Vec<u8>, Vec<u8>)> {
     let mut lo: Option<Vec<u8>> = None;

@@ -14,7 +14,9 @@ use crate::version::CompactionStyle;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod compaction_filter;
 mod flsm;
+pub use compaction_filter::{CompactionFilter, ReadLatest, Verdict};
 pub use flsm::FlsmOptions;
 
 /// The largest error bound (δ) an option may set.
@@ -231,6 +233,10 @@ pub struct Options {
     /// compactions drop, values whose expiry time has passed on it. Default the system's
     /// wall clock; tests use a [`ManualClock`](crate::ManualClock).
     pub clock: Arc<dyn Clock>,
+    /// An application's judgement of garbage beyond the engine's ([`CompactionFilter`]):
+    /// compaction drops the values of keys under the filter's prefix that it calls garbage.
+    /// Default `None` (compaction drops only what no reader can see).
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
     /// Run flush and compaction in background threads. When `false`, they run inline in the
     /// writer that triggers them (deterministic; used by tests). Default `true`.
     pub background_threads: bool,
@@ -295,6 +301,7 @@ impl std::fmt::Debug for Options {
             .field("read_only", &self.read_only)
             .field("expiry_check_interval_ms", &self.expiry_check_interval_ms)
             .field("clock", &self.clock)
+            .field("compaction_filter", &self.compaction_filter)
             .finish_non_exhaustive()
     }
 }
@@ -335,6 +342,7 @@ impl Default for Options {
             level_merge_threshold: 0.1,
             fs: Arc::new(StdFs),
             clock: Arc::new(SystemClock),
+            compaction_filter: None,
             expiry_check_interval_ms: 60_000,
             background_threads: true,
             index: IndexKind::Plr,

@@ -325,6 +325,32 @@ pub(super) fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Resul
     fs.sync_dir(dir)
 }
 
+/// Writes the manifest file `path` (named `MANIFEST-NNNNNN`, anywhere) holding the one
+/// record `snapshot`, and syncs it; CURRENT and the directory are the caller's. What a
+/// checkpoint or a backup writes for the state it copies. Returns the file's size.
+///
+/// # Errors
+/// `Io` on write failures.
+pub(crate) fn write_manifest_file(
+    fs: &dyn FileSystem,
+    path: &Path,
+    snapshot: &VersionEdit,
+) -> Result<u64> {
+    let mut writer = LogWriter::create(fs, path, LogKind::Manifest)?;
+    writer.add_record(&snapshot.encode())?;
+    writer.sync()?;
+    Ok(writer.len())
+}
+
+/// Points CURRENT in `dir` at manifest `number` atomically (CURRENT.tmp, sync, rename,
+/// directory sync), for a directory being assembled (a checkpoint, a restore).
+///
+/// # Errors
+/// `Io` on write failures.
+pub(crate) fn write_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
+    set_current(fs, dir, number)
+}
+
 /// Writes manifest `number` holding the one record `snapshot`, syncs it and the directory,
 /// and points CURRENT at it. Returns its writer, to append later edits to.
 ///

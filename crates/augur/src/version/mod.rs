@@ -15,6 +15,7 @@ mod version;
 
 pub use edit::{FileMeta, VersionEdit};
 pub use level_model::{LevelModel, LevelModels};
+pub(crate) use manifest::{write_current, write_manifest_file};
 pub use segment_set::SegmentSet;
 pub use set::{RecoveredState, VersionListener, VersionSet};
 pub use style::CompactionStyle;

@@ -269,6 +269,19 @@ impl VersionSet {
         self.current.load()
     }
 
+    /// The state a copy of the database starts from, taken atomically: the snapshot edit
+    /// that recreates what the manifest records (its next file number the counter's, so
+    /// no file of any version has it) and the version it describes. Both change together,
+    /// under the manifest lock, which this takes.
+    pub fn snapshot_with_version(&self) -> (VersionEdit, Arc<Version>) {
+        let manifest = self.manifest.lock();
+        let mut edit = manifest.recorded.snapshot_edit();
+        edit.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
+        let version = self.current();
+        drop(manifest);
+        (edit, version)
+    }
+
     /// Allocates a file number.
     pub fn new_file_number(&self) -> u64 {
         self.next_file_number.fetch_add(1, Ordering::SeqCst)

@@ -6,7 +6,7 @@ mod log;
 mod pointer;
 mod segment;
 
-pub use log::{ActiveStart, ValueLog};
+pub use log::{ActiveStart, SegmentInfo, ValueLog};
 pub use pointer::{SegmentSpan, ValuePointer};
 pub use segment::{
     entry_bytes, EntryWalk, SegmentReader, SegmentWriter, StoredValue, ValueRequest,

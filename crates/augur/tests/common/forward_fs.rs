@@ -37,5 +37,14 @@ macro_rules! forward_file_system {
         fn lock(&self, path: &std::path::Path) -> augur::Result<Box<dyn augur::fs::FileLock>> {
             self.$inner.lock(path)
         }
+        fn hard_link(&self, from: &std::path::Path, to: &std::path::Path) -> augur::Result<()> {
+            self.$inner.hard_link(from, to)
+        }
+        fn rename_dir(&self, from: &std::path::Path, to: &std::path::Path) -> augur::Result<()> {
+            self.$inner.rename_dir(from, to)
+        }
+        fn remove_dir(&self, dir: &std::path::Path) -> augur::Result<()> {
+            self.$inner.remove_dir(dir)
+        }
     };
 }
