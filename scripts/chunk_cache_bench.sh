@@ -9,7 +9,9 @@
 # second's CPU micros/op, the lz4 chunk-cache hit ratio, and the load average at the end.
 # Knobs (environment): BASE (a binary of the starting build, required), NEW
 # (target/release/augur), ROUNDS (2), READS (500000), CACHE_MB (128; empty: the bench's
-# default, db_bench's 8 MiB), SETS (the three shared string sets).
+# default, db_bench's 8 MiB), SETS (the three shared string sets), REALTIME (1: every run
+# under `chrt -f 50`, SCHED_FIFO, root only: steadier ratios on a machine busy with other
+# work).
 #
 # Each round runs, per set, in order: BASE none, BASE lz4, NEW none, NEW lz4, each on a fresh
 # database:
@@ -30,6 +32,8 @@ CACHE_MB=${CACHE_MB-128}
 DATA=../shared/datasets
 SETS=${SETS:-"$DATA/package_paths.txt $DATA/reversed_domains.txt $DATA/words_en_insane.txt"}
 DB=${DB:-/tmp/augur-chunk-cache-db}
+RUN=()
+[ "${REALTIME:-0}" = 1 ] && RUN=(chrt -f 50)
 mkdir -p "$OUT"
 cache_flags=""
 [ -n "$CACHE_MB" ] && cache_flags="--cache-mb $CACHE_MB"
@@ -44,7 +48,7 @@ for round in $(seq 1 "$ROUNDS"); do
       for codec in none lz4; do
         rm -rf "$DB"
         # shellcheck disable=SC2086
-        text=$("$bin" bench --keys-text "$set" --benchmarks fillrandom,compact,readrandom,readrandom,stats \
+        text=$("${RUN[@]}" "$bin" bench --keys-text "$set" --benchmarks fillrandom,compact,readrandom,readrandom,stats \
           --value_size 100 --value-separation-threshold 1024 --reads "$READS" \
           --compression_ratio 0.5 --compression_type "$codec" $cache_flags --db "$DB" 2>&1) ||
           { echo "$text" >&2; exit 1; }

@@ -4,8 +4,9 @@
 //! of the block decompresses nothing
 //! (`Stats::reads.chunks` counts hits and misses); what comes back is byte for byte what an
 //! uncached read returns, under every codec and read mode; the cache keeps within its budget;
-//! scans neither insert nor evict; and a damaged chunk is corruption on its first read as
-//! before, and on every read after.
+//! scans neither insert nor evict; a compressed block and its values are one entry; and a
+//! damaged chunk or block is corruption on its first read as before, and on every read
+//! after, while what was cached (checked when it was read) still serves.
 
 use augur::fs::{FileSystem, ReadMode, StdFs};
 use augur::{ChunkCacheStats, Compression, Db, Error, Options};
@@ -357,5 +358,196 @@ fn a_damaged_key_block_is_corruption_on_the_first_read_and_every_read_after() {
         );
         assert_eq!(db.get(key(KEYS - 1)).expect("get"), Some(value(KEYS - 1)));
         assert!(chunks(&db).chunks > 0, "{mode:?}");
+    }
+}
+
+/// The fence index of the table at `table` (its blocks' locations and codecs).
+fn fence_of(table: &Path) -> (augur::fuzzing::Fence, augur::sst::Footer) {
+    let t = augur::sst::Table::open(&StdFs, table, 1, ReadMode::Pread).expect("open table");
+    let footer = *t.footer();
+    let bytes = std::fs::read(table).expect("read");
+    let index =
+        &bytes[footer.index.offset as usize..(footer.index.offset + footer.index.len) as usize];
+    let lens = (footer.version, footer.data.len, footer.values.len);
+    let fence =
+        augur::fuzzing::Fence::decode(index, t.properties(), lens, table, footer.index.offset)
+            .expect("index");
+    (fence, footer)
+}
+
+/// Flips bits of the byte at `at` of `file` in place (the file keeps its length, so a
+/// mapping of it stays valid).
+fn flip_byte(file: &Path, at: u64, bits: u8) {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(file)
+        .expect("open for write");
+    let mut byte = [0u8];
+    f.seek(SeekFrom::Start(at)).expect("seek");
+    f.read_exact(&mut byte).expect("read");
+    byte[0] ^= bits;
+    f.seek(SeekFrom::Start(at)).expect("seek");
+    f.write_all(&byte).expect("write");
+    f.sync_all().expect("sync");
+}
+
+/// Format 6 with compression on: a compressed block and its value chunk are one cache entry
+/// (the values join the block at the block's first value read), so after one pass over the
+/// keys every later lookup is one block hit and one value hit from that entry, and the
+/// cache holds one chunk per block read.
+#[test]
+fn a_compressed_block_and_its_values_are_one_entry() {
+    for compression in [Compression::Lz4, Compression::Zstd(3)] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("db");
+        build(&dir, compression);
+        let (fence, _) = fence_of(&only_table(&dir));
+        let blocks = fence.block_count();
+        let compressed = (0..blocks)
+            .filter(|&b| fence.block_codec(b).is_some_and(|(codec, _)| codec != 0))
+            .count() as u64;
+        assert_eq!(compressed, blocks, "{compression}: every block compressed");
+        for mode in [ReadMode::Mmap, ReadMode::Pread] {
+            let what = format!("{compression} {mode:?}");
+            let db = Db::open(&dir, options(compression, mode, 64 << 20)).expect("open");
+            read_all(&db, &what);
+            let first = chunks(&db);
+            assert_eq!(
+                first.chunks, blocks,
+                "{what}: one entry per block: {first:?}"
+            );
+            assert_eq!(first.block_misses, blocks, "{what}: {first:?}");
+            assert_eq!(
+                first.misses, blocks,
+                "{what}: each block's first value: {first:?}"
+            );
+            assert_eq!(
+                first.inserts,
+                2 * blocks,
+                "{what}: block, then its values: {first:?}"
+            );
+            assert_eq!(first.hits, KEYS - blocks, "{what}: {first:?}");
+            read_all(&db, &what);
+            let second = chunks(&db);
+            assert_eq!(
+                (
+                    second.misses,
+                    second.block_misses,
+                    second.inserts,
+                    second.chunks
+                ),
+                (
+                    first.misses,
+                    first.block_misses,
+                    first.inserts,
+                    first.chunks
+                ),
+                "{what}: the hot pass decompressed: {second:?}"
+            );
+            assert_eq!(second.hits - first.hits, KEYS, "{what}: {second:?}");
+            assert!(
+                second.block_hits - first.block_hits >= KEYS,
+                "{what}: {second:?}"
+            );
+        }
+    }
+}
+
+/// A damaged value chunk of a compressed block: `Corruption` naming the table and the
+/// chunk's offset on the first lookup and on every one after; the block is cached (it
+/// checked out) but nothing joins it; other blocks read and cache both as before.
+#[test]
+fn a_damaged_value_chunk_of_a_compressed_block_is_corruption_every_time() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    build(&dir, Compression::Lz4);
+    let table = only_table(&dir);
+    let (fence, _) = fence_of(&table);
+    assert_ne!(
+        fence.block_codec(0).expect("block 0").0,
+        0,
+        "block 0 compressed"
+    );
+    let (at, len) = first_chunk(&table);
+    flip_byte(&table, at + len - 3, 0x20);
+    for mode in [ReadMode::Mmap, ReadMode::Pread] {
+        let db = Db::open(&dir, options(Compression::Lz4, mode, 64 << 20)).expect("open");
+        for attempt in 0..3 {
+            match db.get(key(0)) {
+                Err(Error::Corruption { file, offset, .. }) => {
+                    assert_eq!(file.file_name(), table.file_name(), "{mode:?} {attempt}");
+                    assert_eq!(offset, at, "{mode:?} {attempt}: the chunk's offset");
+                }
+                other => panic!("{mode:?} attempt {attempt}: {other:?}"),
+            }
+        }
+        let s = chunks(&db);
+        assert_eq!(
+            (s.chunks, s.hits, s.inserts),
+            (1, 0, 1),
+            "{mode:?}: the block alone: {s:?}"
+        );
+        assert_eq!(db.get(key(KEYS - 1)).expect("get"), Some(value(KEYS - 1)));
+        let s = chunks(&db);
+        assert_eq!((s.chunks, s.inserts), (2, 3), "{mode:?}: {s:?}");
+    }
+}
+
+/// What a lookup served from the cache means after the file is damaged: the block and
+/// values it cached were checked when they were read, so a lookup of them is answered from
+/// the cache, right, whatever the file holds since (as before the entries were joined); a
+/// block never read is checked on its first read and is `Corruption`.
+#[test]
+fn cached_entries_were_checked_when_cached_and_serve_after_damage() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    build(&dir, Compression::Lz4);
+    let table = only_table(&dir);
+    let (fence, footer) = fence_of(&table);
+    let last = fence.block_count() - 1;
+    assert!(last > 2, "several blocks");
+    let pristine = std::fs::read(&table).expect("read");
+    for mode in [ReadMode::Mmap, ReadMode::Pread] {
+        std::fs::write(&table, &pristine).expect("restore");
+        let db = Db::open(&dir, options(Compression::Lz4, mode, 64 << 20)).expect("open");
+        // Block 0 read (cached, with its values); the last block never.
+        assert_eq!(db.get(key(0)).expect("get"), Some(value(0)));
+        assert_eq!(db.get(key(1)).expect("get"), Some(value(1)));
+        let cached = chunks(&db);
+        assert_eq!((cached.chunks, cached.hits), (1, 1), "{mode:?}: {cached:?}");
+        for b in [0, last] {
+            let block = fence.data_block(b).expect("block");
+            flip_byte(&table, footer.data.offset + block.end - 2, 0x04);
+            let values = fence.value_chunk(b).expect("values");
+            flip_byte(&table, footer.data.offset + values.end - 3, 0x20);
+        }
+        for i in [0, 1, 2] {
+            assert_eq!(
+                db.get(key(i)).expect("get"),
+                Some(value(i)),
+                "{mode:?}: key {i}"
+            );
+        }
+        let last_block = fence.data_block(last).expect("block");
+        match db.get(key(KEYS - 1)) {
+            Err(Error::Corruption { file, offset, .. }) => {
+                assert_eq!(file.file_name(), table.file_name(), "{mode:?}");
+                assert_eq!(offset, footer.data.offset + last_block.start, "{mode:?}");
+            }
+            other => panic!("{mode:?}: {other:?}"),
+        }
+        let s = chunks(&db);
+        assert_eq!(
+            s.hits - cached.hits,
+            3,
+            "{mode:?}: served from the cache: {s:?}"
+        );
+        assert_eq!(
+            s.chunks, 1,
+            "{mode:?}: nothing cached from the damaged block: {s:?}"
+        );
+        db.close().expect("close");
     }
 }

@@ -22,7 +22,7 @@ mod open_files;
 mod page_cache;
 mod scope;
 
-pub use chunk_cache::{BlockLookup, ChunkCache, ChunkCacheStats, Lookup, TableChunks};
+pub use chunk_cache::{BlockLookup, CachedBlock, ChunkCache, ChunkCacheStats, Lookup, TableChunks};
 pub use open_files::{OpenFiles, OpenFilesStats};
 pub use page_cache::{CacheStats, CachedFile, PageCache};
 /// The page size of the direct-read cache, for the engine's tests outside the crate.

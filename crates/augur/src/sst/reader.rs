@@ -110,8 +110,9 @@ enum BlockBytes {
     Read(Vec<u8>),
     /// Decompressed into a buffer of its own (a block stored compressed).
     Decoded(Vec<u8>),
-    /// Decompressed, shared with the chunk cache (a block stored compressed).
-    Cached(Arc<[u8]>),
+    /// Decompressed, shared with the chunk cache (a block stored compressed), with the
+    /// block's decompressed value chunk when the cache holds that too.
+    Cached(crate::cache::CachedBlock),
 }
 
 impl LoadedBlock {
@@ -332,9 +333,16 @@ impl Table {
     }
 
     /// Bytes this open table keeps in memory whatever the cache holds: filter, fence index,
-    /// model, properties (key bounds) and the stripped prefix.
+    /// model, properties (key bounds), the stripped prefix and its handles on the chunk
+    /// cache (their bitsets and address hints).
     pub fn pinned_bytes(&self) -> usize {
-        self.index_size_bytes()
+        let cache_handles = [&self.chunks, &self.key_blocks]
+            .into_iter()
+            .flatten()
+            .map(crate::cache::TableChunks::pinned_bytes)
+            .sum::<usize>();
+        cache_handles
+            + self.index_size_bytes()
             + self.model_size_bytes()
             + self.properties.smallest.user_key.len()
             + self.properties.largest.user_key.len()
@@ -548,7 +556,15 @@ impl Table {
             return Ok(window.start);
         }
         breakdown::timed(Step::Locate, || {
-            let block = self.load_block(self.fence.block_of(window.start), false)?;
+            let block_no = self.fence.block_of(window.start);
+            if self.compressed_blocks {
+                // A cached compressed block: its set, counts and first probe's line at once.
+                if let Some(meta) = self.fence.meta(block_no).filter(|m| m.block_codec != crate::compression::CODEC_NONE) {
+                    let mid = window.start + (window.end - window.start) / 2;
+                    self.prefetch_cached_block(block_no, &meta, mid, mid + 1, false);
+                }
+            }
+            let block = self.load_block(block_no, false)?;
             let pos = self.lower_bound_in(&block, window.end, probe, trailer)?;
             if self.compressed_blocks {
                 *held = Some(block);
@@ -655,7 +671,7 @@ impl Table {
                 let (offset, len) = self
                     .inline_ref(slot.reference(), meta.values_start)
                     .ok_or_else(|| corrupt("malformed value reference"))?;
-                self.value_in_chunk(block.block, &meta, offset, len)?
+                self.inline_value(block, &meta, offset, len)?
                     .ok_or_else(|| corrupt("value reference outside its block's value chunk"))?
             }
             ValueKind::Pointer => {

@@ -194,9 +194,9 @@ impl Table {
         };
         let cache = self.key_blocks.as_ref().filter(|_| !force);
         let admit = match cache.map(|c| c.get_block(block, meta.block_raw_len)) {
-            Some(BlockLookup::Hit(bytes)) => {
-                let len = bytes.len();
-                return Ok(loaded(BlockBytes::Cached(bytes), len));
+            Some(BlockLookup::Hit(entry)) => {
+                let len = entry.block().len();
+                return Ok(loaded(BlockBytes::Cached(entry), len));
             }
             Some(BlockLookup::Miss { admit }) => admit,
             None => false,
@@ -218,13 +218,60 @@ impl Table {
             .map_err(|_| Error::corruption(&self.path, offset, "data block too long"))?;
         let raw = block_codec::decompress(&stored, meta.block_codec, raw_len, shape, &self.path, offset)?;
         Ok(match cache.filter(|_| admit) {
-            Some(cache) => {
-                let shared: Arc<[u8]> = raw.into();
-                cache.insert(block, shared.clone());
-                loaded(BlockBytes::Cached(shared), raw_len)
-            }
+            Some(cache) => loaded(BlockBytes::Cached(cache.insert_block(block, raw.into())), raw_len),
             None => loaded(BlockBytes::Decoded(raw), raw_len),
         })
+    }
+
+    /// Starts loading what a lookup of the positions `[lo, hi)` of compressed block `block`
+    /// (`meta`: its record) will read from the block's entry in the chunk cache, when the
+    /// entry is cached: the set's lock and the entry's reference counts
+    /// ([`crate::cache::TableChunks::cached_address`]), the window's slots (at most
+    /// `PREFETCH_WINDOW_LINES` lines), the stretch of key overflows they point into
+    /// (estimated from the block's mean) and, with `value`, the value the window's middle
+    /// predicts past the block's bytes, where the entry holds its values. All at once: one
+    /// miss's latency instead of a chain. True when that value line was prefetched (then
+    /// there is no need to prefetch the stored chunk). A hint only.
+    pub(super) fn prefetch_cached_block(
+        &self,
+        block: u64,
+        meta: &BlockMeta,
+        lo: u64,
+        hi: u64,
+        value: bool,
+    ) -> bool {
+        let Some(base) = self.key_blocks.as_ref().and_then(|b| b.cached_address(block)) else {
+            return false;
+        };
+        let positions = self.fence.block_positions(block);
+        if positions.is_empty() {
+            return false;
+        }
+        let (lo, hi) = (lo.clamp(positions.start, positions.end), hi.clamp(positions.start, positions.end));
+        let lines = |from: u64, to: u64| {
+            let mut at = from;
+            while at < to.min(from + super::learned::PREFETCH_WINDOW_LINES * 64) {
+                crate::prefetch::prefetch_address(base.wrapping_add(at as usize));
+                at += 64;
+            }
+        };
+        let slot = self.layout.slot as u64;
+        let count = positions.end - positions.start;
+        let slots_len = count * slot;
+        lines((lo - positions.start) * slot, (hi - positions.start) * slot);
+        let suffixes = meta.block_raw_len.saturating_sub(slots_len);
+        if suffixes > 0 {
+            let from = slots_len + (lo - positions.start) * suffixes / count;
+            let to = slots_len + (hi - positions.start) * suffixes / count;
+            lines(from.saturating_sub(64), to + 64);
+        }
+        if !(value && self.interleaved && meta.codec != CODEC_NONE) {
+            return false;
+        }
+        let mid = (lo + (hi - lo) / 2).min(positions.end - 1);
+        let at = meta.block_raw_len + (mid - positions.start) * u64::from(meta.raw_len) / count;
+        crate::prefetch::prefetch_address(base.wrapping_add(at as usize));
+        true
     }
 
     /// Where block `block` lies (file offset, stored length), computed without its index
@@ -261,7 +308,7 @@ impl Table {
                     .unwrap_or_default()
             }
             BlockBytes::Read(v) | BlockBytes::Decoded(v) => v,
-            BlockBytes::Cached(v) => v,
+            BlockBytes::Cached(entry) => entry.block(),
         }
     }
 

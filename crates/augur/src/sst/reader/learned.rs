@@ -9,6 +9,7 @@
 //! from the window's end.
 
 use super::{LoadedBlock, Table};
+use crate::sst::fence::BlockMeta;
 use crate::error::{Error, Result};
 use crate::index::chooser::{self, ModelBudget};
 use crate::index::{self, projection, Index, IndexConfig};
@@ -42,7 +43,7 @@ pub struct LearnReport {
 const LINEAR_SCAN_SLOTS: u64 = chooser::LINEAR_SCAN_SLOTS;
 
 /// The most cache lines of a model's window [`Table::prefetch_window`] prefetches.
-const PREFETCH_WINDOW_LINES: u64 = 16;
+pub(super) const PREFETCH_WINDOW_LINES: u64 = 16;
 
 /// How a lookup finds a key's position in a table.
 #[derive(Clone, Copy)]
@@ -264,12 +265,13 @@ impl Table {
             };
             let start = self.footer.data.offset + span.data_start;
             let count = (positions.end - positions.start).max(1);
-            if meta.is_some_and(|m| m.block_codec != crate::compression::CODEC_NONE) {
-                // A compressed block's slots are not in the file: its decompressed copy's
-                // line at the window, when the chunk cache holds it.
-                if let Some(blocks) = &self.key_blocks {
-                    blocks.prefetch(block, (lo - positions.start) * slot);
-                }
+            // The slot in the window's middle: where the model predicts the key, so where
+            // its value is guessed to lie (at the same fraction of the block's chunk).
+            let mid = (lo + (hi - lo) / 2).clamp(positions.start, positions.end - 1);
+            let raw_guess = |meta: &BlockMeta| (mid - positions.start) * u64::from(meta.raw_len) / count;
+            let mut value_cached = false;
+            if let Some(meta) = meta.filter(|m| m.block_codec != crate::compression::CODEC_NONE) {
+                value_cached = self.prefetch_cached_block(block, &meta, lo, hi, true);
             } else {
                 let at = start + (lo - positions.start) * slot;
                 prefetch_lines(at, at + (hi - lo) * slot);
@@ -292,13 +294,13 @@ impl Table {
                 // hit then reads nothing from the file). A uniform table's chunks are
                 // stored uncompressed: never in that cache.
                 let chunk = span.values_end - span.values_start;
-                let mid = (lo + (hi - lo) / 2).clamp(positions.start, positions.end - 1);
                 let guess =
                     self.values_base + span.values_start + (mid - positions.start) * chunk / count;
-                let cached = meta.is_some_and(|meta| {
-                    let raw_guess = (mid - positions.start) * u64::from(meta.raw_len) / count;
-                    self.prefetch_cached_value(block, &meta, raw_guess)
-                });
+                let cached = value_cached
+                    || meta.is_some_and(|meta| {
+                        meta.block_codec == crate::compression::CODEC_NONE
+                            && self.prefetch_cached_value(block, &meta, raw_guess(&meta))
+                    });
                 if !cached {
                     if let Some(bytes) = map.get(guess as usize..) {
                         crate::prefetch::prefetch_read(bytes);

@@ -5,8 +5,8 @@
 //! block read and decompress nothing; through the page cache, a plain chunk checked before is
 //! read one value at a time.
 
-use super::Table;
-use crate::cache::Lookup;
+use super::{BlockBytes, LoadedBlock, Table};
+use crate::cache::{CachedBlock, Lookup, TableChunks};
 use crate::compression::{decompress, FramedChunk, CODEC_NONE};
 use crate::error::Result;
 use crate::sst::fence::BlockMeta;
@@ -69,6 +69,79 @@ impl Table {
         let mut raw = Vec::with_capacity(meta.raw_len as usize);
         chunk.read_all(&mut raw, &self.path, offset)?;
         Ok(Cow::Owned(raw))
+    }
+
+    /// The inline value `[at, at + len)` of `loaded`'s value chunk (`meta`: the block's
+    /// record); `None` when it lies outside the chunk. A block stored compressed (format 6)
+    /// keeps its values in its own cache entry: when the entry the lookup took its slots from
+    /// holds them, the value is copied from there — the lookup's one probe of the cache was
+    /// its block's — else read as [`Table::value_in_block`]. Other blocks' values are read
+    /// as [`Table::value_in_chunk`].
+    ///
+    /// # Errors
+    /// As [`Table::value_chunk`].
+    pub(super) fn inline_value(
+        &self,
+        loaded: &LoadedBlock,
+        meta: &BlockMeta,
+        at: usize,
+        len: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        let blocks = self
+            .key_blocks
+            .as_ref()
+            .filter(|_| loaded.decoded() && meta.codec != CODEC_NONE && len > 0);
+        let Some(blocks) = blocks else {
+            return self.value_in_chunk(loaded.block, meta, at, len);
+        };
+        let entry = match &loaded.bytes {
+            BlockBytes::Cached(entry) => Some(entry),
+            _ => None,
+        };
+        if let Some(values) = entry.and_then(CachedBlock::values) {
+            blocks.value_hit();
+            return Ok(at
+                .checked_add(len)
+                .and_then(|end| values.get(at..end))
+                .map(<[u8]>::to_vec));
+        }
+        self.value_in_block(blocks, loaded.block, entry, meta, at, len)
+    }
+
+    /// The raw bytes `[at, at + len)` of the value chunk of `block`, a compressed data block
+    /// whose cache entry (`entry`, when it is cached) does not hold its values: the chunk
+    /// read and checked as [`Table::value_chunk`] checks it, and only the value's frame
+    /// decompressed — or, when the cache lets the values join the block's entry, the whole
+    /// chunk, attached to the entry. Counted as a value miss.
+    ///
+    /// # Errors
+    /// As [`Table::value_chunk`].
+    fn value_in_block(
+        &self,
+        blocks: &TableChunks,
+        block: u64,
+        entry: Option<&CachedBlock>,
+        meta: &BlockMeta,
+        at: usize,
+        len: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        if at.checked_add(len).is_none_or(|end| end > meta.raw_len as usize) {
+            return Ok(None);
+        }
+        let admit = blocks.value_missed(block, u64::from(meta.raw_len), entry);
+        let (stored, offset) = self.stored_value_chunk(block, meta, false)?;
+        let chunk = FramedChunk::parse(&stored, meta.codec, meta.raw_len, &self.path, offset)?;
+        match entry.filter(|_| admit) {
+            Some(entry) => {
+                let mut raw = Vec::with_capacity(meta.raw_len as usize);
+                chunk.read_all(&mut raw, &self.path, offset)?;
+                blocks.attach_values(block, entry, &raw);
+                Ok(raw.get(at..at + len).map(<[u8]>::to_vec))
+            }
+            None => chunk
+                .read(at as u64, len as u64, &self.path, offset)
+                .map(Some),
+        }
     }
 
     /// The raw bytes `[at, at + len)` of `block`'s value chunk (one value), checked as
