@@ -2,6 +2,7 @@
 """augur-server against Debian's redis-server 7.0, same run, loopback (issue 25).
 
   scripts/server_bench.py [--requests N] [--rounds R] [--keys K] [--out FILE.json]
+                         [--phases LIST] [--loaded-tests get,set,incr,hset,hget] [--realtime]
 
 Phases, each against both servers, alternating which goes first:
   1. redis-benchmark -t set,get,incr,mset -n N -r 10000000 -c 50 -P 16, then -P 1
@@ -10,7 +11,8 @@ Phases, each against both servers, alternating which goes first:
   2. K keys (default 10M) of 100-byte values loaded through `redis-cli --pipe` (the keys
      redis-benchmark's -r draws: key:%012d, written in a scrambled order), each server's
      RSS (anonymous and file-backed pages separately: augur maps its tables), then
-     -t get,set with -P 16 and -P 1 over the loaded keys;
+     the --loaded-tests (default get,set; incr, hset and hget too for issue 43's targets)
+     with -P 16 and -P 1 over the loaded keys;
   3. restart: SHUTDOWN (augur: SAVE, its memtable flushed; redis: NOSAVE, the AOF kept) and
      the time from exec until the server answers PING with PONG (redis answers -LOADING
      while it replays its AOF);
@@ -100,7 +102,7 @@ class Server:
         os.makedirs(self.dir, exist_ok=True)
         logf = open(os.path.join(os.path.dirname(self.dir), f"{self.kind}.out"), "ab")
         start = time.monotonic()
-        self.proc = subprocess.Popen(self.command(), stdout=logf, stderr=logf)
+        self.proc = subprocess.Popen(RUN_PREFIX + self.command(), stdout=logf, stderr=logf)
         waited = wait_pong(self.port, self.proc)
         return max(waited, time.monotonic() - start)
 
@@ -119,15 +121,33 @@ class Server:
         return rss_kib(self.proc.pid)
 
 
+# Set by --realtime: every server, load and benchmark process runs under `chrt -f 50`
+# (SCHED_FIFO; root or CAP_SYS_NICE), which steadies ratios on a machine busy with other work.
+RUN_PREFIX = []
+
+# Tests redis-benchmark has no -t name for, run as custom commands: name -> arguments.
+CUSTOM_TESTS = {"HGET": ["HGET", "myhash", "element:__rand_int__"]}
+
+
 def redis_benchmark(port, tests, requests, pipeline, keyspace=10_000_000):
-    """redis-benchmark's CSV rows: {test: {rps, avg, p50, p99, ...}}."""
-    cmd = ["redis-benchmark", "-p", str(port), "-t", tests, "-n", str(requests),
-           "-r", str(keyspace), "-c", "50", "-P", str(pipeline), "-d", str(VALUE_BYTES),
-           "--csv", "--precision", "3"]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    """redis-benchmark's CSV rows: {test: {rps, avg, p50, p99, ...}}.
+
+    `tests` is a comma-separated list of -t names and CUSTOM_TESTS names (upper case)."""
+    names = tests.split(",")
+    builtin = [t for t in names if t.upper() not in CUSTOM_TESTS]
+    runs = [["-t", ",".join(builtin)]] if builtin else []
+    runs += [CUSTOM_TESTS[t.upper()] for t in names if t.upper() in CUSTOM_TESTS]
+    out = ""
+    for run in runs:
+        cmd = RUN_PREFIX + [
+            "redis-benchmark", "-p", str(port), "-n", str(requests), "-r", str(keyspace),
+            "-c", "50", "-P", str(pipeline), "-d", str(VALUE_BYTES), "--csv",
+            "--precision", "3"] + run
+        text = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        out += text if not out else text.split("\n", 1)[1]
     rows = {}
     for row in csv.DictReader(io.StringIO(out)):
-        name = row["test"].split(" ")[0]
+        name = row["test"].split(" ")[0].upper()
         rows[name] = {
             "rps": float(row["rps"]),
             "avg_ms": float(row["avg_latency_ms"]),
@@ -147,7 +167,7 @@ def key_order(n):
 
 def load(port, n):
     """Writes n keys key:%012d with 100-byte values through redis-cli --pipe."""
-    proc = subprocess.Popen(["redis-cli", "-p", str(port), "--pipe"],
+    proc = subprocess.Popen(RUN_PREFIX + ["redis-cli", "-p", str(port), "--pipe"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=False)
     pad = b"v" * VALUE_BYTES
     chunk = []
@@ -198,7 +218,7 @@ def phase_loaded(servers, args, results):
         order = servers if rnd % 2 == 0 else servers[::-1]
         for pipeline in (16, 1):
             for s in order:
-                rows = redis_benchmark(s.port, "get,set", args.requests, pipeline,
+                rows = redis_benchmark(s.port, args.loaded_tests, args.requests, pipeline,
                                        keyspace=args.keys)
                 results["loaded"].append(
                     {"round": rnd, "server": s.kind, "pipeline": pipeline, "rows": rows})
@@ -267,7 +287,13 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "target", "server_bench.json"))
     parser.add_argument("--dir", default=os.environ.get("BENCH_DIR", "/tmp/augur-server-bench"))
     parser.add_argument("--phases", default="throughput,loaded,restart,proxy")
+    parser.add_argument("--loaded-tests", default="get,set",
+                        help="tests over the loaded keys (-t names, and HGET)")
+    parser.add_argument("--realtime", action="store_true",
+                        help="run servers and clients under chrt -f 50 (root)")
     args = parser.parse_args()
+    if args.realtime:
+        RUN_PREFIX.extend(["chrt", "-f", "50"])
     for tool in ("redis-server", "redis-benchmark", "redis-cli", "nutcracker"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (apt-get install redis-server "

@@ -60,8 +60,10 @@
 //! composite keys and `key:%012d` (docs/benchmarks/string-keys.md, "Auto chooser against
 //! the fence path"). The choice is deterministic for given keys, configuration and budget.
 
+use super::plr::PlrBuilder;
+use super::radix_projection::RadixProjection;
 use super::string_tree::StringTree;
-use super::{builder, Index, IndexConfig, IndexKind, Window};
+use super::{builder, Index, IndexBuilder, IndexConfig, IndexKind, Window};
 use crate::error::{Error, Result};
 
 /// How much memory the chooser may spend on one file's model.
@@ -152,6 +154,10 @@ pub const FLOOR_MARGIN: f64 = 0.25;
 /// Windows of at most this many slots are scanned slot by slot outward from their middle;
 /// wider ones are bisected (the reader's rule, `sst::reader`).
 pub const LINEAR_SCAN_SLOTS: u64 = 24;
+
+/// Cost of projecting a key through a radix projection, per key position it reads (a
+/// compare and a multiply-add, no load beyond the key's own line).
+pub const RADIX_DIGIT: f64 = 0.01;
 
 /// The largest error bound the chooser tries for PLR (windows of 2049 slots).
 const MAX_DELTA: u32 = 1024;
@@ -437,6 +443,12 @@ pub fn plr_over_keys(keys: &[&[u8]], config: &IndexConfig) -> Result<Box<dyn Ind
 
 /// [`plr_over_keys`] given the keys' projections, with the model's cost ([`integer_cost`]
 /// or [`string_tree_cost`]) when `costed` (else 0 where it was not needed).
+///
+/// Three models compete: PLR over the byte projection, PLR over a radix projection fitted
+/// to the keys ([`RadixProjection`]: where keys use few byte values per position, such as
+/// decimal ids, it reads them as the numbers they spell, and a line fits thousands of keys
+/// the byte projection cuts into steps), and, when the cheaper PLR's projections collide,
+/// the string tree.
 fn plr_over_projected(
     keys: &[&[u8]],
     projected: &[u64],
@@ -448,17 +460,63 @@ fn plr_over_projected(
         kind: IndexKind::Plr,
         ..*config
     };
-    let mut b = builder(&plr_config);
-    b.add_all(projected)?;
-    let plr = b.finish()?;
-    if !collides(plr.as_ref(), keys, projected) {
-        let cost = if costed {
-            integer_cost(plr.as_ref(), keys, projected, block_records)
-        } else {
-            0.0
-        };
-        return Ok((plr, cost));
+    let fit = |projected: &[u64]| {
+        let mut b = builder(&plr_config);
+        b.add_all(projected)?;
+        b.finish()
+    };
+    let plr = fit(projected)?;
+    let radix = match RadixProjection::fit(keys) {
+        Some(projection) => {
+            let radix_projected: Vec<u64> = keys.iter().map(|k| projection.project(k)).collect();
+            let mut b = PlrBuilder::new(plr_config.error_bound);
+            IndexBuilder::add_all(&mut b, &radix_projected)?;
+            let model = b.finish_model()?.with_projection(projection);
+            Some((model, radix_projected))
+        }
+        None => None,
+    };
+    let Some((radix_model, radix_projected)) = radix else {
+        if !collides(plr.as_ref(), keys, projected) {
+            let cost = if costed {
+                integer_cost(plr.as_ref(), keys, projected, block_records)
+            } else {
+                0.0
+            };
+            return Ok((plr, cost));
+        }
+        return with_tree_if_cheaper(keys, config, block_records, plr, projected);
+    };
+    let plr_cost = integer_cost(plr.as_ref(), keys, projected, block_records);
+    let positions = radix_model.radix_projection().map_or(0, |p| p.positions());
+    let radix_cost = integer_cost(&radix_model, keys, &radix_projected, block_records)
+        + RADIX_DIGIT * positions as f64;
+    if radix_cost < plr_cost {
+        if collides(&radix_model, keys, &radix_projected) {
+            return with_tree_if_cheaper(
+                keys,
+                config,
+                block_records,
+                Box::new(radix_model),
+                &radix_projected,
+            );
+        }
+        return Ok((Box::new(radix_model), radix_cost));
     }
+    if collides(plr.as_ref(), keys, projected) {
+        return with_tree_if_cheaper(keys, config, block_records, plr, projected);
+    }
+    Ok((plr, plr_cost))
+}
+
+/// `plr` (over `projected`), or the string tree over `keys` where it costs less.
+fn with_tree_if_cheaper(
+    keys: &[&[u8]],
+    config: &IndexConfig,
+    block_records: usize,
+    plr: Box<dyn Index>,
+    projected: &[u64],
+) -> Result<(Box<dyn Index>, f64)> {
     let tree = StringTree::build(keys, config.error_bound, config.tuning.string_run_limit)?;
     let (tree_cost, plr_cost) = (
         string_tree_cost(&tree, keys, block_records),

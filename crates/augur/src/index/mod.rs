@@ -49,6 +49,7 @@ mod plex_tune;
 pub mod plr;
 pub mod plr_model;
 pub mod projection;
+pub mod radix_projection;
 pub mod radix_spline;
 pub mod rmi;
 pub mod rmi_fit;
@@ -408,7 +409,8 @@ pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Box<dyn Index>> 
             version: u32::from(kind_byte) << 8 | u32::from(version),
         });
     };
-    if version != FORMAT_VERSION {
+    let plr_radix = kind == IndexKind::Plr && version == plr_model::RADIX_FORMAT_VERSION;
+    if version != FORMAT_VERSION && !plr_radix {
         return Err(Error::UnsupportedVersion {
             file: file.to_path_buf(),
             version: u32::from(version),
@@ -419,6 +421,9 @@ pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Box<dyn Index>> 
     match kind {
         IndexKind::Fence => Ok(Box::new(
             fence::FenceIndex::decode_body(body).map_err(corrupt)?,
+        )),
+        IndexKind::Plr if plr_radix => Ok(Box::new(
+            plr_model::PlrIndex::decode_radix_body(body).map_err(corrupt)?,
         )),
         IndexKind::Plr => Ok(Box::new(
             plr_model::PlrIndex::decode_body(body).map_err(corrupt)?,

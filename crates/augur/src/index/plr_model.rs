@@ -1,7 +1,10 @@
 //! The Greedy-PLR model: the lookup half of the PLR index (fitting is in [`super::plr`]).
 //!
 //! The model is a list of segments `(start key, start position, slope)` covering the key range
-//! `[first key, last key]` of the file. Lookup of a u64 `key` (Bourbon §4.5):
+//! `[first key, last key]` of the file. Its u64 keys are the byte projection of the file's
+//! keys ([`super::projection`]), or a radix projection fitted to them
+//! ([`super::radix_projection`], which the model then carries and encodes; chosen by
+//! [`super::chooser`] where it costs less). Lookup of a u64 `key` (Bourbon §4.5):
 //!
 //! 1. `key <= first key` → `lb = 0`, window `[0, 1)`; `key > last key` → `lb = n`, window
 //!    `[n, n + 1)`. No model is consulted.
@@ -25,6 +28,7 @@
 //! below 2^41 ([`super::MAX_KEYS`]); the slack 1/64 covers `η` and the rounding of `p ± r`.
 //! So `p − r <= lb <= p + r`, and the integer `lb` lies in the window.
 
+use super::radix_projection::RadixProjection;
 use super::radix_spline::RadixTable;
 use super::spline::ceil_log2;
 use super::{put_header, Index, IndexKind, Window, MAX_KEYS};
@@ -70,7 +74,15 @@ pub struct PlrIndex {
     lines: Vec<Line>,
     /// Radix table over `starts` (empty for few segments): derived, not encoded.
     directory: RadixTable,
+    /// How byte keys become the u64 keys it was fitted over: `None`, the byte projection
+    /// ([`super::projection`]); else a radix projection fitted to the file's keys (encoded
+    /// with header version [`RADIX_FORMAT_VERSION`]).
+    projection: Option<RadixProjection>,
 }
+
+/// The header version of a PLR encoding that carries a radix projection (the body is the
+/// projection, then the version-1 body).
+pub const RADIX_FORMAT_VERSION: u8 = 2;
 
 /// Models with fewer segments search their start keys without a directory (a binary search
 /// of a few cache lines).
@@ -109,7 +121,20 @@ impl PlrIndex {
             directory: directory(&starts),
             starts,
             lines,
+            projection: None,
         }
+    }
+
+    /// The same model over keys projected by `projection` (it must have been fitted over
+    /// keys projected that way).
+    pub(super) fn with_projection(mut self, projection: RadixProjection) -> PlrIndex {
+        self.projection = Some(projection);
+        self
+    }
+
+    /// The radix projection its keys were fitted over, if not the byte projection.
+    pub fn radix_projection(&self) -> Option<&RadixProjection> {
+        self.projection.as_ref()
     }
 
     /// The error bound δ.
@@ -139,6 +164,10 @@ impl PlrIndex {
         self.starts.capacity() * std::mem::size_of::<u64>()
             + self.lines.capacity() * std::mem::size_of::<Line>()
             + self.directory.heap_bytes()
+            + self
+                .projection
+                .as_ref()
+                .map_or(0, RadixProjection::heap_bytes)
     }
 
     /// The window of `key` for a given segment search: `[0, 1)` / `[n, n + 1)` outside the key
@@ -240,7 +269,16 @@ impl PlrIndex {
             directory: directory(&starts),
             starts,
             lines,
+            projection: None,
         })
+    }
+
+    /// Decodes a version-2 body: the radix projection, then the version-1 body.
+    pub(super) fn decode_radix_body(body: &[u8]) -> Result<PlrIndex, String> {
+        let mut d = Decoder::new(body);
+        let projection = RadixProjection::decode(&mut d)?;
+        let rest = body.get(d.position()..).unwrap_or_default();
+        Ok(PlrIndex::decode_body(rest)?.with_projection(projection))
     }
 }
 
@@ -285,7 +323,20 @@ impl Index for PlrIndex {
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
-        put_header(out, IndexKind::Plr);
+        match &self.projection {
+            None => put_header(out, IndexKind::Plr),
+            Some(projection) => {
+                out.extend_from_slice(&[IndexKind::Plr as u8, RADIX_FORMAT_VERSION]);
+                projection.encode(out);
+            }
+        }
         self.encode_body(out);
+    }
+
+    fn search_key(&self, key: &[u8], prefix: &[u8]) -> Window {
+        match &self.projection {
+            None => self.search(super::projection::project_bounded(key, prefix)),
+            Some(projection) => self.search(projection.project_bounded(key, prefix)),
+        }
     }
 }

@@ -541,3 +541,101 @@ pub(super) fn random_steps(
         .collect();
     (start, steps)
 }
+
+/// Fixed-width decimal ids under a shared prefix, some absent, with versions: the keys a
+/// radix projection reads as numbers.
+fn decimal_keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    (
+        prop::collection::vec((0u32..5000, 1usize..3), 1..400),
+        prop::sample::select(vec![4usize, 7, 12]),
+    )
+        .prop_map(|(ids, width)| {
+            let mut keys: Vec<Vec<u8>> = ids
+                .iter()
+                .flat_map(|&(id, versions)| {
+                    std::iter::repeat_n(format!("key:{id:0width$}").into_bytes(), versions)
+                })
+                .collect();
+            keys.sort();
+            keys
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// PLR over byte keys (`plr_over_keys`, which may fit a radix projection): for any query,
+    /// present or absent, with or without the file's prefix, `lo <= lb`, and every key from
+    /// `hi` up to `lb` shares the query's projection (the run the reader scans past `hi`);
+    /// the encoding round-trips to the same windows.
+    #[test]
+    fn plr_over_byte_keys_keeps_the_window_contract(
+        keys in prop_oneof![
+            decimal_keys(),
+            prop::collection::vec(suffix(), 1..200).prop_map(|mut k| { k.sort(); k }),
+        ],
+        probes in prop::collection::vec(
+            prop::collection::vec(prop::sample::select(b"key:0123456789\x00\xff".to_vec()), 0..16),
+            0..40,
+        ),
+        d in prop::sample::select(DELTAS.to_vec()),
+    ) {
+        let p = projection::common_prefix_len(&keys[0], &keys[keys.len() - 1]);
+        let prefix = keys[0][..p].to_vec();
+        let rests: Vec<&[u8]> = keys.iter().map(|k| &k[p..]).collect();
+        let idx = chooser::plr_over_keys(&rests, &plr(d)).unwrap();
+        let mut bytes = Vec::new();
+        idx.encode(&mut bytes);
+        let decoded = decode(&bytes, &PathBuf::from("t"), 0).unwrap();
+        let radix = match idx.kind() {
+            IndexKind::Plr => bytes[1] == plr_model::RADIX_FORMAT_VERSION,
+            _ => false,
+        };
+        let project = |k: &[u8]| -> u64 {
+            if radix {
+                let mut d = crate::coding::Decoder::new(&bytes[2..]);
+                radix_projection::RadixProjection::decode(&mut d).unwrap().project_bounded(k, &prefix)
+            } else {
+                projection::project_bounded(k, &prefix)
+            }
+        };
+        let mut queries: Vec<Vec<u8>> = keys.clone();
+        queries.extend(keys.iter().map(|k| [k.as_slice(), b"0"].concat()));
+        queries.extend(keys.iter().map(|k| k[..k.len().saturating_sub(1)].to_vec()));
+        queries.extend(probes);
+        queries.push(Vec::new());
+        for q in &queries {
+            let w = idx.search_key(q, &prefix);
+            prop_assert_eq!(w, decoded.search_key(q, &prefix));
+            let lb = keys.partition_point(|k| k < q) as u64;
+            prop_assert!(w.lo <= lb && w.lo < w.hi, "{:?}: {:?} lb {}", q, w, lb);
+            if idx.kind() == IndexKind::Plr {
+                prop_assert!(w.hi - w.lo <= idx.max_window());
+                for i in w.hi.max(1) - 1..lb {
+                    prop_assert_eq!(project(&keys[i as usize]), project(q), "{:?} run", q);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn decimal_ids_fit_a_few_segments_through_the_radix_projection() {
+    // Every id of a range, two versions each: the byte projection has a step per ten ids.
+    let keys: Vec<Vec<u8>> = (1_000_000..1_200_000u32)
+        .flat_map(|id| std::iter::repeat_n(format!("{id:012}").into_bytes(), 2))
+        .collect();
+    let rests: Vec<&[u8]> = keys.iter().map(|k| &k[5..]).collect();
+    let idx = chooser::plr_over_keys(&rests, &plr(8)).unwrap();
+    let mut bytes = Vec::new();
+    idx.encode(&mut bytes);
+    assert_eq!(bytes[1], plr_model::RADIX_FORMAT_VERSION);
+    assert!(idx.segments() <= 4, "{} segments", idx.segments());
+    let projected: Vec<u64> = rests.iter().map(|k| projection::project(k, 0)).collect();
+    let bytewise = build(&plr(8), &projected);
+    assert!(
+        bytewise.segments() > 1000,
+        "{} segments",
+        bytewise.segments()
+    );
+}
