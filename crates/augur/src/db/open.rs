@@ -544,7 +544,9 @@ fn refuse_headless_database(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
         0,
         format!(
             "CURRENT is missing but {} holds a database's files ({listed}): the database is \
-             damaged, and an empty database will not be started over it{hint}",
+             damaged, and an empty database will not be started over it{hint}; `augur \
+             repair {}` (augur::repair) rebuilds a manifest from the files",
+            dir.display(),
             dir.display()
         ),
     ))

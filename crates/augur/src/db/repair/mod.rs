@@ -274,7 +274,7 @@ pub fn repair(dir: &Path, options: &Options) -> Result<RepairReport> {
         lost: lost.moved,
         warnings,
     };
-    log::warn!(
+    log::info!(
         "repair of {}: {} tables kept, {} files moved to {LOST_DIR}/",
         dir.display(),
         report.tables.len(),
@@ -428,7 +428,7 @@ impl<'a> Lost<'a> {
             n += 1;
         }
         self.fs.rename(path, &target)?;
-        log::warn!(
+        log::info!(
             "repair: moved {} to {}: {reason}",
             path.display(),
             target.display()

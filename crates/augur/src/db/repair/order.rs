@@ -204,7 +204,7 @@ pub(super) fn renumber(
             &filename::table_path(dir, old),
             &filename::table_path(dir, new),
         )?;
-        log::warn!("repair: renumbered table {old} as {new} (level 0 read order)");
+        log::info!("repair: renumbered table {old} as {new} (level 0 read order)");
         scanned.meta.file_id = new;
         placed.push(Placed {
             scanned,
