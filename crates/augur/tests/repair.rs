@@ -5,7 +5,7 @@
 //! `augur::inspect`, and the expected value of a key is its surviving write with the largest
 //! seqno). Values separated into the value log and expiring values are among the writes.
 
-use augur::{inspect, repair, Db, ManualClock, Options, RepairReport};
+use augur::{inspect, repair, CompactionStyle, Db, ManualClock, Options, RepairReport};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,7 +46,23 @@ fn value(i: usize, round: usize) -> Vec<u8> {
 /// from the start (so no version is dropped and no seqno zeroed), and the last writes left
 /// in the WAL. Returns every write by seqno.
 fn build(dir: &Path, clock: &Arc<ManualClock>) -> BTreeMap<u64, Write> {
-    let db = Db::open(dir, options(clock)).expect("open");
+    build_with(dir, clock, None)
+}
+
+/// [`build`] under compaction style `style` (`None`: the default).
+fn build_with(
+    dir: &Path,
+    clock: &Arc<ManualClock>,
+    style: Option<CompactionStyle>,
+) -> BTreeMap<u64, Write> {
+    let db = Db::open(
+        dir,
+        Options {
+            compaction: style,
+            ..options(clock)
+        },
+    )
+    .expect("open");
     let hold = db.snapshot();
     let mut writes = BTreeMap::new();
     let mut record = |db: &Db, w: Write| {
@@ -345,4 +361,66 @@ fn file_numbers_out_of_seqno_order() {
         "renumbered: {report:#?}"
     );
     check(tmp.path(), &clock, &model, "swapped numbers");
+}
+
+#[test]
+fn damaged_wal() {
+    // A flipped byte in the middle of the WAL: its records before the damage are kept,
+    // the rest reported.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(ManualClock::new(T0));
+    let writes = build(tmp.path(), &clock);
+    let wal = files(tmp.path(), "wal")
+        .into_iter()
+        .max_by_key(|p| std::fs::metadata(p).expect("meta").len())
+        .expect("a WAL");
+    let mut bytes = std::fs::read(&wal).expect("read");
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x40;
+    std::fs::write(&wal, &bytes).expect("write");
+    let model = expected(tmp.path(), &writes, &[]);
+    let report = run_repair(tmp.path(), &clock);
+    let name = wal.file_name().and_then(|n| n.to_str()).expect("name");
+    let replayed = report
+        .wals
+        .iter()
+        .find(|w| w.name == name)
+        .unwrap_or_else(|| panic!("{report:#?}"));
+    let (offset, _) = replayed.stopped.clone().expect("stopped at the damage");
+    assert!(offset <= at as u64, "stopped at {offset}, damage at {at}");
+    assert!(replayed.records > 0, "{replayed:?}");
+    check(tmp.path(), &clock, &model, "damaged WAL");
+}
+
+#[test]
+fn flsm_database() {
+    // The style comes from the old manifest when a record of it reads; with every manifest
+    // gone, from the options. All tables at L0 suit either style.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(ManualClock::new(T0));
+    let writes = build_with(tmp.path(), &clock, Some(CompactionStyle::Flsm));
+    let model = expected(tmp.path(), &writes, &[]);
+    let report = run_repair(tmp.path(), &clock);
+    assert_eq!(report.style, CompactionStyle::Flsm);
+    let asked_leveled = Options {
+        compaction: Some(CompactionStyle::Leveled),
+        ..options(&clock)
+    };
+    assert!(
+        repair(tmp.path(), &asked_leveled).is_err(),
+        "a style conflict is refused"
+    );
+    check(tmp.path(), &clock, &model, "FLSM");
+    for m in manifests(tmp.path()) {
+        std::fs::remove_file(m).expect("remove");
+    }
+    let asked_flsm = Options {
+        compaction: Some(CompactionStyle::Flsm),
+        ..options(&clock)
+    };
+    let report = repair(tmp.path(), &asked_flsm).expect("repair");
+    assert_eq!(report.style, CompactionStyle::Flsm);
+    let mut model2 = model.clone();
+    model2.insert(b"after-repair".to_vec(), b"x".to_vec());
+    check(tmp.path(), &clock, &model2, "FLSM, manifest deleted");
 }
