@@ -38,6 +38,7 @@ fn to_json(r: &RepairReport) -> Value {
             "name": w.name,
             "records": w.records,
             "entries": w.entries,
+            "already_in_tables": w.already_in_tables,
             "stopped": w.stopped.as_ref().map(|(offset, reason)| json!({
                 "offset": offset,
                 "reason": reason,

@@ -30,6 +30,7 @@
 //! last seqno is at least every kept entry's; every table the manifest names passed its
 //! full verification.
 
+mod dedup;
 mod order;
 mod tables;
 mod wal;
@@ -40,7 +41,7 @@ use crate::fs::FileSystem;
 use crate::options::Options;
 use crate::version::{write_current, write_manifest_file, CompactionStyle, VersionEdit};
 use crate::wal::{read_log, LogKind};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The directory, inside the database directory, that repair moves files into.
@@ -73,6 +74,8 @@ pub struct RecoveredWal {
     pub records: u64,
     /// Entries (writes) replayed.
     pub entries: u64,
+    /// Entries skipped because a kept table holds the same write (a WAL already flushed).
+    pub already_in_tables: u64,
     /// Where and why the replay stopped before the WAL's end: `(offset, reason)`; `None`
     /// when it was read to its end (a torn last record, a crash's leftover, is reported
     /// here too).
@@ -154,27 +157,29 @@ pub fn repair(dir: &Path, options: &Options) -> Result<RepairReport> {
     let mut counter = found.max_number + 1;
 
     let segments = wal::open_segments(fs.clone(), dir, options, &mut lost)?;
+    let mut scanned = tables::scan_tables(fs.as_ref(), dir, &found.tables, &mut lost)?;
     let replayed = wal::replay_wals(
         fs.as_ref(),
         dir,
         &found.wals,
         &segments.vlog,
         options.memtable_size_bytes,
+        &scanned,
     )?;
-    let mut table_ids = found.tables.clone();
-    let mut vlog_garbage = BTreeMap::new();
     let wal_table = match replayed.write_table(fs.as_ref(), dir, counter, options)? {
         Some(flushed) => {
             counter += 1;
-            vlog_garbage = flushed.garbage;
-            table_ids.push(flushed.meta.file_id);
-            Some(flushed.meta.file_id)
+            let id = flushed.meta.file_id;
+            let before = scanned.len();
+            scanned.extend(tables::scan_tables(fs.as_ref(), dir, &[id], &mut lost)?);
+            (scanned.len() > before).then_some(id)
         }
         None => None,
     };
 
     let mut warnings = Vec::new();
-    let scanned = tables::scan_tables(fs.as_ref(), dir, &table_ids, &mut lost)?;
+    let scanned =
+        dedup::merge_duplicates(fs.as_ref(), dir, scanned, options, &mut counter, &mut lost)?;
     let ordered = order::newest_first(scanned, &mut warnings)?;
     let placed = order::renumber(fs.as_ref(), dir, ordered, &mut counter)?;
 
@@ -220,6 +225,19 @@ pub fn repair(dir: &Path, options: &Options) -> Result<RepairReport> {
         )?;
     }
 
+    let vlog_garbage = if lost.tables_failed > 0 {
+        warnings.push(
+            "no value-log garbage recorded: a table moved to lost/ may point into any \
+             segment, and its values stay until compactions count garbage again"
+                .into(),
+        );
+        Vec::new()
+    } else {
+        let referenced = placed
+            .iter()
+            .flat_map(|t| t.scanned.pointers.iter().copied());
+        wal::unreferenced_bytes(&segments, referenced.collect())?
+    };
     let last_seqno = placed
         .iter()
         .map(|t| t.scanned.max_seqno)
@@ -233,10 +251,7 @@ pub fn repair(dir: &Path, options: &Options) -> Result<RepairReport> {
         next_file_number: Some(counter),
         last_seqno: Some(last_seqno),
         added: placed.iter().map(|t| (0, t.scanned.meta.clone())).collect(),
-        vlog_garbage: vlog_garbage
-            .into_iter()
-            .filter(|(s, _)| present.contains(s))
-            .collect(),
+        vlog_garbage,
         vlog_deleted_runs: runs(&segments_missing),
         compaction_style: Some(style.code()),
         ..VersionEdit::default()
@@ -403,6 +418,8 @@ pub(super) struct Lost<'a> {
     fs: &'a dyn FileSystem,
     dir: PathBuf,
     moved: Vec<LostFile>,
+    /// Tables moved because they failed verification.
+    tables_failed: usize,
 }
 
 impl<'a> Lost<'a> {
@@ -411,6 +428,7 @@ impl<'a> Lost<'a> {
             fs,
             dir: dir.join(LOST_DIR),
             moved: Vec::new(),
+            tables_failed: 0,
         }
     }
 

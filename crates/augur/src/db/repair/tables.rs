@@ -30,6 +30,8 @@ pub(super) struct ScannedTable {
     pub max_seqno: u64,
     /// The segments its value pointers point into.
     pub pointed_segments: BTreeSet<u64>,
+    /// Every value pointer's `(segment, offset)`: the value-log entries it keeps live.
+    pub pointers: Vec<(u64, u64)>,
     /// The open table (read again by the ordering).
     pub table: Arc<Table>,
 }
@@ -49,7 +51,10 @@ pub(super) fn scan_tables(
         let path = filename::table_path(dir, id);
         match scan_table(fs, &path, id) {
             Ok(t) => kept.push(t),
-            Err(e) => lost.move_file(&path, format!("table failed verification: {e}"))?,
+            Err(e) => {
+                lost.tables_failed += 1;
+                lost.move_file(&path, format!("table failed verification: {e}"))?;
+            }
         }
     }
     Ok(kept)
@@ -62,6 +67,7 @@ fn scan_table(fs: &dyn FileSystem, path: &Path, id: u64) -> Result<ScannedTable>
     let mut max_seqno = 0;
     let mut span = SegmentSpan::EMPTY;
     let mut pointed_segments = BTreeSet::new();
+    let mut pointers = Vec::new();
     let mut expiry: Option<ExpirySummary> = None;
     let mut cursor = TableCursor::new(table.clone(), true);
     cursor.seek_to_first()?;
@@ -72,6 +78,7 @@ fn scan_table(fs: &dyn FileSystem, path: &Path, id: u64) -> Result<ScannedTable>
                 if let Some(p) = ValuePointer::decode(cursor.value()) {
                     span.include(p.segment);
                     pointed_segments.insert(p.segment);
+                    pointers.push((p.segment, p.offset));
                 }
             }
             ValueKind::ExpiringValue => {
@@ -96,6 +103,7 @@ fn scan_table(fs: &dyn FileSystem, path: &Path, id: u64) -> Result<ScannedTable>
         meta,
         max_seqno,
         pointed_segments,
+        pointers,
         table,
     })
 }

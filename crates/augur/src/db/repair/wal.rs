@@ -11,10 +11,11 @@
 //! WALs: every WAL, in number order, is replayed into one memtable; each stops at its first
 //! bad record (a torn or damaged record, a malformed batch, a value pointer that does not
 //! lead to its value-log entry with its key). Nothing of a WAL after that point is kept, as
-//! the engine's replay never keeps a record after a bad one. WALs that were already flushed
-//! (a crash before their removal) replay writes a table also holds, with the same seqnos:
-//! harmless duplicates.
+//! the engine's replay never keeps a record after a bad one. A WAL already flushed (a crash
+//! before its removal, or a repair interrupted after writing its WAL table) holds writes a
+//! kept table holds too: each such write is skipped (see `in_tables`), never duplicated.
 
+use super::tables::ScannedTable;
 use super::{file_name, KeptSegment, Lost, RecoveredWal};
 use crate::cache::FileReads;
 use crate::db::decode_record;
@@ -25,7 +26,7 @@ use crate::fs::{FileSystem, ReadMode};
 use crate::key::{SeqNo, ValueKind};
 use crate::memtable::Memtable;
 use crate::options::Options;
-use crate::vlog::{parse_segment_file_name, ValueLog, ValuePointer};
+use crate::vlog::{entry_bytes, parse_segment_file_name, ValueLog, ValuePointer};
 use crate::wal::{read_log, LogKind, LogTail};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -111,6 +112,41 @@ pub(super) fn open_segments(
     Ok(Segments { vlog, kept, moved })
 }
 
+/// The garbage of each kept, undamaged segment: the bytes of its entries no pointer of
+/// `referenced` (`(segment, offset)`, every pointer of every kept table) leads to. Nothing
+/// will ever point at such an entry again, so it is exactly the garbage GC needs to know
+/// of; entries past damage are not counted (conservative).
+///
+/// # Errors
+/// `Io` on read failures.
+pub(super) fn unreferenced_bytes(
+    segments: &Segments,
+    mut referenced: Vec<(u64, u64)>,
+) -> Result<Vec<(u64, u64)>> {
+    referenced.sort_unstable();
+    referenced.dedup();
+    let mut out = Vec::new();
+    for (&id, kept) in &segments.kept {
+        if kept.damage.is_some() {
+            continue;
+        }
+        let entries = match segments.vlog.segment_entries(id) {
+            Ok(e) => e,
+            Err(Error::Corruption { .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        let garbage: u64 = entries
+            .iter()
+            .filter(|(p, _, _)| referenced.binary_search(&(id, p.offset)).is_err())
+            .map(|(p, key, _)| entry_bytes(key.len(), p))
+            .sum();
+        if garbage > 0 {
+            out.push((id, garbage));
+        }
+    }
+    Ok(out)
+}
+
 /// What the WALs held.
 pub(super) struct Replayed {
     mem: Memtable,
@@ -148,6 +184,7 @@ pub(super) fn replay_wals(
     numbers: &[u64],
     vlog: &ValueLog,
     memtable_budget: usize,
+    tables: &[ScannedTable],
 ) -> Result<Replayed> {
     let mut out = Replayed {
         mem: Memtable::with_budget(memtable_budget),
@@ -161,6 +198,7 @@ pub(super) fn replay_wals(
             name: file_name(&path),
             records: 0,
             entries: 0,
+            already_in_tables: 0,
             stopped: None,
         };
         let contents = match read_log(fs, &path, LogKind::Wal) {
@@ -192,6 +230,10 @@ pub(super) fn replay_wals(
             }
             for (j, e) in entries.iter().enumerate() {
                 let seqno = first + j as u64;
+                if in_tables(tables, &e.key, seqno)? {
+                    report.already_in_tables += 1;
+                    continue;
+                }
                 if e.kind == ValueKind::Pointer {
                     out.segments
                         .extend(ValuePointer::decode(&e.value).map(|p| p.segment));
@@ -205,6 +247,26 @@ pub(super) fn replay_wals(
         out.reports.push(report);
     }
     Ok(out)
+}
+
+/// Whether a kept table holds the write of `key` at `seqno` already: a WAL whose removal a
+/// crash interrupted after its flush. Replaying it again would make two tables hold the
+/// same entry, and a compaction merging them drops one copy as shadowed and counts its
+/// value-log entry as garbage while the other copy still points at it: the segment could
+/// then look all garbage and be deleted with a live value in it.
+fn in_tables(tables: &[ScannedTable], key: &[u8], seqno: SeqNo) -> Result<bool> {
+    for t in tables {
+        let m = &t.meta;
+        if m.smallest.user_key.as_slice() <= key && key <= m.largest.user_key.as_slice() {
+            let hash = crate::sst::filter::key_hash(key);
+            if let Some(e) = t.table.get_hashed(key, hash, seqno)? {
+                if e.seqno == seqno {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// Why a record's value pointers do not all lead to their value-log entries, if they do
