@@ -9,21 +9,23 @@
 //! 2. Opens the value-log segments; one whose header is damaged (so no entry of it can be
 //!    read) goes to `lost/`. Damage inside a segment is reported and the segment kept: the
 //!    values before the damage are still readable, and tables point into it.
-//! 3. Replays every WAL into one memtable, stopping in each WAL at the first bad record (a
-//!    bad checksum, a malformed batch, a value pointer that does not reach its value-log
-//!    entry), and writes it as a new table (`wal.rs`).
-//! 4. Opens and verifies every table in full (`Table::verify`: every section and block
+//! 3. Opens and verifies every table in full (`Table::verify`: every section and block
 //!    checksum, every entry in order, counts against the properties); a table that fails
-//!    goes to `lost/` whole (no salvage of its readable blocks: see docs/repair.md).
-//! 5. Orders the kept tables so that, for every user key held by two of them, the one with
+//!    goes to `lost/` whole (no salvage of its readable blocks: see `tables.rs`).
+//! 4. Replays every WAL into one memtable, stopping in each WAL at the first bad record (a
+//!    bad checksum, a malformed batch, a value pointer that does not reach its value-log
+//!    entry) and skipping writes a kept table holds, and writes it as a new table
+//!    (`wal.rs`).
+//! 5. Merges tables sharing writes into one (`dedup.rs`): no write is held twice.
+//! 6. Orders the kept tables so that, for every user key held by two of them, the one with
 //!    the newer version is read first, and renumbers them when their file numbers disagree
 //!    with that order (`order.rs`): every kept table is placed at level 0, which is read
 //!    newest file number first.
-//! 6. Moves the WALs, old manifests, CURRENT and temporary files to `lost/`.
-//! 7. Writes a fresh manifest holding one snapshot edit (all tables at L0, the largest
-//!    seqno found, the value-log segments missing below the largest id anything names
-//!    recorded as deleted so their ids are never reused), syncs it, and points CURRENT at it
-//!    by a rename.
+//! 7. Moves the WALs, old manifests, CURRENT and temporary files to `lost/`.
+//! 8. Writes a fresh manifest holding one snapshot edit (all tables at L0, the largest
+//!    seqno found, each segment's garbage recomputed, the value-log segments missing below
+//!    the largest id anything names recorded as deleted so their ids are never reused),
+//!    syncs it, and points CURRENT at it by a rename.
 //!
 //! Invariants: nothing is ever deleted (a file repair does not keep is moved into
 //! `DIR/lost/`, renamed with a numeric suffix if that name is taken); the new manifest's
