@@ -2,21 +2,26 @@
 //! that check out (`augur::repair`, docs/repair.md) and prints what was kept, what was
 //! moved to `DIR/lost/` and why.
 
-use crate::codec::print_json;
-use crate::error::CliError;
+use crate::error::{io_err, CliError};
 use augur::{Options, RepairReport};
 use serde_json::{json, Value};
+use std::io::{ErrorKind, Write};
 use std::path::Path;
 
 /// Runs the repair of `dir` with `options` and prints its report (`json`: one object).
 pub fn run(dir: &Path, options: &Options, json: bool) -> Result<(), CliError> {
     let report = augur::repair(dir, options)?;
-    if json {
-        print_json(&to_json(&report));
+    let mut out = std::io::stdout().lock();
+    let written = if json {
+        writeln!(out, "{}", to_json(&report))
     } else {
-        print_human(&report);
+        print_human(&mut out, &report)
+    };
+    match written.and_then(|()| out.flush()) {
+        // A reader that closed the pipe early (`augur repair DIR | head`): the repair is done.
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
+        other => other.map_err(io_err("writing to stdout")),
     }
-    Ok(())
 }
 
 /// The report as one JSON object.
@@ -61,15 +66,20 @@ fn to_json(r: &RepairReport) -> Value {
 }
 
 /// The report as text.
-fn print_human(r: &RepairReport) {
-    println!(
+fn print_human(out: &mut impl Write, r: &RepairReport) -> std::io::Result<()> {
+    writeln!(
+        out,
         "repaired {}: wrote {} ({} compaction), last seqno {}",
         r.dir.display(),
         r.manifest,
         r.style,
         r.last_seqno
-    );
-    println!("kept {} tables at level 0, newest first:", r.tables.len());
+    )?;
+    writeln!(
+        out,
+        "kept {} tables at level 0, newest first:",
+        r.tables.len()
+    )?;
     for t in &r.tables {
         let mut line = format!(
             "  {}  {} entries, {} bytes, max seqno {}",
@@ -81,41 +91,54 @@ fn print_human(r: &RepairReport) {
         if let Some(old) = &t.renamed_from {
             line.push_str(&format!(" (renumbered from {old})"));
         }
-        println!("{line}");
+        writeln!(out, "{line}")?;
     }
-    println!("replayed {} WALs:", r.wals.len());
+    writeln!(out, "replayed {} WALs:", r.wals.len())?;
     for w in &r.wals {
         let end = match &w.stopped {
             None => "read to its end".to_string(),
             Some((offset, reason)) => format!("stopped at offset {offset}: {reason}"),
         };
-        println!(
-            "  {}  {} records, {} entries; {end}",
+        let skipped = match w.already_in_tables {
+            0 => String::new(),
+            n => format!(" (and {n} already in tables, skipped)"),
+        };
+        writeln!(
+            out,
+            "  {}  {} records, {} entries{skipped}; {end}",
             w.name, w.records, w.entries
-        );
+        )?;
     }
-    println!("kept {} value-log segments:", r.segments.len());
+    writeln!(out, "kept {} value-log segments:", r.segments.len())?;
     for s in &r.segments {
         let damage = s
             .damage
             .as_ref()
             .map_or_else(String::new, |d| format!("; damaged: {d}"));
-        println!(
+        writeln!(
+            out,
             "  {}  {} bytes, {} entries{damage}",
             s.name, s.bytes, s.entries
-        );
+        )?;
     }
     if !r.segments_missing.is_empty() {
-        println!(
+        writeln!(
+            out,
             "value-log segments missing (recorded as deleted): {:?}",
             r.segments_missing
-        );
+        )?;
     }
-    println!("moved {} files to {}/lost/:", r.lost.len(), r.dir.display());
+    writeln!(
+        out,
+        "moved {} files to {}/lost/:",
+        r.lost.len(),
+        r.dir.display()
+    )?;
     for l in &r.lost {
-        println!("  {}: {}", l.name, l.reason);
+        writeln!(out, "  {}: {}", l.name, l.reason)?;
     }
     for w in &r.warnings {
-        println!("warning: {w}");
+        writeln!(out, "warning: {w}")?;
     }
+    Ok(())
 }
