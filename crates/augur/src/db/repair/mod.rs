@@ -448,6 +448,10 @@ impl<'a> Lost<'a> {
             n += 1;
         }
         self.fs.rename(path, &target)?;
+        // Durable in its new place before anything depends on its absence here.
+        self.fs.sync_dir(&self.dir)?;
+        self.fs
+            .sync_dir(self.dir.parent().unwrap_or(Path::new(".")))?;
         log::info!(
             "repair: moved {} to {}: {reason}",
             path.display(),
