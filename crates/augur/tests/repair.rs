@@ -490,3 +490,28 @@ fn garbage_of_values_nothing_points_at_is_recorded() {
         );
     }
 }
+
+#[test]
+fn lost_dir_is_no_foreign_file_and_an_open_database_is_not_repaired() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(ManualClock::new(T0));
+    build(tmp.path(), &clock);
+    run_repair(tmp.path(), &clock);
+    assert!(tmp.path().join(augur::LOST_DIR).is_dir());
+    // A repair interrupted between moving CURRENT and writing the new one: the open names
+    // the damage (not `lost/` as a foreign file).
+    std::fs::remove_file(tmp.path().join("CURRENT")).expect("remove");
+    match Db::open(tmp.path(), options(&clock)) {
+        Err(augur::Error::Corruption { reason, .. }) => {
+            assert!(reason.contains("augur repair"), "{reason}")
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    run_repair(tmp.path(), &clock);
+    let db = Db::open(tmp.path(), options(&clock)).expect("open");
+    match repair(tmp.path(), &options(&clock)) {
+        Err(augur::Error::Busy(_)) => {}
+        other => panic!("repair of an open database: {other:?}"),
+    }
+    drop(db);
+}

@@ -444,7 +444,12 @@ fn missing_database(dir: &Path) -> Error {
 /// Fails when `dir` (which has no CURRENT) holds files Augur does not own.
 fn refuse_foreign_directory(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
     let names = fs.list(dir)?;
-    if let Some(foreign) = names.iter().find(|n| filename::parse(n).is_none()) {
+    // `lost/` is repair's (`repair/`): a repair interrupted before it wrote CURRENT leaves
+    // it beside the database's files, which must be reported as such.
+    let foreign = names
+        .iter()
+        .find(|n| filename::parse(n).is_none() && n.as_str() != super::repair::LOST_DIR);
+    if let Some(foreign) = foreign {
         return Err(Error::InvalidArgument(format!(
             "{} is not an Augur database (no CURRENT file, and it holds other files such as {foreign:?})",
             dir.display(),
