@@ -507,6 +507,14 @@ fn lost_dir_is_no_foreign_file_and_an_open_database_is_not_repaired() {
         }
         other => panic!("{:?}", other.map(|_| ())),
     }
+    let read_only = Options {
+        read_only: true,
+        ..options(&clock)
+    };
+    assert!(matches!(
+        repair(tmp.path(), &read_only),
+        Err(augur::Error::ReadOnly { .. })
+    ));
     run_repair(tmp.path(), &clock);
     let db = Db::open(tmp.path(), options(&clock)).expect("open");
     match repair(tmp.path(), &options(&clock)) {

@@ -141,10 +141,16 @@ pub struct RepairReport {
 ///
 /// # Errors
 /// `InvalidArgument` when `dir` does not exist, or when `options.compaction` names another
-/// style than the old manifest records; `Busy` when a process has the database open; `Io`
+/// style than the old manifest records; `ReadOnly` when `options.read_only` is set; `Busy` when a process has the database open; `Io`
 /// on file-system failures (the directory is then left as a later repair can finish).
 pub fn repair(dir: &Path, options: &Options) -> Result<RepairReport> {
     options.validate()?;
+    if options.read_only {
+        // Repair writes a manifest and moves files: never under a read-only ask.
+        return Err(Error::ReadOnly {
+            dir: dir.to_path_buf(),
+        });
+    }
     let fs = options.fs.clone();
     if !fs.exists(dir) {
         return Err(Error::InvalidArgument(format!(
