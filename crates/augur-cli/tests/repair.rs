@@ -59,10 +59,12 @@ fn repair_after_the_manifest_is_lost() {
     assert_eq!(ok(augur(&db, &["get", "c"])), "3\n");
     assert!(ok(augur(&db, &["verify"])).contains("OK"));
 
-    // --json: one object; a second repair keeps every table.
+    // --json: one object; a second repair keeps every table (how many there are depends on
+    // whether the opens since found time to compact).
+    let tables = files_ending(&db, ".sst").len();
     let out = ok(augur_bare(&["repair", db.to_str().unwrap(), "--json"]));
     let v: Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(v["tables"].as_array().map(Vec::len), Some(3), "{v}");
+    assert_eq!(v["tables"].as_array().map(Vec::len), Some(tables), "{v}");
     assert!(v["lost"]
         .as_array()
         .unwrap()
