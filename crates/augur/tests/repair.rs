@@ -523,3 +523,42 @@ fn lost_dir_is_no_foreign_file_and_an_open_database_is_not_repaired() {
     }
     drop(db);
 }
+
+#[test]
+fn a_segment_with_a_damaged_header_goes_to_lost_and_verify_names_the_loss() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(ManualClock::new(T0));
+    build(tmp.path(), &clock);
+    let segment = files(tmp.path(), "vlog")
+        .into_iter()
+        .next()
+        .expect("a segment");
+    let mut bytes = std::fs::read(&segment).expect("read");
+    bytes[0] ^= 0xff;
+    std::fs::write(&segment, &bytes).expect("write");
+    let report = run_repair(tmp.path(), &clock);
+    let name = segment.file_name().and_then(|n| n.to_str()).expect("name");
+    assert!(
+        report
+            .lost
+            .iter()
+            .any(|l| l.name == name && l.reason.contains("header")),
+        "{report:#?}"
+    );
+    assert!(report.segments_missing.contains(&1), "{report:#?}");
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("missing value-log segment")),
+        "{report:#?}"
+    );
+    // The database opens; the values that lived in the segment are lost, and verify says so.
+    let db = Db::open(tmp.path(), options(&clock)).expect("open");
+    match db.verify() {
+        Err(augur::Error::Corruption { file, .. }) => {
+            assert_eq!(file.file_name().and_then(|n| n.to_str()), Some(name))
+        }
+        other => panic!("verify: {other:?}"),
+    }
+}
