@@ -15,6 +15,7 @@ mod commands;
 mod dump;
 mod engine;
 mod load;
+mod repair;
 mod scan;
 #[cfg(feature = "stress")]
 mod stress;
@@ -166,6 +167,16 @@ enum Command {
     /// process. A torn or damaged file prints what could be read, then where and why reading
     /// stopped, and exits with status 2.
     Dump(dump::DumpArgs),
+    /// Rebuild the manifest of the database in DIR from the tables, WALs and value-log
+    /// segments that check out, after the manifest or CURRENT was lost or damaged (LevelDB's
+    /// RepairDB): prints what was kept and what was moved to DIR/lost/ and why; nothing is
+    /// deleted. No --db: DIR is the database; the database must not be open.
+    Repair {
+        /// The database directory.
+        dir: PathBuf,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
     /// Make a consistent, openable copy of the database of --db in DIR while it may be
     /// written (a new directory; tables and value-log segments hard-linked where the file
     /// system allows, copied otherwise or with --copy).
@@ -246,6 +257,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
     if let Command::Dump(args) = &cli.command {
         return dump::run(args, codec, top_json, cli.db.as_deref());
     }
+    if let Command::Repair { dir, out } = &cli.command {
+        return repair::run(dir, &cli.engine.options(), json(*out));
+    }
     if let Command::Backup(args) = &cli.command {
         if !args.needs_db() {
             return backup::run(args, top_json, unreachable_db);
@@ -308,7 +322,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Stress(args) => stress::run(&dir, e.options(), &args, top_json),
         #[cfg(not(feature = "stress"))]
         Command::Stress { .. } => Err(CliError::failed(STRESS_NOT_BUILT)),
-        Command::Bench(_) | Command::Dump(_) => Ok(()),
+        Command::Bench(_) | Command::Dump(_) | Command::Repair { .. } => Ok(()),
     }
 }
 

@@ -73,8 +73,9 @@ mod work_signal;
 pub use cache::{CacheStats, ChunkCacheStats, OpenFilesStats, ReadStats};
 pub use compression::Compression;
 pub use db::{
-    CheckpointInfo, CheckpointOptions, Db, Found, GcReport, IndexMemory, LevelStats, Stats,
-    TryWrite, ValueLogSegmentStats, WriteBatch, WriteOptions,
+    repair, CheckpointInfo, CheckpointOptions, Db, Found, GcReport, IndexMemory, KeptSegment,
+    KeptTable, LevelStats, LostFile, RecoveredWal, RepairReport, Stats, TryWrite,
+    ValueLogSegmentStats, WriteBatch, WriteOptions, LOST_DIR,
 };
 pub use error::{Error, Result};
 pub use expiry::{Clock, ManualClock, SystemClock};

@@ -14,6 +14,7 @@ mod obsolete;
 mod open;
 mod pin;
 mod read;
+mod repair;
 mod replay;
 mod stats;
 mod thread_priority;
@@ -27,6 +28,7 @@ pub use batch::WriteBatch;
 pub use checkpoint::{CheckpointInfo, CheckpointOptions};
 pub use gc::GcReport;
 pub use read::Found;
+pub use repair::{repair, KeptSegment, KeptTable, LostFile, RecoveredWal, RepairReport, LOST_DIR};
 pub use stats::{IndexMemory, LevelStats, Stats, ValueLogSegmentStats};
 
 pub(crate) use crate::iter::{SnapshotGuard, SnapshotList};

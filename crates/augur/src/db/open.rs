@@ -444,7 +444,12 @@ fn missing_database(dir: &Path) -> Error {
 /// Fails when `dir` (which has no CURRENT) holds files Augur does not own.
 fn refuse_foreign_directory(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
     let names = fs.list(dir)?;
-    if let Some(foreign) = names.iter().find(|n| filename::parse(n).is_none()) {
+    // `lost/` is repair's (`repair/`): a repair interrupted before it wrote CURRENT leaves
+    // it beside the database's files, which must be reported as such.
+    let foreign = names
+        .iter()
+        .find(|n| filename::parse(n).is_none() && n.as_str() != super::repair::LOST_DIR);
+    if let Some(foreign) = foreign {
         return Err(Error::InvalidArgument(format!(
             "{} is not an Augur database (no CURRENT file, and it holds other files such as {foreign:?})",
             dir.display(),
@@ -544,7 +549,9 @@ fn refuse_headless_database(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
         0,
         format!(
             "CURRENT is missing but {} holds a database's files ({listed}): the database is \
-             damaged, and an empty database will not be started over it{hint}",
+             damaged, and an empty database will not be started over it{hint}; `augur \
+             repair {}` (augur::repair) rebuilds a manifest from the files",
+            dir.display(),
             dir.display()
         ),
     ))
