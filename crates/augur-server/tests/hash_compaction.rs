@@ -97,7 +97,7 @@ fn compaction_drops_the_fields_of_gone_hashes_and_keeps_live_ones() {
         assert_eq!(s.terminate(), Some(0));
     }
     let server = open(&dir);
-    let db = &server.db;
+    let db = &*server.db().unwrap();
     let before = field_keys(db);
     let total_before: usize = before.values().sum();
     // The garbage is there: DEL and the rest wrote only records (HDEL of live fields wrote
