@@ -391,19 +391,25 @@ impl Server {
     pub fn open(config: Config) -> Result<(Server, Migrated), String> {
         crate::replication::staging::recover(&config.db)?;
         let repl = Replication::new(&config);
+        // A primary's first replication id is its run id (a replica's becomes its
+        // primary's below).
+        let run_id = repl.ids().replid;
         let (db, versions, migrated) = open_db(&config, &config.db, &repl)?;
         repl.restore(&db);
         let mut server = Server::new(db, config, versions);
         server.repl = repl;
+        server.run_id = run_id;
         Ok((server, migrated))
     }
 
     /// The state of a server over `db` (whose layout is checked), configured by `config`,
     /// issuing hash versions from `hash_versions`.
     pub fn new(db: Db, config: Config, hash_versions: Versions) -> Server {
+        let repl = Replication::new(&config);
+        let run_id = repl.ids().replid;
         Server {
             db_slot: DbSlot::new(db),
-            repl: Replication::new(&config),
+            repl,
             settings: Settings::new(&config),
             hash_versions: ArcSwap::from_pointee(hash_versions),
             config,
@@ -425,7 +431,7 @@ impl Server {
             dirty: AtomicBool::new(false),
             port: AtomicU16::new(0),
             key_count: Mutex::new(None),
-            run_id: random_hex_id(),
+            run_id,
         }
     }
 

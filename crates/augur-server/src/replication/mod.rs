@@ -234,6 +234,9 @@ pub struct Replication {
     sync_partial_err: AtomicU64,
     /// Writes from clients are refused while a replica.
     read_only: bool,
+    /// A replica connected, or this node followed a primary: Redis's backlog is active
+    /// from then on (`repl_backlog_active`).
+    backlog_used: AtomicBool,
 }
 
 /// The commit listener: appends each committed group to the backlog while this node is a
@@ -292,6 +295,7 @@ impl Replication {
             sync_partial_ok: AtomicU64::new(0),
             sync_partial_err: AtomicU64::new(0),
             read_only: config.replica_read_only,
+            backlog_used: AtomicBool::new(false),
         })
     }
 
@@ -387,6 +391,7 @@ impl Replication {
 
     /// Registers a replica connected to this primary.
     pub fn add_replica(&self, link: Arc<ReplicaLink>) {
+        self.backlog_used.store(true, Ordering::Relaxed);
         self.replicas.lock().push(link);
     }
 
@@ -478,6 +483,7 @@ impl Replication {
             ids.second_offset = i64::try_from(repl.offset()).unwrap_or(i64::MAX) + 1;
         }
         *repl.role.lock() = Role::Primary;
+        repl.backlog_used.store(true, Ordering::Relaxed);
         repl.link.set_state(LinkState::Connect);
         repl.accepting.store(true, Ordering::Release);
         let db = server.db()?;
@@ -599,14 +605,17 @@ impl Replication {
         }
         let ids = self.ids();
         let (start, histlen, limit) = self.backlog.window();
+        let active = self.backlog_used.load(Ordering::Relaxed) || self.is_replica();
+        // Redis creates its backlog with the first replica (or sync): before, 0s.
+        let (first, histlen) = if active { (start + 1, histlen) } else { (0, 0) };
         out.push(f("master_failover_state", &"no-failover"));
         out.push(f("master_replid", &ids.replid));
         out.push(f("master_replid2", &ids.replid2));
         out.push(f("master_repl_offset", &offset));
         out.push(f("second_repl_offset", &ids.second_offset));
-        out.push(f("repl_backlog_active", &1));
+        out.push(f("repl_backlog_active", &u8::from(active)));
         out.push(f("repl_backlog_size", &limit));
-        out.push(f("repl_backlog_first_byte_offset", &(start + 1)));
+        out.push(f("repl_backlog_first_byte_offset", &first));
         out.push(f("repl_backlog_histlen", &histlen));
         if self.is_replica() {
             // Augur's own: how far the replica is behind its primary's last heartbeat.
