@@ -215,8 +215,8 @@ pub struct Replication {
     pub backlog: Backlog,
     ids: Mutex<Ids>,
     role: Mutex<Role>,
-    /// The commit listener appends to the backlog (a primary); a replica's applier appends
-    /// instead.
+    /// The commit listener appends to the backlog: a primary once its first replica
+    /// connected (or after a promotion); a replica's applier appends instead.
     accepting: AtomicBool,
     /// Bumped at every change of primary: a replica link of an older generation stops.
     generation: watch::Sender<u64>,
@@ -237,6 +237,9 @@ pub struct Replication {
     /// A replica connected, or this node followed a primary: Redis's backlog is active
     /// from then on (`repl_backlog_active`).
     backlog_used: AtomicBool,
+    /// This node knows a history to continue (`PSYNC <replid> <offset+1>`, not `PSYNC ?
+    /// -1`): a stored position, a full sync, or its own stream as a primary.
+    has_position: AtomicBool,
 }
 
 /// The commit listener: appends each committed group to the backlog while this node is a
@@ -276,7 +279,6 @@ impl Replication {
             },
             None => Role::Primary,
         };
-        let accepting = role == Role::Primary;
         Arc::new(Replication {
             backlog: Backlog::new(config.repl_backlog_bytes),
             ids: Mutex::new(Ids {
@@ -285,7 +287,7 @@ impl Replication {
                 second_offset: -1,
             }),
             role: Mutex::new(role),
-            accepting: AtomicBool::new(accepting),
+            accepting: AtomicBool::new(false),
             generation: watch::channel(0).0,
             apply_lock: Mutex::new(()),
             replicas: Mutex::new(Vec::new()),
@@ -296,6 +298,7 @@ impl Replication {
             sync_partial_err: AtomicU64::new(0),
             read_only: config.replica_read_only,
             backlog_used: AtomicBool::new(false),
+            has_position: AtomicBool::new(false),
         })
     }
 
@@ -316,6 +319,7 @@ impl Replication {
         match stored {
             Some((replid, offset)) if self.is_replica() => {
                 self.ids.lock().replid = replid;
+                self.has_position.store(true, Ordering::Relaxed);
                 self.backlog.reset(offset, seqno);
             }
             _ => self.backlog.reset(0, seqno),
@@ -340,6 +344,11 @@ impl Replication {
     /// Whether a client's write is refused (`-READONLY`).
     pub fn refuses_writes(&self) -> bool {
         self.read_only && self.is_replica()
+    }
+
+    /// Whether this node has a history to continue (see `has_position`).
+    pub fn has_position(&self) -> bool {
+        self.has_position.load(Ordering::Relaxed)
     }
 
     /// This node's offset.
@@ -392,6 +401,14 @@ impl Replication {
     /// Registers a replica connected to this primary.
     pub fn add_replica(&self, link: Arc<ReplicaLink>) {
         self.backlog_used.store(true, Ordering::Relaxed);
+        // The first replica starts the stream (Redis creates its backlog then): before it
+        // a primary encodes nothing. Groups committed before this are in the checkpoint
+        // the replica copies: it is taken after, and its flush waits for its turn in the
+        // engine's writer queue, behind any group still in flight (`Db::checkpoint`). Their
+        // seqnos are all below the first group appended, so the seqno marks stay exact.
+        if !self.is_replica() {
+            self.accepting.store(true, Ordering::Release);
+        }
         self.replicas.lock().push(link);
     }
 
@@ -452,6 +469,10 @@ impl Replication {
         let repl = &server.repl;
         {
             let _applying = repl.apply_lock.lock();
+            if !repl.is_replica() {
+                // A demoted primary continues its own history.
+                repl.has_position.store(true, Ordering::Relaxed);
+            }
             repl.accepting.store(false, Ordering::Release);
             *repl.role.lock() = Role::Replica { host, port };
             repl.bump_generation();
@@ -525,6 +546,7 @@ impl Replication {
 
     /// Takes a full sync's id (the old ones are forgotten, as Redis does).
     pub fn set_id(&self, replid: &str) {
+        self.has_position.store(true, Ordering::Relaxed);
         let mut ids = self.ids.lock();
         ids.replid = replid.to_string();
         ids.replid2 = NO_REPLID.to_string();

@@ -131,7 +131,7 @@ async fn link_once(
     }
     let ids = repl.ids();
     let offset = repl.offset();
-    let (replid, psync_offset) = if offset == 0 {
+    let (replid, psync_offset) = if !repl.has_position() {
         ("?".to_string(), "-1".to_string())
     } else {
         (ids.replid, (offset + 1).to_string())
