@@ -117,9 +117,56 @@ pub struct Args {
         alias = "slowlog_max_len"
     )]
     pub slowlog_max_len: usize,
+    /// Replicate the server at HOST PORT (Redis's replicaof; `REPLICAOF` changes it while
+    /// running). One value `"HOST PORT"` (the config file's form) or two.
+    #[arg(long, value_name = "HOST PORT", num_args = 1..=2)]
+    pub replicaof: Vec<String>,
+    /// Bytes of the replication stream a primary keeps for replicas that reconnect
+    /// (Redis's repl-backlog-size; units `kb`, `mb`, `gb` accepted).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value = "64mb",
+        alias = "repl_backlog_size"
+    )]
+    pub repl_backlog_size: String,
+    /// Refuse writes from clients while a replica (Redis's replica-read-only: yes or no).
+    #[arg(
+        long,
+        value_name = "yes|no",
+        default_value = "yes",
+        alias = "replica_read_only"
+    )]
+    pub replica_read_only: String,
     /// Engine options, as the CLI's.
     #[command(flatten)]
     pub engine: EngineArgs,
+}
+
+/// Parses a byte count with Redis's optional units (`1024`, `64mb`, `1gb`; `k`, `m`, `g`
+/// are powers of 1000, `kb`, `mb`, `gb` of 1024).
+///
+/// # Errors
+/// A message naming the value.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let lower = text.trim().to_ascii_lowercase();
+    let digits = lower.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &lower[digits.len()..];
+    let scale: u64 = match unit {
+        "" | "b" => 1,
+        "k" => 1_000,
+        "kb" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" => 1 << 30,
+        _ => return Err(format!("`{text}`: unknown unit (b, k, kb, m, mb, g, gb)")),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| format!("`{text}` is not a byte count"))
 }
 
 /// The checked configuration.
@@ -158,8 +205,29 @@ pub struct Config {
     pub slowlog_log_slower_than: i64,
     /// The slow log's length at start.
     pub slowlog_max_len: usize,
+    /// The primary to replicate at start (`--replicaof`), host and port.
+    pub replicaof: Option<(String, u16)>,
+    /// Bytes of the replication backlog.
+    pub repl_backlog_bytes: usize,
+    /// Writes from clients are refused while a replica.
+    pub replica_read_only: bool,
     /// Engine options.
     pub engine: EngineArgs,
+}
+
+/// `--replicaof`'s words: `[]` none, `["HOST PORT"]` or `["HOST", "PORT"]`; `NO ONE` is
+/// none too.
+fn parse_replicaof(words: &[String]) -> Result<Option<(String, u16)>, String> {
+    let words: Vec<&str> = words.iter().flat_map(|w| w.split_whitespace()).collect();
+    match words[..] {
+        [] => Ok(None),
+        [no, one] if no.eq_ignore_ascii_case("no") && one.eq_ignore_ascii_case("one") => Ok(None),
+        [host, port] => match port.parse::<u16>() {
+            Ok(p) if p > 0 => Ok(Some((host.to_string(), p))),
+            _ => Err(format!("--replicaof: `{port}` is not a port")),
+        },
+        _ => Err("--replicaof takes HOST PORT".into()),
+    }
 }
 
 impl Config {
@@ -230,6 +298,20 @@ impl Config {
         }
         // Checks the engine options now, with the CLI's messages.
         a.engine.options().validate().map_err(|e| e.to_string())?;
+        let replicaof = parse_replicaof(&a.replicaof)?;
+        let repl_backlog_bytes = parse_bytes(&a.repl_backlog_size)
+            .map_err(|e| format!("--repl-backlog-size: {e}"))
+            .and_then(|n| {
+                usize::try_from(n)
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| "--repl-backlog-size must be at least 1 byte".to_string())
+            })?;
+        let replica_read_only = match a.replica_read_only.to_ascii_lowercase().as_str() {
+            "yes" | "true" => true,
+            "no" | "false" => false,
+            other => return Err(format!("--replica-read-only: `{other}` is not yes or no")),
+        };
         let config_file = a.config.map(|f| std::path::absolute(&f).unwrap_or(f));
         Ok(Config {
             db,
@@ -248,6 +330,9 @@ impl Config {
             checkpoint_dir: a.checkpoint_dir,
             slowlog_log_slower_than: a.slowlog_log_slower_than,
             slowlog_max_len: a.slowlog_max_len,
+            replicaof,
+            repl_backlog_bytes,
+            replica_read_only,
             engine: a.engine,
         })
     }
@@ -358,6 +443,18 @@ mod tests {
         assert!(parse(&["--db", "/x", "--config", f])
             .unwrap_err()
             .contains("`port`"));
+        std::fs::write(
+            &file,
+            "replicaof = \"10.0.0.1 6379\"\nrepl_backlog_size = \"1mb\"\n",
+        )
+        .unwrap();
+        let c = parse(&["--db", "/x", "--config", f]).unwrap();
+        assert_eq!(c.replicaof, Some(("10.0.0.1".to_string(), 6379)));
+        assert_eq!(c.repl_backlog_bytes, 1 << 20);
+        let c = parse(&["--db", "/x", "--replicaof", "h", "7000"]).unwrap();
+        assert_eq!(c.replicaof, Some(("h".to_string(), 7000)));
+        assert!(c.replica_read_only);
+        assert!(parse(&["--db", "/x", "--replicaof", "h", "x"]).is_err());
         std::fs::write(&file, "no_such_option = 1\n").unwrap();
         assert!(parse(&["--db", "/x", "--config", f]).is_err());
     }

@@ -9,6 +9,8 @@
 //! database (`state.rs` holds what sessions share, `cursor.rs` the `SCAN` cursors), and
 //! `reply.rs` encodes the replies. `settings.rs` holds what `CONFIG SET` changes, `pause.rs`
 //! `CLIENT PAUSE`, `stats.rs` and `slowlog.rs` what `INFO` and `SLOWLOG` report.
+//! `replication/` makes a server a primary that streams its committed writes, or a replica
+//! of one (`docs/replication.md`).
 
 #![deny(unsafe_code)]
 
@@ -19,6 +21,7 @@ pub mod encoding;
 pub mod glob;
 pub mod long_double;
 pub mod pause;
+pub mod replication;
 pub mod reply;
 pub mod resp;
 pub mod server;

@@ -108,9 +108,10 @@ async fn start(config: Config) -> Result<(), String> {
         );
     }
     let config = &server.config;
-    let db = &server.db;
-    for loss in db.wal_losses() {
-        log::warn!("--accept-wal-loss: {loss}; its unflushed writes were dropped");
+    if let Ok(db) = server.db() {
+        for loss in db.wal_losses() {
+            log::warn!("--accept-wal-loss: {loss}; its unflushed writes were dropped");
+        }
     }
     let listener = augur_server::server::listen(listen.into())
         .map_err(|e| format!("listening on {}:{}: {e}", listen.0, listen.1))?;
@@ -134,6 +135,7 @@ async fn start(config: Config) -> Result<(), String> {
         if config.enable_flush { "on" } else { "off" },
     );
     let server = Arc::new(server);
+    augur_server::replication::start(&server);
     let purger = tokio::spawn(purge_periodically());
     println!("augur-server ready on {addr}");
     let _ = std::io::stdout().flush();

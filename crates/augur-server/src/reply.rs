@@ -138,6 +138,10 @@ impl CmdError {
             CmdError::Redis(text) => Cow::Borrowed(text),
             CmdError::Engine(e) => {
                 let code = match e {
+                    // The database is swapped out (a replica's full sync loads another).
+                    augur::Error::Closed => {
+                        return Cow::Borrowed("LOADING Redis is loading the dataset in memory")
+                    }
                     augur::Error::ReadOnly { .. } => "READONLY",
                     augur::Error::Poisoned { .. } => "MISCONF",
                     _ => "ERR",

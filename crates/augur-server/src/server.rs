@@ -131,13 +131,19 @@ pub async fn run(server: Arc<Server>, listener: TcpListener) -> augur::Result<()
 /// Flushes (unless `NoSave`, or the database is read-only: nothing to save) and closes
 /// the database.
 fn close(server: &Server, how: Shutdown) -> augur::Result<()> {
+    // A replica stops applying first: nothing is written after the close.
+    server.repl.stop_link();
+    let Some(db) = server.db_slot.take() else {
+        log::info!("no database open (a replica's swap failed); shutdown complete");
+        return Ok(());
+    };
     if how == Shutdown::Save {
-        match server.db.flush() {
+        match db.flush() {
             Ok(()) | Err(augur::Error::ReadOnly { .. }) => {}
             Err(e) => return Err(e),
         }
     }
-    server.db.close()?;
+    db.close()?;
     log::info!("database closed; shutdown complete");
     Ok(())
 }
@@ -199,7 +205,7 @@ async fn sync_every_second(server: Arc<Server>, mut stop: watch::Receiver<bool>)
         }
         if server.dirty.swap(false, Ordering::AcqRel) {
             let s = server.clone();
-            let synced = tokio::task::spawn_blocking(move || s.db.sync()).await;
+            let synced = tokio::task::spawn_blocking(move || s.db()?.sync()).await;
             if let Ok(Err(e)) = synced {
                 log::error!("the once-a-second sync failed: {e}");
             }

@@ -95,7 +95,10 @@ pub async fn serve(
             server.command_stats.note_error("ERR");
             client.close = true;
         }
-        if !send(&server, &mut stream, &client, &mut out).await || client.close {
+        if !send(&server, &mut stream, &client, &mut out).await
+            || client.close
+            || client.handoff.is_some()
+        {
             break;
         }
         if cmds.len() == MAX_BATCH {
@@ -121,6 +124,12 @@ pub async fn serve(
                 }
             }
         }
+    }
+    if let Some(request) = client.handoff.take() {
+        // PSYNC: the connection becomes a replica's stream (`replication::primary`).
+        crate::replication::primary::serve(server, stream, client.info.clone(), request, stop)
+            .await;
+        return None;
     }
     let _ = stream.shutdown().await;
     client.shutdown

@@ -13,9 +13,11 @@ use crate::cursor::Cursors;
 use crate::encoding::filter::HashFieldFilter;
 use crate::encoding::layout::{self, Migrated, Versions};
 use crate::pause::Pause;
+use crate::replication::Replication;
 use crate::settings::Settings;
 use crate::slowlog::SlowLog;
 use crate::stats::{CommandStats, Rates, RecentMax};
+use arc_swap::{ArcSwap, ArcSwapOption};
 use augur::Db;
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
@@ -31,12 +33,74 @@ const KEY_LOCK_STRIPES: usize = 1024;
 /// Shards of the watched keys' map (`Watches`).
 const WATCH_SHARDS: usize = 64;
 
+/// The database a server serves, swappable: a replica's full sync replaces it whole
+/// (`replication::replica`). Readers take a guard for one command ([`DbSlot::get`]); the
+/// slot is empty only while a swap closes the old database and opens the new one, and a
+/// command then gets `LOADING` (Redis's reply while it loads a dataset).
+pub struct DbSlot {
+    slot: ArcSwapOption<Db>,
+}
+
+/// One command's hold of the database (an `arc-swap` guard: no shared reference count).
+pub struct DbRef(arc_swap::Guard<Option<Arc<Db>>>);
+
+impl std::ops::Deref for DbRef {
+    type Target = Db;
+
+    fn deref(&self) -> &Db {
+        match self.0.as_deref() {
+            Some(db) => db,
+            // A `DbRef` is only made from a filled slot (`DbSlot::get`).
+            None => unreachable!("a DbRef holds a database"),
+        }
+    }
+}
+
+impl DbSlot {
+    /// A slot holding `db`.
+    pub fn new(db: Db) -> DbSlot {
+        DbSlot {
+            slot: ArcSwapOption::from_pointee(db),
+        }
+    }
+
+    /// The database now.
+    ///
+    /// # Errors
+    /// `Closed` while a swap is in progress (the reply is `LOADING`).
+    pub fn get(&self) -> Result<DbRef, augur::Error> {
+        let guard = self.slot.load();
+        if guard.is_none() {
+            return Err(augur::Error::Closed);
+        }
+        Ok(DbRef(guard))
+    }
+
+    /// Empties the slot, returning the database it held.
+    pub fn take(&self) -> Option<Arc<Db>> {
+        self.slot.swap(None)
+    }
+
+    /// Fills the slot with `db`.
+    pub fn put(&self, db: Db) {
+        self.slot.store(Some(Arc::new(db)));
+    }
+
+    /// Puts back a database [`DbSlot::take`] took.
+    pub fn restore(&self, db: Arc<Db>) {
+        self.slot.store(Some(db));
+    }
+}
+
 /// The shared state of a running server.
 pub struct Server {
-    /// The database.
-    pub db: Db,
-    /// Issues the versions of new hashes (`encoding::layout`).
-    pub hash_versions: Versions,
+    /// The database (swapped whole by a replica's full sync).
+    pub db_slot: DbSlot,
+    /// Issues the versions of new hashes (`encoding::layout`); replaced with the database,
+    /// and when a replica is promoted.
+    pub hash_versions: ArcSwap<Versions>,
+    /// Replication: the role, the backlog, the replicas or the link to the primary.
+    pub repl: Arc<Replication>,
     /// The configuration at start.
     pub config: Config,
     /// The settings `CONFIG SET` changes (which win over `config`'s).
@@ -325,23 +389,29 @@ impl Server {
     /// A message naming the database: the engine failed to open it, or it cannot be served
     /// (a newer server's layout; a read-only open of a database that needs migrating).
     pub fn open(config: Config) -> Result<(Server, Migrated), String> {
-        let mut options = config.engine.options();
-        options.create_if_missing = !config.engine.no_create;
-        options.compaction_filter = Some(std::sync::Arc::new(HashFieldFilter));
-        let dir = config.db.display().to_string();
-        let db = Db::open(&config.db, options).map_err(|e| format!("opening {dir}: {e}"))?;
-        let (versions, migrated) = layout::prepare(&db, config.engine.read_only)
-            .map_err(|e| format!("opening {dir}: {e}"))?;
-        Ok((Server::new(db, config, versions), migrated))
+        crate::replication::staging::recover(&config.db)?;
+        let repl = Replication::new(&config);
+        // A primary's first replication id is its run id (a replica's becomes its
+        // primary's below).
+        let run_id = repl.ids().replid;
+        let (db, versions, migrated) = open_db(&config, &config.db, &repl)?;
+        repl.restore(&db);
+        let mut server = Server::new(db, config, versions);
+        server.repl = repl;
+        server.run_id = run_id;
+        Ok((server, migrated))
     }
 
     /// The state of a server over `db` (whose layout is checked), configured by `config`,
     /// issuing hash versions from `hash_versions`.
     pub fn new(db: Db, config: Config, hash_versions: Versions) -> Server {
+        let repl = Replication::new(&config);
+        let run_id = repl.ids().replid;
         Server {
-            db,
+            db_slot: DbSlot::new(db),
+            repl,
             settings: Settings::new(&config),
-            hash_versions,
+            hash_versions: ArcSwap::from_pointee(hash_versions),
             config,
             started: Instant::now(),
             clients: Mutex::new(HashMap::new()),
@@ -361,8 +431,32 @@ impl Server {
             dirty: AtomicBool::new(false),
             port: AtomicU16::new(0),
             key_count: Mutex::new(None),
-            run_id: random_hex_id(),
+            run_id,
         }
+    }
+
+    /// The database now; see [`DbSlot::get`].
+    ///
+    /// # Errors
+    /// `Closed` while a replica swaps its database.
+    pub fn db(&self) -> Result<DbRef, augur::Error> {
+        self.db_slot.get()
+    }
+
+    /// Now in milliseconds since the Unix epoch, on the database's clock (the system's
+    /// while a swap is in progress).
+    pub fn now_ms(&self) -> u64 {
+        match self.db() {
+            Ok(db) => db.now_unix_ms(),
+            Err(_) => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        }
+    }
+
+    /// Forgets what was known of the database's contents (a swapped-in database).
+    pub fn forget_key_count(&self) {
+        *self.key_count.lock() = None;
     }
 
     /// Records an exact count of the keys (`DBSIZE`'s).
@@ -441,6 +535,29 @@ impl Server {
         }
         killed
     }
+}
+
+/// Opens the database at `path` as the server serves it: `config`'s engine options, the
+/// hash-field compaction filter, the replication commit listener; then checks and, if
+/// needed, migrates its layout (`encoding::layout`). A replica's full sync opens the copy
+/// it received this way too.
+///
+/// # Errors
+/// A message naming the directory.
+pub fn open_db(
+    config: &Config,
+    path: &std::path::Path,
+    repl: &Arc<Replication>,
+) -> Result<(Db, Versions, Migrated), String> {
+    let mut options = config.engine.options();
+    options.create_if_missing = !config.engine.no_create;
+    options.compaction_filter = Some(Arc::new(HashFieldFilter));
+    options.commit_listener = Some(repl.listener());
+    let dir = path.display().to_string();
+    let db = Db::open(path, options).map_err(|e| format!("opening {dir}: {e}"))?;
+    let (versions, migrated) =
+        layout::prepare(&db, config.engine.read_only).map_err(|e| format!("opening {dir}: {e}"))?;
+    Ok((db, versions, migrated))
 }
 
 fn stripe_of(key: &[u8]) -> usize {
@@ -564,7 +681,7 @@ impl Watches {
 /// 40 hex digits that differ between processes (Redis's run ids), from the standard
 /// library's randomly keyed hasher: no dependency for an identifier that needs no
 /// cryptographic strength.
-fn random_hex_id() -> String {
+pub fn random_hex_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     let state = std::collections::hash_map::RandomState::new();
     (0u64..3)

@@ -97,7 +97,8 @@ fn compaction_drops_the_fields_of_gone_hashes_and_keeps_live_ones() {
         assert_eq!(s.terminate(), Some(0));
     }
     let server = open(&dir);
-    let db = &server.db;
+    let db_ref = server.db().unwrap();
+    let db = &*db_ref;
     let before = field_keys(db);
     let total_before: usize = before.values().sum();
     // The garbage is there: DEL and the rest wrote only records (HDEL of live fields wrote
@@ -123,6 +124,7 @@ fn compaction_drops_the_fields_of_gone_hashes_and_keeps_live_ones() {
     let want: BTreeMap<String, usize> = live.iter().map(|(k, n)| (k.to_string(), *n)).collect();
     assert_eq!(by_key, want);
     assert!(db.stats().compaction_entries_dropped as usize >= total_before - 150);
+    drop(db_ref); // the guard holds the database open too
     drop(server);
 
     // The live hashes read whole after a restart; the others are gone.

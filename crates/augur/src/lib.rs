@@ -87,5 +87,5 @@ pub use iter::{DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, Sna
 pub use learning::LearningPolicy;
 pub use options::FlsmOptions;
 pub use options::Options;
-pub use options::{CompactionFilter, ReadLatest, Verdict};
+pub use options::{CommitKind, CommitListener, CommitOp, CompactionFilter, ReadLatest, Verdict};
 pub use version::CompactionStyle;

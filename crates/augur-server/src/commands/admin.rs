@@ -161,8 +161,9 @@ fn save_now(server: &crate::state::Server) -> augur::Result<()> {
     // The writes counted before the flush are the ones it saves (a write racing it counts
     // as one since the save, which errs on the safe side).
     let writes = server.counters.key_writes.load(Ordering::Acquire);
-    server.db.flush()?;
-    server.db.sync()?;
+    let db = server.db()?;
+    db.flush()?;
+    db.sync()?;
     server.last_save.store(unix_seconds(), Ordering::Release);
     let mut saves = server.saves.lock();
     saves.writes_at_save = writes;
@@ -199,7 +200,7 @@ fn bgsave_now(server: &crate::state::Server) -> augur::Result<()> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     let name = format!("checkpoint-{unix_ms}");
-    let info = server.db.checkpoint(dir.join(&name))?;
+    let info = server.db()?.checkpoint(dir.join(&name))?;
     log::info!(
         "BGSAVE: checkpoint {} at seqno {}",
         dir.join(&name).display(),

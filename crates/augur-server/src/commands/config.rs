@@ -351,7 +351,9 @@ fn get(server: &Server, patterns: &[Vec<u8>]) -> Reply {
 /// `CONFIG RESETSTAT`: zeroes what `INFO` counts (Redis's `resetServerStats`: the stats
 /// counters, the command and error statistics, the peak memory). The slow log stays.
 fn reset_stats(server: &Server) {
-    server.counters.reset(server.db.stats().expired_values);
+    server
+        .counters
+        .reset(server.db().map_or(0, |db| db.stats().expired_values));
     server.command_stats.reset();
     // The peak resident size (`used_memory_peak`) starts again from the current one
     // (Linux: "5" resets VmHWM); elsewhere it is left.

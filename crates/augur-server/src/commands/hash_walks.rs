@@ -87,7 +87,7 @@ pub(super) fn copy_hash(
 ) -> Result<(), CmdError> {
     let hash = Hash { meta, expire_at };
     let pairs = all_fields(ctx, from, hash)?;
-    let version = ctx.server.hash_versions.next(&ctx.server.db)?;
+    let version = ctx.server.hash_versions.load().next(&*ctx.server.db()?)?;
     for (field, value) in &pairs {
         b.put_field(to, version, field, value);
     }

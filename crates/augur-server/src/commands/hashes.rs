@@ -55,7 +55,7 @@ fn read_or_new_hash(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Hash, CmdError> {
     if let Some(hash) = read_hash(ctx, key)? {
         return Ok(hash);
     }
-    let version = ctx.server.hash_versions.next(&ctx.server.db)?;
+    let version = ctx.server.hash_versions.load().next(&*ctx.server.db()?)?;
     Ok(Hash {
         meta: HashMeta { version, len: 0 },
         expire_at: None,

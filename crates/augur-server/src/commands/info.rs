@@ -7,8 +7,7 @@
 //! A field is here only with a true value. Where Augur has Redis's quantity it is measured
 //! (`keyspace_hits`, `total_commands_processed`, the instantaneous rates, `expired_keys`,
 //! the commands' times); where Augur has no such thing the field is Redis's honest constant
-//! for a server without it (`evicted_keys:0`: Augur never evicts; `connected_slaves:0`,
-//! `sync_full:0`: no replication; `pubsub_channels:0`: no Pub/Sub; `latest_fork_usec:0`:
+//! for a server without it (`evicted_keys:0`: Augur never evicts; `pubsub_channels:0`: no Pub/Sub; `latest_fork_usec:0`:
 //! it never forks; `aof_rewrites:0`: its log is never rewritten, flushes retire it); and a
 //! field Augur cannot know is left out rather than invented: `mem_fragmentation_ratio`, the
 //! `allocator_*` fields and `used_memory_dataset` need the allocator's count of allocated
@@ -26,11 +25,14 @@
 //! where parsers ignore them (`augur_version`, `db_dir`, `appendfsync`, `protocol_errors`,
 //! `write_waits`, `watching_clients`, `total_watched_keys`).
 //!
-//! `# Replication` says what Redis 7.0 says of a master without replicas, with the fields
-//! health checks and exporters read: HAProxy's `tcp-check expect string role:master`,
-//! redis_exporter's `role`, `connected_slaves`, `master_repl_offset`, `master_replid`.
+//! `# Replication` is Redis 7.0's, field for field, for a primary and for a replica
+//! (`replication::Replication::info_fields`): Redis Sentinel discovers replicas from a
+//! primary's `slaveN:` lines and reads a replica's `master_link_status`, `slave_priority`
+//! and `slave_repl_offset`; HAProxy checks `role:master`; redis_exporter reads `role`,
+//! `connected_slaves`, `master_repl_offset`, `master_replid`.
 
 use crate::encoding::USER_KEYS_END;
+use crate::replication::Sync;
 use crate::state::{KeyCount, Server};
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
@@ -79,7 +81,8 @@ pub fn render(server: &Server, sections: &[String]) -> String {
             s == name || s == "all" || s == "everything" || (s == "default" && in_default(name))
         })
     };
-    let stats = server.db.stats();
+    // While a replica swaps its database in, the engine's figures read as zeros.
+    let stats = server.db().map(|db| db.stats()).unwrap_or_default();
     let mut out = String::new();
     for name in SECTIONS {
         if !wanted(name) {
@@ -95,7 +98,7 @@ pub fn render(server: &Server, sections: &[String]) -> String {
             "memory" => memory_fields(&stats),
             "persistence" => persistence_fields(server),
             "stats" => stats_fields(server, &stats),
-            "replication" => replication_fields(server),
+            "replication" => server.repl.info_fields(),
             "cpu" => cpu_fields(),
             "commandstats" => super::commandstats_lines(server),
             "errorstats" => errorstats_fields(server),
@@ -334,9 +337,9 @@ fn stats_fields(server: &Server, stats: &augur::Stats) -> Fields {
         field("instantaneous_input_repl_kbps", "0.00"),
         field("instantaneous_output_repl_kbps", "0.00"),
         field("rejected_connections", get(&c.rejected_connections)),
-        field("sync_full", 0),
-        field("sync_partial_ok", 0),
-        field("sync_partial_err", 0),
+        field("sync_full", server.repl.counter(Sync::Full)),
+        field("sync_partial_ok", server.repl.counter(Sync::PartialOk)),
+        field("sync_partial_err", server.repl.counter(Sync::PartialErr)),
         field("expired_keys", expired),
         field("evicted_keys", 0),
         field("evicted_clients", 0),
@@ -389,23 +392,6 @@ fn errorstats_fields(server: &Server) -> Fields {
         .collect()
 }
 
-/// A master without replicas, as Redis 7.0 reports one.
-fn replication_fields(server: &Server) -> Fields {
-    vec![
-        field("role", "master"),
-        field("connected_slaves", 0),
-        field("master_failover_state", "no-failover"),
-        field("master_replid", &server.run_id),
-        field("master_replid2", "0".repeat(40)),
-        field("master_repl_offset", 0),
-        field("second_repl_offset", -1),
-        field("repl_backlog_active", 0),
-        field("repl_backlog_size", 1_048_576),
-        field("repl_backlog_first_byte_offset", 0),
-        field("repl_backlog_histlen", 0),
-    ]
-}
-
 /// Redis's `db0:keys=…` line (none for a database known to be empty, as Redis: counted
 /// empty, or never written). The count is exact when no write came since the last `DBSIZE`
 /// (which counts by a key scan and remembers its count) and none of the keys it counted has
@@ -419,12 +405,14 @@ fn replication_fields(server: &Server) -> Fields {
 /// 7.4 added `subexpiry` the same way), so they read `keys` still. No line when the count
 /// (or the estimate) is 0.
 fn keyspace_fields(server: &Server, stats: &augur::Stats) -> Fields {
-    let now = server.db.now_unix_ms();
+    let now = server.now_ms();
     let (count, estimated) = match server.exact_key_count(stats.last_seqno, now) {
         Some(count) => (count, false),
         None => {
             let mut count = KeyCount::at(stats.last_seqno);
-            count.keys = server.db.approximate_rank(USER_KEYS_END);
+            count.keys = server
+                .db()
+                .map_or(0, |db| db.approximate_rank(USER_KEYS_END));
             (count, true)
         }
     };

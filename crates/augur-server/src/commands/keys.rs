@@ -474,7 +474,7 @@ pub(super) struct DbSize;
 
 impl Command for DbSize {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
-        let before = ctx.server.db.snapshot().seqno();
+        let before = ctx.server.db()?.snapshot().seqno();
         let mut count = KeyCount::at(before);
         walk_keys(None).run(ctx, None, false, |visit| {
             count.add(visit.expire_at);
@@ -482,7 +482,7 @@ impl Command for DbSize {
         })?;
         // Outside a transaction (whose own writes the count includes) and with no write
         // meanwhile, the count is the database's at `before`.
-        if ctx.pending.is_none() && ctx.server.db.snapshot().seqno() == before {
+        if ctx.pending.is_none() && ctx.server.db()?.snapshot().seqno() == before {
             ctx.server.note_key_count(count);
         }
         Ok(Reply::Int(i64::try_from(count.keys).unwrap_or(i64::MAX)))

@@ -31,6 +31,7 @@ mod hash_walks;
 mod hashes;
 pub mod info;
 mod keys;
+mod replication;
 mod run;
 mod store;
 mod strings;
@@ -101,6 +102,22 @@ pub struct Client {
     pub tally: Tally,
     /// Which replies are sent (`CLIENT REPLY`).
     pub replies: Replies,
+    /// What a replica announced with `REPLCONF` before its `PSYNC`.
+    pub replconf: ReplConf,
+    /// `PSYNC` asked to become a replica's stream: the session hands the connection over
+    /// (`replication::primary`) once the replies before it are written.
+    pub handoff: Option<crate::replication::primary::Request>,
+    /// The replication offset after this client's last write (`WAIT` waits for it).
+    pub write_offset: u64,
+}
+
+/// What a replica announces with `REPLCONF` before `PSYNC`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReplConf {
+    /// `REPLCONF listening-port`.
+    pub listening_port: u16,
+    /// `REPLCONF capa augur1`: it speaks augur-server's stream.
+    pub augur: bool,
 }
 
 impl Client {
@@ -116,6 +133,9 @@ impl Client {
             watching: None,
             tally: Tally::default(),
             replies: Replies::default(),
+            replconf: ReplConf::default(),
+            handoff: None,
+            write_offset: 0,
         }
     }
 
@@ -188,6 +208,15 @@ const ADMIN_NO_MULTI: Flags = Flags {
     no_multi: true,
     ..ADMIN
 };
+/// Administration that never waits.
+const ADMIN_FAST: Flags = flags(false, false, true, false, false);
+/// The same, refused inside a transaction.
+const ADMIN_NO_MULTI_FAST: Flags = Flags {
+    no_multi: true,
+    ..ADMIN_FAST
+};
+/// Waits for other servers (`WAIT`): off the I/O thread.
+const WAITS: Flags = flags(false, false, false, false, true);
 
 /// One command.
 #[derive(Debug)]
@@ -308,6 +337,13 @@ pub static COMMANDS: &[Spec] = &[
     spec!("lastsave", 1, PLAIN, (0, 0, 0), "server", "Unix time of the last SAVE.", no_args::<admin::LastSave>),
     spec!("time", 1, PLAIN, (0, 0, 0), "server", "The server's time.", no_args::<admin::Time>),
     spec!("shutdown", -1, ADMIN_NO_MULTI, (0, 0, 0), "server", "Stops the server (SAVE or NOSAVE).", admin::ShutdownCmd::parse),
+    spec!("replicaof", 3, ADMIN, (0, 0, 0), "server", "Replicates another server (host port), or stops (NO ONE): a replica becomes a primary.", replication::ReplicaOf::parse),
+    spec!("slaveof", 3, ADMIN, (0, 0, 0), "server", "The same as REPLICAOF.", replication::ReplicaOf::parse),
+    spec!("role", 1, PLAIN, (0, 0, 0), "server", "This server's role: master with its replicas, or slave with its link.", no_args::<replication::Role>),
+    spec!("wait", 3, WAITS, (0, 0, 0), "generic", "Waits until replicas acknowledged this client's writes (or the timeout).", replication::Wait::parse),
+    spec!("replconf", -1, ADMIN_FAST, (0, 0, 0), "server", "A replica's announcements before PSYNC (listening-port, capa).", replication::ReplConfCmd::parse),
+    spec!("psync", -3, ADMIN_NO_MULTI_FAST, (0, 0, 0), "server", "A replica asks for the replication stream (augur-server replicas only).", replication::PSync::parse),
+    spec!("sync", 1, ADMIN_NO_MULTI_FAST, (0, 0, 0), "server", "Refused: the old full-sync protocol (augur-server replicas use PSYNC).", no_args::<replication::OldSync>),
 ];
 
 /// The parse function of a command without arguments (the table's arity allows none).
@@ -438,6 +474,11 @@ pub fn execute(ctx: &mut Ctx<'_>, words: &[Vec<u8>]) -> Result<Reply, CmdError> 
             ));
         }
     };
+    if spec.flags.write && ctx.server.repl.refuses_writes() {
+        accounting::rejected(ctx.server, spec, args);
+        let e = CmdError::new("READONLY You can't write against a read only replica.");
+        return Err(transaction::reject(ctx, Some(spec), e));
+    }
     if ctx.client.multi.is_some() {
         if let Some(queued) = transaction::queue(ctx, call) {
             return queued;

@@ -105,7 +105,7 @@ pub(super) fn execute_transaction(
         Some(keys) => server.lock_keys(&keys),
         None => server.lock_all_keys(),
     };
-    if watching.is_some_and(|w| w.changed(server.db.now_unix_ms())) {
+    if watching.is_some_and(|w| w.changed(server.now_ms())) {
         return Ok(Reply::NullArray);
     }
     let before = ctx.client.protocol;

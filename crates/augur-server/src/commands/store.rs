@@ -208,7 +208,7 @@ impl Pending {
 /// Now on the database's clock (milliseconds since the Unix epoch): the time expiry is
 /// judged by, and the base of relative TTLs.
 pub(super) fn now_ms(ctx: &Ctx<'_>) -> u64 {
-    ctx.server.db.now_unix_ms()
+    ctx.server.now_ms()
 }
 
 /// The current entry of the engine key `key` (the run's own write first).
@@ -217,7 +217,7 @@ pub(super) fn read_engine(ctx: &Ctx<'_>, key: &[u8]) -> Result<Option<Entry>, Cm
     let own = ctx.pending.as_ref().and_then(|p| p.get(key, now_ms(ctx)));
     Ok(match own {
         Some(own) => own.cloned(),
-        None => ctx.server.db.get_with_expiry(key)?.map(|f| Entry {
+        None => ctx.server.db()?.get_with_expiry(key)?.map(|f| Entry {
             value: f.value,
             expire_at: f.expire_at,
         }),
@@ -325,7 +325,7 @@ fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> Result<(), CmdError> {
     }
     let count = writes.0.len() as u64;
     let batch = writes.into_batch();
-    let db = &ctx.server.db;
+    let db = ctx.server.db()?;
     let sync = ctx.server.settings.sync() == SyncPolicy::Always;
     let result = if sync {
         db.write_opt(batch, WriteOptions { sync })
@@ -340,6 +340,9 @@ fn commit(ctx: &mut Ctx<'_>, writes: Writes) -> Result<(), CmdError> {
         }
     };
     result?;
+    // The group is in the backlog before the write returns (the commit listener runs
+    // before the seqnos are published): `WAIT` waits for this offset.
+    ctx.client.write_offset = ctx.server.repl.offset();
     Counters::add(&ctx.server.counters.key_writes, count);
     if !sync {
         ctx.server.dirty.store(true, Ordering::Release);

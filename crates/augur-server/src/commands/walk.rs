@@ -46,10 +46,8 @@ pub(super) fn walk(
     let upper = range
         .end
         .map_or(Bound::Unbounded, |e| Bound::Excluded(e.to_vec()));
-    let mut scan = ctx
-        .server
-        .db
-        .scan_with((Bound::Included(range.start.to_vec()), upper), &options);
+    let db = ctx.server.db()?;
+    let mut scan = db.scan_with((Bound::Included(range.start.to_vec()), upper), &options);
     // The stored key and value, copied out of the scan so that its expiry time can be asked.
     let (mut stored_key, mut stored_value) = (Vec::new(), Vec::new());
     loop {

@@ -35,6 +35,10 @@ pub const USER_KEYS_END: &[u8] = &[RESERVED, 0x01];
 pub const LAYOUT_KEY: &[u8] = &[RESERVED, 0x01];
 /// The first bytes of every hash field's engine key.
 pub const FIELDS: &[u8] = &[RESERVED, 0x02];
+/// A replica's replication position (`replication::encode_position`): its primary's id and
+/// the offset applied, written in the same batch as the data it applied. Above
+/// [`USER_KEYS_END`], so no walk of user keys meets it.
+pub const REPL_STATE_KEY: &[u8] = &[RESERVED, 0x10];
 /// Bytes of a hash metadata record.
 const HASH_META_BYTES: usize = 2 + 8 + 8;
 

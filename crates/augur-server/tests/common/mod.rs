@@ -26,11 +26,17 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `augur-server --db DB --port 0 ARGS...` and waits for its ready line.
     pub fn start(db: &Path, args: &[&str]) -> ServerProcess {
+        Self::start_with_env(db, args, &[])
+    }
+
+    /// [`ServerProcess::start`] with environment variables set for the server.
+    pub fn start_with_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> ServerProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_augur-server"))
             .arg("--db")
             .arg(db)
             .args(["--port", "0"])
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

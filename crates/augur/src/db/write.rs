@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::filename;
 use crate::key::{SeqNo, ValueKind, MAX_KEY_LEN};
 use crate::memtable::Memtable;
+use crate::options::{CommitKind, CommitOp};
 use crate::version::{Version, VersionEdit};
 use crate::vlog::{entry_bytes, ValuePointer};
 use crate::wal::{LogKind, LogWriter};
@@ -372,6 +373,10 @@ impl DbInner {
         let mut sync = false;
         let mut separated = false;
         let mut user_bytes = 0u64;
+        // The user's bytes of separated values, kept for the commit listener (which is told
+        // values, not pointers); untouched while no listener is set.
+        let listening = self.opts.commit_listener.is_some();
+        let mut separated_values: Vec<Vec<u8>> = Vec::new();
         for w in group {
             let mut w = w.lock();
             sync |= w.sync;
@@ -400,6 +405,9 @@ impl DbInner {
                         if value.len() >= self.opts.value_separation_threshold {
                             entries.push(self.separate(key, &value)?);
                             separated = true;
+                            if listening {
+                                separated_values.push(value);
+                            }
                         } else {
                             entries.push(LoggedEntry {
                                 kind: ValueKind::Value,
@@ -453,13 +461,18 @@ impl DbInner {
         let mem = self.writes.mem.lock().mem.clone();
         let count = entries.len() as u64;
         let mut sampled_version = None;
-        for (i, e) in entries.into_iter().enumerate() {
+        for (i, e) in entries.iter().enumerate() {
             let seqno = first_seqno + i as u64;
             mem.insert(&e.key, seqno, e.kind, &e.value);
             if e.kind == ValueKind::Pointer && seqno.is_multiple_of(OVERWRITE_SAMPLE) {
                 let version = sampled_version.get_or_insert_with(|| self.versions.current());
-                self.sample_overwrite(&mem, version, &e);
+                self.sample_overwrite(&mem, version, e);
             }
+        }
+        if let Some(listener) = &self.opts.commit_listener {
+            // Under the commit lock, before the seqnos are published: in commit order, and
+            // before any reader (a checkpoint's pin included) can see the group.
+            listener.on_commit(first_seqno, &commit_ops(&entries, &separated_values));
         }
         self.counters.note_write(count, record.len() as u64);
         self.counters.note_user_bytes(user_bytes);
@@ -723,6 +736,35 @@ impl DbInner {
         self.writes.queue_cv.notify_all();
         result
     }
+}
+
+/// The logical operations of `entries` for the commit listener: the user's value bytes
+/// (`separated`, in order, stand for the `Pointer` entries) and expiry times split from the
+/// stored expiring values.
+fn commit_ops<'a>(entries: &'a [LoggedEntry], separated: &'a [Vec<u8>]) -> Vec<CommitOp<'a>> {
+    let mut separated = separated.iter();
+    entries
+        .iter()
+        .map(|e| {
+            let (kind, value) = match e.kind {
+                ValueKind::Delete => (CommitKind::Delete, &[][..]),
+                ValueKind::ExpiringValue => match crate::expiry::split(&e.value) {
+                    Some((at, value)) => (CommitKind::PutExpiring(at), value),
+                    None => (CommitKind::Put, &e.value[..]),
+                },
+                ValueKind::Pointer => (
+                    CommitKind::Put,
+                    separated.next().map_or(&[][..], Vec::as_slice),
+                ),
+                ValueKind::Value => (CommitKind::Put, &e.value[..]),
+            };
+            CommitOp {
+                kind,
+                key: &e.key,
+                value,
+            }
+        })
+        .collect()
 }
 
 /// The writers the leader commits together: consecutive normal batches up to

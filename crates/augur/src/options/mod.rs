@@ -14,8 +14,10 @@ use crate::version::CompactionStyle;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod commit_listener;
 mod compaction_filter;
 mod flsm;
+pub use commit_listener::{CommitKind, CommitListener, CommitOp};
 pub use compaction_filter::{CompactionFilter, ReadLatest, Verdict};
 pub use flsm::FlsmOptions;
 
@@ -237,6 +239,10 @@ pub struct Options {
     /// compaction drops the values of keys under the filter's prefix that it calls garbage.
     /// Default `None` (compaction drops only what no reader can see).
     pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
+    /// Told of every committed write group, in commit order, with the batches' logical
+    /// operations ([`CommitListener`]; replication's source). Default `None` (one branch
+    /// per commit group).
+    pub commit_listener: Option<Arc<dyn CommitListener>>,
     /// Run flush and compaction in background threads. When `false`, they run inline in the
     /// writer that triggers them (deterministic; used by tests). Default `true`.
     pub background_threads: bool,
@@ -302,6 +308,7 @@ impl std::fmt::Debug for Options {
             .field("expiry_check_interval_ms", &self.expiry_check_interval_ms)
             .field("clock", &self.clock)
             .field("compaction_filter", &self.compaction_filter)
+            .field("commit_listener", &self.commit_listener)
             .finish_non_exhaustive()
     }
 }
@@ -343,6 +350,7 @@ impl Default for Options {
             fs: Arc::new(StdFs),
             clock: Arc::new(SystemClock),
             compaction_filter: None,
+            commit_listener: None,
             expiry_check_interval_ms: 60_000,
             background_threads: true,
             index: IndexKind::Plr,
