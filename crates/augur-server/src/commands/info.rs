@@ -8,7 +8,7 @@
 //! (`keyspace_hits`, `total_commands_processed`, the instantaneous rates, `expired_keys`,
 //! the commands' times); where Augur has no such thing the field is Redis's honest constant
 //! for a server without it (`evicted_keys:0`: Augur never evicts; `connected_slaves:0`,
-//! `sync_full:0`: no replication; `pubsub_channels:0`: no Pub/Sub; `latest_fork_usec:0`:
+//! `sync_full:0`: no replication; `pubsubshard_channels:0`: no sharded Pub/Sub; `latest_fork_usec:0`:
 //! it never forks; `aof_rewrites:0`: its log is never rewritten, flushes retire it); and a
 //! field Augur cannot know is left out rather than invented: `mem_fragmentation_ratio`, the
 //! `allocator_*` fields and `used_memory_dataset` need the allocator's count of allocated
@@ -342,8 +342,8 @@ fn stats_fields(server: &Server, stats: &augur::Stats) -> Fields {
         field("evicted_clients", 0),
         field("keyspace_hits", get(&c.hits)),
         field("keyspace_misses", get(&c.misses)),
-        field("pubsub_channels", 0),
-        field("pubsub_patterns", 0),
+        field("pubsub_channels", server.pubsub.channel_count()),
+        field("pubsub_patterns", server.pubsub.pattern_count()),
         field("pubsubshard_channels", 0),
         field("latest_fork_usec", 0),
         field("total_forks", 0),

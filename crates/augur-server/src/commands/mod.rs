@@ -4,8 +4,9 @@
 //! grouped as Redis groups them: `strings.rs` (values), `hashes.rs` and `hash_walks.rs`
 //! (hashes), `keys.rs` (the keyspace),
 //! `expire.rs` (key expiry: EXPIRE, TTL, PERSIST and the options SET and GETEX share),
-//! `transaction.rs` (MULTI, EXEC, DISCARD, WATCH, UNWATCH), `connection.rs`, `client.rs`
-//! (CLIENT), `config.rs` (CONFIG) and `admin.rs` (the server itself). `run.rs` runs a
+//! `transaction.rs` (MULTI, EXEC, DISCARD, WATCH, UNWATCH), `pubsub.rs` (Pub/Sub),
+//! `connection.rs`, `client.rs` (CLIENT), `config.rs` (CONFIG) and `admin.rs` (the server
+//! itself). `run.rs` runs a
 //! pipeline's commands on keys as one run, and a transaction; `accounting.rs` counts what
 //! each command did (`INFO commandstats`, `INFO errorstats`, the slow log).
 //!
@@ -31,6 +32,7 @@ mod hash_walks;
 mod hashes;
 pub mod info;
 mod keys;
+mod pubsub;
 mod run;
 mod store;
 mod strings;
@@ -43,6 +45,7 @@ use crate::stats::Tally;
 pub use accounting::{commandstats_lines, subcommands};
 pub use client::{held_by_pause, Replies};
 use parking_lot::MutexGuard;
+pub use pubsub::Subscriptions;
 pub use run::execute_batch;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -101,6 +104,9 @@ pub struct Client {
     pub tally: Tally,
     /// Which replies are sent (`CLIENT REPLY`).
     pub replies: Replies,
+    /// The channels and patterns it subscribes to (`None` until its first SUBSCRIBE or
+    /// PSUBSCRIBE; unregistered when dropped, with the connection too).
+    pub subscriptions: Option<Subscriptions>,
 }
 
 impl Client {
@@ -116,7 +122,13 @@ impl Client {
             watching: None,
             tally: Tally::default(),
             replies: Replies::default(),
+            subscriptions: None,
         }
+    }
+
+    /// Whether it subscribes to a channel or a pattern.
+    pub fn is_subscribed(&self) -> bool {
+        self.subscriptions.as_ref().is_some_and(|s| s.count() > 0)
     }
 
     /// Switches the connection to `protocol` (`HELLO`).
@@ -292,11 +304,18 @@ pub static COMMANDS: &[Spec] = &[
     spec!("discard", 1, PLAIN, (0, 0, 0), "transactions", "Drops the queued commands.", no_args::<transaction::Discard>),
     spec!("watch", -2, PLAIN, (1, -1, 1), "transactions", "Makes the next EXEC run only if none of the keys changes meanwhile.", transaction::Watch::parse),
     spec!("unwatch", 1, PLAIN, (0, 0, 0), "transactions", "Forgets the watched keys.", no_args::<transaction::Unwatch>),
+    spec!("subscribe", -2, PLAIN, (0, 0, 0), "pubsub", "Listens for messages on channels.", pubsub::Subscribe::channels),
+    spec!("unsubscribe", -1, PLAIN, (0, 0, 0), "pubsub", "Stops listening on channels (all without arguments).", pubsub::Unsubscribe::channels),
+    spec!("psubscribe", -2, PLAIN, (0, 0, 0), "pubsub", "Listens for messages on the channels matching glob patterns.", pubsub::Subscribe::patterns),
+    spec!("punsubscribe", -1, PLAIN, (0, 0, 0), "pubsub", "Stops listening on patterns (all without arguments).", pubsub::Unsubscribe::patterns),
+    spec!("publish", 3, PLAIN, (0, 0, 0), "pubsub", "Sends a message to a channel's subscribers; returns how many got it.", pubsub::Publish::parse),
+    spec!("pubsub", -2, PLAIN, (0, 0, 0), "pubsub", "PUBSUB CHANNELS, NUMSUB and NUMPAT: the active channels and patterns.", pubsub::PubsubCmd::parse),
     spec!("ping", -1, PLAIN, (0, 0, 0), "connection", "Returns PONG, or the message.", connection::Ping::parse),
     spec!("echo", 2, PLAIN, (0, 0, 0), "connection", "Returns the message.", connection::Echo::parse),
     spec!("quit", -1, NOAUTH, (0, 0, 0), "connection", "Closes the connection.", no_args::<connection::Quit>),
     spec!("hello", -1, NOAUTH, (0, 0, 0), "connection", "Handshake: picks RESP2 or RESP3, may authenticate and name the connection.", connection::Hello::parse),
     spec!("auth", -2, NOAUTH, (0, 0, 0), "connection", "Authenticates the connection.", connection::Auth::parse),
+    spec!("reset", 1, NOAUTH, (0, 0, 0), "connection", "Resets the connection: ends MULTI, WATCH and subscriptions, RESP2, no name.", no_args::<connection::Reset>),
     spec!("select", 2, PLAIN, (0, 0, 0), "connection", "Selects database 0 (the only one).", connection::Select::parse),
     spec!("client", -2, PLAIN, (0, 0, 0), "connection", "CLIENT ID, SETNAME, GETNAME, LIST, INFO, KILL, PAUSE, UNPAUSE, REPLY, NO-EVICT.", client::ClientCmd::parse),
     spec!("command", -1, PLAIN, (0, 0, 0), "server", "Describes the commands (COUNT, DOCS, INFO).", admin::CommandCmd::parse),
@@ -438,6 +457,11 @@ pub fn execute(ctx: &mut Ctx<'_>, words: &[Vec<u8>]) -> Result<Reply, CmdError> 
             ));
         }
     };
+    if ctx.client.subscriptions.is_some() {
+        if let Some(e) = pubsub::refusal_in_subscribed_mode(ctx, spec, args) {
+            return Err(transaction::reject(ctx, Some(spec), e));
+        }
+    }
     if ctx.client.multi.is_some() {
         if let Some(queued) = transaction::queue(ctx, call) {
             return queued;

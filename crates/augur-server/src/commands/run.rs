@@ -49,6 +49,16 @@ pub fn execute_batch(ctx: &mut Ctx<'_>, out: &mut Out, cmds: &[Vec<Vec<u8>>]) ->
             accounting::flush(ctx);
             let result = execute(ctx, &cmds[i]);
             out.protocol = ctx.client.protocol; // HELLO answers in the protocol it chose
+                                                // A PUBLISH to a channel the client itself listens to: the message goes out
+                                                // before PUBLISH's reply, as Redis writes it (other messages wait for the batch's
+                                                // end: `session.rs`).
+            if ctx.client.subscriptions.is_some()
+                && cmds[i]
+                    .first()
+                    .is_some_and(|n| super::pubsub::is_publish(n))
+            {
+                ctx.client.info.mailbox.drain_into(&mut out.buf);
+            }
             emit(ctx, out, result);
             i += 1;
         }
