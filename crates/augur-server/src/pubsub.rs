@@ -91,6 +91,20 @@ impl PubSub {
         }
     }
 
+    /// Removes client `id` from every channel and pattern (`CLIENT KILL`: a killed client
+    /// receives nor counts for anything more, as in Redis, even before its session ends).
+    /// Walks the whole registry.
+    pub fn remove_client(&self, id: u64) {
+        self.channels.write().retain(|_, subs| {
+            subs.retain(|c| c.id != id);
+            !subs.is_empty()
+        });
+        self.patterns.write().retain_mut(|(_, subs)| {
+            subs.retain(|c| c.id != id);
+            !subs.is_empty()
+        });
+    }
+
     /// Delivers `message` on `channel` to its subscribers and to those of every matching
     /// pattern; returns how many deliveries were made (Redis's receivers count). A
     /// receiver whose pending output reaches `limit` is disconnected instead.

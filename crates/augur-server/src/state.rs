@@ -462,6 +462,9 @@ impl Server {
         drop(clients);
         for c in &killed {
             c.kill();
+            if c.is_pubsub() {
+                self.pubsub.remove_client(c.id);
+            }
         }
         killed
     }
