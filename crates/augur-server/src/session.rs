@@ -149,21 +149,23 @@ async fn send(server: &Server, stream: &mut TcpStream, client: &Client, out: &mu
         return true;
     }
     server.recent.note_output(out.buf.len());
+    // A subscriber's unwritten bytes count against its output buffer limit (`pubsub.rs`),
+    // so they are tracked as each write takes some.
     let subscriber = client.subscriptions.is_some();
-    if subscriber {
-        client.info.mailbox.set_writing(out.buf.len());
-    }
-    let write = stream.write_all(&out.buf);
-    tokio::pin!(write);
-    loop {
+    let len = out.buf.len();
+    let mut written = 0;
+    while written < len {
+        if subscriber {
+            client.info.mailbox.set_writing(len - written);
+        }
+        // `write` is cancel-safe: a wake-up that drops it loses no byte.
+        let rest = out.buf.get(written..).unwrap_or_default();
         tokio::select! {
             biased;
-            written = &mut write => {
-                if written.is_err() {
-                    return false;
-                }
-                break;
-            }
+            n = stream.write(rest) => match n {
+                Ok(n) if n > 0 => written += n,
+                _ => return false,
+            },
             () = client.info.woken() => {
                 if client.info.is_killed() {
                     return false;
