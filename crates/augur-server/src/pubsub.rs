@@ -4,9 +4,9 @@
 //! list of what it subscribed to is its `commands::pubsub::Subscriptions`, which keeps this
 //! registry in step and empties it of the client when the connection ends.
 //!
-//! `PUBLISH` runs on the publisher's task: it encodes the message once per protocol
-//! (RESP2 `*3 message ch msg`, RESP3 `>3 …`; `pmessage` once per matching pattern), appends
-//! it to each receiver's mailbox and wakes the receiver's session (`ClientInfo::wake`),
+//! `PUBLISH` runs on the publisher's task: it encodes the message into each receiver's
+//! mailbox in the receiver's protocol (RESP2 `*3 message ch msg`, RESP3 `>3 …`; `pmessage`
+//! for a matching pattern) and wakes the receiver's session (`ClientInfo::wake`),
 //! which writes its mailbox out whether it is idle or between batches (`session.rs`). So a
 //! slow subscriber never holds up the publisher: its mailbox grows instead, bounded by the
 //! `pubsub` class of `client-output-buffer-limit` (Redis's 32 MiB hard, 8 MiB for 60 s
@@ -114,9 +114,8 @@ impl PubSub {
             let channels = self.channels.read();
             if let Some(subs) = channels.get(channel) {
                 let words: [&[u8]; 3] = [b"message", channel, message];
-                let mut frames = Frames::new(&words);
                 for client in subs {
-                    client.mailbox.deliver(client, frames.get(client), limit);
+                    client.mailbox.deliver(client, &words, limit);
                 }
                 receivers += subs.len();
             }
@@ -127,9 +126,8 @@ impl PubSub {
                 continue;
             }
             let words: [&[u8]; 4] = [b"pmessage", pattern, channel, message];
-            let mut frames = Frames::new(&words);
             for client in subs {
-                client.mailbox.deliver(client, frames.get(client), limit);
+                client.mailbox.deliver(client, &words, limit);
             }
             receivers += subs.len();
         }
@@ -163,44 +161,16 @@ impl PubSub {
     }
 }
 
-/// One message's frame, encoded for each protocol the first time a receiver needs it.
-struct Frames<'a> {
-    words: &'a [&'a [u8]],
-    resp2: Option<BytesMut>,
-    resp3: Option<BytesMut>,
+/// Decimal digits of `n`.
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-impl<'a> Frames<'a> {
-    fn new(words: &'a [&'a [u8]]) -> Self {
-        Frames {
-            words,
-            resp2: None,
-            resp3: None,
-        }
-    }
-
-    /// The frame in `client`'s protocol.
-    fn get(&mut self, client: &ClientInfo) -> &[u8] {
-        let resp3 = client.resp.load(Ordering::Relaxed) == 3;
-        let words = self.words;
-        let slot = if resp3 {
-            &mut self.resp3
-        } else {
-            &mut self.resp2
-        };
-        slot.get_or_insert_with(|| {
-            let mut out = BytesMut::new();
-            if resp3 {
-                crate::resp::put_push_header(&mut out, words.len());
-            } else {
-                crate::resp::put_array_header(&mut out, words.len());
-            }
-            for w in words {
-                crate::resp::put_bulk(&mut out, w);
-            }
-            out
-        })
-    }
+/// The length of the frame of `words` (`*n` or `>n`, then a bulk string per word).
+fn frame_len(words: &[&[u8]]) -> usize {
+    let header = 3 + digits(words.len());
+    let bulks: usize = words.iter().map(|w| 5 + digits(w.len()) + w.len()).sum();
+    header + bulks
 }
 
 /// A client's messages not yet written to its socket. Empty (and holding no buffer) for a
@@ -222,16 +192,21 @@ struct Queued {
 }
 
 impl Mailbox {
-    /// Appends `frame` and wakes the session; disconnects the client instead when its
-    /// pending output would reach `limit` (see the module doc). A killed client gets
-    /// nothing more.
-    fn deliver(&self, client: &ClientInfo, frame: &[u8], limit: OutputLimit) {
+    /// Appends the frame of `words` (in the client's protocol: a RESP3 push, a RESP2 array)
+    /// and wakes the session, unless messages already waited (the wake-up that came with the
+    /// first of them is still to be taken, or the session looks at its mailbox before it
+    /// next waits: `session.rs`). Disconnects the client instead when its pending output
+    /// would reach `limit` (see the module doc). A killed client gets nothing more. The
+    /// frame is encoded straight into the mailbox: nothing is allocated per message beyond
+    /// the mailbox's growth.
+    fn deliver(&self, client: &ClientInfo, words: &[&[u8]], limit: OutputLimit) {
         if client.is_killed() {
             return;
         }
+        let frame_len = frame_len(words);
         let mut q = self.queued.lock();
-        let pending =
-            (q.buf.len() + frame.len() + self.writing_bytes.load(Ordering::Relaxed)) as u64;
+        let was_empty = q.buf.is_empty();
+        let pending = (q.buf.len() + frame_len + self.writing_bytes.load(Ordering::Relaxed)) as u64;
         let hard = limit.hard_bytes > 0 && pending >= limit.hard_bytes;
         let soft = if limit.soft_bytes > 0 && pending >= limit.soft_bytes {
             let since = *q.over_soft_since.get_or_insert_with(Instant::now);
@@ -256,10 +231,20 @@ impl Mailbox {
             client.kill();
             return;
         }
-        q.buf.extend_from_slice(frame);
+        q.buf.reserve(frame_len);
+        if client.resp.load(Ordering::Relaxed) == 3 {
+            crate::resp::put_push_header(&mut q.buf, words.len());
+        } else {
+            crate::resp::put_array_header(&mut q.buf, words.len());
+        }
+        for w in words {
+            crate::resp::put_bulk(&mut q.buf, w);
+        }
         self.queued_bytes.store(q.buf.len(), Ordering::Release);
         drop(q);
-        client.wake();
+        if was_empty {
+            client.wake();
+        }
     }
 
     /// Whether no message waits.
@@ -290,5 +275,29 @@ impl Mailbox {
     /// Bytes queued and being written (`CLIENT LIST`'s `omem`).
     pub fn pending_bytes(&self) -> usize {
         self.queued_bytes.load(Ordering::Relaxed) + self.writing_bytes.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_len_is_the_encoded_length() {
+        let long = vec![b'x'; 12_345];
+        let cases: [&[&[u8]]; 4] = [
+            &[b"message", b"ch", b""],
+            &[b"pmessage", b"c*", b"chan", &long],
+            &[b"", b"", b"", b"", b"", b"", b"", b"", b"", b"", b""],
+            &[],
+        ];
+        for words in cases {
+            let mut out = BytesMut::new();
+            crate::resp::put_push_header(&mut out, words.len());
+            for w in words {
+                crate::resp::put_bulk(&mut out, w);
+            }
+            assert_eq!(frame_len(words), out.len(), "{words:?}");
+        }
     }
 }
