@@ -60,7 +60,7 @@ publish_rate() {
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "augur $AUGUR; N=$N CLIENTS=$CLIENTS PIPELINE=$PIPELINE MSG=${#MSG} bytes; realtime ${REALTIME:-1}"
-printf '%-12s %14s %14s %8s\n' subscribers redis augur ratio
+printf '%-12s %14s %14s %8s   %s\n' subscribers redis augur ratio 'per round (redis/augur)'
 for subs in 1 10; do
     : >"$TMP/redis.$subs"
     : >"$TMP/augur.$subs"
@@ -70,6 +70,7 @@ for subs in 1 10; do
     done
     redis_rate=$(median <"$TMP/redis.$subs")
     augur_rate=$(median <"$TMP/augur.$subs")
-    printf '%-12s %14s %14s %8s\n' "$subs" "$redis_rate" "$augur_rate" \
-        "$(awk -v a="$augur_rate" -v b="$redis_rate" 'BEGIN {printf "%.2f", a / b}')"
+    printf '%-12s %14s %14s %8s   %s\n' "$subs" "$redis_rate" "$augur_rate" \
+        "$(awk -v a="$augur_rate" -v b="$redis_rate" 'BEGIN {printf "%.2f", a / b}')" \
+        "$(paste -d/ "$TMP/redis.$subs" "$TMP/augur.$subs" | cut -c1-40 | tr '\n' ' ')"
 done
