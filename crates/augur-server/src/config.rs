@@ -6,8 +6,9 @@
 //! Engine options are the CLI's (`augur_frontend::engine_args::EngineArgs`), with the same
 //! names, values and defaults.
 
+use crate::settings::{OutputLimit, ReplicaAnnounce, DEFAULT_OUTPUT_LIMITS};
 use augur_frontend::engine_args::EngineArgs;
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, Parser, ValueEnum};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -138,6 +139,55 @@ pub struct Args {
         alias = "replica_read_only"
     )]
     pub replica_read_only: String,
+    /// Output buffer limits by client class, as Redis's `client-output-buffer-limit`
+    /// (`"pubsub 32mb 8mb 60"`: a Pub/Sub client whose undelivered messages reach 32 MiB,
+    /// or stay above 8 MiB for 60 s, is disconnected). Classes not named keep Redis's
+    /// defaults; only the `pubsub` class is enforced (normal clients get their replies as
+    /// they read; replicas are fed from the replication backlog).
+    #[arg(long, value_name = "LIMITS", alias = "client_output_buffer_limit")]
+    pub client_output_buffer_limit: Option<String>,
+    /// Sentinel promotes the replica with the lowest priority first; 0: never (Redis's
+    /// replica-priority).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 100,
+        alias = "slave-priority",
+        alias = "replica_priority",
+        alias = "slave_priority",
+        value_parser = clap::value_parser!(u32).range(0..=i32::MAX as i64)
+    )]
+    pub replica_priority: u32,
+    /// The IP address a replica announces to its master and Sentinel instead of its
+    /// connection's (Redis's replica-announce-ip).
+    #[arg(
+        long,
+        value_name = "IP",
+        alias = "slave-announce-ip",
+        alias = "replica_announce_ip"
+    )]
+    pub replica_announce_ip: Option<String>,
+    /// The port a replica announces instead of its listening port (0: that one; Redis's
+    /// replica-announce-port).
+    #[arg(
+        long,
+        value_name = "PORT",
+        default_value_t = 0,
+        alias = "slave-announce-port",
+        alias = "replica_announce_port"
+    )]
+    pub replica_announce_port: u16,
+    /// Whether Sentinel lists this server when it is a replica (yes or no; Redis's
+    /// replica-announced).
+    #[arg(
+        long,
+        value_name = "yes|no",
+        default_value = "yes",
+        action = clap::ArgAction::Set,
+        value_parser = parse_yes_no,
+        alias = "replica_announced"
+    )]
+    pub replica_announced: bool,
     /// Engine options, as the CLI's.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -167,6 +217,15 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(scale))
         .ok_or_else(|| format!("`{text}` is not a byte count"))
+}
+
+/// `yes` or `no` (or `true` / `false`, as a TOML boolean becomes), any case.
+fn parse_yes_no(value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "yes" | "true" => Ok(true),
+        "no" | "false" => Ok(false),
+        _ => Err(format!("expected yes or no, not {value:?}")),
+    }
 }
 
 /// The checked configuration.
@@ -211,6 +270,10 @@ pub struct Config {
     pub repl_backlog_bytes: usize,
     /// Writes from clients are refused while a replica.
     pub replica_read_only: bool,
+    /// Output buffer limits at start, by class (`settings::ClientClass` order).
+    pub output_limits: [OutputLimit; 3],
+    /// What the server announces to Sentinel as a replica, at start.
+    pub replica: ReplicaAnnounce,
     /// Engine options.
     pub engine: EngineArgs,
 }
@@ -312,6 +375,20 @@ impl Config {
             "no" | "false" => false,
             other => return Err(format!("--replica-read-only: `{other}` is not yes or no")),
         };
+        let mut output_limits = DEFAULT_OUTPUT_LIMITS;
+        if let Some(text) = &a.client_output_buffer_limit {
+            for (class, limit) in crate::settings::parse_output_limits(text)
+                .map_err(|e| format!("--client-output-buffer-limit {text:?}: {e}"))?
+            {
+                output_limits[class as usize] = limit;
+            }
+        }
+        let replica = ReplicaAnnounce {
+            priority: a.replica_priority,
+            ip: a.replica_announce_ip.filter(|ip| !ip.is_empty()),
+            port: a.replica_announce_port,
+            announced: a.replica_announced,
+        };
         let config_file = a.config.map(|f| std::path::absolute(&f).unwrap_or(f));
         Ok(Config {
             db,
@@ -333,13 +410,17 @@ impl Config {
             replicaof,
             repl_backlog_bytes,
             replica_read_only,
+            output_limits,
+            replica,
             engine: a.engine,
         })
     }
 }
 
 /// The flags a TOML file stands for: `key = value` becomes `--key value`, `key = true`
-/// becomes `--key` (and `false` nothing), a table `[engine]` or `[server]` is flattened.
+/// becomes `--key` (and `false` nothing) for a switch, `--key true` (`false`) for a flag
+/// that takes a value (`replica_announced = false`), a table `[engine]` or `[server]` is
+/// flattened.
 fn flags_of_toml(file: &Path) -> Result<Vec<String>, String> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("reading --config {}: {e}", file.display()))?;
@@ -362,6 +443,10 @@ fn add_flags(table: &toml::Table, file: &Path, flags: &mut Vec<String>) -> Resul
         let flag = format!("--{}", key.replace('_', "-"));
         match value {
             toml::Value::Table(inner) => add_flags(inner, file, flags)?,
+            toml::Value::Boolean(b) if takes_value(&flag) => {
+                flags.push(flag);
+                flags.push(b.to_string());
+            }
             toml::Value::Boolean(true) => flags.push(flag),
             toml::Value::Boolean(false) => {}
             toml::Value::String(s) => {
@@ -386,6 +471,17 @@ fn add_flags(table: &toml::Table, file: &Path, flags: &mut Vec<String>) -> Resul
         }
     }
     Ok(())
+}
+
+/// Whether `flag` (`--name`, or one of its aliases) takes a value rather than being a switch.
+fn takes_value(flag: &str) -> bool {
+    let name = flag.trim_start_matches("--");
+    Args::command().get_arguments().any(|a| {
+        let named = a.get_long() == Some(name)
+            || a.get_all_aliases()
+                .is_some_and(|aliases| aliases.contains(&name));
+        named && a.get_action().takes_values()
+    })
 }
 
 #[cfg(test)]
@@ -439,6 +535,24 @@ mod tests {
         assert!(c.engine.level_models);
         let c = parse(&["--config", f, "--port", "7001", "--sync", "no"]).unwrap();
         assert_eq!((c.port, c.sync), (7001, SyncPolicy::No));
+        std::fs::write(
+            &file,
+            "db = \"/x\"\nslave_priority = 7\nreplica_announced = false\n\
+             replica-announce-ip = \"10.0.0.1\"\nclient_output_buffer_limit = \"pubsub 1mb 0 0\"\n",
+        )
+        .unwrap();
+        let c = parse(&["--config", f]).unwrap();
+        assert_eq!(
+            (
+                c.replica.priority,
+                c.replica.announced,
+                c.replica.ip.as_deref()
+            ),
+            (7, false, Some("10.0.0.1"))
+        );
+        assert_eq!(c.output_limits[2].hard_bytes, 1 << 20);
+        let c = parse(&["--config", f, "--replica-announced", "yes"]).unwrap();
+        assert!(c.replica.announced);
         std::fs::write(&file, "port = [1, 2]\n").unwrap();
         assert!(parse(&["--db", "/x", "--config", f])
             .unwrap_err()

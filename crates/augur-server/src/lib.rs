@@ -8,7 +8,8 @@
 //! (`resp.rs`) a pipeline of commands, `commands/` checks and runs each one against the
 //! database (`state.rs` holds what sessions share, `cursor.rs` the `SCAN` cursors), and
 //! `reply.rs` encodes the replies. `settings.rs` holds what `CONFIG SET` changes, `pause.rs`
-//! `CLIENT PAUSE`, `stats.rs` and `slowlog.rs` what `INFO` and `SLOWLOG` report.
+//! `CLIENT PAUSE`, `stats.rs` and `slowlog.rs` what `INFO` and `SLOWLOG` report, `pubsub.rs`
+//! Pub/Sub's channels and the messages on their way to subscribers.
 //! `replication/` makes a server a primary that streams its committed writes, or a replica
 //! of one (`docs/replication.md`).
 
@@ -21,6 +22,7 @@ pub mod encoding;
 pub mod glob;
 pub mod long_double;
 pub mod pause;
+pub mod pubsub;
 pub mod replication;
 pub mod reply;
 pub mod resp;

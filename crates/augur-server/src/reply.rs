@@ -68,6 +68,12 @@ pub enum Reply {
     In(Protocol, Box<Reply>),
     /// An error as an element of an array (a command's error inside `EXEC`'s reply).
     Error(CmdError),
+    /// Out-of-band data (Pub/Sub's `subscribe` confirmations and messages): a RESP3 push
+    /// `>n`, a RESP2 array `*n`.
+    Push(Vec<Reply>),
+    /// Several replies one after the other, not wrapped in an array (`SUBSCRIBE a b`
+    /// confirms each channel with its own push).
+    Frames(Vec<Reply>),
     /// No reply at all (`SHUTDOWN`, which closes the connection).
     Nothing,
 }
@@ -222,6 +228,15 @@ impl Out {
                 self.protocol = connection;
             }
             Reply::Error(e) => self.error(&e.text()),
+            Reply::Push(items) => {
+                if resp3 {
+                    resp::put_push_header(buf, items.len());
+                } else {
+                    resp::put_array_header(buf, items.len());
+                }
+                self.replies(items);
+            }
+            Reply::Frames(replies) => self.replies(replies),
             Reply::Nothing => {}
         }
     }

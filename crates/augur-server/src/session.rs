@@ -5,6 +5,12 @@
 //! (reading, writing, paused) and it closes the connection; the idle timeout is read while
 //! waiting, so `CONFIG SET timeout` applies to clients already idle.
 //!
+//! Pub/Sub: messages for the client arrive in its mailbox (`pubsub.rs`) from other clients'
+//! tasks, which wake the session. They are written after the replies of the batch during
+//! which they came, and a session waiting for its client's next request wakes to write
+//! them at once. While a subscriber's session writes, the bytes it is writing count
+//! against its output buffer limit with those still in its mailbox.
+//!
 //! Memory: an idle connection holds no buffer. It waits for the socket to become readable
 //! with nothing allocated, reads into an input buffer allocated then (and freed again once
 //! every command in it ran, or shrunk when a large request left a small remainder), and
@@ -95,6 +101,7 @@ pub async fn serve(
             server.command_stats.note_error("ERR");
             client.close = true;
         }
+        client.info.mailbox.drain_into(&mut out.buf);
         if !send(&server, &mut stream, &client, &mut out).await
             || client.close
             || client.handoff.is_some()
@@ -110,8 +117,16 @@ pub async fn serve(
             .query_buffer
             .store(input.len(), Ordering::Relaxed);
         loop {
-            if !wait_readable(&server, &stream, &client.info, &stop).await {
-                break 'session;
+            match wait_readable(&server, &stream, &client.info, &stop).await {
+                Woken::Stop => break 'session,
+                Woken::Messages => {
+                    client.info.mailbox.drain_into(&mut out.buf);
+                    if !send(&server, &mut stream, &client, &mut out).await {
+                        break 'session;
+                    }
+                    continue;
+                }
+                Woken::Readable => {}
             }
             match read_now(&stream, &mut input) {
                 None => break 'session,
@@ -143,23 +158,32 @@ async fn send(server: &Server, stream: &mut TcpStream, client: &Client, out: &mu
         return true;
     }
     server.recent.note_output(out.buf.len());
-    let write = stream.write_all(&out.buf);
-    tokio::pin!(write);
-    loop {
+    // A subscriber's unwritten bytes count against its output buffer limit (`pubsub.rs`),
+    // so they are tracked as each write takes some.
+    let subscriber = client.subscriptions.is_some();
+    let len = out.buf.len();
+    let mut written = 0;
+    while written < len {
+        if subscriber {
+            client.info.mailbox.set_writing(len - written);
+        }
+        // `write` is cancel-safe: a wake-up that drops it loses no byte.
+        let rest = out.buf.get(written..).unwrap_or_default();
         tokio::select! {
             biased;
-            written = &mut write => {
-                if written.is_err() {
-                    return false;
-                }
-                break;
-            }
+            n = stream.write(rest) => match n {
+                Ok(n) if n > 0 => written += n,
+                _ => return false,
+            },
             () = client.info.woken() => {
                 if client.info.is_killed() {
                     return false;
                 }
             }
         }
+    }
+    if subscriber {
+        client.info.mailbox.set_writing(0);
     }
     Counters::add(&server.counters.output_bytes, out.buf.len() as u64);
     if out.buf.capacity() > OUT_KEEP_BYTES {
@@ -208,23 +232,40 @@ fn release_spare(input: &mut Vec<u8>) {
     }
 }
 
-/// Waits until the socket is readable (bytes or the client's close), holding no buffer:
-/// `false` when the client stayed idle past the idle timeout, was killed, or the server is
-/// stopping. One wake-up registration per wait ([`ClientInfo::woken`]) serves all three:
-/// a kill, the server's stop and a new idle timeout (`CONFIG SET timeout`, read again
-/// here) each wake the session.
+/// What ended a wait for the client's next request.
+enum Woken {
+    /// The socket is readable (bytes or the client's close).
+    Readable,
+    /// Pub/Sub messages wait in the client's mailbox.
+    Messages,
+    /// The client stayed idle past the idle timeout, was killed, or the server is stopping.
+    Stop,
+}
+
+/// Waits until the socket is readable or messages arrive for the client, holding no
+/// buffer. One wake-up registration per wait ([`ClientInfo::woken`]) serves every reason
+/// to look again: a kill, the server's stop, a new idle timeout (`CONFIG SET timeout`, read
+/// again here) and a message each wake the session. A client subscribed to a channel or a
+/// pattern is never timed out (Redis exempts Pub/Sub clients too: they wait by design).
 async fn wait_readable(
     server: &Server,
     stream: &TcpStream,
     info: &ClientInfo,
     stop: &watch::Receiver<bool>,
-) -> bool {
+) -> Woken {
     let since = tokio::time::Instant::now();
     loop {
         if info.is_killed() || *stop.borrow() {
-            return false;
+            return Woken::Stop;
         }
-        let deadline = server.settings.idle_timeout().map(|t| since + t);
+        if !info.mailbox.is_empty() {
+            return Woken::Messages;
+        }
+        let deadline = server
+            .settings
+            .idle_timeout()
+            .filter(|_| !info.is_pubsub())
+            .map(|t| since + t);
         let idle = async {
             match deadline {
                 Some(d) => tokio::time::sleep_until(d).await,
@@ -232,8 +273,10 @@ async fn wait_readable(
             }
         };
         tokio::select! {
-            ready = stream.readable() => return ready.is_ok(),
-            () = idle => return false,
+            ready = stream.readable() => {
+                return if ready.is_ok() { Woken::Readable } else { Woken::Stop };
+            }
+            () = idle => return Woken::Stop,
             () = info.woken() => {}
         }
     }

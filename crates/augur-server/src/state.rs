@@ -1,7 +1,8 @@
 //! What every connection shares: the database, the configuration (fixed at start) and the
 //! settings `CONFIG SET` changes (`settings.rs`), the connected clients (for `CLIENT LIST`,
 //! `CLIENT KILL` and `maxclients`), `CLIENT PAUSE` (`pause.rs`), the counters and statistics
-//! `INFO` reports (`stats.rs`) and the slow log (`slowlog.rs`), the key locks that make
+//! `INFO` reports (`stats.rs`) and the slow log (`slowlog.rs`), Pub/Sub's channels and
+//! patterns (`pubsub.rs`), the key locks that make
 //! read-modify-write commands and transactions atomic, the versions of watched keys
 //! (`WATCH`), and the `SCAN` cursors (`cursor.rs`).
 //!
@@ -13,6 +14,7 @@ use crate::cursor::Cursors;
 use crate::encoding::filter::HashFieldFilter;
 use crate::encoding::layout::{self, Migrated, Versions};
 use crate::pause::Pause;
+use crate::pubsub::{Mailbox, PubSub};
 use crate::replication::Replication;
 use crate::settings::Settings;
 use crate::slowlog::SlowLog;
@@ -120,6 +122,8 @@ pub struct Server {
     pub recent: RecentMax,
     /// The slow log.
     pub slowlog: SlowLog,
+    /// Pub/Sub's channels and patterns and their subscribers.
+    pub pubsub: PubSub,
     /// `CLIENT PAUSE`.
     pub pause: Pause,
     /// SAVE and BGSAVE statistics (`INFO persistence`; its own lock, taken alone).
@@ -306,6 +310,12 @@ pub struct ClientInfo {
     pub query_buffer: AtomicUsize,
     /// Its protocol version (2 or 3, `HELLO`).
     pub resp: AtomicU8,
+    /// Channels it subscribes to (`CLIENT LIST`'s `sub`).
+    pub sub_channels: AtomicUsize,
+    /// Patterns it subscribes to (`CLIENT LIST`'s `psub`).
+    pub sub_patterns: AtomicUsize,
+    /// Pub/Sub messages for it not yet written to its socket.
+    pub mailbox: Mailbox,
     /// `CLIENT KILL` closed it: its session stops at once, whatever it waits for.
     killed: AtomicBool,
     /// Wakes its session wherever it waits (a read, a write, a pause): for a kill, the
@@ -330,6 +340,9 @@ impl ClientInfo {
             }),
             query_buffer: AtomicUsize::new(0),
             resp: AtomicU8::new(2),
+            sub_channels: AtomicUsize::new(0),
+            sub_patterns: AtomicUsize::new(0),
+            mailbox: Mailbox::default(),
             killed: AtomicBool::new(false),
             wake: Notify::new(),
         }
@@ -357,13 +370,19 @@ impl ClientInfo {
         self.killed.load(Ordering::Acquire)
     }
 
+    /// Whether it subscribes to a channel or a pattern (Redis's Pub/Sub client type: `CLIENT
+    /// KILL TYPE pubsub`, `flags=P`).
+    pub fn is_pubsub(&self) -> bool {
+        self.sub_channels.load(Ordering::Relaxed) + self.sub_patterns.load(Ordering::Relaxed) > 0
+    }
+
     /// The `CLIENT LIST` line of this client.
     pub fn list_line(&self) -> String {
         let age = self.connected.elapsed();
         let last = *self.last_command.lock();
         format!(
-            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db=0 sub=0 psub=0 \
-             ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 oll=0 omem=0 \
+            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={} db=0 sub={} psub={} \
+             ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 oll=0 omem={} \
              tot-mem=0 events=r cmd={} user=default redir=-1 resp={}\n",
             self.id,
             self.addr,
@@ -371,7 +390,11 @@ impl ClientInfo {
             String::from_utf8_lossy(&self.name.lock()),
             age.as_secs(),
             last.at.elapsed().as_secs(),
+            if self.is_pubsub() { "P" } else { "N" },
+            self.sub_channels.load(Ordering::Relaxed),
+            self.sub_patterns.load(Ordering::Relaxed),
             self.query_buffer.load(Ordering::Relaxed),
+            self.mailbox.pending_bytes(),
             last.name,
             self.resp.load(Ordering::Relaxed),
         )
@@ -421,6 +444,7 @@ impl Server {
             rates: Rates::default(),
             recent: RecentMax::default(),
             slowlog: SlowLog::default(),
+            pubsub: PubSub::default(),
             pause: Pause::new(),
             saves: Mutex::new(SaveStats::default()),
             key_locks: (0..KEY_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
@@ -532,6 +556,9 @@ impl Server {
         drop(clients);
         for c in &killed {
             c.kill();
+            if c.is_pubsub() {
+                self.pubsub.remove_client(c.id);
+            }
         }
         killed
     }

@@ -30,6 +30,7 @@ const GROUPS: &[(&str, &str)] = &[
     ("Keys", "generic"),
     ("Expiry", "generic"),
     ("Transactions", "transactions"),
+    ("Pub/Sub", "pubsub"),
     ("Connection", "connection"),
     ("Server", "server"),
 ];

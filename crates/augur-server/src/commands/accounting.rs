@@ -15,13 +15,14 @@
 //! evenly among the run's commands ([`share_commit`]); a transaction's commit is in `EXEC`'s
 //! time, which holds its commands' too (as in Redis).
 
-use super::{admin, client, config, Call, CmdError, Ctx, Spec, COMMANDS};
+use super::{admin, client, config, pubsub, Call, CmdError, Ctx, Spec, COMMANDS};
 use crate::state::{Counters, Server};
 use crate::stats::Counts;
 use std::time::Duration;
 
 /// The container commands and their subcommands (each counted as `name|sub`).
-const CONTAINERS: [(&str, &[&str]); 4] = [
+const CONTAINERS: [(&str, &[&str]); 5] = [
+    ("pubsub", pubsub::SUBCOMMANDS),
     ("client", client::SUBCOMMANDS),
     ("config", config::SUBCOMMANDS),
     ("command", admin::COMMAND_SUBCOMMANDS),
@@ -29,7 +30,7 @@ const CONTAINERS: [(&str, &[&str]); 4] = [
 ];
 
 /// The subcommands of the container command `name` (`CLIENT`, `CONFIG`, `COMMAND`,
-/// `SLOWLOG`), lower case; empty for another command.
+/// `SLOWLOG`, `PUBSUB`), lower case; empty for another command.
 pub fn subcommands(name: &str) -> &'static [&'static str] {
     CONTAINERS
         .iter()

@@ -3,9 +3,9 @@
 //! ID, ADDR, LADDR, TYPE, USER, SKIPME, and Redis 7.4's MAXAGE), PAUSE and UNPAUSE, REPLY
 //! ON|OFF|SKIP, NO-EVICT, SETINFO and HELP.
 //!
-//! Every client of augur-server is a normal one (no replicas, no Pub/Sub) authenticated as
-//! the only user, `default`: `TYPE normal` and `USER default` match them all, the other
-//! types none. A killed client leaves the client list at once and its session closes the
+//! A client is of type `pubsub` while it subscribes to a channel or a pattern, `normal`
+//! otherwise (there are no replicas yet), as Redis types them; every client is
+//! authenticated as the only user, `default`, so `USER default` matches them all. A killed client leaves the client list at once and its session closes the
 //! connection, even while it waits for a request (`state::ClientInfo::kill`); a client that
 //! kills itself gets its reply first, as in Redis. `NO-EVICT` is accepted and changes
 //! nothing: the server never evicts clients.
@@ -27,8 +27,8 @@ pub(super) enum ClientCmd<'a> {
     Id,
     SetName(&'a [u8]),
     GetName,
-    /// `LIST`, `LIST TYPE t`, `LIST ID id…` (`None`: every client; `Some`: these ids).
-    List(Option<Vec<u64>>),
+    /// `LIST`, `LIST TYPE t`, `LIST ID id…`.
+    List(Listed),
     Info,
     Kill(Kill<'a>),
     Pause(PauseMode, Duration),
@@ -47,12 +47,22 @@ pub(super) struct Kill<'a> {
     id: Option<u64>,
     addr: Option<&'a [u8]>,
     laddr: Option<&'a [u8]>,
-    /// `TYPE normal` (or no TYPE): every client; another type: none.
-    no_client_of_type: bool,
+    /// `TYPE t`: the clients of that type only.
+    client_type: Option<ClientType>,
     /// Clients connected for more than this many seconds (Redis 7.4's MAXAGE).
     max_age_secs: Option<u64>,
     /// Leave the calling client alone (the filters' default; not the old form's).
     skip_me: bool,
+}
+
+/// The clients `CLIENT LIST` lists.
+pub(super) enum Listed {
+    /// Every client.
+    All,
+    /// The clients of a type.
+    Type(ClientType),
+    /// The clients with these ids, in this order.
+    Ids(Vec<u64>),
 }
 
 /// `CLIENT REPLY`'s argument.
@@ -91,16 +101,36 @@ fn unknown(sub: &[u8]) -> CmdError {
     ))
 }
 
-/// A client type's name, as `CLIENT KILL TYPE` and `CLIENT LIST TYPE` take it: `true` for
-/// `normal` (every client here), `false` for the types no client here has.
-fn normal_type(name: &[u8]) -> Result<bool, CmdError> {
+/// A client type, as `CLIENT KILL TYPE` and `CLIENT LIST TYPE` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ClientType {
+    /// Not subscribed to anything.
+    Normal,
+    /// Subscribed to a channel or a pattern.
+    PubSub,
+    /// `master`, `replica`, `slave`: no client here is one.
+    Replication,
+}
+
+impl ClientType {
+    /// Whether `c` is of this type.
+    fn matches(self, c: &ClientInfo) -> bool {
+        match self {
+            ClientType::Normal => !c.is_pubsub(),
+            ClientType::PubSub => c.is_pubsub(),
+            ClientType::Replication => false,
+        }
+    }
+}
+
+/// A client type's name, as `CLIENT KILL TYPE` and `CLIENT LIST TYPE` take it.
+fn client_type(name: &[u8]) -> Result<ClientType, CmdError> {
     if is(name, "normal") {
-        Ok(true)
-    } else if ["master", "replica", "slave", "pubsub"]
-        .iter()
-        .any(|t| is(name, t))
-    {
-        Ok(false)
+        Ok(ClientType::Normal)
+    } else if is(name, "pubsub") {
+        Ok(ClientType::PubSub)
+    } else if ["master", "replica", "slave"].iter().any(|t| is(name, t)) {
+        Ok(ClientType::Replication)
     } else {
         Err(CmdError::new(format!(
             "ERR Unknown client type '{}'",
@@ -168,12 +198,8 @@ impl<'a> ClientCmd<'a> {
 /// `CLIENT LIST [TYPE type | ID id...]`.
 fn parse_list(rest: &[Vec<u8>]) -> Result<ClientCmd<'_>, CmdError> {
     match rest {
-        [] => Ok(ClientCmd::List(None)),
-        [opt, t] if is(opt, "type") => Ok(ClientCmd::List(if normal_type(t)? {
-            None
-        } else {
-            Some(Vec::new())
-        })),
+        [] => Ok(ClientCmd::List(Listed::All)),
+        [opt, t] if is(opt, "type") => Ok(ClientCmd::List(Listed::Type(client_type(t)?))),
         [opt, ids @ ..] if is(opt, "id") && !ids.is_empty() => {
             let ids = ids
                 .iter()
@@ -183,7 +209,7 @@ fn parse_list(rest: &[Vec<u8>]) -> Result<ClientCmd<'_>, CmdError> {
                         .map(|id| u64::try_from(id).unwrap_or(0))
                 })
                 .collect::<Result<Vec<u64>, CmdError>>()?;
-            Ok(ClientCmd::List(Some(ids)))
+            Ok(ClientCmd::List(Listed::Ids(ids)))
         }
         _ => Err(CmdError::syntax()),
     }
@@ -236,7 +262,7 @@ impl<'a> Kill<'a> {
                     .ok_or_else(|| CmdError::new("ERR client-id should be greater than 0"))?;
                 kill.id = Some(u64::try_from(id).unwrap_or(0));
             } else if is(opt, "type") {
-                kill.no_client_of_type = !normal_type(value)?;
+                kill.client_type = Some(client_type(value)?);
             } else if is(opt, "addr") {
                 kill.addr = Some(value);
             } else if is(opt, "laddr") {
@@ -269,7 +295,7 @@ impl<'a> Kill<'a> {
 
     /// Whether the filters pick `c` (the calling client's id is `me`).
     fn matches(&self, c: &ClientInfo, me: u64) -> bool {
-        !self.no_client_of_type
+        self.client_type.is_none_or(|t| t.matches(c))
             && self.id.is_none_or(|id| id == c.id)
             && self.addr.is_none_or(|a| a == c.addr.to_string().as_bytes())
             && self
@@ -298,12 +324,19 @@ impl Command for ClientCmd<'_> {
             ClientCmd::List(ids) => {
                 let clients = ctx.server.clients.lock();
                 let listed: Vec<_> = match ids {
-                    None => {
-                        let mut all: Vec<_> = clients.values().cloned().collect();
+                    Listed::All | Listed::Type(_) => {
+                        let mut all: Vec<_> = clients
+                            .values()
+                            .filter(|c| match &ids {
+                                Listed::Type(t) => t.matches(c),
+                                _ => true,
+                            })
+                            .cloned()
+                            .collect();
                         all.sort_by_key(|c| c.id);
                         all
                     }
-                    Some(ids) => ids
+                    Listed::Ids(ids) => ids
                         .iter()
                         .filter_map(|id| clients.get(id))
                         .cloned()

@@ -2,7 +2,10 @@
 //! texts.
 //!
 //! `CONFIG SET` changes what can change while the server runs (`settings.rs`): `requirepass`,
-//! `maxclients`, `timeout`, `appendfsync`, `slowlog-log-slower-than`, `slowlog-max-len`. It
+//! `maxclients`, `timeout`, `appendfsync`, `slowlog-log-slower-than`, `slowlog-max-len`,
+//! `client-output-buffer-limit`, and what a replica announces to Sentinel
+//! (`replica-priority`, `replica-announce-ip`, `replica-announce-port`, `replica-announced`,
+//! and the `slave-*` aliases of the first three, which `CONFIG GET` lists under both). It
 //! takes several `name value` pairs and, as Redis 7.0, checks them all before it changes
 //! any: an unknown name, an immutable one or a name given twice fails the whole command
 //! with Redis's texts. The rest of what `CONFIG GET` shows cannot change: the server's
@@ -19,6 +22,7 @@
 use super::{is, printable, CmdError, Command, Ctx, Reply};
 use crate::config::SyncPolicy;
 use crate::glob;
+use crate::settings::{self, ClientClass, OutputLimit};
 use crate::state::Server;
 use std::path::Path;
 
@@ -92,6 +96,14 @@ const PARAMS: &[(&str, Kind)] = &[
     ("requirepass", Kind::Mutable),
     ("slowlog-log-slower-than", Kind::Mutable),
     ("slowlog-max-len", Kind::Mutable),
+    ("client-output-buffer-limit", Kind::Mutable),
+    ("replica-priority", Kind::Mutable),
+    ("slave-priority", Kind::Mutable),
+    ("replica-announce-ip", Kind::Mutable),
+    ("slave-announce-ip", Kind::Mutable),
+    ("replica-announce-port", Kind::Mutable),
+    ("slave-announce-port", Kind::Mutable),
+    ("replica-announced", Kind::Mutable),
 ];
 
 /// Redis's `maxmemory-policy` values (a valid one other than `noeviction` is refused with
@@ -122,7 +134,21 @@ fn value_of(server: &Server, name: &str) -> String {
         "requirepass" => s.password().as_deref().unwrap_or("").into(),
         "slowlog-log-slower-than" => s.slowlog_slower_than_us().to_string(),
         "slowlog-max-len" => s.slowlog_max_len().to_string(),
+        "client-output-buffer-limit" => settings::format_output_limits(&s.output_limits()),
+        "replica-priority" | "slave-priority" => s.replica_announce().priority.to_string(),
+        "replica-announce-ip" | "slave-announce-ip" => s.replica_announce().ip.unwrap_or_default(),
+        "replica-announce-port" | "slave-announce-port" => s.replica_announce().port.to_string(),
+        "replica-announced" => yes_no(s.replica_announce().announced).into(),
         _ => String::new(),
+    }
+}
+
+/// Redis's spelling of a boolean parameter.
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
     }
 }
 
@@ -134,6 +160,11 @@ enum Change {
     Sync(SyncPolicy),
     SlowerThan(i64),
     SlowlogLen(usize),
+    OutputLimits(Vec<(ClientClass, OutputLimit)>),
+    Priority(u32),
+    AnnounceIp(Option<String>),
+    AnnouncePort(u16),
+    Announced(bool),
     /// A fixed parameter set to its value: nothing to do.
     Same,
 }
@@ -157,23 +188,6 @@ fn integer(name: &str, value: &[u8], min: i64, max: i64) -> Result<i64, CmdError
         ));
     }
     Ok(n)
-}
-
-/// A memory amount as Redis writes one (`0`, `100mb`, `1gb`): bytes, or `None`.
-fn memory(value: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(value).ok()?.to_ascii_lowercase();
-    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let unit = match &text[digits.len()..] {
-        "" | "b" => 1,
-        "k" => 1000,
-        "kb" => 1024,
-        "m" => 1_000_000,
-        "mb" => 1 << 20,
-        "g" => 1_000_000_000,
-        "gb" => 1 << 30,
-        _ => return None,
-    };
-    digits.parse::<u64>().ok()?.checked_mul(unit)
 }
 
 /// Checks `value` for parameter `name` (canonical, [`Kind::Mutable`] or [`Kind::Fixed`]).
@@ -203,6 +217,25 @@ fn check(server: &Server, name: &str, value: &[u8]) -> Result<Change, CmdError> 
         "slowlog-max-len" => Change::SlowlogLen(
             usize::try_from(integer(name, value, 0, i64::MAX)?).unwrap_or(usize::MAX),
         ),
+        "client-output-buffer-limit" => Change::OutputLimits(
+            settings::parse_output_limits(&text).map_err(|why| failed(name, why))?,
+        ),
+        "replica-priority" | "slave-priority" => {
+            Change::Priority(u32::try_from(integer(name, value, 0, i32::MAX.into())?).unwrap_or(0))
+        }
+        "replica-announce-ip" | "slave-announce-ip" => {
+            Change::AnnounceIp((!value.is_empty()).then(|| text.into_owned()))
+        }
+        "replica-announce-port" | "slave-announce-port" => Change::AnnouncePort(
+            u16::try_from(integer(name, value, 0, u16::MAX.into())?).unwrap_or(0),
+        ),
+        "replica-announced" => Change::Announced(if is(value, "yes") {
+            true
+        } else if is(value, "no") {
+            false
+        } else {
+            return Err(failed(name, "argument must be 'yes' or 'no'"));
+        }),
         "appendfsync" => Change::Sync(match text.to_ascii_lowercase().as_str() {
             "always" => SyncPolicy::Always,
             "everysec" => SyncPolicy::Everysec,
@@ -236,7 +269,7 @@ fn check(server: &Server, name: &str, value: &[u8]) -> Result<Change, CmdError> 
             }
             Change::Same
         }
-        "maxmemory" => match memory(value) {
+        "maxmemory" => match crate::settings::memory_bytes(value) {
             Some(0) => Change::Same,
             Some(_) => {
                 return Err(failed(
@@ -323,6 +356,15 @@ fn set(server: &Server, args: &[Vec<u8>]) -> Result<Reply, CmdError> {
             Change::Sync(policy) => s.set_sync(policy),
             Change::SlowerThan(us) => s.set_slowlog_slower_than_us(us),
             Change::SlowlogLen(n) => s.set_slowlog_max_len(n),
+            Change::OutputLimits(limits) => {
+                for (class, limit) in limits {
+                    s.set_output_limit(class, limit);
+                }
+            }
+            Change::Priority(p) => s.update_replica_announce(|r| r.priority = p),
+            Change::AnnounceIp(ip) => s.update_replica_announce(|r| r.ip = ip),
+            Change::AnnouncePort(port) => s.update_replica_announce(|r| r.port = port),
+            Change::Announced(yes) => s.update_replica_announce(|r| r.announced = yes),
             Change::Same => {}
         }
     }
@@ -389,7 +431,34 @@ fn rewrite_file(server: &Server, file: &Path) -> std::io::Result<()> {
         crate::config::Config::from_args(["augur-server", "--db", "."].map(String::from))
             .map_err(std::io::Error::other)?;
     let int = |n: u64| toml_edit::value(i64::try_from(n).unwrap_or(i64::MAX));
+    let replica = s.replica_announce();
+    let limits = s.output_limits();
     let mut settings: Vec<(&str, Option<toml_edit::Item>, bool)> = vec![
+        (
+            "replica_priority",
+            Some(int(u64::from(replica.priority))),
+            replica.priority != defaults.replica.priority,
+        ),
+        (
+            "replica_announce_ip",
+            replica.ip.as_deref().map(toml_edit::value),
+            replica.ip.is_some(),
+        ),
+        (
+            "replica_announce_port",
+            Some(int(u64::from(replica.port))),
+            replica.port != defaults.replica.port,
+        ),
+        (
+            "replica_announced",
+            Some(toml_edit::value(replica.announced)),
+            replica.announced != defaults.replica.announced,
+        ),
+        (
+            "client_output_buffer_limit",
+            Some(toml_edit::value(settings::format_output_limits(&limits))),
+            limits != defaults.output_limits,
+        ),
         (
             "maxclients",
             Some(int(s.maxclients() as u64)),
@@ -436,10 +505,17 @@ fn rewrite_file(server: &Server, file: &Path) -> std::io::Result<()> {
     write_replacing(file, doc.to_string().as_bytes())
 }
 
-/// Sets `key` (`_` or `-` spelling) in `root` or in the table holding it; removes it for
-/// `None`; adds it to `root` when absent and `add`.
+/// Sets `key` (`_` or `-` spelling, or an alias's: `slave_priority` for `replica_priority`)
+/// in `root` or in the table holding it; removes it for `None`; adds it to `root` when
+/// absent and `add`.
 fn set_key(root: &mut toml_edit::Table, key: &str, value: Option<toml_edit::Item>, add: bool) {
-    let spellings = [key.to_string(), key.replace('_', "-")];
+    let alias = key
+        .strip_prefix("replica_")
+        .map(|rest| format!("slave_{rest}"));
+    let spellings: Vec<String> = std::iter::once(key.to_string())
+        .chain(alias)
+        .flat_map(|k| [k.replace('_', "-"), k])
+        .collect();
     for (_, item) in root.iter_mut() {
         let Some(table) = item.as_table_mut() else {
             continue;

@@ -1,4 +1,5 @@
-//! Connection commands: PING, ECHO, QUIT, HELLO, AUTH and SELECT (CLIENT is `client.rs`).
+//! Connection commands: PING, ECHO, QUIT, RESET, HELLO, AUTH and SELECT (CLIENT is
+//! `client.rs`).
 
 use super::{is, printable, CmdError, Command, Ctx, Protocol, Reply};
 
@@ -18,7 +19,14 @@ impl<'a> Ping<'a> {
 }
 
 impl Command for Ping<'_> {
-    fn execute(self, _ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        // A subscribed RESP2 client gets `[pong, message]` (Redis's reply in that mode).
+        if ctx.client.protocol == Protocol::Resp2 && ctx.client.is_subscribed() {
+            return Ok(Reply::Array(vec![
+                Reply::bulk("pong"),
+                Reply::bulk(self.message.unwrap_or_default()),
+            ]));
+        }
         Ok(self.message.map_or(Reply::Status("PONG"), Reply::bulk))
     }
 }
@@ -50,6 +58,25 @@ impl Command for Quit {
     fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
         ctx.client.close = true;
         Ok(Reply::Ok)
+    }
+}
+
+/// `RESET`: the connection as a new one, as Redis 7.0's: the transaction and the watched
+/// keys dropped, every subscription ended (without confirmations), `CLIENT REPLY ON`,
+/// RESP2, no name, and not authenticated when a password is required. Answers `+RESET`.
+#[derive(Default)]
+pub(super) struct Reset;
+
+impl Command for Reset {
+    fn execute(self, ctx: &mut Ctx<'_>) -> Result<Reply, CmdError> {
+        ctx.client.multi = None;
+        ctx.client.watching = None;
+        super::pubsub::unsubscribe_all(ctx);
+        ctx.client.replies = super::Replies::default();
+        ctx.client.set_protocol(Protocol::Resp2);
+        ctx.client.info.name.lock().clear();
+        ctx.client.authenticated = !ctx.server.settings.password_required();
+        Ok(Reply::Status("RESET"))
     }
 }
 

@@ -7,7 +7,8 @@
 //! A field is here only with a true value. Where Augur has Redis's quantity it is measured
 //! (`keyspace_hits`, `total_commands_processed`, the instantaneous rates, `expired_keys`,
 //! the commands' times); where Augur has no such thing the field is Redis's honest constant
-//! for a server without it (`evicted_keys:0`: Augur never evicts; `pubsub_channels:0`: no Pub/Sub; `latest_fork_usec:0`:
+//! for a server without it (`evicted_keys:0`: Augur never evicts; `pubsubshard_channels:0`:
+//! no sharded Pub/Sub; `latest_fork_usec:0`:
 //! it never forks; `aof_rewrites:0`: its log is never rewritten, flushes retire it); and a
 //! field Augur cannot know is left out rather than invented: `mem_fragmentation_ratio`, the
 //! `allocator_*` fields and `used_memory_dataset` need the allocator's count of allocated
@@ -98,7 +99,7 @@ pub fn render(server: &Server, sections: &[String]) -> String {
             "memory" => memory_fields(&stats),
             "persistence" => persistence_fields(server),
             "stats" => stats_fields(server, &stats),
-            "replication" => server.repl.info_fields(),
+            "replication" => server.repl.info_fields(&server.settings.replica_announce()),
             "cpu" => cpu_fields(),
             "commandstats" => super::commandstats_lines(server),
             "errorstats" => errorstats_fields(server),
@@ -345,8 +346,8 @@ fn stats_fields(server: &Server, stats: &augur::Stats) -> Fields {
         field("evicted_clients", 0),
         field("keyspace_hits", get(&c.hits)),
         field("keyspace_misses", get(&c.misses)),
-        field("pubsub_channels", 0),
-        field("pubsub_patterns", 0),
+        field("pubsub_channels", server.pubsub.channel_count()),
+        field("pubsub_patterns", server.pubsub.pattern_count()),
         field("pubsubshard_channels", 0),
         field("latest_fork_usec", 0),
         field("total_forks", 0),

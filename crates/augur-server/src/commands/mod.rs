@@ -4,8 +4,9 @@
 //! grouped as Redis groups them: `strings.rs` (values), `hashes.rs` and `hash_walks.rs`
 //! (hashes), `keys.rs` (the keyspace),
 //! `expire.rs` (key expiry: EXPIRE, TTL, PERSIST and the options SET and GETEX share),
-//! `transaction.rs` (MULTI, EXEC, DISCARD, WATCH, UNWATCH), `connection.rs`, `client.rs`
-//! (CLIENT), `config.rs` (CONFIG) and `admin.rs` (the server itself). `run.rs` runs a
+//! `transaction.rs` (MULTI, EXEC, DISCARD, WATCH, UNWATCH), `pubsub.rs` (Pub/Sub),
+//! `connection.rs`, `client.rs` (CLIENT), `config.rs` (CONFIG) and `admin.rs` (the server
+//! itself). `run.rs` runs a
 //! pipeline's commands on keys as one run, and a transaction; `accounting.rs` counts what
 //! each command did (`INFO commandstats`, `INFO errorstats`, the slow log).
 //!
@@ -31,6 +32,7 @@ mod hash_walks;
 mod hashes;
 pub mod info;
 mod keys;
+mod pubsub;
 mod replication;
 mod run;
 mod store;
@@ -44,6 +46,7 @@ use crate::stats::Tally;
 pub use accounting::{commandstats_lines, subcommands};
 pub use client::{held_by_pause, Replies};
 use parking_lot::MutexGuard;
+pub use pubsub::Subscriptions;
 pub use run::execute_batch;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -109,6 +112,9 @@ pub struct Client {
     pub handoff: Option<crate::replication::primary::Request>,
     /// The replication offset after this client's last write (`WAIT` waits for it).
     pub write_offset: u64,
+    /// The channels and patterns it subscribes to (`None` until its first SUBSCRIBE or
+    /// PSUBSCRIBE; unregistered when dropped, with the connection too).
+    pub subscriptions: Option<Subscriptions>,
 }
 
 /// What a replica announces with `REPLCONF` before `PSYNC`.
@@ -118,6 +124,8 @@ pub struct ReplConf {
     pub listening_port: u16,
     /// `REPLCONF capa augur1`: it speaks augur-server's stream.
     pub augur: bool,
+    /// `REPLCONF ip-address`: the address it announces (`replica-announce-ip`).
+    pub ip: Option<std::net::IpAddr>,
 }
 
 impl Client {
@@ -136,7 +144,13 @@ impl Client {
             replconf: ReplConf::default(),
             handoff: None,
             write_offset: 0,
+            subscriptions: None,
         }
+    }
+
+    /// Whether it subscribes to a channel or a pattern.
+    pub fn is_subscribed(&self) -> bool {
+        self.subscriptions.as_ref().is_some_and(|s| s.count() > 0)
     }
 
     /// Switches the connection to `protocol` (`HELLO`).
@@ -321,11 +335,18 @@ pub static COMMANDS: &[Spec] = &[
     spec!("discard", 1, PLAIN, (0, 0, 0), "transactions", "Drops the queued commands.", no_args::<transaction::Discard>),
     spec!("watch", -2, PLAIN, (1, -1, 1), "transactions", "Makes the next EXEC run only if none of the keys changes meanwhile.", transaction::Watch::parse),
     spec!("unwatch", 1, PLAIN, (0, 0, 0), "transactions", "Forgets the watched keys.", no_args::<transaction::Unwatch>),
+    spec!("subscribe", -2, PLAIN, (0, 0, 0), "pubsub", "Listens for messages on channels.", pubsub::Subscribe::channels),
+    spec!("unsubscribe", -1, PLAIN, (0, 0, 0), "pubsub", "Stops listening on channels (all without arguments).", pubsub::Unsubscribe::channels),
+    spec!("psubscribe", -2, PLAIN, (0, 0, 0), "pubsub", "Listens for messages on the channels matching glob patterns.", pubsub::Subscribe::patterns),
+    spec!("punsubscribe", -1, PLAIN, (0, 0, 0), "pubsub", "Stops listening on patterns (all without arguments).", pubsub::Unsubscribe::patterns),
+    spec!("publish", 3, PLAIN, (0, 0, 0), "pubsub", "Sends a message to a channel's subscribers; returns how many got it.", pubsub::Publish::parse),
+    spec!("pubsub", -2, PLAIN, (0, 0, 0), "pubsub", "PUBSUB CHANNELS, NUMSUB and NUMPAT: the active channels and patterns.", pubsub::PubsubCmd::parse),
     spec!("ping", -1, PLAIN, (0, 0, 0), "connection", "Returns PONG, or the message.", connection::Ping::parse),
     spec!("echo", 2, PLAIN, (0, 0, 0), "connection", "Returns the message.", connection::Echo::parse),
     spec!("quit", -1, NOAUTH, (0, 0, 0), "connection", "Closes the connection.", no_args::<connection::Quit>),
     spec!("hello", -1, NOAUTH, (0, 0, 0), "connection", "Handshake: picks RESP2 or RESP3, may authenticate and name the connection.", connection::Hello::parse),
     spec!("auth", -2, NOAUTH, (0, 0, 0), "connection", "Authenticates the connection.", connection::Auth::parse),
+    spec!("reset", 1, NOAUTH, (0, 0, 0), "connection", "Resets the connection: ends MULTI, WATCH and subscriptions, RESP2, no name.", no_args::<connection::Reset>),
     spec!("select", 2, PLAIN, (0, 0, 0), "connection", "Selects database 0 (the only one).", connection::Select::parse),
     spec!("client", -2, PLAIN, (0, 0, 0), "connection", "CLIENT ID, SETNAME, GETNAME, LIST, INFO, KILL, PAUSE, UNPAUSE, REPLY, NO-EVICT.", client::ClientCmd::parse),
     spec!("command", -1, PLAIN, (0, 0, 0), "server", "Describes the commands (COUNT, DOCS, INFO).", admin::CommandCmd::parse),
@@ -478,6 +499,11 @@ pub fn execute(ctx: &mut Ctx<'_>, words: &[Vec<u8>]) -> Result<Reply, CmdError> 
         accounting::rejected(ctx.server, spec, args);
         let e = CmdError::new("READONLY You can't write against a read only replica.");
         return Err(transaction::reject(ctx, Some(spec), e));
+    }
+    if ctx.client.subscriptions.is_some() {
+        if let Some(e) = pubsub::refusal_in_subscribed_mode(ctx, spec, args) {
+            return Err(transaction::reject(ctx, Some(spec), e));
+        }
     }
     if ctx.client.multi.is_some() {
         if let Some(queued) = transaction::queue(ctx, call) {

@@ -175,7 +175,12 @@ impl Command for ReplConfCmd {
                 ctx.client.replconf.augur |= value.as_slice() == CAPA.as_bytes();
             } else if is(option, "ack") || is(option, "getack") {
                 return Ok(Reply::Nothing);
-            } else if !is(option, "ip-address") && !is(option, "rdb-only") {
+            } else if is(option, "ip-address") {
+                // An address Sentinel can reach it at (`replica-announce-ip`); a host name
+                // is accepted and not used (the connection's address is shown instead).
+                ctx.client.replconf.ip =
+                    std::str::from_utf8(value).ok().and_then(|t| t.parse().ok());
+            } else if !is(option, "rdb-only") {
                 return Err(CmdError::new(format!(
                     "ERR Unrecognized REPLCONF option: {}",
                     super::printable(option, 64)
@@ -222,6 +227,7 @@ impl Command for PSync {
             replid: self.replid,
             offset: self.offset,
             listening_port: ctx.client.replconf.listening_port,
+            announced_ip: ctx.client.replconf.ip,
         });
         Ok(Reply::Nothing)
     }

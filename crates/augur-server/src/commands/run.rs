@@ -29,16 +29,20 @@ pub fn execute_batch(ctx: &mut Ctx<'_>, out: &mut Out, cmds: &[Vec<Vec<u8>>]) ->
         if paused && super::held_by_pause(ctx.server, ctx.client, &cmds[i]).is_some() {
             break;
         }
-        // No runs while a pause is active: each command is checked on its own.
-        let run: Vec<Call<'_>> =
-            if ctx.client.authenticated && ctx.client.multi.is_none() && !paused {
-                cmds[i..]
-                    .iter()
-                    .map_while(|c| Call::check(c).ok().filter(Call::joins_runs))
-                    .collect()
-            } else {
-                Vec::new()
-            };
+        // No runs while a pause is active, nor in RESP2's subscribed mode: each command is
+        // checked on its own.
+        let run: Vec<Call<'_>> = if ctx.client.authenticated
+            && ctx.client.multi.is_none()
+            && !paused
+            && (ctx.client.subscriptions.is_none() || ctx.client.protocol == Protocol::Resp3)
+        {
+            cmds[i..]
+                .iter()
+                .map_while(|c| Call::check(c).ok().filter(Call::joins_runs))
+                .collect()
+        } else {
+            Vec::new()
+        };
         if run.len() >= 2 {
             i += run.len();
             for result in execute_run(ctx, &run) {
@@ -49,6 +53,16 @@ pub fn execute_batch(ctx: &mut Ctx<'_>, out: &mut Out, cmds: &[Vec<Vec<u8>>]) ->
             accounting::flush(ctx);
             let result = execute(ctx, &cmds[i]);
             out.protocol = ctx.client.protocol; // HELLO answers in the protocol it chose
+                                                // A PUBLISH to a channel the client itself listens to: the message goes out
+                                                // before PUBLISH's reply, as Redis writes it (other messages wait for the batch's
+                                                // end: `session.rs`).
+            if ctx.client.subscriptions.is_some()
+                && cmds[i]
+                    .first()
+                    .is_some_and(|n| super::pubsub::is_publish(n))
+            {
+                ctx.client.info.mailbox.drain_into(&mut out.buf);
+            }
             emit(ctx, out, result);
             i += 1;
         }

@@ -6,7 +6,7 @@
 //! and marks the transaction failed, so that EXEC answers `EXECABORT` and runs nothing; any
 //! other command is queued with `+QUEUED`. MULTI, EXEC, DISCARD and QUIT run at once (a
 //! nested MULTI is an error that does not fail the transaction; QUIT closes the connection,
-//! which drops the queue).
+//! which drops the queue; RESET drops it).
 //!
 //! EXEC runs the queue as one step (`execute_transaction` in `mod.rs`), through the machinery
 //! of a pipelined run (`store.rs`): the keys the commands name are locked for the whole step
@@ -43,7 +43,7 @@ use crate::state::Server;
 use std::sync::Arc;
 
 /// Commands that run at once inside a transaction instead of being queued.
-const RUN_AT_ONCE: [&str; 5] = ["exec", "discard", "multi", "quit", "watch"];
+const RUN_AT_ONCE: [&str; 6] = ["exec", "discard", "multi", "quit", "watch", "reset"];
 
 /// Bytes a queued command counts for beyond its arguments (the bound is approximate).
 const QUEUED_OVERHEAD_BYTES: usize = 16;

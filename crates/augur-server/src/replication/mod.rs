@@ -47,10 +47,6 @@ pub const NO_REPLID: &str = "0000000000000000000000000000000000000000";
 /// The capability a replica announces (`REPLCONF capa augur1`): it speaks this stream.
 pub const CAPA: &str = "augur1";
 
-/// Redis's default `replica-priority` (Sentinel's choice among replicas; the i44-pubsub
-/// branch makes it configurable).
-pub const REPLICA_PRIORITY: u32 = 100;
-
 /// Magic of the replica's position record ([`REPL_STATE_KEY`]).
 const STATE_MAGIC: &[u8] = b"augur-repl\x01";
 
@@ -554,7 +550,10 @@ impl Replication {
     }
 
     /// `INFO replication`'s fields, as Redis 7.0 prints them.
-    pub fn info_fields(&self) -> Vec<(String, String)> {
+    pub fn info_fields(
+        &self,
+        announce: &crate::settings::ReplicaAnnounce,
+    ) -> Vec<(String, String)> {
         let f = |k: &str, v: &dyn ToString| (k.to_string(), v.to_string());
         let mut out = Vec::new();
         let offset = self.offset();
@@ -601,9 +600,9 @@ impl Replication {
                         &secs(*self.link.down_since.lock()),
                     ));
                 }
-                out.push(f("slave_priority", &REPLICA_PRIORITY));
+                out.push(f("slave_priority", &announce.priority));
                 out.push(f("slave_read_only", &u8::from(self.read_only)));
-                out.push(f("replica_announced", &1));
+                out.push(f("replica_announced", &u8::from(announce.announced)));
             }
         }
         let replicas = self.replicas();

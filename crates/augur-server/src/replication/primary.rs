@@ -30,6 +30,8 @@ pub struct Request {
     pub offset: i64,
     /// The port it listens on (`REPLCONF listening-port`; 0 when not announced).
     pub listening_port: u16,
+    /// The address it announced (`REPLCONF ip-address`; `None`: its connection's).
+    pub announced_ip: Option<std::net::IpAddr>,
 }
 
 /// Bytes of frames written before the socket is flushed.
@@ -50,7 +52,7 @@ pub async fn serve(
     let (rd, wr) = stream.into_split();
     let link = Arc::new(ReplicaLink {
         id: info.id,
-        ip: info.addr.ip(),
+        ip: request.announced_ip.unwrap_or_else(|| info.addr.ip()),
         port: request.listening_port,
         state: std::sync::atomic::AtomicU8::new(0),
         ack_offset: std::sync::atomic::AtomicU64::new(0),

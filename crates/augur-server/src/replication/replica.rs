@@ -119,11 +119,22 @@ async fn link_once(
     if !pong.starts_with("+PONG") && !pong.starts_with("-NOAUTH") {
         return Err(format!("PING: {pong}"));
     }
-    let port_word = server.port().to_string();
-    for words in [
-        &["REPLCONF", "listening-port", port_word.as_str()][..],
-        &["REPLCONF", "capa", CAPA][..],
-    ] {
+    // What Sentinel should reach it at: `replica-announce-port` / `-ip` when set.
+    let announce = server.settings.replica_announce();
+    let port_word = match announce.port {
+        0 => server.port().to_string(),
+        port => port.to_string(),
+    };
+    let ip_word = announce.ip.clone().unwrap_or_default();
+    let port_words = ["REPLCONF", "listening-port", port_word.as_str()];
+    let ip_words = ["REPLCONF", "ip-address", ip_word.as_str()];
+    let capa_words = ["REPLCONF", "capa", CAPA];
+    let mut handshake: Vec<&[&str]> = vec![&port_words];
+    if announce.ip.is_some() {
+        handshake.push(&ip_words);
+    }
+    handshake.push(&capa_words);
+    for words in handshake {
         let answer = ask(&mut rd, &mut wr, words, short).await?;
         if !answer.starts_with("+OK") {
             return Err(format!("{}: {answer}", words.join(" ")));

@@ -94,6 +94,12 @@ pub fn put_map_header(out: &mut BytesMut, len: usize) {
     put_len_header(out, b'%', len);
 }
 
+/// A RESP3 push header `>n\r\n` (out-of-band data: Pub/Sub messages); the caller appends
+/// `len` values.
+pub fn put_push_header(out: &mut BytesMut, len: usize) {
+    put_len_header(out, b'>', len);
+}
+
 /// A RESP3 set header `~<len>\r\n`; the caller appends `len` values.
 pub fn put_set_header(out: &mut BytesMut, len: usize) {
     put_len_header(out, b'~', len);

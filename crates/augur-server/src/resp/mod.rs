@@ -61,7 +61,7 @@ mod request;
 
 pub use encode::{
     put_array_header, put_bulk, put_command, put_error, put_integer, put_map_header, put_null,
-    put_null_array, put_null_bulk, put_set_header, put_simple, put_verbatim,
+    put_null_array, put_null_bulk, put_push_header, put_set_header, put_simple, put_verbatim,
 };
 pub use reply::{parse_reply, put_reply, try_parse_reply, Reply, MAX_REPLY_DEPTH};
 pub use request::{parse_command, Decoder};
