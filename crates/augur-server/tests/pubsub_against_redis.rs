@@ -76,12 +76,32 @@ fn same_as_redis(name: &str, connections: usize, steps: &[Step<'_>], protocols: 
     let tmp = tempfile::tempdir().unwrap();
     let augur = ServerProcess::start(&tmp.path().join("db"), &[]);
     for &resp3 in protocols {
+        // The previous protocol's connections are gone on both servers before this one
+        // starts (`CLIENT KILL TYPE normal` counts them otherwise).
+        wait_for_no_other_client(redis.addr);
+        wait_for_no_other_client(augur.addr);
         let want = run(redis.addr, connections, steps, resp3);
         let got = run(augur.addr, connections, steps, resp3);
         for (g, w) in got.iter().zip(&want) {
             assert_eq!(g, w, "{name} (RESP3 {resp3})");
         }
         assert_eq!(got.len(), want.len(), "{name} (RESP3 {resp3}): {got:#?}");
+    }
+}
+
+/// Waits (up to 10 s) until the server at `addr` lists no client but the asking one.
+fn wait_for_no_other_client(addr: std::net::SocketAddr) {
+    use std::io::{Read, Write};
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.write_all(b"CLIENT LIST\r\nQUIT\r\n").unwrap();
+        let mut text = String::new();
+        let _ = s.read_to_string(&mut text);
+        if text.matches("id=").count() <= 1 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
