@@ -96,16 +96,7 @@ type InternalAt = (Vec<u8>, Reverse<u64>, usize);
 
 /// The groups (each of at least two table indexes) of tables sharing an entry.
 fn duplicate_groups(tables: &[ScannedTable]) -> Result<Vec<Vec<usize>>> {
-    let overlapping: Vec<usize> = (0..tables.len())
-        .filter(|&i| {
-            let a = &tables[i].meta;
-            tables.iter().enumerate().any(|(j, b)| {
-                j != i
-                    && a.smallest.user_key <= b.meta.largest.user_key
-                    && b.meta.smallest.user_key <= a.largest.user_key
-            })
-        })
-        .collect();
+    let overlapping = super::tables::overlapping(tables);
     let mut parent: Vec<usize> = (0..tables.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {

@@ -90,16 +90,7 @@ pub(super) fn newest_first(
 /// The "newer than" edges `(newer, older)` between tables sharing a user key.
 fn newer_than_edges(tables: &[ScannedTable]) -> Result<BTreeSet<(usize, usize)>> {
     // Only tables whose key range overlaps another's can share a key.
-    let overlapping: Vec<usize> = (0..tables.len())
-        .filter(|&i| {
-            let a = &tables[i].meta;
-            tables.iter().enumerate().any(|(j, b)| {
-                j != i
-                    && a.smallest.user_key <= b.meta.largest.user_key
-                    && b.meta.smallest.user_key <= a.largest.user_key
-            })
-        })
-        .collect();
+    let overlapping = super::tables::overlapping(tables);
     let mut cursors = Vec::with_capacity(overlapping.len());
     let mut heap: BinaryHeap<Reverse<(Vec<u8>, usize)>> = BinaryHeap::new();
     for (c, &i) in overlapping.iter().enumerate() {

@@ -107,3 +107,18 @@ fn scan_table(fs: &dyn FileSystem, path: &Path, id: u64) -> Result<ScannedTable>
         table,
     })
 }
+
+/// The indexes of the tables whose user-key range overlaps another table's (only those can
+/// share a key), in order.
+pub(super) fn overlapping(tables: &[ScannedTable]) -> Vec<usize> {
+    (0..tables.len())
+        .filter(|&i| {
+            let a = &tables[i].meta;
+            tables.iter().enumerate().any(|(j, b)| {
+                j != i
+                    && a.smallest.user_key <= b.meta.largest.user_key
+                    && b.meta.smallest.user_key <= a.largest.user_key
+            })
+        })
+        .collect()
+}
