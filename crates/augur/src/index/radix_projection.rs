@@ -105,6 +105,8 @@ impl RadixProjection {
         if digits.is_empty() || bytewise {
             return None;
         }
+        // As a decoded one holds it (`Index::size_bytes` counts capacity).
+        digits.shrink_to_fit();
         Some(RadixProjection::from_digits(digits))
     }
 
