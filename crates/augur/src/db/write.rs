@@ -690,8 +690,8 @@ impl DbInner {
             wals_closed: vec![(closed, synced)],
             ..VersionEdit::default()
         })?;
-        let fresh = Memtable::with_budget(self.opts.memtable_size_bytes);
         let mut m = self.writes.mem.lock();
+        let fresh = Memtable::after(self.opts.memtable_size_bytes, Some(&m.mem));
         let old = std::mem::replace(&mut m.mem, Arc::new(fresh));
         let old_number = std::mem::replace(&mut m.wal_number, number);
         m.imm.push((old, old_number));

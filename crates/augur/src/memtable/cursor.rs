@@ -7,7 +7,7 @@
 //! once the buffers have grown. Because it re-seeks, a cursor may see entries inserted after
 //! it was created; scans filter by seqno.
 
-use super::{Memtable, NodeRef, Probe};
+use super::{Memtable, NodeRef};
 use std::sync::Arc;
 
 /// Entries copied by the first batch after a seek.
@@ -169,7 +169,7 @@ impl MemtableCursor {
             batch,
             ..
         } = self;
-        let probe = Probe::new(resume_key, *resume_trailer);
+        let probe = mem.map.probe(resume_key, *resume_trailer);
         let mut push = |e: NodeRef<'_>| {
             keys.extend_from_slice(e.user_key());
             values.extend_from_slice(e.value());
@@ -199,7 +199,7 @@ impl MemtableCursor {
             at = if *forward {
                 e.next()
             } else {
-                map.seek_last_before(&Probe::new(e.user_key(), e.trailer()), false)
+                map.seek_last_before(&map.probe(e.user_key(), e.trailer()), false)
             };
         }
         let full = items.len() == *batch;

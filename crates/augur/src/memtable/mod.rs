@@ -13,7 +13,7 @@ mod skiplist;
 pub use cursor::MemtableCursor;
 
 use filter::KeyFilter;
-use skiplist::{NodeRef, Probe, SkipList};
+use skiplist::{NodeRef, PrefixRule, SkipList};
 
 use crate::key::{unpack_trailer, SeqNo, ValueKind, MAX_SEQNO};
 use crate::sst::Entry;
@@ -54,8 +54,22 @@ impl Memtable {
     /// An empty memtable that is switched out at about `budget_bytes`
     /// (`Options::memtable_size_bytes`), which sizes its key filter.
     pub fn with_budget(budget_bytes: usize) -> Self {
+        Memtable::after(budget_bytes, None)
+    }
+
+    /// An empty memtable to follow `previous` (the one it replaces as the active memtable):
+    /// where the previous one's keys all shared a prefix of [`skiplist::ANCHOR_MIN`] bytes or
+    /// more, its skiplist's link prefixes read the bytes after that prefix
+    /// ([`skiplist::PrefixRule`]), so that searches among keys sharing it compare integers
+    /// instead of loading keys. Otherwise as [`Self::with_budget`].
+    pub fn after(budget_bytes: usize, previous: Option<&Memtable>) -> Self {
+        let shared = previous.and_then(Memtable::key_range).map(|(first, last)| {
+            let n = crate::index::projection::common_prefix_len(&first, &last);
+            first[..n].to_vec()
+        });
+        let rule = PrefixRule::for_shared_prefix(shared.as_deref().unwrap_or_default());
         Memtable {
-            map: SkipList::new(),
+            map: SkipList::with_rule(rule),
             filter: KeyFilter::for_budget(budget_bytes),
             approximate_bytes: AtomicUsize::new(0),
             max_seqno: std::sync::atomic::AtomicU64::new(0),
@@ -158,7 +172,7 @@ impl Memtable {
         if self.is_empty() || !self.filter.may_contain(user_key) {
             return None;
         }
-        let probe = Probe::new(user_key, seek_trailer(snapshot));
+        let probe = self.map.probe(user_key, seek_trailer(snapshot));
         let e = self.map.seek(&probe, true)?;
         if e.user_key() != user_key {
             return None;
@@ -264,6 +278,36 @@ mod tests {
         m.insert(b"b", 5, ValueKind::Delete, b"");
         m.insert(b"c", 3, ValueKind::Value, b"c3");
         m
+    }
+
+    #[test]
+    fn a_memtable_after_one_of_shared_keys_serves_every_key() {
+        let previous = Memtable::new();
+        for i in 0..1000u64 {
+            previous.insert(format!("counter:{i:012}").as_bytes(), i + 1, ValueKind::Value, b"v");
+        }
+        let m = Memtable::after(1 << 20, Some(&previous));
+        let keys: Vec<Vec<u8>> = (0..2000u64)
+            .map(|i| match i % 4 {
+                0 => format!("counter:{:012}", i * 7919 % 100_000),
+                1 => format!("co{i}"),
+                2 => format!("key:{i:06}"),
+                _ => format!("counter:{i}x"),
+            })
+            .map(String::into_bytes)
+            .collect();
+        for (i, k) in keys.iter().enumerate() {
+            m.insert(k, i as u64 + 1, ValueKind::Value, k);
+        }
+        for k in &keys {
+            assert_eq!(m.get(k, u64::MAX >> 8).map(|e| e.value), Some(k.clone()), "{k:?}");
+        }
+        assert_eq!(m.get(b"counter:", 1 << 40), None);
+        let mut sorted = keys.clone();
+        sorted.sort();
+        sorted.dedup();
+        let (first, last) = m.key_range().unwrap();
+        assert_eq!((first, last), (sorted[0].clone(), sorted[sorted.len() - 1].clone()));
     }
 
     #[test]

@@ -14,8 +14,9 @@
 //! memtable frees a few dozen blocks instead of two allocations per entry
 //! (docs/benchmarks/write-path.md, "Arena skiplist").
 //!
-//! Each link carries, beside the successor's address, the successor's key prefix (its first
-//! 8 bytes as an integer): a search decides "the successor is past the key sought" from the
+//! Each link carries, beside the successor's address, the successor's key prefix (a u64 by
+//! the list's [`PrefixRule`]: its first 8 bytes, or the bytes after a prefix the previous
+//! memtable's keys all shared): a search decides "the successor is past the key sought" from the
 //! node it stands on, without loading the successor, and about half of a search's steps
 //! decide that. The inserting thread sees exact prefixes; a reader may see the prefix of a
 //! node inserted into the link after the address it loaded, which is never larger, so a
@@ -67,7 +68,7 @@ struct Node {
 #[repr(C)]
 struct Link {
     next: AtomicPtr<Node>,
-    /// [`key_prefix`] of `next`'s user key (0 while `next` is null); a lower bound of it for
+    /// [`PrefixRule::prefix`] of `next`'s user key (0 while `next` is null); a lower bound of it for
     /// a reader (module invariants).
     next_prefix: AtomicU64,
 }
@@ -75,12 +76,70 @@ struct Link {
 const HEADER_BYTES: usize = std::mem::size_of::<Node>();
 const LINK_BYTES: usize = std::mem::size_of::<Link>();
 
-/// The first 8 bytes of `key`, zero-padded, as a big-endian integer (the learned indexes'
-/// projection with no shared prefix). Ordering by it agrees with bytewise ordering wherever
-/// two prefixes differ, so most comparisons of a search are one integer compare against the
-/// link that leads to the node.
-fn key_prefix(key: &[u8]) -> u64 {
-    crate::index::projection::project(key, 0)
+/// How a list computes the key prefixes its links carry: a monotone map from keys to u64
+/// (`a <= b` bytewise implies `prefix(a) <= prefix(b)`), so that ordering by it agrees with
+/// bytewise ordering wherever two prefixes differ and most comparisons of a search are one
+/// integer compare against the link that leads to the node.
+///
+/// Plain (no anchor): the key's first 8 bytes, zero-padded, big-endian (the learned indexes'
+/// projection with no shared prefix). That tells nothing apart where keys share their first
+/// 8 bytes (`counter:…`, `user:000…`): every step of a search then reads the successor's key,
+/// a cache miss even where the step goes down a level. Anchored: a list made after another
+/// memtable whose keys shared a prefix of at least [`ANCHOR_MIN`] bytes takes that prefix as
+/// its anchor; keys carrying it map to their first two bytes, then the 6 bytes after the
+/// anchor; other keys with the anchor's first two bytes map below or above them, and every
+/// other key keeps its plain prefix (their first two bytes differ, which orders them).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PrefixRule {
+    /// Empty: plain; else at least [`ANCHOR_MIN`] bytes.
+    anchor: Vec<u8>,
+}
+
+/// The shortest shared prefix worth an anchor (with it, the prefix reads key bytes up to
+/// `anchor + 6`, two more than the plain 8).
+pub(crate) const ANCHOR_MIN: usize = 4;
+
+/// The longest anchor kept (every prefix computation compares the key against it).
+const ANCHOR_MAX: usize = 32;
+
+impl PrefixRule {
+    /// The rule for keys expected to share `shared` (the previous memtable's common prefix):
+    /// anchored when it is at least [`ANCHOR_MIN`] bytes long, plain otherwise.
+    pub(crate) fn for_shared_prefix(shared: &[u8]) -> PrefixRule {
+        if shared.len() < ANCHOR_MIN {
+            return PrefixRule::default();
+        }
+        PrefixRule {
+            anchor: shared[..shared.len().min(ANCHOR_MAX)].to_vec(),
+        }
+    }
+
+    /// The prefix of `key`.
+    #[inline]
+    fn prefix(&self, key: &[u8]) -> u64 {
+        let anchor = self.anchor.as_slice();
+        let plain = crate::index::projection::project(key, 0);
+        let (Some(head), Some(key_head)) = (anchor.first_chunk::<2>(), key.first_chunk::<2>())
+        else {
+            return plain;
+        };
+        if head != key_head {
+            return plain;
+        }
+        let family = u64::from(u16::from_be_bytes(*head)) << 48;
+        let shared = key.iter().zip(anchor).take_while(|(a, b)| a == b).count();
+        if shared == anchor.len() {
+            let rest = &key[shared..];
+            let mut word = [0u8; 8];
+            let take = rest.len().min(6);
+            word[2..2 + take].copy_from_slice(&rest[..take]);
+            family | u64::from_be_bytes(word)
+        } else if key.get(shared) < anchor.get(shared) {
+            family // before every key carrying the anchor (a shorter key included)
+        } else {
+            family | ((1 << 48) - 1) // after them
+        }
+    }
 }
 
 /// Bytes of a node of `height` links holding a `key_len`-byte key, rounded up to
@@ -98,16 +157,7 @@ pub(crate) struct Probe<'a> {
     trailer: u64,
 }
 
-impl<'a> Probe<'a> {
-    /// The internal key `(user_key, trailer)`.
-    pub(crate) fn new(user_key: &'a [u8], trailer: u64) -> Self {
-        Probe {
-            prefix: key_prefix(user_key),
-            user_key,
-            trailer,
-        }
-    }
-}
+
 
 /// A node of a [`SkipList`], borrowed from it: its key, trailer, value and successor.
 #[derive(Clone, Copy)]
@@ -244,6 +294,8 @@ pub(crate) struct SkipList {
     height: AtomicUsize,
     len: AtomicUsize,
     writer: Mutex<Writer>,
+    /// How its links' prefixes are computed (fixed for the list's life).
+    rule: PrefixRule,
 }
 
 // SAFETY: the list owns its arena; nodes are immutable after publication except their links,
@@ -264,11 +316,22 @@ impl std::fmt::Debug for SkipList {
 }
 
 impl SkipList {
-    /// An empty list.
+    /// An empty list with plain prefixes.
+    #[cfg(test)]
     pub(crate) fn new() -> Self {
+        SkipList::with_rule(PrefixRule::default())
+    }
+
+    /// An empty list whose links carry prefixes by `rule`.
+    pub(crate) fn with_rule(rule: PrefixRule) -> Self {
         let mut nodes = Arena::new();
         let mut values = Arena::new();
-        let head = write_node(&mut nodes, &mut values, MAX_HEIGHT, &Probe::new(&[], 0), &[]);
+        let empty = Probe {
+            prefix: 0,
+            user_key: &[],
+            trailer: 0,
+        };
+        let head = write_node(&mut nodes, &mut values, MAX_HEIGHT, &empty, &[]);
         SkipList {
             head,
             height: AtomicUsize::new(1),
@@ -278,6 +341,17 @@ impl SkipList {
                 values,
                 rng: 0x2545_f491_4f6c_dd1d,
             }),
+            rule,
+        }
+    }
+
+    /// The search key `(user_key, trailer)`, its prefix computed by this list's rule.
+    #[inline]
+    pub(crate) fn probe<'k>(&self, user_key: &'k [u8], trailer: u64) -> Probe<'k> {
+        Probe {
+            prefix: self.rule.prefix(user_key),
+            user_key,
+            trailer,
         }
     }
 
@@ -319,7 +393,7 @@ impl SkipList {
         value: &[u8],
     ) -> (usize, Option<NodeRef<'_>>) {
         let mut writer = self.writer.lock();
-        let probe = Probe::new(user_key, trailer);
+        let probe = self.probe(user_key, trailer);
         // Where the node goes at each level: after prev[l], before next[l]. Levels above
         // the list's height start at the head and end the list.
         let mut prev = [self.head; MAX_HEIGHT];
@@ -529,6 +603,27 @@ mod tests {
         out
     }
 
+    proptest::proptest! {
+        /// An anchored rule's prefixes are monotone over arbitrary byte strings.
+        #[test]
+        fn anchored_prefixes_are_monotone(
+            anchor in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, b'a', 255]), 0..8),
+            a in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, b'a', 255]), 0..14),
+            b in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, b'a', 255]), 0..14),
+            carry in 0usize..3,
+        ) {
+            let rule = PrefixRule::for_shared_prefix(&anchor);
+            let with = |k: &[u8]| match carry {
+                0 => [anchor.as_slice(), k].concat(),
+                1 => [anchor.get(..2).unwrap_or_default(), k].concat(),
+                _ => k.to_vec(),
+            };
+            let (a, b) = (with(&a), b.clone());
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            proptest::prop_assert!(rule.prefix(&lo) <= rule.prefix(&hi), "{:?} {:?}", lo, hi);
+        }
+    }
+
     #[test]
     fn orders_by_key_then_newest_trailer_and_seeks_both_ways() {
         let list = SkipList::new();
@@ -546,7 +641,7 @@ mod tests {
         assert_eq!(keys(&list), want);
         assert_eq!(list.len(), 5);
         assert_eq!(list.last().map(|n| n.user_key()), Some(&b"c"[..]));
-        let b5 = Probe::new(b"b", 5);
+        let b5 = list.probe(b"b", 5);
         assert_eq!(list.seek(&b5, true).map(|n| n.trailer()), Some(5));
         assert_eq!(list.seek(&b5, false).map(|n| n.trailer()), Some(2));
         assert_eq!(
@@ -558,9 +653,9 @@ mod tests {
             Some(5)
         );
         assert!(list
-            .seek_last_before(&Probe::new(b"", 10), false)
+            .seek_last_before(&list.probe(b"", 10), false)
             .is_none());
-        assert!(list.seek(&Probe::new(b"d", 0), true).is_none());
+        assert!(list.seek(&list.probe(b"d", 0), true).is_none());
         assert_eq!(list.seek(&b5, true).map(|n| n.value()), Some(&b"b"[..]));
     }
 
@@ -649,7 +744,7 @@ mod tests {
                         k = (k * 7 + 3) % KEYS;
                         let want = if s >= k.max(1) { s - (s + KEYS - k) % KEYS } else { 0 };
                         let user_key = key(k);
-                        let probe = Probe::new(&user_key, (s << 8) | 0xff);
+                        let probe = list.probe(&user_key, (s << 8) | 0xff);
                         let found = list
                             .seek(&probe, true)
                             .filter(|n| n.user_key() == user_key.as_slice())
@@ -683,8 +778,26 @@ mod tests {
                 1..80,
             ),
             probe in (proptest::collection::vec(proptest::num::u8::ANY, 0..12), 0u64..5),
+            anchor in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just(0u8), proptest::strategy::Just(255u8), proptest::num::u8::ANY
+            ], 0..7),
         ) {
-            let list = SkipList::new();
+            // Plain prefixes, or anchored ones (the keys are drawn from the same bytes, so
+            // some carry the anchor, some share only its head, some neither).
+            let list = SkipList::with_rule(PrefixRule::for_shared_prefix(&anchor));
+            let entries: Vec<(Vec<u8>, u64)> = entries
+                .into_iter()
+                .enumerate()
+                .map(|(i, (k, t))| match i % 3 {
+                    0 => ([anchor.as_slice(), &k].concat(), t),
+                    1 => ([anchor.get(..2).unwrap_or_default(), &k].concat(), t),
+                    _ => (k, t),
+                })
+                .collect();
+            let probe = match probe.1 % 2 {
+                0 => ([anchor.as_slice(), &probe.0].concat(), probe.1),
+                _ => probe,
+            };
             let mut model = std::collections::BTreeSet::new();
             for (k, t) in &entries {
                 if model.insert((k.clone(), std::cmp::Reverse(*t))) {
@@ -693,7 +806,7 @@ mod tests {
             }
             let sorted: Vec<(Vec<u8>, u64)> = model.iter().map(|(k, t)| (k.clone(), t.0)).collect();
             proptest::prop_assert_eq!(keys(&list), sorted.clone());
-            let p = Probe::new(&probe.0, probe.1);
+            let p = list.probe(&probe.0, probe.1);
             let as_key = |n: Option<NodeRef<'_>>| n.map(|n| (n.user_key().to_vec(), n.trailer()));
             let order = |e: &(Vec<u8>, u64)| key::compare(&e.0, e.1, &probe.0, probe.1);
             let ge = sorted.iter().find(|e| order(e) != Ordering::Less).cloned();
