@@ -5,8 +5,9 @@
 # three redis-sentinel processes (Debian's `redis-sentinel`, 7.0) monitoring them as
 # `mymaster` with quorum 2. Clients ask a sentinel for the primary's address.
 #
-#   scripts/ha.sh up               start the servers and the sentinels; waits until every
-#                                  sentinel knows both replicas and the other sentinels
+#   scripts/ha.sh up               start the servers and the sentinels; waits until both
+#                                  replicas are linked and every sentinel knows both
+#                                  replicas and the other sentinels
 #   scripts/ha.sh failover [kill]  SENTINEL FAILOVER mymaster (default), or `kill`: SIGKILL
 #                                  the primary. Either way waits for the new primary, and
 #                                  prints how long until a sentinel named it and until it
@@ -18,8 +19,9 @@
 #   scripts/ha.sh down             stop the sentinels and the servers
 #   scripts/ha.sh bench [ROUNDS]   failover time, augur-server and redis-server alternately
 #                                  (ROUNDS each, default 5): each round starts a fresh group
-#                                  in HA_DIR/bench-SERVER, writes 1000 keys, SIGKILLs the
-#                                  primary and times the failover; prints the medians
+#                                  in HA_DIR/bench-SERVER, writes 1000 keys, waits a random
+#                                  0-1 s, SIGKILLs the primary and times the failover;
+#                                  prints the medians
 #
 # Environment: HA_DIR (default /tmp/augur-ha: databases, config files, logs, pids),
 # BASE_PORT (default 7101: node i listens on BASE_PORT + i - 1), SENTINEL_PORT (default
@@ -134,9 +136,20 @@ sentinel parallel-syncs mymaster 2
 EOF
 }
 
-# Waits (60 s at most) until every sentinel knows both replicas and the two other sentinels.
+# Waits (60 s at most) until both replicas' links are up (redis-server's first sync waits
+# repl-diskless-sync-delay, 5 s) and every sentinel knows both replicas and the two other
+# sentinels.
 wait_group() {
   local deadline=$(($(now_ms) + 60000)) m
+  for i in $(seq 2 "$NODES"); do
+    until cli $((BASE_PORT + i - 1)) INFO replication | grep -q '^master_link_status:up'; do
+      if [ "$(now_ms)" -gt "$deadline" ]; then
+        echo "node $i's replication link is not up after 60 s" >&2
+        return 1
+      fi
+      sleep 0.2
+    done
+  done
   for i in $(seq 1 "$NODES"); do
     while :; do
       m=$(cli $((SENTINEL_PORT + i - 1)) SENTINEL MASTER mymaster | tr '\n' ' ')
@@ -270,6 +283,9 @@ bench() {
       for i in $(seq 1 1000); do echo "SET user:$i:profile v$i"; done |
         redis-cli -p "$BASE_PORT" >/dev/null
       cli "$BASE_PORT" WAIT 2 1000 >/dev/null
+      # Sentinel polls INFO once a second; a random pause puts the kill at a random point
+      # of that cycle (otherwise the script's own timing fixes it, differently per server).
+      sleep "0.$(printf '%03d' $((RANDOM % 1000)))"
       out=$(HA_DIR=$dir SERVER=$server "$SELF" failover kill)
       HA_DIR=$dir SERVER=$server "$SELF" down >/dev/null
       echo "round $r: $out"
