@@ -8,7 +8,9 @@
 //! The old primary, restarted on its port as a primary, is turned by Sentinel into a
 //! replica of the new one (`SLAVEOF` + `CONFIG REWRITE` inside `MULTI`), and its config file
 //! then says so; finally all three nodes hold the same keys and values (SCAN + GET, key by
-//! key). Skipped with a message when redis-sentinel is not installed.
+//! key), and redis-py's Sentinel client, as the README configures it, finds the new primary
+//! and a replica (that step skipped when `python3` cannot import redis). Skipped with a
+//! message when redis-sentinel is not installed.
 
 mod common;
 
@@ -17,6 +19,7 @@ use common::{encode, installed, Raw, ServerProcess};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -163,6 +166,51 @@ fn write_keys(
         done.fetch_add(1, Ordering::SeqCst);
     }
     out
+}
+
+/// The README's redis-py client: `Sentinel([...]).master_for("mymaster")` writes and
+/// `WAIT`s, `slave_for` reads it back; prints the primary's port.
+const CLIENT: &str = r#"
+import sys
+from redis.sentinel import Sentinel
+
+ports = [int(p) for p in sys.argv[1:]]
+sentinel = Sentinel([("127.0.0.1", p) for p in ports], socket_timeout=0.5)
+r = sentinel.master_for("mymaster", socket_timeout=0.5)
+assert r.set("user:1234:profile", "from redis-py") is True
+assert r.wait(2, 5000) == 2
+ro = sentinel.slave_for("mymaster", socket_timeout=0.5)
+assert ro.get("user:1234:profile") == b"from redis-py"
+print(sentinel.discover_master("mymaster")[1])
+"#;
+
+/// Runs [`CLIENT`] against `sentinels`; the primary's port it found, or `None` (with a
+/// message) when `python3` cannot import redis.
+fn redis_py_client(sentinels: &[Sentinel]) -> Option<u16> {
+    let python = std::env::var("AUGUR_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python)
+        .args(["-c", "import redis.sentinel"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("redis-py step skipped: {python} cannot import redis");
+        return None;
+    }
+    let ports: Vec<String> = sentinels
+        .iter()
+        .map(|s| s.addr.port().to_string())
+        .collect();
+    let out = Command::new(&python)
+        .args(["-c", CLIENT])
+        .args(&ports)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "redis-py's Sentinel client failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
 /// Every key and its value (SCAN + GET).
@@ -334,5 +382,8 @@ fn sentinel_fails_over_to_a_replica_that_holds_every_acknowledged_write() {
             .filter(|k| want.get(*k) != got.get(*k))
             .collect();
         assert!(differ.is_empty(), "node on {}: {differ:?}", node.port);
+    }
+    if let Some(port) = redis_py_client(&sentinels) {
+        assert_eq!(port, new_addr.port());
     }
 }
