@@ -308,5 +308,5 @@ case "${1:-}" in
   status) status ;;
   down) down ;;
   bench) bench "${2:-5}" ;;
-  *) sed -n '2,30p' "$0"; exit 2 ;;
+  *) sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 2 ;;
 esac
