@@ -4,7 +4,8 @@
 //! transaction that writes) while reads go on, and `CLIENT UNPAUSE` or the pause's end
 //! releases them; `CONFIG SET timeout` closes clients already idle, `maxclients` refuses new
 //! ones, and `CONFIG REWRITE` writes the settings into the `--config` file, which a restart
-//! then reads.
+//! then reads — `replicaof` too, sent as Sentinel sends it (`MULTI`, `SLAVEOF`, `CONFIG
+//! REWRITE`, `CLIENT KILL TYPE normal` and `pubsub`, `EXEC`).
 
 mod common;
 
@@ -355,4 +356,50 @@ fn config_rewrite_writes_the_settings_a_restart_reads() {
     assert!(!std::fs::read_to_string(&file)
         .unwrap()
         .contains("requirepass"));
+}
+
+#[test]
+fn config_rewrite_persists_a_replicaof_sent_as_sentinel_sends_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("augur.toml");
+    std::fs::write(&file, "# a node\n").unwrap();
+    let db = tmp.path().join("db");
+    let f = file.to_str().unwrap();
+    let s = ServerProcess::start(&db, &["--config", f]);
+    let mut other = s.raw();
+    assert_eq!(other.text(&["PING"]), "+PONG\r\n");
+    // Sentinel's reconfiguration: one transaction that also drops the normal clients.
+    let mut c = s.raw();
+    expect(
+        &mut c,
+        &[
+            (&["MULTI"], "+OK\r\n"),
+            (&["SLAVEOF", "127.0.0.1", "1"], "+QUEUED\r\n"),
+            (&["CONFIG", "REWRITE"], "+QUEUED\r\n"),
+            (&["CLIENT", "KILL", "TYPE", "normal"], "+QUEUED\r\n"),
+            (&["CLIENT", "KILL", "TYPE", "pubsub"], "+QUEUED\r\n"),
+            (&["EXEC"], "*4\r\n+OK\r\n+OK\r\n:1\r\n:0\r\n"),
+        ],
+    );
+    assert!(other.is_closed());
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("# a node\n"), "{text}");
+    assert!(text.contains("replicaof = \"127.0.0.1 1\""), "{text}");
+    drop(c);
+    s.terminate();
+    // A restart reads it back; promotion and a rewrite remove it.
+    let s = ServerProcess::start(&db, &["--config", f]);
+    let mut c = s.raw();
+    assert!(c
+        .text(&["ROLE"])
+        .starts_with("*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:1\r\n"));
+    expect(
+        &mut c,
+        &[
+            (&["REPLICAOF", "NO", "ONE"], "+OK\r\n"),
+            (&["CONFIG", "REWRITE"], "+OK\r\n"),
+        ],
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("replicaof"), "{text}");
 }

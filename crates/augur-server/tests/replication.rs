@@ -2,7 +2,8 @@
 //! key by key with its primary (strings, expiring keys, hashes, deletes, separated values);
 //! a replica killed and restarted within the backlog resumes (`sync_partial_ok`), beyond it
 //! syncs in full (`sync_full`); a primary killed in the middle of a full sync leaves the
-//! replica serving its old, complete data; `-READONLY`, `WAIT`, `ROLE`, promotion by
+//! replica serving its old, complete data; `-READONLY`, `WAIT` (after every one of a
+//! stream of writes, answered without waiting for a periodic ack), `ROLE`, promotion by
 //! `REPLICAOF NO ONE` (the demoted primary continues from the promoted one); and the names
 //! of `INFO replication`'s fields and `ROLE`'s shape against a real redis-server 7.0 pair
 //! (skipped when redis-server is not installed).
@@ -412,4 +413,33 @@ fn role_and_info_replication_match_redis() {
         })
     };
     assert_eq!(slave_lines(primary.addr), slave_lines(master.1));
+}
+
+#[test]
+fn wait_after_each_write_returns_as_soon_as_the_replicas_have_it() {
+    // A `GETACK` sent ahead of the write's frame was acked short of it, and `WAIT` then
+    // waited for the replica's periodic ack (a second): about one WAIT in a hundred.
+    let tmp = tempfile::tempdir().unwrap();
+    let primary = ServerProcess::start(&tmp.path().join("p"), &[]);
+    let replicas = [
+        replica_of(&tmp.path().join("r1"), primary.addr, &[]),
+        replica_of(&tmp.path().join("r2"), primary.addr, &[]),
+    ];
+    for r in &replicas {
+        wait_until("the link", || link_up(r.addr));
+    }
+    let mut c = primary.raw();
+    let mut slowest = Duration::ZERO;
+    for i in 0..1000 {
+        let key = format!("user:{i}:profile");
+        assert_eq!(c.text(&["SET", &key, "v"]), "+OK\r\n");
+        let started = Instant::now();
+        let acked = c.text(&["WAIT", "1", "5000"]);
+        slowest = slowest.max(started.elapsed());
+        assert_ne!(acked, ":0\r\n", "write {i}");
+    }
+    assert!(
+        slowest < Duration::from_millis(500),
+        "slowest WAIT {slowest:?}"
+    );
 }

@@ -9,110 +9,9 @@
 
 mod common;
 
-use common::{installed, Raw, ServerProcess};
-use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use common::sentinel::{field, wait_for, Sentinel};
+use common::{installed, ServerProcess};
 use std::time::{Duration, Instant};
-
-/// A redis-sentinel process (killed when dropped).
-struct Sentinel {
-    child: Child,
-    addr: SocketAddr,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Sentinel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Sentinel {
-    /// Starts a sentinel monitoring `master` as `mymaster` (quorum 2) on a free port, and
-    /// waits until it answers PING.
-    fn start(master: SocketAddr) -> Sentinel {
-        let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .unwrap()
-            .port();
-        let conf = dir.path().join("sentinel.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {}\n\
-                 sentinel monitor mymaster {} {} 2\n\
-                 sentinel down-after-milliseconds mymaster 5000\n",
-                dir.path().display(),
-                master.ip(),
-                master.port()
-            ),
-        )
-        .unwrap();
-        let child = Command::new("redis-sentinel")
-            .arg(&conf)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-sentinel");
-        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let sentinel = Sentinel {
-            child,
-            addr,
-            _dir: dir,
-        };
-        wait_for("the sentinel to answer", || {
-            std::net::TcpStream::connect(addr).is_ok()
-        });
-        sentinel
-    }
-
-    /// `SENTINEL MASTER mymaster` as name-value pairs.
-    fn master(&self) -> Vec<(String, String)> {
-        let mut c = Raw::connect(self.addr);
-        let reply = c.text(&["SENTINEL", "MASTER", "mymaster"]);
-        let values: Vec<String> = reply
-            .split("\r\n")
-            .skip(1)
-            .filter(|l| !l.starts_with('$') && !l.is_empty())
-            .map(str::to_string)
-            .collect();
-        values
-            .chunks(2)
-            .filter_map(|p| Some((p.first()?.clone(), p.get(1)?.clone())))
-            .collect()
-    }
-
-    /// The ports of the other sentinels it knows (`SENTINEL SENTINELS mymaster`).
-    fn other_sentinel_ports(&self) -> Vec<String> {
-        let mut c = Raw::connect(self.addr);
-        let reply = c.text(&["SENTINEL", "SENTINELS", "mymaster"]);
-        // `$4 port $5 26380`: the value two lines after the name.
-        let lines: Vec<&str> = reply.split("\r\n").collect();
-        lines
-            .windows(3)
-            .filter(|w| w[0] == "port")
-            .map(|w| w[2].to_string())
-            .collect()
-    }
-}
-
-fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str())
-}
-
-/// Polls `check` until it holds (30 s at most).
-fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 #[test]
 fn two_sentinels_monitor_augur_and_discover_each_other() {
@@ -129,7 +28,10 @@ fn two_sentinels_monitor_augur_and_discover_each_other() {
         .find_map(|l| l.strip_prefix("run_id:"))
         .unwrap()
         .to_string();
-    let sentinels = [Sentinel::start(augur.addr), Sentinel::start(augur.addr)];
+    let sentinels = [
+        Sentinel::start(augur.addr, 5000, 180_000),
+        Sentinel::start(augur.addr, 5000, 180_000),
+    ];
     let started = Instant::now();
     for s in &sentinels {
         wait_for("the sentinel to see the master", || {

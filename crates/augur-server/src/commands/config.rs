@@ -16,8 +16,9 @@
 //! an error saying why). The engine's options are fixed when the database opens, so none is
 //! here.
 //!
-//! `CONFIG REWRITE` writes the settings in effect into the `--config` file (keeping its other
-//! lines and comments), or fails with Redis's error when the server started without one.
+//! `CONFIG REWRITE` writes the settings in effect, and `replicaof` (the primary replicated
+//! now, removed on a primary), into the `--config` file (keeping its other lines and
+//! comments), or fails with Redis's error when the server started without one.
 
 use super::{is, printable, CmdError, Command, Ctx, Reply};
 use crate::config::SyncPolicy;
@@ -417,7 +418,8 @@ fn rewrite(server: &Server) -> Result<Reply, CmdError> {
 /// Rewrites `file` (a TOML file of the flags' names): each run-time setting's key, wherever
 /// it is (the top level or a table, spelt with `_` or `-`), takes the value in effect;
 /// a setting absent from the file is added at the top level when its value is not the
-/// default. Other keys, tables and comments stay. The new file replaces the old one whole
+/// default; `replicaof` is the primary this node replicates now (removed on a primary).
+/// Other keys, tables and comments stay. The new file replaces the old one whole
 /// (written beside it, synced, renamed). A password read from `--requirepass-file` is
 /// written into that file, never into the config file.
 fn rewrite_file(server: &Server, file: &Path) -> std::io::Result<()> {
@@ -481,6 +483,18 @@ fn rewrite_file(server: &Server, file: &Path) -> std::io::Result<()> {
             s.slowlog_max_len() != defaults.slowlog_max_len,
         ),
     ];
+    // The primary being replicated, as Redis rewrites `replicaof`: Sentinel sends
+    // `SLAVEOF` then `CONFIG REWRITE`, so a reconfigured node restarts in its new role.
+    let replicaof = match server.repl.role() {
+        crate::replication::Role::Replica { host, port } => Some(format!("{host} {port}")),
+        crate::replication::Role::Primary => None,
+    };
+    let is_replica = replicaof.is_some();
+    settings.push((
+        "replicaof",
+        replicaof.as_deref().map(toml_edit::value),
+        is_replica,
+    ));
     let password = s.password();
     match &server.config.password_file {
         Some(pw_file) => match &password {

@@ -425,9 +425,9 @@ impl Replication {
         self.acks.1.notify_all();
     }
 
-    /// `WAIT`: asks every replica to acknowledge now, then waits until `wanted` of them
-    /// acknowledged `offset` or `deadline` passes (`None`: forever, or until the server
-    /// stops being a primary). Returns how many did. Blocks the calling thread.
+    /// `WAIT`: asks every replica to acknowledge now (and again every 100 ms), then waits
+    /// until `wanted` of them acknowledged `offset` or `deadline` passes (`None`: forever,
+    /// or until the server stops being a primary). Returns how many did. Blocks the calling thread.
     pub fn wait_for_acks(&self, offset: u64, wanted: usize, deadline: Option<Instant>) -> usize {
         let count = || {
             self.replicas
@@ -444,10 +444,19 @@ impl Replication {
             r.getack.notify_one();
         }
         let mut g = self.acks.0.lock();
+        let mut asked = Instant::now();
         loop {
             let n = count();
             if n >= wanted || deadline.is_some_and(|d| Instant::now() >= d) || self.is_replica() {
                 return n;
+            }
+            // Asks again every 100 ms (a replica that reconnected meanwhile missed the
+            // first `GETACK`), rather than wait for the replicas' periodic acks.
+            if asked.elapsed() >= Duration::from_millis(100) {
+                for r in self.replicas() {
+                    r.getack.notify_one();
+                }
+                asked = Instant::now();
             }
             // Bounded waits: a missed wake-up costs at most this.
             let step = Instant::now() + Duration::from_millis(100);

@@ -241,6 +241,11 @@ async fn stream(
     let backlog = &server.repl.backlog;
     let mut next = from;
     let mut last_ping = Instant::now();
+    // A `WAIT` asked for an ack: the `GETACK` goes after every frame the backlog holds at
+    // that point (those carry the waiting client's writes), never before them — a `GETACK`
+    // sent ahead of a frame would be acked short of it, and the replica's next ack would
+    // come only with its periodic one, a second later.
+    let mut want_ack = false;
     loop {
         let arrived = backlog.arrived.notified();
         tokio::pin!(arrived);
@@ -253,6 +258,12 @@ async fn stream(
                 wr.write_all(f).await.map_err(io)?;
                 next += f.len() as u64;
             }
+            if want_ack {
+                wr.write_all(&wire::control(wire::GETACK, next))
+                    .await
+                    .map_err(io)?;
+                want_ack = false;
+            }
             if last_ping.elapsed() >= PING_PERIOD {
                 wr.write_all(&wire::control(wire::PING, backlog.offset()))
                     .await
@@ -262,12 +273,17 @@ async fn stream(
             wr.flush().await.map_err(io)?;
             continue;
         }
+        if want_ack {
+            wr.write_all(&wire::control(wire::GETACK, next))
+                .await
+                .map_err(io)?;
+            wr.flush().await.map_err(io)?;
+            want_ack = false;
+        }
         tokio::select! {
             () = &mut arrived => {}
-            () = link.getack.notified() => {
-                wr.write_all(&wire::control(wire::GETACK, next)).await.map_err(io)?;
-                wr.flush().await.map_err(io)?;
-            }
+            // Frames may have arrived since the check above: look again before asking.
+            () = link.getack.notified() => want_ack = true,
             () = tokio::time::sleep(PING_PERIOD.saturating_sub(last_ping.elapsed())) => {
                 wr.write_all(&wire::control(wire::PING, next)).await.map_err(io)?;
                 wr.flush().await.map_err(io)?;

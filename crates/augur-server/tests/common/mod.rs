@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod differential;
+pub mod sentinel;
 pub mod tree;
 
 use std::io::{BufRead, BufReader, Read, Write};
