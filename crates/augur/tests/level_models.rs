@@ -57,6 +57,7 @@ fn level_models_serve_lookups_and_follow_level_changes() {
                 .all(|l| l.level_model_bytes > 0 && l.level_model_segments > 0),
             "round {round}: every non-empty sorted level has a level model: {learned:?}"
         );
+        let before = db.stats();
         for i in 0..3100u64 {
             assert_eq!(
                 db.get(key(i)).unwrap(),
@@ -64,6 +65,13 @@ fn level_models_serve_lookups_and_follow_level_changes() {
                 "round {round} key {i}"
             );
         }
+        // The lookups went through the level models, and are counted as such (a subset of
+        // the model-path lookups).
+        let after = db.stats();
+        let via_level = after.level_model_lookups - before.level_model_lookups;
+        let model_path = after.model_path_lookups - before.model_path_lookups;
+        assert!(via_level >= 2000, "round {round}: {via_level}");
+        assert!(via_level <= model_path, "{via_level} > {model_path}");
         assert_eq!(db.get(b"user/").unwrap(), None);
         assert_eq!(db.get(b"zzzz").unwrap(), None);
     }
@@ -115,4 +123,22 @@ fn learn_all_trains_level_models() {
     for i in 0..3000u64 {
         assert_eq!(db.get(key(i)).unwrap(), Some(i.to_le_bytes().to_vec()));
     }
+}
+
+/// Without `level_models`, no lookup is counted on a level model.
+#[test]
+fn no_level_model_lookups_without_level_models() {
+    let fs = MemFs::new();
+    let db = Db::open("/db", opts(&fs, false)).unwrap();
+    for i in 0..3000u64 {
+        db.put(key(i), i.to_le_bytes()).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.put(b"zzz-trigger", b"1").unwrap();
+    for i in 0..3000u64 {
+        assert_eq!(db.get(key(i)).unwrap(), Some(i.to_le_bytes().to_vec()));
+    }
+    let s = db.stats();
+    assert_eq!((s.level_model_lookups, s.level_models_built), (0, 0));
+    assert!(s.model_path_lookups > 0);
 }
