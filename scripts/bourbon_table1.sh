@@ -7,7 +7,7 @@
 # Knobs (environment): AUGUR (target/release/augur), SETS (ipv4_asn.u64, flights_events_ts.u64
 # and words_en_insane.txt of /work/shared/datasets; *.u64 load with --keys, others with
 # --keys-text), TARGETS (target file MiB, "64 8 1": few -> many files in the last level),
-# OPS (operations of each workload, 1000000), ROUNDS (2), VALUE_SIZE (200, inline values),
+# OPS (operations of each workload, 1000000), ROUNDS (2), WORKLOADS ("readrandom rw95 rw50"), VALUE_SIZE (200, inline values),
 # MEMTABLE_MB (4, LevelDB's default write buffer, so that the mixed workloads flush and compact
 # while they run), DB (/dev/shm/augur-bourbon-table1: the databases, on tmpfs), REALTIME (1:
 # every run under `chrt -f 50`, SCHED_FIFO, root only).
@@ -43,6 +43,7 @@ SETS=${SETS:-"$DATA/ipv4_asn.u64 $DATA/flights_events_ts.u64 $DATA/words_en_insa
 TARGETS=${TARGETS:-"64 8 1"}
 OPS=${OPS:-1000000}
 ROUNDS=${ROUNDS:-2}
+WORKLOADS=${WORKLOADS:-"readrandom rw95 rw50"}
 VALUE_SIZE=${VALUE_SIZE:-200}
 MEMTABLE_MB=${MEMTABLE_MB:-4}
 DB=${DB:-/dev/shm/augur-bourbon-table1}
@@ -97,7 +98,7 @@ print(','.join(f\"L{x['level']}:{x['files']}\" for x in r['levels'] if x['files'
     for round in $(seq 1 "$ROUNDS"); do
       modes="baseline file level"
       [ $((round % 2)) = 0 ] && modes="level file baseline"
-      for workload in readrandom rw95 rw50; do
+      for workload in $WORKLOADS; do
         for mode in $modes; do
           case $mode in
             baseline) flags=(--learning never); pre="" ;;
