@@ -89,10 +89,10 @@ for set in $SETS; do
       --memtable-mb "$MEMTABLE_MB" --target-file-mb "$t")
     rm -rf "$DB/load"
     "$AUGUR" bench --db "$DB/load" "${common[@]}" \
-      --benchmarks fillrandom,compact,waitforcompaction,stats --json "$OUT/load.json" >/dev/null
+      --benchmarks fillrandom,compact,waitforcompaction,stats --json "$DB/load.json" >/dev/null
     files=$(python3 -c "
 import json
-r = [r for r in json.load(open('$OUT/load.json')) if 'stats' in r][-1]['stats']
+r = [r for r in json.load(open('$DB/load.json')) if 'stats' in r][-1]['stats']
 print(','.join(f\"L{x['level']}:{x['files']}\" for x in r['levels'] if x['files']))")
     echo "== $name target ${t} MiB: $files" >&2
     for round in $(seq 1 "$ROUNDS"); do
@@ -114,8 +114,8 @@ print(','.join(f\"L{x['level']}:{x['files']}\" for x in r['levels'] if x['files'
           cp -a "$DB/load" "$DB/run"
           "${RUN[@]}" "$AUGUR" bench --db "$DB/run" --use_existing_db "${common[@]}" \
             "${flags[@]}" "${wflags[@]}" --reads "$OPS" \
-            --benchmarks "${pre}${bench},stats" --json "$OUT/run.json" >/dev/null
-          row=$(fields "$OUT/run.json" "$bench")
+            --benchmarks "${pre}${bench},stats" --json "$DB/run.json" >/dev/null
+          row=$(fields "$DB/run.json" "$bench")
           load=$(cut -d' ' -f1 /proc/loadavg)
           printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$name" "$t" "$files" "$mode" \
             "$workload" "$row" "$load" | tee -a "$ROWS" >&2
@@ -124,7 +124,7 @@ print(','.join(f\"L{x['level']}:{x['files']}\" for x in r['levels'] if x['files'
     done
   done
 done
-rm -rf "$DB/load" "$DB/run"
+rm -rf "$DB/load" "$DB/run" "$DB/load.json" "$DB/run.json"
 
 python3 - "$ROWS" >"$OUT/summary.md" <<'EOF'
 import csv, statistics, sys
