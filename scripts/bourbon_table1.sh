@@ -29,7 +29,8 @@
 # Rows (OUT/runs.tsv): round, set, target_mb, files (files per level after the load, e.g.
 # L6:87), mode, workload, micros_per_op, model_share (table lookups on any model path),
 # level_share (table lookups through a level model), level_models_built (during the run,
-# including the one `learn` trains), level_train_ms (their training time), flushes and
+# including the one `learn` trains), level_models_refused (of those, refused because too few
+# keys have distinct projections: LevelModel::usable), level_train_ms (their training time), flushes and
 # compactions during the run, files_end (files per level at the end), load (1-minute load
 # average at the end).
 # Summary (OUT/summary.md): per set, target and workload, the median micros/op of each mode,
@@ -51,7 +52,7 @@ RUN=()
 [ "${REALTIME:-0}" = 1 ] && RUN=(chrt -f 50)
 mkdir -p "$OUT" "$DB"
 ROWS="$OUT/runs.tsv"
-printf 'round\tset\ttarget_mb\tfiles\tmode\tworkload\tmicros_per_op\tmodel_share\tlevel_share\tlevel_models_built\tlevel_train_ms\tflushes\tcompactions\tfiles_end\tload\n' >"$ROWS"
+printf 'round\tset\ttarget_mb\tfiles\tmode\tworkload\tmicros_per_op\tmodel_share\tlevel_share\tlevel_models_built\tlevel_models_refused\tlevel_train_ms\tflushes\tcompactions\tfiles_end\tload\n' >"$ROWS"
 
 # Prints the wanted fields of a bench JSON file: the record of benchmark $2 with its stats.
 fields() {
@@ -69,6 +70,7 @@ print("\t".join([
     f"{l['model_path_lookups'] / max(total, 1):.4f}",
     f"{l['level_model_lookups'] / max(total, 1):.4f}",
     str(l["level_models_built"]),
+    str(l["level_models_refused"]),
     f"{l['level_model_train_ns'] / 1e6:.1f}",
     str(c["flushes"]),
     str(c["compactions"]),
@@ -136,8 +138,8 @@ order = {"readrandom": 0, "rw95": 1, "rw50": 2}
 label = {"readrandom": "read-only", "rw95": "5% writes", "rw50": "50% writes"}
 print("| set | target MiB | files after load | workload | baseline µs/op | file µs/op | level µs/op "
       "| file speedup | level speedup | level / file | file model path | level model path "
-      "| level: via level model | level models built |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| level: via level model | level models built | refused |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 med = lambda rs, k: statistics.median(float(r[k]) for r in rs)
 for (s, t, w) in sorted(groups, key=lambda g: (g[0], -g[1], order[g[2]])):
     g = groups[(s, t, w)]
@@ -147,6 +149,7 @@ for (s, t, w) in sorted(groups, key=lambda g: (g[0], -g[1], order[g[2]])):
     print(f"| {s} | {t} | {g['file'][0]['files']} | {label[w]} | {b:.3f} | {f:.3f} | {l:.3f} "
           f"| {b / f:.2f}× | {b / l:.2f}× | {l / f:.3f} "
           f"| {100 * med(g['file'], 'model_share'):.1f}% | {100 * med(g['level'], 'model_share'):.1f}% "
-          f"| {100 * med(g['level'], 'level_share'):.1f}% | {med(g['level'], 'level_models_built'):.0f} |")
+          f"| {100 * med(g['level'], 'level_share'):.1f}% | {med(g['level'], 'level_models_built'):.0f} "
+          f"| {med(g['level'], 'level_models_refused'):.0f} |")
 EOF
 cat "$OUT/summary.md"

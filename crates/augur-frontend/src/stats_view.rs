@@ -132,6 +132,7 @@ pub fn stats_json(s: &augur::Stats) -> Value {
             "model_path_fraction": s.model_path_fraction(),
             "level_model_lookups": s.level_model_lookups,
             "level_models_built": s.level_models_built,
+            "level_models_refused": s.level_models_refused,
             "level_model_train_ns": s.level_model_train_ns,
             "models_built": s.models_built,
             "learning_ns_total": s.learning_ns_total,
