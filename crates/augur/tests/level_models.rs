@@ -42,8 +42,11 @@ fn level_models_serve_lookups_and_follow_level_changes() {
         db.compact_range(None, None).unwrap();
         // An idle unit of background work trains the level models (inline mode: the next
         // write runs it).
-        db.put(b"zzz-trigger", b"1").unwrap();
-        model.insert(b"zzz-trigger".to_vec(), b"1".to_vec());
+        // (A key inside the level's range: a key past it would shorten the level's common
+        // prefix until the keys no longer project, and the level model be refused.)
+        let v = format!("trigger-{round}").into_bytes();
+        db.put(key(0), &v).unwrap();
+        model.insert(key(0), v);
         let stats = db.stats();
         let learned: Vec<_> = stats
             .levels
@@ -57,6 +60,7 @@ fn level_models_serve_lookups_and_follow_level_changes() {
                 .all(|l| l.level_model_bytes > 0 && l.level_model_segments > 0),
             "round {round}: every non-empty sorted level has a level model: {learned:?}"
         );
+        let before = db.stats();
         for i in 0..3100u64 {
             assert_eq!(
                 db.get(key(i)).unwrap(),
@@ -64,6 +68,13 @@ fn level_models_serve_lookups_and_follow_level_changes() {
                 "round {round} key {i}"
             );
         }
+        // The lookups went through the level models, and are counted as such (a subset of
+        // the model-path lookups).
+        let after = db.stats();
+        let via_level = after.level_model_lookups - before.level_model_lookups;
+        let model_path = after.model_path_lookups - before.model_path_lookups;
+        assert!(via_level >= 2000, "round {round}: {via_level}");
+        assert!(via_level <= model_path, "{via_level} > {model_path}");
         assert_eq!(db.get(b"user/").unwrap(), None);
         assert_eq!(db.get(b"zzzz").unwrap(), None);
     }
@@ -115,4 +126,76 @@ fn learn_all_trains_level_models() {
     for i in 0..3000u64 {
         assert_eq!(db.get(key(i)).unwrap(), Some(i.to_le_bytes().to_vec()));
     }
+}
+
+/// Without `level_models`, no lookup is counted on a level model.
+#[test]
+fn no_level_model_lookups_without_level_models() {
+    let fs = MemFs::new();
+    let db = Db::open("/db", opts(&fs, false)).unwrap();
+    for i in 0..3000u64 {
+        db.put(key(i), i.to_le_bytes()).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.put(b"zzz-trigger", b"1").unwrap();
+    for i in 0..3000u64 {
+        assert_eq!(db.get(key(i)).unwrap(), Some(i.to_le_bytes().to_vec()));
+    }
+    let s = db.stats();
+    assert_eq!((s.level_model_lookups, s.level_models_built), (0, 0));
+    assert!(s.model_path_lookups > 0);
+}
+
+/// A level whose keys agree on the 8 bytes past the level's common prefix (a few roots of
+/// long paths) gets no usable level model: it is trained once, refused (not retrained while
+/// the level is unchanged), and lookups keep to the file models with the same results.
+#[test]
+fn level_models_are_refused_when_keys_do_not_project() {
+    let fs = MemFs::new();
+    let db = Db::open("/db", opts(&fs, true)).unwrap();
+    let path = |i: u64| {
+        format!(
+            "{}/shared/long/path/{:06}",
+            ["a", "b", "c"][(i % 3) as usize],
+            i
+        )
+    };
+    for i in 0..3000u64 {
+        db.put(path(i), i.to_le_bytes()).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.learn_all().unwrap();
+    let built = db.stats().level_models_built;
+    // More idle units of background work (inline mode: each write runs one) do not retrain it.
+    db.put(path(0), b"x").unwrap();
+    db.put(path(0), 0u64.to_le_bytes()).unwrap();
+    let s = db.stats();
+    assert!(built >= 1);
+    assert_eq!(
+        (s.level_models_built, s.level_models_refused),
+        (built, built)
+    );
+    assert!(s.levels.iter().all(|l| l.level_model_bytes == 0));
+    for i in 0..3000u64 {
+        assert_eq!(db.get(path(i)).unwrap(), Some(i.to_le_bytes().to_vec()));
+    }
+    assert_eq!(db.get(b"b/shared/long/path/x").unwrap(), None);
+    let s = db.stats();
+    assert_eq!(s.level_model_lookups, 0);
+    assert!(s.model_path_lookups >= 3000);
+}
+
+/// Keys with distinct projections keep their level model (none refused).
+#[test]
+fn level_models_are_kept_when_keys_project() {
+    let fs = MemFs::new();
+    let db = Db::open("/db", opts(&fs, true)).unwrap();
+    for i in 0..3000u64 {
+        db.put(key(i), i.to_le_bytes()).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.learn_all().unwrap();
+    let s = db.stats();
+    assert!(s.level_models_built >= 1);
+    assert_eq!(s.level_models_refused, 0);
 }

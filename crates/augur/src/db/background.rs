@@ -367,13 +367,15 @@ impl DbInner {
         }
         let models = self.work.level_models();
         for (level, files) in version.levels.iter().enumerate().skip(1) {
-            if files.is_empty() || version.level_model(&models, level).is_some() {
+            // A refused model stays as a marker until the level changes: not retrained.
+            if files.is_empty() || models.trained(level, &version.level_changed).is_some() {
                 continue;
             }
             let changed = version.level_changed.get(level).copied().unwrap_or(0);
             let config = self.opts.index_config_at(level);
             let model = LevelModel::train(level, files, changed, &config)?;
-            self.counters.note_level_model(model.train_ns());
+            self.counters
+                .note_level_model(model.train_ns(), model.usable());
             // Only a holder of `unit` trains level models: no other model was installed
             // since `models` was taken.
             *self.work.level_models.lock() = Arc::new(models.with(&version.level_changed, model));

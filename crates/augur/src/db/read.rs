@@ -81,7 +81,14 @@ impl DbInner {
         }
         let version = self.versions.current_now();
         let level_models = self.opts.level_models.then(|| self.work.level_models());
-        breakdown::timed_files(|| version.get(key, seqno, level_models.as_deref()))
+        let mut via_level_model = 0;
+        let found = breakdown::timed_files(|| {
+            version.get(key, seqno, level_models.as_deref(), &mut via_level_model)
+        });
+        if via_level_model > 0 {
+            self.counters.note_level_model_lookups(via_level_model);
+        }
+        found
     }
 
     /// The user-visible value of `key` at `snapshot` (or now).

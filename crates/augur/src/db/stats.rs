@@ -38,6 +38,8 @@ pub(crate) struct Counters {
     compaction_train_ns: AtomicU64,
     train_wait_ns: AtomicU64,
     level_model_train_ns: AtomicU64,
+    level_model_lookups: AtomicU64,
+    level_models_refused: AtomicU64,
 }
 
 fn add(c: &AtomicU64, v: u64) {
@@ -99,9 +101,16 @@ impl Counters {
         add(&self.compaction_train_ns, outcome.model_time.train_ns);
         add(&self.train_wait_ns, outcome.model_time.wait_ns);
     }
-    pub fn note_level_model(&self, train_ns: u64) {
+    pub fn note_level_model(&self, train_ns: u64, usable: bool) {
         add(&self.level_models_built, 1);
         add(&self.level_model_train_ns, train_ns);
+        if !usable {
+            add(&self.level_models_refused, 1);
+        }
+    }
+    /// `n` table lookups of one point lookup were searched through a level model.
+    pub fn note_level_model_lookups(&self, n: u64) {
+        add(&self.level_model_lookups, n);
     }
     /// A compaction (or GC rewrite) that relocated `values` into new value-log entries of
     /// `bytes` (counted as value-log bytes written too).
@@ -334,6 +343,12 @@ pub struct Stats {
     pub level_models_built: u64,
     /// Nanoseconds spent training level models.
     pub level_model_train_ns: u64,
+    /// Point lookups into SSTables served through a level model since open (a subset of
+    /// `model_path_lookups`: the file's own model was skipped).
+    pub level_model_lookups: u64,
+    /// Level models trained since open but refused (counted in `level_models_built` too):
+    /// too few of the level's keys had distinct projections (`LevelModel::usable`).
+    pub level_models_refused: u64,
     /// Point lookups into SSTables (live and dead) served on the model path since open.
     pub model_path_lookups: u64,
     /// Point lookups into SSTables (live and dead) served on the baseline path since open.
@@ -524,6 +539,8 @@ impl DbInner {
             lookup_breakdown: self.reads.breakdown().snapshot(),
             level_models_built: get(&c.level_models_built),
             level_model_train_ns: get(&c.level_model_train_ns),
+            level_model_lookups: get(&c.level_model_lookups),
+            level_models_refused: get(&c.level_models_refused),
             model_path_lookups: all_lookups.model_lookups(),
             baseline_path_lookups: all_lookups.baseline_lookups(),
             models_built: levels.iter().map(|l| l.models_built).sum(),

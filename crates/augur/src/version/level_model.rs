@@ -10,6 +10,14 @@
 //! workloads (`Options::level_models`). The models trained so far are a [`LevelModels`]
 //! value, which its owner (the database's background part, which trains them) swaps whole.
 //!
+//! A level model is refused (trained, kept as a marker so it is not retrained, but never used)
+//! when fewer than [`MIN_DISTINCT_SHARE`] of the level's keys have distinct projections: the
+//! model is an integer model over 8 key bytes past the level's common prefix, so string keys
+//! that agree on those bytes (file paths under a few roots, for instance) collapse onto a few
+//! projections, and each lookup gallops through a long run of equal ones, where the files'
+//! own models (under their own, longer prefixes, or the string tree) do not
+//! (`docs/benchmarks/bourbon-table1.md`: 1.6–2.1× slower than file models on file paths).
+//!
 //! Correctness: keys are projected with the level's common prefix, which is monotone over the
 //! level's sorted keys, so the window's start is at most the global position of the key's
 //! lower bound (index window contract). Inside the key's file that position is at or after
@@ -22,6 +30,10 @@ use crate::index::{self, projection, Index, IndexConfig};
 use std::sync::Arc;
 use std::time::Instant;
 
+/// A level model is used only when at least this share of the level's keys have distinct
+/// projections (see the module documentation).
+pub const MIN_DISTINCT_SHARE: f64 = 0.5;
+
 /// A learned index over one whole level.
 #[derive(Debug)]
 pub struct LevelModel {
@@ -33,6 +45,8 @@ pub struct LevelModel {
     level: usize,
     level_changed: u64,
     train_ns: u64,
+    /// Distinct projections among the level's keys.
+    distinct_projections: u64,
 }
 
 impl LevelModel {
@@ -64,10 +78,18 @@ impl LevelModel {
         let mut builder = index::builder(&config);
         let mut starts = Vec::with_capacity(files.len() + 1);
         let mut position = 0u64;
+        let mut distinct_projections = 0u64;
+        let mut last = None;
         for f in files {
             starts.push(position);
-            f.table
-                .for_each_key(|key| builder.add(projection::project(key, prefix.len())))?;
+            f.table.for_each_key(|key| {
+                let p = projection::project(key, prefix.len());
+                if last != Some(p) {
+                    distinct_projections += 1;
+                    last = Some(p);
+                }
+                builder.add(p)
+            })?;
             position += f.table.entries();
         }
         starts.push(position);
@@ -78,6 +100,7 @@ impl LevelModel {
             level,
             level_changed,
             train_ns: u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            distinct_projections,
         })
     }
 
@@ -85,6 +108,13 @@ impl LevelModel {
     /// `Version::level_changed` holds at its level.
     pub fn matches(&self, level_changed: &[u64]) -> bool {
         level_changed.get(self.level) == Some(&self.level_changed)
+    }
+
+    /// Whether lookups may use it: at least [`MIN_DISTINCT_SHARE`] of the level's keys have
+    /// distinct projections.
+    pub fn usable(&self) -> bool {
+        let entries = self.starts.last().copied().unwrap_or(0);
+        self.distinct_projections as f64 >= MIN_DISTINCT_SHARE * entries as f64
     }
 
     /// The window of positions of file `file_index` (local to that file) that holds
@@ -130,8 +160,14 @@ pub struct LevelModels {
 
 impl LevelModels {
     /// The model of `level`, if it was trained on the files a version with these
-    /// `Version::level_changed` holds there (see `Version::level_model`).
+    /// `Version::level_changed` holds there (see `Version::level_model`) and is usable.
     pub fn get(&self, level: usize, level_changed: &[u64]) -> Option<&LevelModel> {
+        self.trained(level, level_changed).filter(|m| m.usable())
+    }
+
+    /// The model of `level` trained on the files a version with these
+    /// `Version::level_changed` holds there, usable or refused.
+    pub fn trained(&self, level: usize, level_changed: &[u64]) -> Option<&LevelModel> {
         self.by_level
             .get(level)?
             .as_deref()

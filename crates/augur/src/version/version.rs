@@ -282,11 +282,14 @@ impl Version {
     /// The newest entry of `user_key` visible at `snapshot` in the files (tombstones
     /// included), searching L0 newest first and then one file per sorted run; a whole level
     /// with a model in `level_models` trained on its files is searched through that model.
+    /// `level_model_lookups` is increased by the files searched through a level model (each
+    /// also counts as a model-path lookup of its table).
     pub fn get(
         &self,
         user_key: &[u8],
         snapshot: SeqNo,
         level_models: Option<&LevelModels>,
+        level_model_lookups: &mut u64,
     ) -> Result<Option<Entry>> {
         let hash = key_hash(user_key);
         let covers = |f: &TableFile| f.smallest_key() <= user_key && user_key <= f.largest_key();
@@ -329,6 +332,7 @@ impl Version {
             };
             let found = match level_model {
                 Some(lm) => {
+                    *level_model_lookups += 1;
                     let (lo, hi) = lm.window_in_file(i, user_key);
                     f.table.get_in_window(user_key, hash, snapshot, lo, hi)?
                 }
