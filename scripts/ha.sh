@@ -42,21 +42,8 @@ AUGUR_SERVER=${AUGUR_SERVER:-target/release/augur-server}
 SERVER_FLAGS=${SERVER_FLAGS:-}
 NODES=3
 
-need() {
-  command -v "$1" >/dev/null 2>&1 || {
-    echo "$1 is not installed: apt-get install -y $2" >&2
-    exit 1
-  }
-}
-
-wait_port() { # port: wait until something accepts connections there
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  echo "nothing listens on port $1 after 10 s" >&2
-  return 1
-}
+# shellcheck source=scripts/lib/servers.sh
+. scripts/lib/servers.sh # need, wait_port
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
