@@ -8,12 +8,14 @@
 mod arena;
 mod cursor;
 mod filter;
+mod prefix_rule;
 mod skiplist;
 
 pub use cursor::MemtableCursor;
 
 use filter::KeyFilter;
-use skiplist::{NodeRef, PrefixRule, SkipList};
+use prefix_rule::PrefixRule;
+use skiplist::{NodeRef, SkipList};
 
 use crate::key::{unpack_trailer, SeqNo, ValueKind, MAX_SEQNO};
 use crate::sst::Entry;
@@ -58,9 +60,9 @@ impl Memtable {
     }
 
     /// An empty memtable to follow `previous` (the one it replaces as the active memtable):
-    /// where the previous one's keys all shared a prefix of [`skiplist::ANCHOR_MIN`] bytes or
+    /// where the previous one's keys all shared a prefix of [`prefix_rule::ANCHOR_MIN`] bytes or
     /// more, its skiplist's link prefixes read the bytes after that prefix
-    /// ([`skiplist::PrefixRule`]), so that searches among keys sharing it compare integers
+    /// ([`PrefixRule`]), so that searches among keys sharing it compare integers
     /// instead of loading keys. Otherwise as [`Self::with_budget`].
     pub fn after(budget_bytes: usize, previous: Option<&Memtable>) -> Self {
         let shared = previous.and_then(Memtable::key_range).map(|(first, last)| {
