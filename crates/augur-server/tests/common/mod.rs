@@ -280,12 +280,23 @@ impl RedisProcess {
                 if let Ok(Some(_)) = child.try_wait() {
                     break;
                 }
-                if TcpStream::connect(addr).is_ok() {
+                if let Ok(stream) = TcpStream::connect(addr) {
                     // Another test's server may have taken the port between the check and
                     // redis-server's bind: the one answering must be this child.
-                    let mut c = Raw::connect(addr);
-                    let info = String::from_utf8_lossy(&c.cmd(&[b"INFO", b"server"])).into_owned();
-                    if !info.contains(&format!("process_id:{}\r\n", child.id())) {
+                    // A connection that closes before its reply is such another server
+                    // shutting down: retry on another port too.
+                    stream.set_read_timeout(Some(TIMEOUT)).expect("timeout");
+                    let mut c = Raw {
+                        stream,
+                        buf: Vec::new(),
+                    };
+                    let sent = c.send_until_closed(&encode(&[b"INFO", b"server"]));
+                    let ours = sent
+                        && c.reply().is_some_and(|info| {
+                            String::from_utf8_lossy(&info)
+                                .contains(&format!("process_id:{}\r\n", child.id()))
+                        });
+                    if !ours {
                         break;
                     }
                     let mut redis = RedisProcess {
