@@ -17,6 +17,15 @@
 #      4/16/64/256 (values separated, at-build learning), plus the never policy as baseline
 #   F  Debian's RocksDB db_bench vs the harness on RocksDB (scripts/db_bench_crosscheck.sh),
 #      when db_bench is on PATH and RocksDB is built in
+#   G  string keys (scripts/string_keys_bench.sh): package_paths, reversed_domains, words,
+#      composite and redis keys; readrandom and seekrandom+10 of Augur's modes never, plr and
+#      auto and of RocksDB and LevelDB (those built in), in memory
+#   H  storage-resident (scripts/beyond_memory_bench.py --parts t3): databases on disk
+#      ($BEYOND_DIR), direct reads through a cache of 25% of the database, uniform and hotspot
+#      readrandom: Augur learned, Augur baseline, RocksDB (needs RocksDB built in)
+#   I  augur-server against redis-server (scripts/server_bench.py --phases loaded): keys
+#      loaded through redis-cli --pipe, then redis-benchmark get, set, incr, hset, hget at -P 16
+#      and -P 1 (needs redis-server and redis-tools; skipped with a note otherwise)
 #
 # Usage: scripts/bench_report.sh
 #        QUICK=1 FEATURES=rocksdb OUT=/tmp/r DB=/tmp/r-db REPORT=/tmp/r/REPORT.md \
@@ -35,19 +44,36 @@
 #        OUT       JSON, CSV, PNG, logs, commands.txt, machine.txt (default docs/benchmarks/report)
 #        REPORT    the markdown written (default docs/benchmarks/REPORT.md)
 #        DATASETS  directory of the real datasets (default ../shared/datasets, beside the repo)
-#        SECTIONS  subset of sections to run (default "A B C D E F"); report.py renders
-#                  whatever JSON is in $OUT
+#        ROUNDS    rounds of G, H and I (default 1; their tables show medians over rounds)
+#        STR_READS lookups and seeks per string key set in G (default 500000)
+#        STR_NUM   keys per string key set in G (default: every key of the files, 200000
+#                  composite and 1000000 redis keys)
+#        BEYOND_NUM, BEYOND_READS  keys and lookups of H (default 5000000, 300000)
+#        BEYOND_DIR  H's work directory, on disk, never tmpfs (default /var/tmp/augur-report-H;
+#                  removed afterwards)
+#        SERVER_KEYS, SERVER_REQUESTS  keys loaded and requests per test in I (default
+#                  2000000, 1000000)
+#        SECTIONS  subset of sections to run (default "A B C D E F G H I"); report.py renders
+#                  whatever results are in $OUT
 #        QUICK=1   tiny sizes for testing the pipeline (every size above still overridable)
 # Needs: cargo, python3 with matplotlib (pip install matplotlib), for RocksDB
-#        librocksdb-dev and libclang-dev, for LevelDB libleveldb-dev, for F rocksdb-tools.
-# The full-size run takes about 20 minutes on a 2-core machine (18 min measured with all
-# three peers); run it when the machine is quiet.
+#        librocksdb-dev and libclang-dev, for LevelDB libleveldb-dev, for F rocksdb-tools, for I
+#        redis-server and redis-tools.
+# The full-size run takes about 30 minutes on a 2-core machine: A-F 18 min measured with all
+# three peers; G, H and I at half their default sizes (STR_READS=250000, BEYOND_NUM=2500000
+# BEYOND_READS=150000, SERVER_KEYS=1000000 SERVER_REQUESTS=500000) took 92 s, 72 s and 111 s
+# on the 2-core VM while another benchmark loaded it, so at most about 3, 2.5 and 4 min at
+# the default sizes (not measured at full size). QUICK=1 of all nine sections: 35-85 s.
+# Run it when the machine is quiet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "${QUICK:-0}" = 1 ]; then
   NUM=${NUM:-20000} READS=${READS:-5000} SEEKS100=${SEEKS100:-1000}
   YCSB_OPS=${YCSB_OPS:-5000} NUM_1K=${NUM_1K:-5000} DS_NUM=${DS_NUM:-20000}
+  STR_READS=${STR_READS:-5000} STR_NUM=${STR_NUM:-5000}
+  BEYOND_NUM=${BEYOND_NUM:-50000} BEYOND_READS=${BEYOND_READS:-5000}
+  SERVER_KEYS=${SERVER_KEYS:-20000} SERVER_REQUESTS=${SERVER_REQUESTS:-20000}
 fi
 NUM=${NUM:-10000000}
 READS=${READS:-1000000}
@@ -62,8 +88,18 @@ DB=${DB:-/dev/shm/augur-report}
 OUT=${OUT:-docs/benchmarks/report}
 REPORT=${REPORT:-docs/benchmarks/REPORT.md}
 DATASETS=${DATASETS:-../shared/datasets}
-SECTIONS=${SECTIONS:-A B C D E F}
+ROUNDS=${ROUNDS:-1}
+STR_READS=${STR_READS:-500000}
+STR_NUM=${STR_NUM:-}
+BEYOND_NUM=${BEYOND_NUM:-5000000}
+BEYOND_READS=${BEYOND_READS:-300000}
+BEYOND_DIR=${BEYOND_DIR:-/var/tmp/augur-report-H}
+SERVER_KEYS=${SERVER_KEYS:-2000000}
+SERVER_REQUESTS=${SERVER_REQUESTS:-1000000}
+ALL_SECTIONS="A B C D E F G H I"
+SECTIONS=${SECTIONS:-$ALL_SECTIONS}
 AUGUR=target/release/augur
+AUGUR_SERVER=target/release/augur-server
 case "$DB" in ""|/|.|..) echo "refusing DB=$DB (it is removed after each section)" >&2; exit 2 ;; esac
 
 # --- features: keep only the peers the crate declares ------------------------------------------
@@ -96,14 +132,20 @@ if [[ ",$FEATURES," == *,rocksdb,* ]]; then
 else
   run build "${build[@]}"
 fi
+# wants X: is section X among $SECTIONS?
+wants() { [[ " $SECTIONS " == *" $1 "* ]]; }
+if wants I; then run build-server cargo build --release -p augur-server; fi
 
 # --- machine description (key: value lines, read by report.py) ------------------------------
 # The command line that reproduces this run: the size knobs, plus whatever was not a default.
 knobs="NUM=$NUM READS=$READS SEEKS100=$SEEKS100 YCSB_OPS=$YCSB_OPS NUM_1K=$NUM_1K CACHE=$CACHE"
+knobs+=" ROUNDS=$ROUNDS STR_READS=$STR_READS BEYOND_NUM=$BEYOND_NUM BEYOND_READS=$BEYOND_READS"
+knobs+=" SERVER_KEYS=$SERVER_KEYS SERVER_REQUESTS=$SERVER_REQUESTS"
 [ "${QUICK:-0}" = 1 ] && knobs="QUICK=1 $knobs"
 [ -n "$DS_NUM" ] && knobs+=" DS_NUM=$DS_NUM"
+[ -n "$STR_NUM" ] && knobs+=" STR_NUM=$STR_NUM"
 [ "$FEATURES_ASKED" = rocksdb,leveldb,fjall ] || knobs+=" FEATURES=$FEATURES_ASKED"
-[ "$SECTIONS" = "A B C D E F" ] || knobs+=" SECTIONS='$SECTIONS'"
+[ "$SECTIONS" = "$ALL_SECTIONS" ] || knobs+=" SECTIONS='$SECTIONS'"
 mkdir -p "$DB"
 {
   echo "cpu: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)"
@@ -118,11 +160,12 @@ mkdir -p "$DB"
   echo "command: $knobs scripts/bench_report.sh"
 } >"$OUT/machine.txt"
 
-# has X: is section X to run? If so, its JSON of an earlier run is removed first (report.py
-# renders every JSON in $OUT, so sections not run keep their earlier results).
+# has X: is section X to run? If so, its results of an earlier run ($OUT/X-*: JSON, plots,
+# G's and H's directories) are removed first (report.py renders whatever is in $OUT, so
+# sections not run keep their earlier results).
 has() {
-  [[ " $SECTIONS " == *" $1 "* ]] || return 1
-  rm -f "$OUT/$1"-*.json
+  wants "$1" || return 1
+  rm -rf "$OUT/$1"-*
 }
 fresh_db() { rm -rf "$DB"; mkdir -p "$DB"; }
 # Flags of every comparison: the same peer cache everywhere.
@@ -207,6 +250,51 @@ if has F; then
     # The markdown table goes to $OUT/dbbench.txt; raw outputs stay in $OUT/logs.
     run F-dbbench env NUM="$NUM" READS="$READS" CACHE="$CACHE" DB="$DB/F" WORK="$OUT/logs" \
       AUGUR="$AUGUR" scripts/db_bench_crosscheck.sh "$OUT/dbbench.txt"
+    rm -rf "$DB"
+  fi
+fi
+
+# --- G: string keys ------------------------------------------------------------------------------
+if has G; then
+  sets=""
+  for f in package_paths reversed_domains words_en_insane; do
+    if [ -e "$DATASETS/$f.txt" ]; then sets+="$DATASETS/$f.txt "; else
+      echo "warning: $DATASETS/$f.txt missing; G runs without it" >&2; fi
+  done
+  sets+="composite:${STR_NUM:-200000} redis:${STR_NUM:-1000000}"
+  peers=""  # the peers string_keys_bench.sh knows, when built in
+  for p in rocksdb leveldb; do [[ ",$FEATURES," == *,$p,* ]] && peers+="${peers:+ }$p"; done
+  fresh_db
+  run G-strings env AUGUR="$AUGUR" PEER="${peers:+$AUGUR}" PEERS="$peers" ROUNDS="$ROUNDS" \
+    READS="$STR_READS" NUM="$STR_NUM" MODES="never plr auto" SETS="$sets" DB="$DB/G" \
+    scripts/string_keys_bench.sh "$OUT/G-strings"
+  rm -rf "$DB"
+fi
+
+# --- H: storage-resident: direct reads, cache = 25% of the database ------------------------------
+if has H; then
+  if [[ ",$FEATURES," != *,rocksdb,* ]]; then
+    echo "note: RocksDB not built in; section H skipped" >&2
+  else
+    rm -rf "$BEYOND_DIR"
+    run H-beyond python3 scripts/beyond_memory_bench.py --augur "$AUGUR" --peers-bin "$AUGUR" \
+      --parts t3 --num "$BEYOND_NUM" --reads "$BEYOND_READS" --rounds "$ROUNDS" \
+      --work-dir "$BEYOND_DIR" --out-dir "$OUT/H-beyond"
+    rm -rf "$BEYOND_DIR"
+  fi
+fi
+
+# --- I: augur-server against redis-server ---------------------------------------------------------
+if has I; then
+  if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null \
+      || ! command -v redis-cli >/dev/null; then
+    echo "note: redis-server or redis-tools missing (apt-get install redis-server" \
+      "redis-tools); section I skipped" >&2
+  else
+    fresh_db
+    run I-server env AUGUR_SERVER="$AUGUR_SERVER" python3 scripts/server_bench.py \
+      --phases loaded --loaded-tests get,set,incr,hset,hget --keys "$SERVER_KEYS" \
+      --requests "$SERVER_REQUESTS" --rounds "$ROUNDS" --dir "$DB/I" --out "$OUT/I-server.json"
     rm -rf "$DB"
   fi
 fi

@@ -5,17 +5,23 @@ Usage: python3 scripts/report.py OUT_DIR REPORT_MD
 Reads every JSON array OUT_DIR/<section>-<run>.json written by `augur bench --json` (the
 section is the letter before the first '-': A engines, B 1 KiB values, C YCSB, D datasets,
 E latency vs memory, F the harness side of the db_bench cross-check), OUT_DIR/machine.txt,
-OUT_DIR/commands.txt and OUT_DIR/dbbench.txt, and writes:
+OUT_DIR/commands.txt, OUT_DIR/dbbench.txt, and the outputs of the scripts that sections G-I
+run: OUT_DIR/G-strings/runs.tsv (scripts/string_keys_bench.sh), OUT_DIR/H-beyond/
+beyond-memory.json (scripts/beyond_memory_bench.py) and OUT_DIR/I-server.json
+(scripts/server_bench.py); and writes:
   OUT_DIR/results.csv   every record flattened (section, run, label, engine, benchmark, the
                         scalar fields, config.*, a few stats.* digests)
   OUT_DIR/*.png         the plots
   REPORT_MD             the tables and plots; every number comes from the files above.
+The Findings of an existing REPORT_MD (from the "findings" marker to "## Targets") are kept;
+above them the report lists every comparison of the run in which a peer did better than Augur.
 Needs matplotlib (pip install matplotlib).
 """
 import csv
 import glob
 import json
 import os
+import statistics
 import sys
 
 import matplotlib
@@ -24,7 +30,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from bench_common import fmt  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import beyond_memory_bench as beyond  # noqa: E402
+from bench_common import fmt, human_bytes, kept_findings  # noqa: E402
 from json_tools import uniq  # noqa: E402
 
 if len(sys.argv) != 3:
@@ -36,6 +44,9 @@ LEARNED, BASELINE = "augur-learned", "augur-baseline"
 # write amplification with 1 KiB values relative to RocksDB without BlobDB.
 TARGET_SPEEDUP = {"readrandom": 2.0, "readmissing": 2.0, "fillrandom": 1.0}
 TARGET_WA_RATIO = 1 / 3
+FINDINGS = "<!-- findings: written by hand after a run -->"
+# (how far behind, text): every comparison of this run in which a peer did better than Augur.
+BEHIND = []
 
 
 # --- loading ---------------------------------------------------------------------------------
@@ -108,6 +119,27 @@ def ratio(slow, fast):
     return f"{slow / fast:.2f}×"
 
 
+def behind(where, peer, augur, other, unit, higher_is_better=False):
+    """Records in BEHIND that `peer` did better than Augur (`augur`, `other` in `unit`)."""
+    if not augur or not other:
+        return
+    factor = other / augur if higher_is_better else augur / other
+    if factor > 1:
+        BEHIND.append((factor, f"{where}: {peer} {fmt(other)} {unit}, Augur {fmt(augur)} "
+                               f"{unit} ({factor:.2f}× behind)"))
+
+
+def behind_list():
+    """The BEHIND comparisons, furthest behind first, as a markdown list."""
+    md = ["### Where Augur is behind (computed from this run)\n",
+          "Every comparison of the sections below in which a peer did better than Augur "
+          "(augur-learned in A, C and D, Augur's best learned mode in G, Augur learned in H, "
+          "augur-server in I), furthest behind first:\n"]
+    if not BEHIND:
+        return md + ["None: no peer did better than Augur in this run.\n"]
+    return md + ["\n".join(f"- {text}" for _, text in sorted(BEHIND, reverse=True)) + "\n"]
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -125,6 +157,13 @@ def save(fig, name):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return f"![{name}]({rel(path)})\n"
+
+
+def labelled(ax, ylabel, title, name):
+    """Labels the plot `ax` and saves its figure as OUT/name; returns the image link."""
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return "\n" + save(ax.figure, name)
 
 
 def grouped_bars(ax, groups, series, value, log=False):
@@ -221,6 +260,9 @@ def section_a(recs):
                     continue
                 slow = find(recs, b, o)
                 row.append(ratio(slow and slow["micros_per_op"], fast and fast["micros_per_op"]))
+                if o in peers:
+                    behind(f"A {b}", o, fast and fast["micros_per_op"],
+                           slow and slow["micros_per_op"], "µs/op")
         rows.append(row)
     md.append(table(header, rows))
     md.append("\nAfter fillrandom (before compaction): write amplification measured from "
@@ -377,6 +419,8 @@ def section_c(recs):
             row.append(cell)
         if LEARNED in labs:
             row += [ratio(kops(w, LEARNED), kops(w, o)) for o in labs if o != LEARNED]
+            for o in peers_of(labs):
+                behind(f"C {w}", o, kops(w, LEARNED), kops(w, o), "kops/s", True)
         rows.append(row)
     md.append(table(header, rows))
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -410,6 +454,8 @@ def section_d(recs):
                     + [ratio(us[o], us.get(LEARNED)) for o in labs if o != LEARNED])
         speed[name] = {o: (us[o] / us[LEARNED] if us.get(o) and us.get(LEARNED) else None)
                        for o in labs if o != LEARNED}
+        for o in peers:
+            behind(f"D {name} readrandom", o, us.get(LEARNED), us[o], "µs/op")
     md.append(table(header, rows))
     series = [o for o in [BASELINE] + peers if o in labs]
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -471,11 +517,138 @@ def section_e(recs):
 
 def section_f():
     md = ["## F. Cross-check against RocksDB's db_bench\n"]
-    path = os.path.join(OUT, "dbbench.txt")
-    if not os.path.exists(path):
-        return md + ["Not run (needs `db_bench` from rocksdb-tools and a RocksDB build).\n"]
-    with open(path) as f:
-        return md + [f.read()]
+    return md + [read_text("dbbench.txt")
+                 or "Not run (needs `db_bench` from rocksdb-tools and a RocksDB build).\n"]
+
+
+def command_of(script):
+    """The line of commands.txt that ran `script`, as a fenced block ("" when none)."""
+    line = next((c for c in read_text("commands.txt").splitlines() if script in c), None)
+    return f"\n```sh\n{line}\n```\n" if line else ""
+
+
+STR_AUGUR = {"never": "augur-baseline", "plr": "augur-plr", "string": "augur-string",
+             "auto": "augur-auto"}
+
+
+def section_g(rows):
+    md = ["## G. String keys\n"]
+    if not rows:
+        return md + ["Not run.\n"]
+    # (set, mode) -> the rounds' (readrandom µs, seekrandom µs, model bytes, disk bytes)
+    runs = {}
+    for _, name, mode, read, seek, model, disk, *_ in rows:
+        runs.setdefault((name, mode), []).append((float(read), float(seek), int(model),
+                                                  int(disk)))
+    med = {k: [statistics.median(x[i] for x in v) for i in range(4)] for k, v in runs.items()}
+    sets, modes = uniq(s for s, _ in runs), uniq(m for _, m in runs)
+    name = lambda m: STR_AUGUR.get(m, m)  # noqa: E731
+    md.append("Each key set (`../shared/datasets/` text files, one key per line, and the "
+              "synthetic `composite` and `redis` keys) written with 100-byte values, compacted, "
+              "then readrandom and seekrandom with 10 nexts, one fresh database per mode, in "
+              "memory; medians over the rounds. Augur's modes: `--learning never` "
+              "(augur-baseline), `--index plr`, `--index auto` (the chooser). Ratios: "
+              "baseline µs ÷ mode µs and RocksDB µs ÷ mode µs (> 1: the mode is faster); disk: "
+              "database bytes ÷ RocksDB's.\n" + command_of("string_keys_bench.sh"))
+    for s in sets:
+        base, rocks = med.get((s, "never")), med.get((s, "rocksdb"))
+        out = []
+        for m in [m for m in modes if (s, m) in med]:
+            read, seek, model, disk = med[(s, m)]
+            out.append([name(m), fmt(read), fmt(seek),
+                        ratio(base and base[0], read) if m in STR_AUGUR else "-",
+                        ratio(base and base[1], seek) if m in STR_AUGUR else "-",
+                        ratio(rocks and rocks[0], read), ratio(rocks and rocks[1], seek),
+                        f"{model:,}", f"{disk:,}", ratio(disk, rocks and rocks[3])])
+        md.append(f"\n### {s}\n")
+        md.append(table(["mode", "readrandom µs/op", "seekrandom+10 µs/op", "read vs baseline",
+                         "seek vs baseline", "read vs RocksDB", "seek vs RocksDB",
+                         "model bytes", "disk bytes", "disk ÷ RocksDB"], out))
+        learned = [med[(s, m)] for m in modes if m in STR_AUGUR and m != "never"
+                   and (s, m) in med]
+        for m in [m for m in modes if m not in STR_AUGUR and (s, m) in med]:
+            for i, bench in enumerate(("readrandom", "seekrandom+10")):
+                behind(f"G {s} {bench}", m, min((x[i] for x in learned), default=None),
+                       med[(s, m)][i], "µs/op")
+    by_label = {(s, name(m)): v for (s, m), v in med.items()}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, i, bench in zip(axes, (0, 1), ("readrandom", "seekrandom (10 nexts)")):
+        grouped_bars(ax, sets, [name(m) for m in modes],
+                     lambda s, lab: (by_label.get((s, lab)) or [None] * 4)[i], log=True)
+        ax.set_ylabel("µs/op (log scale, lower is better)")
+        ax.set_title(f"String keys: {bench}")
+    return md + ["\n" + save(fig, "G-strings.png")]
+
+
+def section_h(data):
+    md = ["## H. Storage-resident: direct reads, cache = 25% of the database\n"]
+    if data is None:
+        return md + ["Not run (needs RocksDB built in).\n"]
+    dbs = "; ".join(f"`{n}` {d['num']:,} keys, {human_bytes(d['bytes'])} on disk"
+                    for n, d in sorted(data["dbs"].items()))
+    md.append("Bourbon's Table 3 setting (part `t3` of `scripts/beyond_memory_bench.py`): "
+              "16-byte keys and 64-byte values inline, each database filled and fully "
+              f"compacted once on disk ({dbs}), then readrandom with `--use_direct_reads=1` and "
+              "a cache of 25% of the database's bytes (the first readrandom of each process "
+              "warms the cache, the second is measured), uniform and hotspot (80% of the "
+              "lookups on 25% of the keys). Medians over the rounds; the inner `augur bench` "
+              "commands are in `H-beyond/beyond-memory.json`.\n"
+              + command_of("beyond_memory_bench.py"))
+    md.append("\n".join(beyond.reads_table(data, "t3")) + "\n")
+    cells = [c for c in data["cells"] if c["part"] == "t3"]
+    dists = uniq(c["dist"] for c in cells)
+    labels = uniq(c["label"] for c in cells)
+    us = {(d, lab): beyond.med([c for c in cells if (c["dist"], c["label"]) == (d, lab)],
+                               beyond.us) for d in dists for lab in labels}
+    for d in dists:
+        behind(f"H {d} readrandom (direct reads)", "RocksDB", us.get((d, "Augur learned")),
+               us.get((d, "RocksDB")), "µs/op")
+    _, ax = plt.subplots(figsize=(6, 4))
+    grouped_bars(ax, dists, labels, lambda d, lab: us.get((d, lab)))
+    return md + [labelled(ax, "readrandom µs/op (lower is better)",
+                          "Direct reads, cache = 25% of the database", "H-beyond.png")]
+
+
+def section_i(data):
+    md = ["## I. augur-server against redis-server\n"]
+    if data is None:
+        return md + ["Not run (needs redis-server and redis-tools).\n"]
+    load = data.get("load", {})
+    md.append(f"{data['keys']:,} keys `key:%012d` with 100-byte values loaded into each "
+              "server through `redis-cli --pipe` (augur-server `--sync everysec`; redis-server "
+              "appendonly, appendfsync everysec, no snapshots), then `redis-benchmark -c 50 "
+              f"-n {data['requests']:,} -r {data['keys']:,}` per test at pipeline depth 16 "
+              f"and 1 over the loaded keys; {data['redis_server'].split(' sha')[0]}. Medians "
+              "over the rounds; ratio = augur ops/s ÷ redis ops/s (> 1: augur-server "
+              "faster).\n" + command_of("server_bench.py"))
+    # (test, pipeline) -> server -> the rounds' rows
+    cells = {}
+    for e in data["loaded"]:
+        for test, row in e["rows"].items():
+            cells.setdefault((test, e["pipeline"]), {}).setdefault(e["server"], []).append(row)
+    get = lambda rows, k: rows and statistics.median(r[k] for r in rows)  # noqa: E731
+    rows, groups, rps = [], [], {}
+    for (test, pipe), by in cells.items():
+        a, r = by.get("augur"), by.get("redis")
+        g = f"{test} -P {pipe}"
+        groups.append(g)
+        rps[g] = {"augur-server": get(a, "rps"), "redis-server": get(r, "rps")}
+        rows.append([test, pipe, fmt(get(a, "rps"), 0), fmt(get(r, "rps"), 0),
+                     fmt(data["summary"]["loaded"].get(f"P{pipe} {test}"), 2),
+                     fmt(get(a, "p99_ms"), 3), fmt(get(r, "p99_ms"), 3)])
+        behind(f"I {g}", "redis-server", get(a, "rps"), get(r, "rps"), "ops/s", True)
+    md.append(table(["test", "pipeline", "augur ops/s", "redis ops/s", "augur ÷ redis",
+                     "augur p99 ms", "redis p99 ms"], rows))
+    if load:
+        md.append("\nLoad and memory: " + "; ".join(
+            f"{k}-server loaded in {v['seconds']:.1f} s, RSS anonymous "
+            f"{v['rss_anon_kib'] / 1024:,.0f} MiB + file-backed {v['rss_file_kib'] / 1024:,.0f} MiB"
+            for k, v in load.items()) + ".\n")
+    _, ax = plt.subplots(figsize=(8, 4))
+    grouped_bars(ax, groups, ["augur-server", "redis-server"], lambda g, s: rps[g][s],
+                 log=True)
+    return md + [labelled(ax, "ops/s (log scale, higher is better)",
+                          "Loaded keys: augur-server vs redis-server", "I-server.png")]
 
 
 def targets(a, b):
@@ -508,6 +681,12 @@ def read_text(name):
         return f.read()
 
 
+def read_json(name):
+    """OUT/name parsed, or None when it is missing."""
+    text = read_text(name)
+    return json.loads(text) if text else None
+
+
 def main():
     recs = load_records()
     by = lambda s: [r for r in recs if r["_section"] == s]  # noqa: E731
@@ -515,12 +694,21 @@ def main():
     machine = [line.split(": ", 1) for line in read_text("machine.txt").splitlines()
                if ": " in line]
     info = dict(machine)
+    # The sections first: they fill BEHIND, which leads the Findings.
+    sections = [section_a(by("A")), section_b(by("B")), section_c(by("C")),
+                section_d(by("D")), section_e(by("E")), section_f(),
+                section_g([r.split("\t") for r in read_text("G-strings/runs.tsv").splitlines()]),
+                section_h(read_json("H-beyond/beyond-memory.json")),
+                section_i(read_json("I-server.json"))]
+    # Hand-written findings: from the marker to the next heading of the existing report.
+    hand = kept_findings(REPORT, "## Targets")
+    hand = hand[hand.index(FINDINGS):] if FINDINGS in hand else FINDINGS
     md = ["# Augur benchmark report\n",
           "<!-- Generated by scripts/report.py from the files in "
-          f"{rel(OUT)}/; regenerate instead of editing (except Findings). -->\n",
-          "## Findings\n",
-          "<!-- findings: written by hand after a run -->\n",
-          "## Targets (issue 5)\n"]
+          f"{rel(OUT)}/; regenerate instead of editing (except Findings below the marker). -->\n",
+          "## Findings\n"]
+    md += behind_list()
+    md += [hand + "\n", "## Targets (issue 5)\n"]
     md += targets(by("A"), by("B"))
     md += ["\n## How to regenerate\n",
            "```sh\n" + info.get("command", "scripts/bench_report.sh") + "\n```\n",
@@ -528,10 +716,10 @@ def main():
            f"in `{rel(OUT)}/`.\n",
            "\n## Machine\n"]
     md.append(table(["item", "value"], [[k, v] for k, v in machine if k != "command"]))
-    md.append("\nEvery benchmark single-threaded, one run per number, databases under the "
-              "directory above.\n")
-    for part in (section_a(by("A")), section_b(by("B")), section_c(by("C")),
-                 section_d(by("D")), section_e(by("E")), section_f()):
+    md.append("\nEvery benchmark single-threaded (but I's servers and clients), one run per "
+              "number unless the section says rounds, databases under the directory above "
+              "(but H's, on disk).\n")
+    for part in sections:
         md.append("")
         md += part
     cmds = read_text("commands.txt").strip()

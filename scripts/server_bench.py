@@ -3,6 +3,7 @@
 
   scripts/server_bench.py [--requests N] [--rounds R] [--keys K] [--out FILE.json]
                          [--phases LIST] [--loaded-tests get,set,incr,hset,hget] [--realtime]
+                         [--port 6390 (augur-server's; redis-server's is the next one)]
 
 Phases, each against both servers, alternating which goes first:
   1. redis-benchmark -t set,get,incr,mset -n N -r 10000000 -c 50 -P 16, then -P 1
@@ -20,8 +21,8 @@ Phases, each against both servers, alternating which goes first:
      augur-server directly, -t set,get -P 16.
 
 Prints one line per measurement and writes every figure to --out (JSON). Needs
-redis-server, redis-tools and nutcracker (apt-get install redis-server redis-tools
-nutcracker). Environment: AUGUR_SERVER (default target/release/augur-server, built when
+redis-server, redis-tools and, for the proxy phase, nutcracker (apt-get install redis-server
+redis-tools nutcracker). Environment: AUGUR_SERVER (default target/release/augur-server, built when
 missing), BENCH_DIR (default /tmp/augur-server-bench; wiped at start).
 """
 import argparse
@@ -99,6 +100,8 @@ class Server:
 
     def start(self):
         """Starts the server; returns seconds until it answered PONG."""
+        if ping(self.port) is not None:  # else the PONG would come from another process
+            raise SystemExit(f"port {self.port} already answers: another server runs there")
         os.makedirs(self.dir, exist_ok=True)
         logf = open(os.path.join(os.path.dirname(self.dir), f"{self.kind}.out"), "ab")
         start = time.monotonic()
@@ -289,12 +292,17 @@ def main():
     parser.add_argument("--phases", default="throughput,loaded,restart,proxy")
     parser.add_argument("--loaded-tests", default="get,set",
                         help="tests over the loaded keys (-t names, and HGET)")
+    parser.add_argument("--port", type=int, default=AUGUR_PORT,
+                        help="augur-server's port; redis-server's is the next one")
     parser.add_argument("--realtime", action="store_true",
                         help="run servers and clients under chrt -f 50 (root)")
     args = parser.parse_args()
     if args.realtime:
         RUN_PREFIX.extend(["chrt", "-f", "50"])
-    for tool in ("redis-server", "redis-benchmark", "redis-cli", "nutcracker"):
+    phases = args.phases.split(",")
+    tools = ["redis-server", "redis-benchmark", "redis-cli"]
+    tools += ["nutcracker"] if "proxy" in phases else []
+    for tool in tools:
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (apt-get install redis-server "
                              "redis-tools nutcracker)")
@@ -305,7 +313,6 @@ def main():
                        cwd=ROOT, check=True)
     shutil.rmtree(args.dir, ignore_errors=True)
     os.makedirs(args.dir)
-    phases = args.phases.split(",")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True, check=False).stdout.strip()
     redis_version = subprocess.run(["redis-server", "--version"], capture_output=True,
@@ -315,9 +322,10 @@ def main():
                "machine": os.uname().nodename, "cpus": os.cpu_count(),
                "throughput": [], "loaded": [], "load": {}, "restart": {}}
     servers = [Server("augur", args.dir, server_bin), Server("redis", args.dir, server_bin)]
-    for s in servers:
-        s.start()
+    servers[0].port, servers[1].port = args.port, args.port + 1
     try:
+        for s in servers:
+            s.start()
         if "throughput" in phases:
             phase_throughput(servers, args, results)
         if "loaded" in phases:

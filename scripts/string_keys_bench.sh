@@ -5,7 +5,8 @@
 # Usage: scripts/string_keys_bench.sh [OUT]   (OUT: a directory for logs and the summary,
 # default target/string-keys)
 # Knobs (environment): ROUNDS (3), READS (500000), SETS (the shared string sets plus the
-# synthetic composite and redis keys), MODES (never plr string auto), VALUE (100),
+# synthetic composite and redis keys), NUM (keys of each file set: that many evenly spaced keys
+# of the file; default every key), MODES (never plr string auto), VALUE (100),
 # AUGUR (target/release/augur), PEER (an augur binary built with --features rocksdb: adds
 # RocksDB in the same rounds; see below), COMPRESSION (none: db_bench's --compression_type,
 # for every engine of the run), RATIO (values compressible to this fraction, db_bench's
@@ -61,7 +62,7 @@ mkdir -p "$OUT"
 source_flags() {
   case "$1" in
     *:*) echo "--distribution ${1%%:*} --num ${1##*:}" ;;
-    *) echo "--keys-text $1" ;;
+    *) echo "--keys-text $1${NUM:+ --num $NUM}" ;;
   esac
 }
 
