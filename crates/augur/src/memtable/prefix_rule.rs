@@ -12,21 +12,26 @@
 /// 8 bytes (`counter:…`, `user:000…`): every step of a search then reads the successor's key,
 /// a cache miss even where the step goes down a level. Anchored: a list made after another
 /// memtable whose keys shared a prefix of at least [`ANCHOR_MIN`] bytes takes that prefix as
-/// its anchor; keys carrying it map to their first two bytes, then the 6 bytes after the
-/// anchor; other keys with the anchor's first two bytes map below or above them, and every
-/// other key keeps its plain prefix (their first two bytes differ, which orders them).
+/// its anchor, and a key's prefix is its class in the top two bits — below every key
+/// carrying the anchor (0), carrying it (1), above them (2) — then 62 bits: for a key
+/// carrying the anchor, the 8 bytes after it; for any other key, its first 8 bytes (each
+/// zero-padded and shifted right by two, which keeps the order).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PrefixRule {
     /// Empty: plain; else at least [`ANCHOR_MIN`] bytes.
     anchor: Vec<u8>,
 }
 
-/// The shortest shared prefix worth an anchor (with it, the prefix reads key bytes up to
-/// `anchor + 6`, two more than the plain 8).
+/// The shortest shared prefix worth an anchor.
 pub(crate) const ANCHOR_MIN: usize = 4;
 
 /// The longest anchor kept (every prefix computation compares the key against it).
 const ANCHOR_MAX: usize = 32;
+
+/// The anchored classes' tags, in the top two bits of a prefix.
+const BELOW: u64 = 0;
+const CARRYING: u64 = 1 << 62;
+const ABOVE: u64 = 2 << 62;
 
 impl PrefixRule {
     /// The rule for keys expected to share `shared` (the previous memtable's common prefix):
@@ -43,27 +48,18 @@ impl PrefixRule {
     /// The prefix of `key`.
     #[inline]
     pub(crate) fn prefix(&self, key: &[u8]) -> u64 {
+        let plain = |k: &[u8]| crate::index::projection::project(k, 0);
         let anchor = self.anchor.as_slice();
-        let plain = crate::index::projection::project(key, 0);
-        let (Some(head), Some(key_head)) = (anchor.first_chunk::<2>(), key.first_chunk::<2>())
-        else {
-            return plain;
-        };
-        if head != key_head {
-            return plain;
+        if anchor.is_empty() {
+            return plain(key);
         }
-        let family = u64::from(u16::from_be_bytes(*head)) << 48;
         let shared = key.iter().zip(anchor).take_while(|(a, b)| a == b).count();
         if shared == anchor.len() {
-            let rest = &key[shared..];
-            let mut word = [0u8; 8];
-            let take = rest.len().min(6);
-            word[2..2 + take].copy_from_slice(&rest[..take]);
-            family | u64::from_be_bytes(word)
+            CARRYING | plain(&key[shared..]) >> 2
         } else if key.get(shared) < anchor.get(shared) {
-            family // before every key carrying the anchor (a shorter key included)
+            BELOW | plain(key) >> 2 // a shorter key included
         } else {
-            family | ((1 << 48) - 1) // after them
+            ABOVE | plain(key) >> 2
         }
     }
 }
@@ -71,6 +67,20 @@ impl PrefixRule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keys carrying the anchor are told apart by the 7 bytes after it (and the 8th's top
+    /// six bits), keys of other families by their first 7.
+    #[test]
+    fn anchored_prefixes_tell_apart_the_bytes_after_the_anchor() {
+        let rule = PrefixRule::for_shared_prefix(b"counter:0000");
+        let p = |k: &[u8]| rule.prefix(k);
+        assert!(p(b"counter:000012345670") < p(b"counter:000012345680"));
+        assert!(p(b"counter:00001234567") < p(b"counter:000012345670"));
+        assert!(p(b"counter:000") < p(b"counter:0000"));
+        assert!(p(b"counter:1") > p(b"counter:00009999999999"));
+        assert!(p(b"key:001") < p(b"key:002"));
+        assert!(p(b"a") < p(b"counter:0000") && p(b"z") > p(b"counter:0000"));
+    }
 
     proptest::proptest! {
         /// An anchored rule's prefixes are monotone over arbitrary byte strings.
