@@ -15,7 +15,7 @@
 mod common;
 
 use common::sentinel::Sentinel;
-use common::{encode, installed, Raw, ServerProcess};
+use common::{installed, Raw, ServerProcess};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -74,15 +74,16 @@ impl Node {
     }
 }
 
-/// `INFO replication`'s fields (empty when the node does not answer).
+/// `INFO replication`'s fields (empty when the node does not answer, or closes the connection
+/// first: Sentinel sends `CLIENT KILL TYPE normal` to each node it reconfigures).
 fn replication(addr: SocketAddr) -> BTreeMap<String, String> {
     let Ok(stream) = std::net::TcpStream::connect(addr) else {
         return BTreeMap::new();
     };
-    drop(stream);
-    let mut c = Raw::connect(addr);
-    c.text(&["INFO", "replication"])
-        .lines()
+    let Some(info) = Raw::from_stream(stream).try_text(&["INFO", "replication"]) else {
+        return BTreeMap::new();
+    };
+    info.lines()
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
@@ -117,15 +118,6 @@ struct Write {
     acked: i64,
 }
 
-/// Sends one command; `None` once the connection is gone (the server was killed).
-fn try_cmd(c: &mut Raw, words: &[&str]) -> Option<String> {
-    let words: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
-    if !c.send_until_closed(&encode(&words)) {
-        return None;
-    }
-    c.reply().map(|r| String::from_utf8_lossy(&r).into_owned())
-}
-
 /// The `i`th key: profiles and paths alternate.
 fn key(i: usize) -> String {
     if i.is_multiple_of(2) {
@@ -149,12 +141,12 @@ fn write_keys(
     for i in from..to {
         let key = key(i);
         let value = format!("{tag}:{i}:{}", "v".repeat(i % 50));
-        match try_cmd(&mut c, &["SET", &key, &value]) {
+        match c.try_text(&["SET", &key, &value]) {
             Some(r) if r == "+OK\r\n" => {}
             Some(r) => panic!("SET {key}: {r}"),
             None => break,
         }
-        let Some(r) = try_cmd(&mut c, &["WAIT", "1", "1000"]) else {
+        let Some(r) = c.try_text(&["WAIT", "1", "1000"]) else {
             break;
         };
         let acked = r
@@ -305,7 +297,12 @@ fn sentinel_fails_over_to_a_replica_that_holds_every_acknowledged_write() {
         "the new primary to take writes",
         common::TIMEOUT,
         &sentinels,
-        || Raw::connect(new_addr).text(&["SET", "ha:probe", "1"]) == "+OK\r\n",
+        || {
+            Raw::connect(new_addr)
+                .try_text(&["SET", "ha:probe", "1"])
+                .as_deref()
+                == Some("+OK\r\n")
+        },
     );
     eprintln!(
         "failover: {named:?} until a sentinel named {new_addr}, {:?} until it took a write; \

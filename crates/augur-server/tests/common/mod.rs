@@ -135,12 +135,27 @@ pub struct Raw {
 
 impl Raw {
     pub fn connect(addr: SocketAddr) -> Raw {
-        let stream = TcpStream::connect_timeout(&addr, TIMEOUT).expect("connect");
+        Raw::from_stream(TcpStream::connect_timeout(&addr, TIMEOUT).expect("connect"))
+    }
+
+    /// A connection over `stream`, already connected.
+    pub fn from_stream(stream: TcpStream) -> Raw {
         stream.set_read_timeout(Some(TIMEOUT)).expect("timeout");
         Raw {
             stream,
             buf: Vec::new(),
         }
+    }
+
+    /// [`Raw::text`], or `None` when the server closed the connection before replying (a
+    /// `CLIENT KILL` from Sentinel, a server shutting down or killed).
+    pub fn try_text(&mut self, words: &[&str]) -> Option<String> {
+        let words: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+        if !self.send_until_closed(&encode(&words)) {
+            return None;
+        }
+        self.reply()
+            .map(|r| String::from_utf8_lossy(&r).into_owned())
     }
 
     /// Sends `words` as one multibulk command and returns its raw reply.
@@ -285,16 +300,10 @@ impl RedisProcess {
                     // redis-server's bind: the one answering must be this child.
                     // A connection that closes before its reply is such another server
                     // shutting down: retry on another port too.
-                    stream.set_read_timeout(Some(TIMEOUT)).expect("timeout");
-                    let mut c = Raw {
-                        stream,
-                        buf: Vec::new(),
-                    };
-                    let sent = c.send_until_closed(&encode(&[b"INFO", b"server"]));
-                    let ours = sent
-                        && c.reply().is_some_and(|info| {
-                            String::from_utf8_lossy(&info)
-                                .contains(&format!("process_id:{}\r\n", child.id()))
+                    let ours = Raw::from_stream(stream)
+                        .try_text(&["INFO", "server"])
+                        .is_some_and(|info| {
+                            info.contains(&format!("process_id:{}\r\n", child.id()))
                         });
                     if !ours {
                         break;
