@@ -65,6 +65,14 @@ primary_port() {
   return 1
 }
 
+# Prints MESSAGE on stderr and fails once the clock (now_ms) is past DEADLINE (ms).
+check_deadline() {
+  if [ "$(now_ms)" -gt "$1" ]; then
+    echo "$2" >&2
+    return 1
+  fi
+}
+
 # Starts node $1; its config file says whom it replicates (written by `up`, rewritten by
 # Sentinel's CONFIG REWRITE).
 start_node() {
@@ -130,10 +138,7 @@ wait_group() {
   local deadline=$(($(now_ms) + 60000)) m
   for i in $(seq 2 "$NODES"); do
     until cli $((BASE_PORT + i - 1)) INFO replication | grep -q '^master_link_status:up'; do
-      if [ "$(now_ms)" -gt "$deadline" ]; then
-        echo "node $i's replication link is not up after 60 s" >&2
-        return 1
-      fi
+      check_deadline "$deadline" "node $i's replication link is not up after 60 s" || return 1
       sleep 0.2
     done
   done
@@ -144,10 +149,7 @@ wait_group() {
         [[ "$m" == *"num-other-sentinels $((NODES - 1)) "* ]]; then
         break
       fi
-      if [ "$(now_ms)" -gt "$deadline" ]; then
-        echo "sentinel $i does not know the whole group after 60 s: $m" >&2
-        return 1
-      fi
+      check_deadline "$deadline" "sentinel $i does not know the whole group after 60 s: $m" || return 1
       sleep 0.2
     done
   done
@@ -199,18 +201,12 @@ failover() {
       new=$(named_primary $((SENTINEL_PORT + i - 1)))
       if [ -n "$new" ] && [ "$new" != "$old" ]; then break 2; fi
     done
-    if [ "$(now_ms)" -gt "$deadline" ]; then
-      echo "no new primary after 60 s" >&2
-      exit 1
-    fi
+    check_deadline "$deadline" "no new primary after 60 s" || exit 1
     sleep 0.01
   done
   t_named=$(now_ms)
   until [ "$(cli "$new" SET ha:failover:probe "$t0")" = OK ]; do
-    if [ "$(now_ms)" -gt "$deadline" ]; then
-      echo "the new primary $new takes no write after 60 s" >&2
-      exit 1
-    fi
+    check_deadline "$deadline" "the new primary $new takes no write after 60 s" || exit 1
     sleep 0.01
   done
   t_write=$(now_ms)

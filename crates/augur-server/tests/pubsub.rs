@@ -100,19 +100,19 @@ fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
+/// A fresh server whose Pub/Sub clients are held to `limits` (the `pubsub` class of
+/// `client-output-buffer-limit`, set at run time), and the connection that set them.
+fn server_with_pubsub_limit(limits: &str) -> (tempfile::TempDir, ServerProcess, Raw) {
+    let (tmp, s) = server(&[]);
+    let mut admin = s.raw();
+    let set = ["CONFIG", "SET", "client-output-buffer-limit", limits];
+    assert_eq!(admin.text(&set), "+OK\r\n");
+    (tmp, s, admin)
+}
+
 #[test]
 fn a_subscriber_that_stops_reading_is_disconnected_at_the_hard_limit() {
-    let (_tmp, s) = server(&[]);
-    let mut admin = s.raw();
-    assert_eq!(
-        admin.text(&[
-            "CONFIG",
-            "SET",
-            "client-output-buffer-limit",
-            "pubsub 4mb 0 0"
-        ]),
-        "+OK\r\n"
-    );
+    let (_tmp, s, mut admin) = server_with_pubsub_limit("pubsub 4mb 0 0");
     let mut slow = s.raw();
     slow.text(&["SUBSCRIBE", "firehose"]);
     let mut fast = s.raw();
@@ -170,17 +170,7 @@ fn a_subscriber_that_stops_reading_is_disconnected_at_the_hard_limit() {
 
 #[test]
 fn a_subscriber_over_the_soft_limit_for_its_seconds_is_disconnected() {
-    let (_tmp, s) = server(&[]);
-    let mut admin = s.raw();
-    assert_eq!(
-        admin.text(&[
-            "CONFIG",
-            "SET",
-            "client-output-buffer-limit",
-            "pubsub 0 256kb 1"
-        ]),
-        "+OK\r\n"
-    );
+    let (_tmp, s, mut admin) = server_with_pubsub_limit("pubsub 0 256kb 1");
     let mut slow = s.raw();
     slow.text(&["SUBSCRIBE", "c"]);
     let mut publisher = s.raw();
