@@ -2,11 +2,12 @@
 //! batches with repeated keys), point reads, ranges stepped either way, zero-copy and parallel
 //! scans, full iterations, snapshots read later, iterators kept open across writes, and the
 //! background machinery called directly (flush, `compact_range`, value-log GC, reopen,
-//! `check_structure`). Each checks its result against the model at once.
+//! `check_structure`), and checkpoints opened as databases of their own. Each checks its
+//! result against the model at once.
 
-use super::model::{clamp_bound, model_range, show, show_bound, show_pair, Pair};
+use super::model::{clamp_bound, model_range, show, show_bound, show_pair, Model, Pair};
 use super::run::{OpenIter, Run, Snap, MAX_OPEN_ITERATORS, MAX_SNAPSHOTS};
-use augur::{Clock, ParallelScanOptions, ScanOptions, Split, WriteBatch};
+use augur::{CheckpointOptions, Clock, Db, ParallelScanOptions, ScanOptions, Split, WriteBatch};
 use rand::Rng;
 
 impl Run {
@@ -106,7 +107,8 @@ impl Run {
                 self.ok(r, "run_value_log_gc");
             }
             94_300..=94_319 => self.reopen(),
-            94_320..=94_999 => {
+            94_320..=94_339 => self.checkpoint_op(),
+            94_340..=94_999 => {
                 self.note("check_structure".into());
                 let r = self.db().check_structure();
                 self.ok(r, "check_structure");
@@ -122,6 +124,46 @@ impl Run {
                 self.model.insert(k, v);
             }
         }
+    }
+
+    /// Takes a checkpoint (linked or copied), opens it beside the live database and checks
+    /// that it holds exactly the model: every write acknowledged before the call, expiring
+    /// values judged by the same clock. The live database goes on unchanged.
+    fn checkpoint_op(&mut self) {
+        let link_files = self.rng.gen_bool(0.7);
+        let dir = self
+            .path()
+            .with_file_name(format!("checkpoint-{}", self.op));
+        self.note(format!("checkpoint link_files {link_files}"));
+        let info = self
+            .db()
+            .checkpoint_with(&dir, &CheckpointOptions { link_files });
+        self.ok(info, "checkpoint");
+        let copy = Db::open(&dir, self.options().clone());
+        let copy = self.ok(copy, "open checkpoint");
+        let got: Model = copy
+            .iter()
+            .collect::<augur::Result<_>>()
+            .unwrap_or_else(|e| self.fail(format!("read checkpoint: {e}")));
+        if got != self.model {
+            let missing = self.model.keys().find(|k| !got.contains_key(*k));
+            let extra = got.keys().find(|k| !self.model.contains_key(*k));
+            let differs = got
+                .iter()
+                .find(|(k, v)| self.model.get(*k).is_some_and(|m| m != *v));
+            self.fail(format!(
+                "checkpoint holds {} keys, model {}: first missing {:?}, first extra {:?}, \
+                 first differing {:?}",
+                got.len(),
+                self.model.len(),
+                missing.map(|k| show(k)),
+                extra.map(|k| show(k)),
+                differs.map(|(k, _)| show(k))
+            ));
+        }
+        let verified = copy.verify();
+        self.ok(verified, "verify checkpoint");
+        self.totals.checkpoints += 1;
     }
 
     fn batch(&mut self) {

@@ -45,12 +45,14 @@ pub struct OpenIter {
 
 /// Counters summed over every open of the database.
 #[derive(Debug, Default)]
-struct Totals {
+pub struct Totals {
     flushes: u64,
     compactions: u64,
     gc_runs: u64,
     gc_relocated: u64,
     reopens: u64,
+    /// Checkpoints taken, opened and checked against the model.
+    pub checkpoints: u64,
     /// Opens under `ReadMode::Direct`, and page lookups (hits and misses) of their caches.
     direct_opens: u64,
     cache_lookups: u64,
@@ -84,7 +86,7 @@ pub struct Run {
     pub rng: StdRng,
     pub op: usize,
     recent: VecDeque<String>,
-    totals: Totals,
+    pub totals: Totals,
     max_value: usize,
     /// The clock the database judges expiry by, moved only by the run.
     pub clock: Arc<ManualClock>,
@@ -157,6 +159,16 @@ impl Run {
         for s in &mut self.snaps {
             purge_expired(&mut s.model, &mut s.expiries, now);
         }
+    }
+
+    /// The database's directory.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// The options the database is open with.
+    pub fn options(&self) -> &Options {
+        &self.opts
     }
 
     pub fn db(&self) -> &Db {
@@ -393,6 +405,12 @@ impl Run {
             "seed {}: only {} reopens",
             self.seed,
             t.reopens
+        );
+        assert!(
+            t.checkpoints >= (ops / 20_000) as u64,
+            "seed {}: only {} checkpoints",
+            self.seed,
+            t.checkpoints
         );
         // Every run reads through the page cache for part of its life (`read_setup` cycles
         // the modes over the opens), and those reads found pages in the cache.
