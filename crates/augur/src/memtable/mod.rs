@@ -52,6 +52,42 @@ impl Default for Memtable {
     }
 }
 
+/// A run of inserts into one [`Memtable`] ([`Memtable::inserter`]).
+pub struct Inserter<'a> {
+    mem: &'a Memtable,
+    list: skiplist::Inserter<'a>,
+}
+
+impl Inserter<'_> {
+    /// [`Memtable::insert`], through this run.
+    pub fn insert(&mut self, user_key: &[u8], seqno: SeqNo, kind: ValueKind, value: &[u8]) {
+        let mem = self.mem;
+        if kind == ValueKind::Pointer {
+            if let Some(p) = crate::vlog::ValuePointer::decode(value) {
+                mem.min_pointer_segment
+                    .fetch_min(p.segment, AtomicOrdering::Relaxed);
+            }
+        }
+        // The filter block's cache miss overlaps the skiplist insert; the bits are set before
+        // the writer publishes the entry's seqno, so a reader that can see it sees them.
+        let filter_bits = mem.filter.locate(user_key);
+        let (node_bytes, older) =
+            self.list
+                .insert_over(user_key, crate::key::pack_trailer(seqno, kind), value);
+        mem.filter.set(filter_bits);
+        if let Some(older) = older {
+            mem.note_shadowed(older);
+        }
+        mem.approximate_bytes
+            .fetch_add(node_bytes, AtomicOrdering::Relaxed);
+        mem.max_seqno.fetch_max(seqno, AtomicOrdering::Relaxed);
+    }
+}
+
+/// Entries sampled to find the prefix most of a memtable's keys share
+/// ([`Memtable::dominant_prefix`]).
+const PREFIX_SAMPLE: usize = 128;
+
 impl Memtable {
     /// An empty memtable that is switched out at about `budget_bytes`
     /// (`Options::memtable_size_bytes`), which sizes its key filter.
@@ -60,15 +96,12 @@ impl Memtable {
     }
 
     /// An empty memtable to follow `previous` (the one it replaces as the active memtable):
-    /// where the previous one's keys all shared a prefix of [`prefix_rule::ANCHOR_MIN`] bytes or
-    /// more, its skiplist's link prefixes read the bytes after that prefix
-    /// ([`PrefixRule`]), so that searches among keys sharing it compare integers
-    /// instead of loading keys. Otherwise as [`Self::with_budget`].
+    /// where most of the previous one's keys shared a prefix of [`prefix_rule::ANCHOR_MIN`]
+    /// bytes or more ([`Self::dominant_prefix`]), its skiplist's link prefixes read the bytes
+    /// after that prefix ([`PrefixRule`]), so that searches among keys sharing it compare
+    /// integers instead of loading keys. Otherwise as [`Self::with_budget`].
     pub fn after(budget_bytes: usize, previous: Option<&Memtable>) -> Self {
-        let shared = previous.and_then(Memtable::key_range).map(|(first, last)| {
-            let n = crate::index::projection::common_prefix_len(&first, &last);
-            first[..n].to_vec()
-        });
+        let shared = previous.and_then(Memtable::dominant_prefix);
         let rule = PrefixRule::for_shared_prefix(shared.as_deref().unwrap_or_default());
         Memtable {
             map: SkipList::with_rule(rule),
@@ -102,25 +135,17 @@ impl Memtable {
     /// `(user_key, seqno)` is ignored (a WAL replayed twice carries its writes twice; each
     /// seqno is one write, so the first entry is the same write).
     pub fn insert(&self, user_key: &[u8], seqno: SeqNo, kind: ValueKind, value: &[u8]) {
-        if kind == ValueKind::Pointer {
-            if let Some(p) = crate::vlog::ValuePointer::decode(value) {
-                self.min_pointer_segment
-                    .fetch_min(p.segment, AtomicOrdering::Relaxed);
-            }
+        self.inserter().insert(user_key, seqno, kind, value);
+    }
+
+    /// A run of inserts under one hold of the skiplist's writer lock, each searching from
+    /// where the last one went: a write group's entries inserted in key order cost a short
+    /// walk each instead of a descent of the whole list. Any order is correct.
+    pub fn inserter(&self) -> Inserter<'_> {
+        Inserter {
+            mem: self,
+            list: self.map.inserter(),
         }
-        // The filter block's cache miss overlaps the skiplist insert; the bits are set before
-        // the writer publishes the entry's seqno, so a reader that can see it sees them.
-        let filter_bits = self.filter.locate(user_key);
-        let (node_bytes, older) =
-            self.map
-                .insert_over(user_key, crate::key::pack_trailer(seqno, kind), value);
-        self.filter.set(filter_bits);
-        if let Some(older) = older {
-            self.note_shadowed(older);
-        }
-        self.approximate_bytes
-            .fetch_add(node_bytes, AtomicOrdering::Relaxed);
-        self.max_seqno.fetch_max(seqno, AtomicOrdering::Relaxed);
     }
 
     /// Adds the value-log bytes of `older`, an entry a newer one of its key now shadows, to
@@ -187,6 +212,24 @@ impl Memtable {
         let first = self.map.first()?.user_key().to_vec();
         let last = self.map.last()?.user_key().to_vec();
         Some((first, last))
+    }
+
+    /// The prefix shared by the bulk of the keys: the common prefix of the keys at the
+    /// 1/16 and 15/16 points of a sample of about [`PREFIX_SAMPLE`] entries (in key order, so
+    /// every key between them shares it too), or of the first and last key when the
+    /// memtable holds too few entries for a sample. A few keys of another family — a
+    /// server's bookkeeping key written with every batch, a hash's records — then do not
+    /// take the anchor away from the rest. `None` when empty.
+    pub fn dominant_prefix(&self) -> Option<Vec<u8>> {
+        let sample = self.map.sample(PREFIX_SAMPLE);
+        let (lo, hi) = if sample.len() >= PREFIX_SAMPLE / 2 {
+            let trim = sample.len() / 16;
+            (sample[trim].user_key(), sample[sample.len() - 1 - trim].user_key())
+        } else {
+            (self.map.first()?.user_key(), self.map.last()?.user_key())
+        };
+        let n = crate::index::projection::common_prefix_len(lo, hi);
+        Some(lo[..n].to_vec())
     }
 
     /// True when a pointer inserted here may point into value-log segment `segment`: one
@@ -310,6 +353,38 @@ mod tests {
         sorted.dedup();
         let (first, last) = m.key_range().unwrap();
         assert_eq!((first, last), (sorted[0].clone(), sorted[sorted.len() - 1].clone()));
+    }
+
+    #[test]
+    fn dominant_prefix_ignores_a_few_keys_of_another_family() {
+        let m = Memtable::new();
+        assert_eq!(m.dominant_prefix(), None);
+        let mut seqno = 0;
+        let mut put = |k: &[u8]| {
+            seqno += 1;
+            m.insert(k, seqno, ValueKind::Value, b"v");
+        };
+        put(b"key:000000000012");
+        put(b"key:000000000099");
+        // Too few entries for a sample: the first and last key decide.
+        assert_eq!(m.dominant_prefix().unwrap(), b"key:0000000000");
+        put(b"\xff\x10state");
+        assert_eq!(m.dominant_prefix().unwrap(), b"");
+        for i in 0..20_000u64 {
+            put(format!("key:{:012}", i * 7919 % 1_000_000).as_bytes());
+            if i % 1000 == 0 {
+                put(b"\xff\x10state"); // a bookkeeping key written with every batch
+                put(format!("aux:{i}").as_bytes());
+            }
+        }
+        assert_eq!(m.dominant_prefix().unwrap(), b"key:000000");
+        // Two families of equal weight share nothing: no anchor.
+        let two = Memtable::new();
+        for i in 0..10_000u64 {
+            two.insert(format!("user:{i:08}").as_bytes(), 2 * i + 1, ValueKind::Value, b"v");
+            two.insert(format!("item:{i:08}").as_bytes(), 2 * i + 2, ValueKind::Value, b"v");
+        }
+        assert_eq!(two.dominant_prefix().unwrap(), b"");
     }
 
     #[test]

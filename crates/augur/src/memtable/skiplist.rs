@@ -321,59 +321,27 @@ impl SkipList {
     /// Also returns the entry of the same user key the new one was inserted in front of, if
     /// any: the key's newest entry before this insert when the trailers arrive in increasing
     /// order (as writes do), which the new entry shadows.
+    #[cfg(test)]
     pub(crate) fn insert_over(
         &self,
         user_key: &[u8],
         trailer: u64,
         value: &[u8],
     ) -> (usize, Option<NodeRef<'_>>) {
-        let mut writer = self.writer.lock();
-        let probe = self.probe(user_key, trailer);
-        // Where the node goes at each level: after prev[l], before next[l]. Levels above
-        // the list's height start at the head and end the list.
-        let mut prev = [self.head; MAX_HEIGHT];
-        let mut next: [(*mut Node, u64); MAX_HEIGHT] = [(ptr::null_mut(), 0); MAX_HEIGHT];
-        // Under the writer lock every link's prefix is exact, so a successor with a smaller
-        // prefix is before the probe without a look at it.
-        let (_, successor) = self.descend(
-            |prefix, n| {
-                prefix < probe.prefix || (prefix == probe.prefix && n.cmp(&probe) == Ordering::Less)
-            },
-            |level, p, n, prefix| {
-                prev[level] = p.node;
-                next[level] = (n, prefix);
-            },
-        );
-        // Under the writer lock the link's prefix is exact: a successor with another prefix
-        // holds another key, without a look at it.
-        let same_key = successor.filter(|n| next[0].1 == probe.prefix && n.user_key() == user_key);
-        if same_key.is_some_and(|n| n.trailer() == trailer) {
-            return (0, None);
+        self.inserter().insert_over(user_key, trailer, value)
+    }
+
+    /// Takes the writer lock for a run of inserts ([`Inserter`]): each starts its search
+    /// where the previous one ended, so a run in key order costs a short walk per entry
+    /// instead of a descent from the head.
+    pub(crate) fn inserter(&self) -> Inserter<'_> {
+        Inserter {
+            list: self,
+            writer: self.writer.lock(),
+            prev: [self.head; MAX_HEIGHT],
+            next: [(ptr::null_mut(), 0); MAX_HEIGHT],
+            placed: false,
         }
-        let height = writer.random_height();
-        let Writer { nodes, values, .. } = &mut *writer;
-        let node = write_node(nodes, values, height, &probe, value);
-        let node_ref = NodeRef::new(node);
-        for (level, (succ, prefix)) in next.iter().enumerate().take(height) {
-            // Not yet reachable: nothing reads these links until the stores below.
-            let link = node_ref.link(level);
-            link.next_prefix.store(*prefix, AtomicOrdering::Relaxed);
-            link.next.store(*succ, AtomicOrdering::Relaxed);
-        }
-        if height > self.height.load(AtomicOrdering::Relaxed) {
-            // A reader that sees the new height before the links finds the head's upper
-            // links empty and descends: harmless.
-            self.height.store(height, AtomicOrdering::Relaxed);
-        }
-        for (level, p) in prev.iter().enumerate().take(height) {
-            // The prefix first: a reader that loads the new address reads its prefix (or a
-            // later, smaller one); one that loads the old address may read this smaller one.
-            let link = NodeRef::new(*p).link(level);
-            link.next_prefix.store(probe.prefix, AtomicOrdering::Relaxed);
-            link.next.store(node.as_ptr(), AtomicOrdering::Release);
-        }
-        self.len.fetch_add(1, AtomicOrdering::Release);
-        (node_bytes(height, user_key.len()) + value.len(), same_key)
     }
 
     /// Walks down from the head and returns the last node `n` with `before(prefix, n)` (the
@@ -390,12 +358,26 @@ impl SkipList {
     fn descend(
         &self,
         before: impl Fn(u64, NodeRef<'_>) -> bool,
-        mut leave: impl FnMut(usize, NodeRef<'_>, *mut Node, u64),
+        leave: impl FnMut(usize, NodeRef<'_>, *mut Node, u64),
     ) -> (NodeRef<'_>, Option<NodeRef<'_>>) {
-        let mut x = self.head();
-        let mut level = self.height.load(AtomicOrdering::Relaxed).max(1) - 1;
-        // The successor found not `before` one level up: equal successors need no compare.
-        let mut known_after: *mut Node = ptr::null_mut();
+        let top = self.height.load(AtomicOrdering::Relaxed).max(1) - 1;
+        self.descend_from(self.head(), top, ptr::null_mut(), before, leave)
+    }
+
+    /// [`Self::descend`] from `x` at `level` instead of the head at the top: `before` must
+    /// hold for `x` (or `x` be the head), and `known_after` is a node known not `before`
+    /// (or null) that the walk need not compare.
+    #[inline]
+    fn descend_from<'l>(
+        &'l self,
+        mut x: NodeRef<'l>,
+        mut level: usize,
+        mut known_after: *mut Node,
+        before: impl Fn(u64, NodeRef<'_>) -> bool,
+        mut leave: impl FnMut(usize, NodeRef<'_>, *mut Node, u64),
+    ) -> (NodeRef<'l>, Option<NodeRef<'l>>) {
+        // `known_after`: the successor found not `before` one level up; equal successors
+        // need no compare.
         loop {
             let link = x.link(level);
             let next = link.next.load(AtomicOrdering::Acquire);
@@ -421,6 +403,23 @@ impl SkipList {
     fn last_where(&self, before: impl Fn(u64, NodeRef<'_>) -> bool) -> Option<NodeRef<'_>> {
         let (last, _) = self.descend(before, |_, _, _, _| {});
         (last.node != self.head).then_some(last)
+    }
+
+    /// About `want` entries spread evenly over the list, in order: the nodes of the highest
+    /// level holding at least `want` of them (a node reaches each level with probability
+    /// 1/2, independent of its key, so a level is a uniform sample of the entries). Fewer
+    /// when the list holds fewer; reads only that level's links.
+    pub(crate) fn sample(&self, want: usize) -> Vec<NodeRef<'_>> {
+        let want = want.max(1);
+        let ratio = (self.len() / want).max(1);
+        let level = (ratio.ilog2() as usize).min(self.height.load(AtomicOrdering::Acquire) - 1);
+        let mut out = Vec::with_capacity(want * 2);
+        let mut node = self.head().next_at(level);
+        while let Some(n) = node {
+            out.push(n);
+            node = n.next_at(level);
+        }
+        out
     }
 
     /// The first entry, in internal order.
@@ -454,6 +453,111 @@ impl SkipList {
         } else {
             self.last_where(|p, n| read_before(p, n, probe, false))
         }
+    }
+}
+
+/// The levels an [`Inserter`] climbs looking for a bracket before it searches from the head
+/// (a level-`l` bracket spans about `2^l` entries).
+const MAX_CLIMB: usize = 6;
+
+/// A run of inserts under one hold of a [`SkipList`]'s writer lock. It keeps where the
+/// last insert went at every level (a "splice": after `prev[l]`, before `next[l]`); the
+/// next insert climbs from level 0 to the first level whose pair still brackets its key
+/// and walks down from there, so inserts in key order walk a few links each instead of a
+/// descent from the head. Any order is correct: a key outside the lowest [`MAX_CLIMB`]
+/// brackets searches from the head. The splice stays valid because nothing else inserts
+/// while the lock is held.
+pub(crate) struct Inserter<'a> {
+    list: &'a SkipList,
+    writer: parking_lot::MutexGuard<'a, Writer>,
+    /// Per level, the last node before the last insert's position (the head at first).
+    prev: [NonNull<Node>; MAX_HEIGHT],
+    /// Per level, the node after that position and its exact link prefix.
+    next: [(*mut Node, u64); MAX_HEIGHT],
+    /// Whether `prev` and `next` hold a search's result (false before the first insert).
+    placed: bool,
+}
+
+impl<'a> Inserter<'a> {
+    /// [`SkipList::insert_over`] through this run's splice.
+    pub(crate) fn insert_over(
+        &mut self,
+        user_key: &[u8],
+        trailer: u64,
+        value: &[u8],
+    ) -> (usize, Option<NodeRef<'a>>) {
+        let list = self.list;
+        let probe = list.probe(user_key, trailer);
+        // Under the writer lock every link's prefix is exact, so a successor with a smaller
+        // prefix is before the probe without a look at it.
+        let before = |prefix: u64, n: NodeRef<'_>| {
+            prefix < probe.prefix || (prefix == probe.prefix && n.cmp(&probe) == Ordering::Less)
+        };
+        // The lowest level whose pair brackets the probe. Pairs nest (a higher level's
+        // bracket holds a lower one's), so every level above it brackets it too. Only the
+        // lowest levels are tried: a bracket higher up spans so many entries that the walk
+        // down from it costs about a descent from the head, and the climb would be waste.
+        let bracketed = (0..MAX_CLIMB).filter(|_| self.placed).find(|&l| {
+            let prev = NodeRef::new(self.prev[l]);
+            let (succ, prefix) = self.next[l];
+            (prev.node == list.head || prev.cmp(&probe) == Ordering::Less)
+                && NonNull::new(succ).is_none_or(|n| !before(prefix, NodeRef::new(n)))
+        });
+        let (prev, next) = (&mut self.prev, &mut self.next);
+        let successor = match bracketed {
+            Some(0) => NonNull::new(next[0].0).map(NodeRef::new),
+            Some(l) => {
+                let from = NodeRef::new(prev[l]);
+                let (_, succ) = list.descend_from(from, l - 1, next[l].0, before, |lv, p, n, pf| {
+                    prev[lv] = p.node;
+                    next[lv] = (n, pf);
+                });
+                succ
+            }
+            None => {
+                *prev = [list.head; MAX_HEIGHT];
+                *next = [(ptr::null_mut(), 0); MAX_HEIGHT];
+                self.placed = true;
+                let (_, succ) = list.descend(before, |lv, p, n, pf| {
+                    prev[lv] = p.node;
+                    next[lv] = (n, pf);
+                });
+                succ
+            }
+        };
+        // Under the writer lock the link's prefix is exact: a successor with another prefix
+        // holds another key, without a look at it.
+        let same_key = successor.filter(|n| next[0].1 == probe.prefix && n.user_key() == user_key);
+        if same_key.is_some_and(|n| n.trailer() == trailer) {
+            return (0, None);
+        }
+        let height = self.writer.random_height();
+        let Writer { nodes, values, .. } = &mut *self.writer;
+        let node = write_node(nodes, values, height, &probe, value);
+        let node_ref = NodeRef::new(node);
+        for (level, (succ, prefix)) in next.iter().enumerate().take(height) {
+            // Not yet reachable: nothing reads these links until the stores below.
+            let link = node_ref.link(level);
+            link.next_prefix.store(*prefix, AtomicOrdering::Relaxed);
+            link.next.store(*succ, AtomicOrdering::Relaxed);
+        }
+        if height > list.height.load(AtomicOrdering::Relaxed) {
+            // A reader that sees the new height before the links finds the head's upper
+            // links empty and descends: harmless.
+            list.height.store(height, AtomicOrdering::Relaxed);
+        }
+        for p in prev.iter_mut().take(height).enumerate() {
+            let (level, p) = p;
+            // The prefix first: a reader that loads the new address reads its prefix (or a
+            // later, smaller one); one that loads the old address may read this smaller one.
+            let link = NodeRef::new(*p).link(level);
+            link.next_prefix.store(probe.prefix, AtomicOrdering::Relaxed);
+            link.next.store(node.as_ptr(), AtomicOrdering::Release);
+            // The splice: the new node is now the last one before the position at this level.
+            *p = node;
+        }
+        list.len.fetch_add(1, AtomicOrdering::Release);
+        (node_bytes(height, user_key.len()) + value.len(), same_key)
     }
 }
 
@@ -732,6 +836,72 @@ mod tests {
             proptest::prop_assert_eq!(as_key(list.seek_last_before(&p, false)), lt);
             proptest::prop_assert_eq!(as_key(list.seek_last_before(&p, true)), le);
             proptest::prop_assert_eq!(as_key(list.last()), sorted.last().cloned());
+        }
+
+        /// Runs of inserts through one [`Inserter`] — sorted, reversed or shuffled runs,
+        /// repeated internal keys, several versions of one key — build the same list as
+        /// single inserts: every level in order with exact link prefixes, each insert
+        /// reporting a repeat as 0 bytes and the entry it shadows.
+        #[test]
+        fn inserter_runs_in_any_order_build_an_ordered_list(
+            entries in proptest::collection::vec(
+                (proptest::collection::vec(proptest::prop_oneof![
+                    proptest::strategy::Just(0u8), proptest::strategy::Just(b'k'), proptest::num::u8::ANY
+                ], 0..10), 0u64..4),
+                1..300,
+            ),
+            runs in proptest::collection::vec((1usize..64, 0u8..3), 1..20),
+            anchored in proptest::bool::ANY,
+        ) {
+            let rule = if anchored { PrefixRule::for_shared_prefix(b"kkkk") } else { PrefixRule::default() };
+            let list = SkipList::with_rule(rule);
+            let mut model = std::collections::BTreeSet::new();
+            let mut rest = entries.as_slice();
+            for (len, shape) in runs.iter().cycle() {
+                if rest.is_empty() {
+                    break;
+                }
+                let (run, tail) = rest.split_at((*len).min(rest.len()));
+                rest = tail;
+                let mut run: Vec<(Vec<u8>, u64)> = run
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, t))| (if i % 2 == 0 { [b"kkkk".as_slice(), k].concat() } else { k.clone() }, *t))
+                    .collect();
+                match shape {
+                    0 => run.sort(),
+                    1 => run.sort_by(|a, b| b.cmp(a)),
+                    _ => {}
+                }
+                let mut ins = list.inserter();
+                for (k, t) in &run {
+                    // The entry this one goes in front of, if it holds the same user key.
+                    let shadowed = model
+                        .range((k.clone(), std::cmp::Reverse(*t))..)
+                        .find(|e: &&(Vec<u8>, std::cmp::Reverse<u64>)| e.1 .0 != *t || e.0 != *k)
+                        .filter(|e| e.0 == *k)
+                        .map(|e| e.1 .0);
+                    let fresh = model.insert((k.clone(), std::cmp::Reverse(*t)));
+                    let (bytes, older) = ins.insert_over(k, *t, &t.to_le_bytes());
+                    proptest::prop_assert_eq!(bytes == 0, !fresh);
+                    if fresh {
+                        proptest::prop_assert_eq!(older.map(|n| n.trailer()), shadowed);
+                    }
+                }
+            }
+            let sorted: Vec<(Vec<u8>, u64)> = model.iter().map(|(k, t)| (k.clone(), t.0)).collect();
+            proptest::prop_assert_eq!(keys(&list), sorted);
+            for level in 0..MAX_HEIGHT {
+                let mut at = list.head();
+                while let Some(n) = at.next_at(level) {
+                    let link = at.link(level);
+                    proptest::prop_assert_eq!(link.next_prefix.load(AtomicOrdering::Relaxed), list.rule.prefix(n.user_key()));
+                    if at.node != list.head {
+                        proptest::prop_assert_eq!(key::compare(at.user_key(), at.trailer(), n.user_key(), n.trailer()), Ordering::Less);
+                    }
+                    at = n;
+                }
+            }
         }
     }
 }
