@@ -10,7 +10,15 @@
 
 Run as root under a real-time class on a shared machine:
     chrt -f 50 python3 scripts/repl_bench.py
-Environment: BIN (augur-server), N (requests per run, 1000000), KEYS (1000000), ROUNDS (2).
+Environment: BIN (augur-server), N (requests per run, 1000000), KEYS (1000000), ROUNDS (2),
+SYNC (1: also measure the full sync; 0 skips it).
+
+PIN=1 stands in for replicas on machines of their own: the primary and redis-benchmark run
+on CPU 0 (`taskset -c 0`), in the alone runs as in the replicated ones, and the two
+replicas on CPU 1, so the ratio measures what feeding two replicas costs the primary rather
+than the replicas' own apply work taking the primary's cores. (Do not combine it with
+`chrt -f`: two FIFO tasks on one CPU take turns only when one blocks.) Each run also
+reports the CPU seconds (utime + stime) every server spent during the load.
 """
 import os
 import re
@@ -23,6 +31,10 @@ BIN = os.environ.get("BIN", "target/release/augur-server")
 N = int(os.environ.get("N", "1000000"))
 KEYS = int(os.environ.get("KEYS", "1000000"))
 ROUNDS = int(os.environ.get("ROUNDS", "2"))
+SYNC = os.environ.get("SYNC", "1") != "0"
+PIN = os.environ.get("PIN", "0") == "1"
+# CPU lists for `taskset -c` under PIN: the primary and the client; the replicas.
+PRIMARY_CPUS, REPLICA_CPUS = "0", "1"
 ROOT = tempfile.mkdtemp(prefix="repl-bench-")
 procs = []
 
@@ -41,11 +53,21 @@ def info(port):
     return out
 
 
-def start(name, port, *args):
+def pinned(cmd, cpus):
+    return ["taskset", "-c", cpus, *cmd] if PIN else cmd
+
+
+def cpu_seconds(p):
+    """utime + stime of process `p` so far, in seconds."""
+    fields = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start(name, port, *args, cpus=PRIMARY_CPUS):
     db = os.path.join(ROOT, name)
     log = open(db + ".log", "w")
-    p = subprocess.Popen([BIN, "--db", db, "--port", str(port), *args], stdout=log,
-                         stderr=subprocess.STDOUT)
+    p = subprocess.Popen(pinned([BIN, "--db", db, "--port", str(port), *args], cpus),
+                         stdout=log, stderr=subprocess.STDOUT)
     procs.append(p)
     while cli(port, "ping").strip() != "PONG":
         time.sleep(0.05)
@@ -68,21 +90,24 @@ def wait_up(port):
 def bench(port):
     cmd = ["redis-benchmark", "-p", str(port), "-t", "set", "-P", "16", "-n", str(N), "-r",
            str(KEYS), "-d", "64", "-c", "50", "-q"]
-    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    out = subprocess.run(pinned(cmd, PRIMARY_CPUS), capture_output=True, text=True).stdout
     m = re.findall(r"([0-9.]+) requests per second", out)
     return float(m[-1])
 
 
 def run_alone(r):
     p, _ = start(f"alone{r}", 7301)
+    cpu = cpu_seconds(p)
     rps = bench(7301)
+    cpu = cpu_seconds(p) - cpu
     stop(p, 7301)
-    return rps
+    return rps, cpu
 
 
 def run_replicated(r):
     p, _ = start(f"prim{r}", 7311)
-    reps = [start(f"rep{r}-{i}", 7312 + i, "--replicaof", "127.0.0.1", "7311") for i in range(2)]
+    reps = [start(f"rep{r}-{i}", 7312 + i, "--replicaof", "127.0.0.1", "7311",
+                  cpus=REPLICA_CPUS) for i in range(2)]
     for i in range(2):
         wait_up(7312 + i)
     import threading
@@ -96,6 +121,7 @@ def run_replicated(r):
             time.sleep(0.1)
 
     t = threading.Thread(target=sample)
+    cpu = [cpu_seconds(x) for x in [p] + [rp for rp, _ in reps]]
     t.start()
     rps = bench(7311)
     ended = time.time()
@@ -105,10 +131,12 @@ def run_replicated(r):
     while any(int(info(7312 + i).get("slave_repl_offset", 0)) < target for i in range(2)):
         time.sleep(0.01)
     catch_up = time.time() - ended
+    cpu = [cpu_seconds(x) - c for x, c in zip([p] + [rp for rp, _ in reps], cpu)]
     for i, (rp, _) in enumerate(reps):
         stop(rp, 7312 + i)
     stop(p, 7311)
-    return rps, max(lags or [0]), sorted(lags)[len(lags) // 2] if lags else 0, catch_up, target
+    return (rps, max(lags or [0]), sorted(lags)[len(lags) // 2] if lags else 0, catch_up,
+            target, cpu)
 
 
 def full_sync():
@@ -144,13 +172,17 @@ try:
     for r in range(ROUNDS):
         alone.append(run_alone(r))
         repl.append(run_replicated(r))
-        print(f"round {r}: alone {alone[-1]:.0f} req/s, 2 replicas {repl[-1][0]:.0f} req/s "
-              f"(ratio {repl[-1][0] / alone[-1]:.2f}), lag max {repl[-1][1]} B median "
-              f"{repl[-1][2]} B, catch-up {repl[-1][3]:.2f} s, stream {repl[-1][4]} B",
-              flush=True)
-    ratio = sum(x[0] for x in repl) / sum(alone)
-    print(f"total: alone {sum(alone) / ROUNDS:.0f} req/s, replicated "
-          f"{sum(x[0] for x in repl) / ROUNDS:.0f} req/s, ratio {ratio:.2f}")
+        cpu = repl[-1][5]
+        print(f"round {r}: alone {alone[-1][0]:.0f} req/s, 2 replicas {repl[-1][0]:.0f} req/s "
+              f"(ratio {repl[-1][0] / alone[-1][0]:.2f}), lag max {repl[-1][1]} B median "
+              f"{repl[-1][2]} B, catch-up {repl[-1][3]:.2f} s, stream {repl[-1][4]} B; "
+              f"CPU s alone {alone[-1][1]:.2f}, primary {cpu[0]:.2f}, replicas "
+              f"{cpu[1]:.2f} + {cpu[2]:.2f} (to the end of the catch-up)", flush=True)
+    ratio = sum(x[0] for x in repl) / sum(x[0] for x in alone)
+    print(f"total{' (PIN=1)' if PIN else ''}: alone {sum(x[0] for x in alone) / ROUNDS:.0f} "
+          f"req/s, replicated {sum(x[0] for x in repl) / ROUNDS:.0f} req/s, ratio {ratio:.2f}")
+    if not SYNC:
+        raise SystemExit(0)
     du, files, sent, took, transfer, keys = full_sync()
     print(f"full sync of {KEYS} keys: primary dir {du} B, checkpoint {files} files {sent} B "
           f"({sent / max(du, 1):.2f} of the dir), replica start to link up {took:.2f} s "
