@@ -540,12 +540,15 @@ fn note_command(info: &ClientInfo, name: &'static str, now: Instant) {
 }
 
 /// Whether the command `words` should run off the I/O thread: it may wait on the engine for
-/// long (see [`Flags::blocking`]), or it writes and every write waits for an fsync.
+/// long (see [`Flags::blocking`]), it writes and every write waits for an fsync, or it is
+/// `CONFIG REWRITE` (which fsyncs the config file; the rest of `CONFIG` never waits).
 pub fn is_blocking(words: &[Vec<u8>], sync_always: bool) -> bool {
-    words
-        .first()
-        .and_then(|n| lookup(n))
-        .is_some_and(|s| s.flags.blocking || (s.flags.write && sync_always))
+    let rewrite = matches!(words, [name, sub, ..] if is(name, "config") && is(sub, "rewrite"));
+    rewrite
+        || words
+            .first()
+            .and_then(|n| lookup(n))
+            .is_some_and(|s| s.flags.blocking || (s.flags.write && sync_always))
 }
 
 /// Whether a batch should run off the I/O thread: one of its commands is blocking, or the
@@ -571,4 +574,35 @@ pub fn parse_i64(arg: &[u8]) -> Result<i64, CmdError> {
         .filter(|s| !s.starts_with("-0"))
         .and_then(|s| s.parse::<i64>().ok())
         .ok_or_else(CmdError::not_an_integer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_blocking;
+
+    fn words(line: &str) -> Vec<Vec<u8>> {
+        line.split(' ').map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn commands_that_may_wait_run_off_the_io_thread() {
+        for (line, always, want) in [
+            ("config rewrite", false, true),
+            ("CONFIG Rewrite", false, true),
+            ("config get maxclients", false, false),
+            ("config set maxclients 10", false, false),
+            ("config", false, false),
+            ("replicaof no one", false, true),
+            ("get k", false, false),
+            ("set k v", false, false),
+            ("set k v", true, true),
+            ("nosuchcommand rewrite", false, false),
+        ] {
+            assert_eq!(
+                is_blocking(&words(line), always),
+                want,
+                "{line} (sync always: {always})"
+            );
+        }
+    }
 }
