@@ -8,6 +8,7 @@
 
 use crate::coding::{put_bytes, put_u32, put_u64, Decoder};
 use crate::key::{SeqNo, ValueKind};
+use crate::options::{CommitKind, CommitOp};
 
 /// One operation of a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +101,38 @@ pub(crate) struct LoggedEntry {
     pub kind: ValueKind,
     pub key: Vec<u8>,
     pub value: Vec<u8>,
+}
+
+/// The logical operations of `entries` for the commit listener: the user's value bytes
+/// (`separated`, in order, stand for the `Pointer` entries) and expiry times split from the
+/// stored expiring values.
+pub(crate) fn commit_ops<'a>(
+    entries: &'a [LoggedEntry],
+    separated: &'a [Vec<u8>],
+) -> Vec<CommitOp<'a>> {
+    let mut separated = separated.iter();
+    entries
+        .iter()
+        .map(|e| {
+            let (kind, value) = match e.kind {
+                ValueKind::Delete => (CommitKind::Delete, &[][..]),
+                ValueKind::ExpiringValue => match crate::expiry::split(&e.value) {
+                    Some((at, value)) => (CommitKind::PutExpiring(at), value),
+                    None => (CommitKind::Put, &e.value[..]),
+                },
+                ValueKind::Pointer => (
+                    CommitKind::Put,
+                    separated.next().map_or(&[][..], Vec::as_slice),
+                ),
+                ValueKind::Value => (CommitKind::Put, &e.value[..]),
+            };
+            CommitOp {
+                kind,
+                key: &e.key,
+                value,
+            }
+        })
+        .collect()
 }
 
 /// Encodes a record of entries starting at `first_seqno`.

@@ -15,14 +15,13 @@
 //! The state this path owns is the database's write part, [`WriteState`] (below): the writer
 //! queue, the commit lock, the WAL and the memtables, and the last visible seqno.
 
-use super::batch::{encode_record, BatchOp, LoggedEntry, WriteBatch};
+use super::batch::{commit_ops, encode_record, BatchOp, LoggedEntry, WriteBatch};
 use super::write_delay::{self, WriteDelay};
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::key::{SeqNo, ValueKind, MAX_KEY_LEN};
 use crate::memtable::Memtable;
-use crate::options::{CommitKind, CommitOp};
 use crate::version::{Version, VersionEdit};
 use crate::vlog::{entry_bytes, ValuePointer};
 use crate::wal::{LogKind, LogWriter};
@@ -763,35 +762,6 @@ impl DbInner {
         self.writes.queue_cv.notify_all();
         result
     }
-}
-
-/// The logical operations of `entries` for the commit listener: the user's value bytes
-/// (`separated`, in order, stand for the `Pointer` entries) and expiry times split from the
-/// stored expiring values.
-fn commit_ops<'a>(entries: &'a [LoggedEntry], separated: &'a [Vec<u8>]) -> Vec<CommitOp<'a>> {
-    let mut separated = separated.iter();
-    entries
-        .iter()
-        .map(|e| {
-            let (kind, value) = match e.kind {
-                ValueKind::Delete => (CommitKind::Delete, &[][..]),
-                ValueKind::ExpiringValue => match crate::expiry::split(&e.value) {
-                    Some((at, value)) => (CommitKind::PutExpiring(at), value),
-                    None => (CommitKind::Put, &e.value[..]),
-                },
-                ValueKind::Pointer => (
-                    CommitKind::Put,
-                    separated.next().map_or(&[][..], Vec::as_slice),
-                ),
-                ValueKind::Value => (CommitKind::Put, &e.value[..]),
-            };
-            CommitOp {
-                kind,
-                key: &e.key,
-                value,
-            }
-        })
-        .collect()
 }
 
 /// The writers the leader commits together: consecutive normal batches up to
