@@ -4,8 +4,10 @@
 //! every database in turn, round after round, so a busy machine's drift hits them all alike.
 //! Prints per candidate the median ns per lookup and per seek (wall time, and the thread's
 //! CPU time, which leaves out the waits for a core on a shared machine), their ratio to the
-//! baseline path, the models the files got, and the chooser's predicted costs for one file's
-//! worth of the keys (`FILES`).
+//! baseline path, the models the files got, the engine's sampled lookup steps per candidate
+//! (`Stats::lookup_breakdown`: where the search and the locate differ), and the chooser's
+//! predicted costs for one file's worth of the keys (`FILES`) with the shape of two string
+//! trees over them (depth, redirects, segment steps) and their search time alone.
 //!
 //! Run: `cargo run --release -p augur --example read_paths_bench KEYS.txt` (one key per line).
 //! Knobs (environment): `CANDIDATES` (default `never fence pgm plr s8 s16 s32 auto`; `sD/R`
@@ -15,7 +17,7 @@
 //! for the chooser's view of one), `PREDICT_ONLY` (print the chooser's view and stop).
 
 use augur::index::chooser::{self, ModelBudget};
-use augur::index::{IndexConfig, IndexKind};
+use augur::index::{Index, IndexConfig, IndexKind};
 use augur::{Compression, Db, LearningPolicy, Options};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -152,6 +154,33 @@ fn main() {
     {
         println!("  predicted {c}");
     }
+    for (delta, run_limit) in [(8, 16), (16, 32)] {
+        let tree = augur::index::string_tree::StringTree::build(&rests, delta, run_limit)
+            .expect("a string tree");
+        let s = tree.stats();
+        // The tree's own search, alone: its ns per key over random keys of the file.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let probes: Vec<&[u8]> = (0..1_000_000)
+            .map(|_| rests[rng.gen_range(0..rests.len())])
+            .collect();
+        let t = Instant::now();
+        let mut sum = 0u64;
+        for p in &probes {
+            sum = sum.wrapping_add(tree.search_rest(p).lo);
+        }
+        black_box(sum);
+        let search_ns = t.elapsed().as_nanos() as f64 / probes.len() as f64;
+        println!(
+            "  tree d{delta}/r{run_limit}: depth {:.2}, redirect checks {:.2}, segment steps \
+             {:.2}, {} nodes, {} with models, {} B, search {search_ns:.1} ns",
+            s.mean_depth,
+            s.mean_redirect_checks,
+            s.mean_segment_steps,
+            s.nodes,
+            s.models,
+            tree.size_bytes(),
+        );
+    }
     if std::env::var("PREDICT_ONLY").is_ok() {
         return;
     }
@@ -218,6 +247,19 @@ fn main() {
     let base = candidates.iter().position(|c| c == "never");
     let mid = |xs: &[Vec<f64>], c: usize| median(&mut xs[c].clone());
     let ratio = |xs: &[Vec<f64>], c: usize| base.map_or(f64::NAN, |b| mid(xs, b) / mid(xs, c));
+    println!(
+        "  sampled lookup steps (ns): {}",
+        augur::stats::breakdown::STEP_NAMES.join(" / ")
+    );
+    for (c, name) in candidates.iter().enumerate() {
+        let b = dbs[c].stats().lookup_breakdown;
+        let steps: Vec<String> = b.avg_step_ns.iter().map(|ns| format!("{ns:.0}")).collect();
+        println!(
+            "  {name:>14}: total {:.0} = {}",
+            b.avg_total_ns,
+            steps.join(" / ")
+        );
+    }
     println!(
         "  candidate | get ns | seek+10 ns | get: never/it | seek: never/it \
          | get cpu ns | seek cpu ns | cpu get: never/it | cpu seek: never/it"
