@@ -38,7 +38,7 @@
 //! ```text
 //! integer model:  MODEL_STEP · log2(segments) + EVAL + model misses
 //! string tree:    MODEL_STEP · (depth − 1 + segment steps) + REDIRECT_CHECK · redirects + EVAL
-//!                 + TREE_ROOT_MISS (when the root redirects) + model misses
+//!                 + model misses
 //! model misses:   MODEL_MISS · log2(model bytes / MODEL_CACHE_BYTES), when positive
 //! locate, window of w slots whose lower bound lies e slots from its middle:
 //!   w ≤ LINEAR_SCAN_SLOTS:  MODEL_PATH + SLOT_MISS + SCAN_COMPARE · (|e| + 2)   (scanned outward)
@@ -131,14 +131,10 @@ pub const MODEL_STEP: f64 = 0.1;
 /// Cost of evaluating a line (a multiplication, a clamp) on top of finding its segment.
 pub const EVAL: f64 = 0.15;
 /// Cost of one redirect lookup at a node with children (a hash slot and a projection in
-/// arrays that are hot only near the root).
-pub const REDIRECT_CHECK: f64 = 0.25;
-/// Cost of a string tree's first redirect lookup (at its root, when the root has children):
-/// the root's redirect table, its children's projections and prefix bytes lie in arrays the
-/// lookups between evict, so the first level of a lookup misses where the deeper ones,
-/// reached from it, cost [`REDIRECT_CHECK`] (measured in the engine: a tree's search costs
-/// per unit of this model what the fence search does only with this term, session 35).
-pub const TREE_ROOT_MISS: f64 = 0.8;
+/// arrays that are hot only near the root). Refitted in session 35 once a level's
+/// projection became one word load (a tree level measured ~13 ns in the engine, a quarter
+/// of a slot miss with its [`MODEL_STEP`]).
+pub const REDIRECT_CHECK: f64 = 0.15;
 /// Cost of one more level of a model's search that misses the cache (per doubling of its
 /// bytes past [`MODEL_CACHE_BYTES`]).
 pub const MODEL_MISS: f64 = 0.9;
@@ -413,8 +409,7 @@ pub fn string_fence_bytes(keys: &[&[u8]], stride: usize) -> usize {
 }
 
 /// The lookup cost of `tree` over `keys`: per level below the root a compare of the
-/// child's prefix, a redirect lookup at each node with children on the way (the root's a
-/// miss, [`TREE_ROOT_MISS`]), the binary
+/// child's prefix, a redirect lookup at each node with children on the way, the binary
 /// search of the answering node's segments (weighted by the keys each node answers), a
 /// line, the misses of a tree larger than its cache share, and the slots located (measured
 /// on a sample of the keys).
@@ -422,7 +417,6 @@ pub fn string_tree_cost(tree: &StringTree, keys: &[&[u8]], block_records: usize)
     let s = tree.stats();
     MODEL_STEP * ((s.mean_depth - 1.0).max(0.0) + s.mean_segment_steps)
         + REDIRECT_CHECK * s.mean_redirect_checks
-        + TREE_ROOT_MISS * s.mean_redirect_checks.min(1.0)
         + EVAL
         + model_misses(tree.size_bytes())
         + sampled_locate_cost(keys, block_records, |i| tree.search_rest(keys[i]))

@@ -51,6 +51,7 @@
 use super::{Index, IndexKind, Window};
 use crate::coding::{put_u32, put_u64};
 use crate::error::{Error, Result};
+use crate::key::strip_key_prefix;
 use std::cmp::Ordering;
 
 mod build;
@@ -82,6 +83,11 @@ pub const MAX_TREE_KEYS: u64 = u32::MAX as u64 - 1;
 #[inline]
 pub fn project_at(key: &[u8], depth: usize) -> u64 {
     let rest = key.get(depth..).unwrap_or_default();
+    if let Some(&first8) = rest.first_chunk::<8>() {
+        // At least 8 bytes on: the 7 bytes of the chunk and a count of 8 (`CHUNK + 1`), read
+        // as one word (the copy below is a call and a store the load then waits on).
+        return (u64::from_be_bytes(first8) & !0xFF) | (CHUNK as u64 + 1);
+    }
     let mut word = [0u8; 8];
     let take = rest.len().min(CHUNK);
     word[..take].copy_from_slice(&rest[..take]);
@@ -539,7 +545,7 @@ impl Index for StringTree {
     }
 
     fn search_key(&self, key: &[u8], prefix: &[u8]) -> Window {
-        match key.strip_prefix(prefix) {
+        match strip_key_prefix(key, prefix) {
             Some(rest) => self.search_rest(rest),
             None if key < prefix => at(0),
             None => at(self.len()),

@@ -206,6 +206,29 @@ fn projection_is_monotone_and_length_aware() {
     }
 }
 
+/// The projection read as one word (keys with 8 or more bytes past the depth) is the byte
+/// layout the module documents: the next 7 bytes, then how many bytes follow (at most 8),
+/// for every length and depth, and for a depth past the key's end.
+#[test]
+fn projection_matches_its_byte_layout_at_every_length() {
+    let key: Vec<u8> = (0..24u8).map(|i| i.wrapping_mul(37) ^ 0xA5).collect();
+    for len in 0..key.len() {
+        for depth in 0..=len + 2 {
+            let rest = key[..len].get(depth..).unwrap_or_default();
+            let mut want = [0u8; 8];
+            for (w, b) in want.iter_mut().zip(rest.iter().take(7)) {
+                *w = *b;
+            }
+            want[7] = rest.len().min(8) as u8;
+            assert_eq!(
+                project_at(&key[..len], depth),
+                u64::from_be_bytes(want),
+                "length {len}, depth {depth}"
+            );
+        }
+    }
+}
+
 /// Keys that share most of their bytes (paths under a few directories, composite keys with
 /// zero-padded numbers): the tree splits the runs a single projection cannot, and its
 /// windows stay at most a model window plus the run limit wide.

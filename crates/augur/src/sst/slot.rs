@@ -14,7 +14,7 @@
 //! reads the suffix chunk only when two heads tie.
 
 use crate::coding::{put_u32, put_u64, Decoder};
-use crate::key::compare_user_keys;
+use crate::key::{compare_user_keys, strip_key_prefix};
 use std::cmp::Ordering;
 
 /// Widest head the builder chooses on its own (wider heads only when asked for).
@@ -329,7 +329,7 @@ impl<'k> Probe<'k> {
     /// `user_key` against the stripped prefix `prefix`.
     #[inline]
     pub(crate) fn new(user_key: &'k [u8], prefix: &[u8]) -> Probe<'k> {
-        match user_key.strip_prefix(prefix) {
+        match strip_key_prefix(user_key, prefix) {
             Some(rest) => Probe::Rest(rest),
             None => match compare_user_keys(user_key, prefix) {
                 Ordering::Less => Probe::Below,
