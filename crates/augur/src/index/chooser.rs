@@ -58,7 +58,9 @@
 //! neighbouring keys share. The weights were fitted on lookups in the engine
 //! (`examples/read_paths_bench.rs`) over package paths, reversed domains, English words,
 //! composite keys and `key:%012d` (docs/benchmarks/string-keys.md, "Auto chooser against
-//! the fence path"). The choice is deterministic for given keys, configuration and budget.
+//! the fence path"), and refitted in session 35 on the machine of that time (same file, "The
+//! string tree's projection in one load"). The choice is deterministic for given keys,
+//! configuration and budget.
 
 use super::plr::PlrBuilder;
 use super::radix_projection::RadixProjection;
