@@ -42,7 +42,8 @@ pub(crate) use write::{MemState, WriteState};
 use crate::error::{Error, Result};
 use crate::fs::FileLock;
 use crate::iter::{
-    owned_range, DbIterator, KeyRange, ParallelScanOptions, Scan, ScanOptions, Snapshot, Split,
+    owned_range, DbIterator, KeyRange, ParallelScanOptions, Registration, Scan, ScanOptions,
+    Snapshot, Split,
 };
 use crate::key::SeqNo;
 use crate::options::Options;
@@ -402,8 +403,7 @@ impl Db {
     /// Iterates over the keys within `range`, yielding owned pairs. For scans without a
     /// copy per pair, see [`Db::scan`].
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
-        let guard = Arc::new(self.inner.register_current());
-        self.iterator(guard, owned_range(&range))
+        self.iterator(self.inner.register_current().into(), owned_range(&range))
     }
 
     /// Iterates over the keys within `range` as of `snapshot`.
@@ -412,10 +412,10 @@ impl Db {
         range: R,
         snapshot: &Snapshot,
     ) -> DbIterator {
-        self.iterator(snapshot.guard().clone(), owned_range(&range))
+        self.iterator(snapshot.guard().clone().into(), owned_range(&range))
     }
 
-    fn iterator(&self, guard: Arc<SnapshotGuard>, range: KeyRange) -> DbIterator {
+    fn iterator(&self, guard: Registration, range: KeyRange) -> DbIterator {
         let state = self.inner.scan_state(guard);
         DbIterator::new(state, range, self.inner.opts.scan_readahead)
     }
@@ -432,9 +432,9 @@ impl Db {
         range: R,
         options: &ScanOptions,
     ) -> Scan {
-        let guard = match &options.snapshot {
-            Some(s) => s.guard().clone(),
-            None => Arc::new(self.inner.register_current()),
+        let guard: Registration = match &options.snapshot {
+            Some(s) => s.guard().clone().into(),
+            None => self.inner.register_current().into(),
         };
         let state = self.inner.scan_state(guard);
         let readahead = options
@@ -486,9 +486,9 @@ impl Db {
         F: Fn(usize, &mut Scan) -> Result<T> + Sync,
     {
         let count = options.partition_count()?;
-        let guard = match &options.snapshot {
-            Some(s) => s.guard().clone(),
-            None => Arc::new(self.inner.register_current()),
+        let guard: Registration = match &options.snapshot {
+            Some(s) => s.guard().clone().into(),
+            None => self.inner.register_current().into(),
         };
         let state = self.inner.scan_state(guard);
         let range = owned_range(&range);
@@ -517,8 +517,7 @@ impl Db {
     /// reporting (an application's count of its own keys below a reserved range), never
     /// for correctness.
     pub fn approximate_rank(&self, key: impl AsRef<[u8]>) -> u64 {
-        let guard = Arc::new(self.inner.register_current());
-        let state = self.inner.scan_state(guard);
+        let state = self.inner.scan_state(self.inner.register_current());
         crate::iter::rank_below(&state, key.as_ref())
     }
 
@@ -530,8 +529,7 @@ impl Db {
         partitions: usize,
         split: Split,
     ) -> Vec<KeyRange> {
-        let guard = Arc::new(self.inner.register_current());
-        let state = self.inner.scan_state(guard);
+        let state = self.inner.scan_state(self.inner.register_current());
         crate::iter::split(
             &state,
             &owned_range(&range),

@@ -5,9 +5,9 @@
 //! What readers share is the database's read part, [`ReadState`] (below); the memtables and
 //! the last visible seqno belong to the write part, the level models to the background part.
 
-use super::{DbInner, SnapshotGuard, SnapshotList};
+use super::{DbInner, SnapshotList};
 use crate::error::{Error, Result};
-use crate::iter::{ReadContext, ReadView, ScanState};
+use crate::iter::{ReadContext, ReadView, Registration, ScanState};
 use crate::key::{SeqNo, ValueKind};
 use crate::sst::Entry;
 use crate::stats::breakdown::{self, BreakdownTotals, Step};
@@ -52,10 +52,10 @@ impl ReadState {
 impl DbInner {
     /// The state a scan at `snapshot` reads: the memtables and version captured now (after
     /// the snapshot was registered), with the database's read context.
-    pub fn scan_state(&self, snapshot: Arc<SnapshotGuard>) -> Arc<ScanState> {
+    pub fn scan_state(&self, snapshot: impl Into<Registration>) -> Arc<ScanState> {
         let view = self.read_view();
         let closed = self.life.is_closed();
-        ScanState::new(self.reads.ctx.clone(), view, snapshot, closed)
+        ScanState::new(self.reads.ctx.clone(), view, snapshot.into(), closed)
     }
 
     /// Captures the memtables, then the version: one consistent state. A flush installs its

@@ -54,7 +54,38 @@ pub(crate) struct ScanState {
     pub(crate) closed: bool,
     /// The snapshot registration, whose seqno reads see; dropped with the last scan of the
     /// state.
-    snapshot: Arc<SnapshotGuard>,
+    snapshot: Registration,
+}
+
+/// The registration a [`ScanState`] reads at: its own (a scan of the current state, the
+/// common case: no allocation beyond the state's), or one shared with a [`super::Snapshot`]
+/// and its other scans.
+pub(crate) enum Registration {
+    /// Taken for this state alone; released with it.
+    Own(SnapshotGuard),
+    /// A snapshot's, released with the last of its holders.
+    Shared(Arc<SnapshotGuard>),
+}
+
+impl Registration {
+    fn seqno(&self) -> SeqNo {
+        match self {
+            Registration::Own(g) => g.seqno(),
+            Registration::Shared(g) => g.seqno(),
+        }
+    }
+}
+
+impl From<SnapshotGuard> for Registration {
+    fn from(guard: SnapshotGuard) -> Self {
+        Registration::Own(guard)
+    }
+}
+
+impl From<Arc<SnapshotGuard>> for Registration {
+    fn from(guard: Arc<SnapshotGuard>) -> Self {
+        Registration::Shared(guard)
+    }
 }
 
 impl ScanState {
@@ -63,7 +94,7 @@ impl ScanState {
     pub(crate) fn new(
         ctx: Arc<ReadContext>,
         view: ReadView,
-        snapshot: Arc<SnapshotGuard>,
+        snapshot: Registration,
         closed: bool,
     ) -> Arc<ScanState> {
         Arc::new(ScanState {

@@ -17,7 +17,7 @@ pub(crate) mod source;
 mod snapshot;
 mod split;
 
-pub(crate) use context::{ReadContext, ReadView, ScanState};
+pub(crate) use context::{ReadContext, ReadView, Registration, ScanState};
 pub use context::SeekObserver;
 pub use db_iter::DbIterator;
 pub(crate) use parallel::run as run_parallel;

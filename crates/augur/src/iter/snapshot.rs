@@ -5,13 +5,20 @@
 
 use crate::key::SeqNo;
 use parking_lot::Mutex;
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// The multiset of live snapshot seqnos (snapshots, and iterators' implicit snapshots).
+///
+/// A ring of `(seqno, registrations)` sorted by seqno: every scan registers and releases
+/// one, so a ring that keeps its capacity serves them without allocating, where a map
+/// allocated a node for the first registration and freed it with the last one. New
+/// registrations are at the current seqno, the newest (the back), and the oldest are
+/// released first (the front): both ends are O(1), a release in the middle moves the
+/// shorter side.
 #[derive(Debug, Default)]
 pub(crate) struct SnapshotList {
-    live: Mutex<BTreeMap<SeqNo, usize>>,
+    live: Mutex<VecDeque<(SeqNo, usize)>>,
 }
 
 impl SnapshotList {
@@ -22,39 +29,45 @@ impl SnapshotList {
     pub fn acquire_current(&self, current: impl FnOnce() -> SeqNo) -> SeqNo {
         let mut live = self.live.lock();
         let seqno = current();
-        *live.entry(seqno).or_default() += 1;
+        // The current seqno is the newest: its place is nearly always the end.
+        let at = live.partition_point(|&(s, _)| s < seqno);
+        match live.get_mut(at) {
+            Some((s, n)) if *s == seqno => *n += 1,
+            _ => live.insert(at, (seqno, 1)),
+        }
         seqno
     }
 
     /// The oldest live snapshot, or `current()` (read under the lock) if that is smaller.
     pub fn oldest_or(&self, current: impl FnOnce() -> SeqNo) -> SeqNo {
         let live = self.live.lock();
-        live.keys()
-            .next()
-            .copied()
-            .unwrap_or(SeqNo::MAX)
+        live.front()
+            .map_or(SeqNo::MAX, |&(s, _)| s)
             .min(current())
     }
 
     /// Unregisters one registration of `seqno`.
     pub fn release(&self, seqno: SeqNo) {
         let mut live = self.live.lock();
-        if let Some(n) = live.get_mut(&seqno) {
-            *n -= 1;
-            if *n == 0 {
-                live.remove(&seqno);
+        let at = live.partition_point(|&(s, _)| s < seqno);
+        if let Some((s, n)) = live.get_mut(at) {
+            if *s == seqno {
+                *n -= 1;
+                if *n == 0 {
+                    live.remove(at);
+                }
             }
         }
     }
 
     /// The oldest live snapshot, or `None` when there is none.
     pub fn oldest(&self) -> Option<SeqNo> {
-        self.live.lock().keys().next().copied()
+        self.live.lock().front().map(|&(s, _)| s)
     }
 
     /// Number of live registrations.
     pub fn count(&self) -> usize {
-        self.live.lock().values().sum()
+        self.live.lock().iter().map(|&(_, n)| n).sum()
     }
 }
 
@@ -138,5 +151,31 @@ mod tests {
         assert_eq!(a.seqno(), 5);
         drop(a);
         assert_eq!(list.count(), 0);
+    }
+
+    proptest::proptest! {
+        /// Registrations and releases in any order, at seqnos old and new, keep the oldest
+        /// and the count of a multiset model.
+        #[test]
+        fn the_list_is_a_multiset_of_seqnos(ops in proptest::collection::vec((0u64..12, proptest::bool::ANY), 1..200)) {
+            let list = Arc::new(SnapshotList::default());
+            let mut guards: Vec<SnapshotGuard> = Vec::new();
+            let mut model = std::collections::BTreeMap::<SeqNo, usize>::new();
+            for (seqno, register) in ops {
+                if register || guards.is_empty() {
+                    guards.push(SnapshotGuard::new_current(list.clone(), || seqno));
+                    *model.entry(seqno).or_default() += 1;
+                } else {
+                    let g = guards.swap_remove(seqno as usize % guards.len());
+                    let n = model.get_mut(&g.seqno()).expect("a registered seqno");
+                    *n -= 1;
+                    if *n == 0 {
+                        model.remove(&g.seqno());
+                    }
+                }
+                proptest::prop_assert_eq!(list.oldest(), model.keys().next().copied());
+                proptest::prop_assert_eq!(list.count(), model.values().sum::<usize>());
+            }
+        }
     }
 }

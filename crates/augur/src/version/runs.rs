@@ -55,9 +55,10 @@ impl SortedRun {
     }
 
     /// True when a file of the run overlaps the inclusive user-key range (`None` =
-    /// unbounded): one binary search, as the files are disjoint and sorted.
+    /// unbounded): one search of the files' largest-key prefixes ([`Self::file_index`]), as
+    /// the files are disjoint and sorted. Every scan asks this of every run.
     pub fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
-        let i = lo.map_or(0, |lo| self.files.partition_point(|f| f.largest_key() < lo));
+        let i = lo.map_or(0, |lo| self.file_index(lo, project(lo, 0)));
         self.files.get(i).is_some_and(|f| f.overlaps(lo, hi))
     }
 }
