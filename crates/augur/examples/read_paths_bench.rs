@@ -14,7 +14,8 @@
 //! is the string tree at error bound D and run limit R, `sD` the same at run limit 2D,
 //! `plrD` PLR at error bound D, `autoD` auto at D), `ROUNDS` (7), `GETS` (200000), `SEEKS`
 //! (50000), `DIR` (`/tmp/augur-read-paths`), `FILES` (1: the files a level of the set holds,
-//! for the chooser's view of one), `PREDICT_ONLY` (print the chooser's view and stop).
+//! for the chooser's view of one), `PREDICT_ONLY` (print the chooser's view and stop),
+//! `HOT_KEYS` (the probe keys in one buffer in probe order: no cache miss fetching them).
 
 use augur::index::chooser::{self, ModelBudget};
 use augur::index::{Index, IndexConfig, IndexKind};
@@ -208,9 +209,25 @@ fn main() {
         dbs.push(db);
     }
 
-    let probes: Vec<&[u8]> = (0..gets.max(seeks))
+    let mut probes: Vec<&[u8]> = (0..gets.max(seeks))
         .map(|_| keys[rng.gen_range(0..keys.len())])
         .collect();
+    // `HOT_KEYS=1`: the probe keys copied in probe order into one buffer, so fetching the
+    // key to look up streams from memory instead of missing the cache (a server has the
+    // key in hand); by default each probe points into the key file, a miss per lookup.
+    let hot: Vec<u8> = if std::env::var("HOT_KEYS").is_ok() {
+        probes.concat()
+    } else {
+        Vec::new()
+    };
+    if !hot.is_empty() {
+        let mut at = 0;
+        for p in probes.iter_mut() {
+            let len = p.len();
+            *p = &hot[at..at + len];
+            at += len;
+        }
+    }
     let mut get_ns = vec![Vec::new(); dbs.len()];
     let mut seek_ns = vec![Vec::new(); dbs.len()];
     let mut get_cpu = vec![Vec::new(); dbs.len()];
