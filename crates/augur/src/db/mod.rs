@@ -187,6 +187,15 @@ impl DbInner {
     pub fn register_current(&self) -> SnapshotGuard {
         SnapshotGuard::new_current(self.reads.snapshots().clone(), || self.visible_seqno())
     }
+
+    /// What a scan reads at: `snapshot`'s registration, shared, or one of its own at the
+    /// current seqno.
+    fn registration(&self, snapshot: Option<&Snapshot>) -> Registration {
+        match snapshot {
+            Some(s) => s.guard().clone().into(),
+            None => self.register_current().into(),
+        }
+    }
 }
 
 /// The sealed segments of `vlog` whose final size `version` does not record, with that size.
@@ -403,7 +412,7 @@ impl Db {
     /// Iterates over the keys within `range`, yielding owned pairs. For scans without a
     /// copy per pair, see [`Db::scan`].
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
-        self.iterator(self.inner.register_current().into(), owned_range(&range))
+        self.iterator(self.inner.registration(None), owned_range(&range))
     }
 
     /// Iterates over the keys within `range` as of `snapshot`.
@@ -412,7 +421,7 @@ impl Db {
         range: R,
         snapshot: &Snapshot,
     ) -> DbIterator {
-        self.iterator(snapshot.guard().clone().into(), owned_range(&range))
+        self.iterator(self.inner.registration(Some(snapshot)), owned_range(&range))
     }
 
     fn iterator(&self, guard: Registration, range: KeyRange) -> DbIterator {
@@ -432,11 +441,9 @@ impl Db {
         range: R,
         options: &ScanOptions,
     ) -> Scan {
-        let guard: Registration = match &options.snapshot {
-            Some(s) => s.guard().clone().into(),
-            None => self.inner.register_current().into(),
-        };
-        let state = self.inner.scan_state(guard);
+        let state = self
+            .inner
+            .scan_state(self.inner.registration(options.snapshot.as_ref()));
         let readahead = options
             .value_readahead
             .unwrap_or(self.inner.opts.scan_readahead);
@@ -486,11 +493,9 @@ impl Db {
         F: Fn(usize, &mut Scan) -> Result<T> + Sync,
     {
         let count = options.partition_count()?;
-        let guard: Registration = match &options.snapshot {
-            Some(s) => s.guard().clone().into(),
-            None => self.inner.register_current().into(),
-        };
-        let state = self.inner.scan_state(guard);
+        let state = self
+            .inner
+            .scan_state(self.inner.registration(options.snapshot.as_ref()));
         let range = owned_range(&range);
         let partitions = crate::iter::split(&state, &range, count, options.split);
         let readahead = options

@@ -68,10 +68,10 @@ pub(crate) enum Registration {
 }
 
 impl Registration {
-    fn seqno(&self) -> SeqNo {
+    fn guard(&self) -> &SnapshotGuard {
         match self {
-            Registration::Own(g) => g.seqno(),
-            Registration::Shared(g) => g.seqno(),
+            Registration::Own(g) => g,
+            Registration::Shared(g) => g,
         }
     }
 }
@@ -107,6 +107,6 @@ impl ScanState {
 
     /// The seqno reads see.
     pub(crate) fn seqno(&self) -> SeqNo {
-        self.snapshot.seqno()
+        self.snapshot.guard().seqno()
     }
 }

@@ -29,8 +29,7 @@ impl SnapshotList {
     pub fn acquire_current(&self, current: impl FnOnce() -> SeqNo) -> SeqNo {
         let mut live = self.live.lock();
         let seqno = current();
-        // The current seqno is the newest: its place is nearly always the end.
-        let at = live.partition_point(|&(s, _)| s < seqno);
+        let at = position(&live, seqno);
         match live.get_mut(at) {
             Some((s, n)) if *s == seqno => *n += 1,
             _ => live.insert(at, (seqno, 1)),
@@ -49,7 +48,7 @@ impl SnapshotList {
     /// Unregisters one registration of `seqno`.
     pub fn release(&self, seqno: SeqNo) {
         let mut live = self.live.lock();
-        let at = live.partition_point(|&(s, _)| s < seqno);
+        let at = position(&live, seqno);
         if let Some((s, n)) = live.get_mut(at) {
             if *s == seqno {
                 *n -= 1;
@@ -69,6 +68,11 @@ impl SnapshotList {
     pub fn count(&self) -> usize {
         self.live.lock().iter().map(|&(_, n)| n).sum()
     }
+}
+
+/// Where `seqno`'s entry is or would go in `live` (sorted by seqno).
+fn position(live: &VecDeque<(SeqNo, usize)>, seqno: SeqNo) -> usize {
+    live.partition_point(|&(s, _)| s < seqno)
 }
 
 /// A registration that is released on drop.
