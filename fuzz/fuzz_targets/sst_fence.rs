@@ -2,7 +2,8 @@
 //! `augur::fuzzing`), decoded against a table's properties and section lengths as
 //! `Table::open` does. The first input byte picks the mode (modulo 4):
 //! - 0: framed sections: `props_len u16 LE | properties section | values_len u64 LE |
-//!   data_len u64 LE | index section`, of format 2, 1 or 3 (bits 2-3 of the mode byte);
+//!   data_len u64 LE | index section`, of format 2, 1, 3 or 7 (format 7's compact records;
+//!   bits 2-3 of the mode byte);
 //! - 1: the rest is a whole `.sst` file; its properties and index sections are found by the
 //!   footer, and decoded as the footer's format version (their checksums are not checked);
 //! - 2: structure-aware: a table is written by the engine's builder from fuzzed entries
@@ -74,7 +75,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     match mode % 4 {
-        0 => framed(rest, [2, 1, 3, 3][usize::from(mode >> 2 & 3)]),
+        0 => framed(rest, [2, 1, 3, 7][usize::from(mode >> 2 & 3)]),
         1 => match sst_sections::footer_and_properties(rest) {
             Some(Ok((footer, props))) => {
                 let index = sst_sections::slice(rest, &footer.index);

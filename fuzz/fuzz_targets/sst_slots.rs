@@ -607,7 +607,10 @@ fn slot_codec(input: &[u8]) {
         (t, 0) if t <= usize::from(u16::MAX) => 2,
         _ => 4,
     };
-    let ref_bytes = [0u8, 4, 8, 20][usize::from(widths / 4 % 4)];
+    // Format 7's end references (bit 4) are 2 or 4 bytes; the codec carries them as bytes.
+    let end_refs = widths & 16 != 0;
+    let ref_widths = if end_refs { [0u8, 2, 4, 20] } else { [0u8, 4, 8, 20] };
+    let ref_bytes = ref_widths[usize::from(widths / 4 % 4)];
     // Trailers `base + i`, in a field of `trailer_bytes`.
     let trailer_bytes = trailer_w % 8 + 1;
     let base = (u64::from(trailer_w) << 8) & (MAX_SEQNO << 8);
@@ -621,6 +624,7 @@ fn slot_codec(input: &[u8]) {
         trailer_base: base,
         ref_bytes,
         v1_refs: false,
+        end_refs,
     };
     let slots = Slots::new(params, key_width as u32);
     let size = slots.slot_bytes();

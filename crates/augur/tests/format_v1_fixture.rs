@@ -8,7 +8,10 @@
 //! format 4 recorded the longest inline value in the properties: a compaction of these
 //! tables still finds it by reading their blocks), for format 4 (`tests/fixtures/v4-db`,
 //! commit 56c5919, before format 5 stored each block's shared prefix once), and for format 5
-//! (`tests/fixtures/v5-db`, commit f122775, before format 6 compressed the data blocks).
+//! (`tests/fixtures/v5-db`, commit f122775, before format 6 compressed the data blocks), and
+//! for format 6 (`tests/fixtures/v6-db`, commit 9b37bb7, before format 7 stored the fence
+//! records compactly; written with `compression: Lz4` added to the plan's options, so its
+//! tables hold compressed data blocks and value chunks).
 //!
 //! The fixture holds tables of four index types (fence below L0; PLR, PGM and RadixSpline in
 //! L0: each phase reopened with another `--index`), short and long keys (a 200-byte shared prefix), values
@@ -47,6 +50,10 @@ fn fixture_v4_dir() -> PathBuf {
 
 fn fixture_v5_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v5-db")
+}
+
+fn fixture_v6_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v6-db")
 }
 
 /// A deterministic xorshift stream (the fixture must be reproducible from this file).
@@ -198,6 +205,11 @@ fn a_v4_database_opens_reads_and_compacts() {
 #[test]
 fn a_v5_database_opens_reads_and_compacts() {
     opens_reads_and_compacts(&fixture_v5_dir(), 5);
+}
+
+#[test]
+fn a_v6_database_opens_reads_and_compacts() {
+    opens_reads_and_compacts(&fixture_v6_dir(), 6);
 }
 
 /// The fixture in `fixture` (tables of format `version` only) reads as the plan wrote it,

@@ -96,3 +96,62 @@ fn big_tables_read_back_through_flush_and_compaction() {
         check(&db, &model);
     }
 }
+
+/// The head widths of the tables in `dir`, in key order of their smallest key, with their
+/// entry counts and smallest keys.
+fn tables(dir: &std::path::Path) -> Vec<(Vec<u8>, u32, u64)> {
+    let mut out: Vec<(Vec<u8>, u32, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .map(|p| {
+            let d = augur::inspect::sst(&p).unwrap();
+            let first = augur::inspect::sst_entries(&p, false)
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .key;
+            (first, d.properties.slot.head_bytes, d.properties.entries)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A compaction output whose keys change shape partway (long keys told apart by their last
+/// bytes, then short keys told apart at once) is ended where its layout stops fitting, and
+/// the next output chooses a head that fits the new keys: the keys take far fewer bytes, and
+/// everything reads back.
+#[test]
+fn a_compaction_output_ends_where_its_keys_change_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        memtable_size_bytes: 64 << 20,
+        target_file_size_bytes: 64 << 20,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let stem = "s".repeat(60);
+    let mut model = BTreeMap::new();
+    let long = (0..20_000u64).map(|i| format!("a/{:05}/{stem}/{i:08}", i / 8).into_bytes());
+    let short = (0..60_000u64).map(|i| format!("b/{i:07}").into_bytes());
+    for (n, k) in long.chain(short).enumerate() {
+        let v = format!("value {n}").into_bytes();
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.compact_range(None, None).unwrap();
+    check(&db, &model);
+    drop(db);
+    let tables = tables(dir.path());
+    assert!(tables.len() >= 2, "one output, not cut: {tables:?}");
+    let first_short = tables.iter().find(|t| t.0.starts_with(b"b/")).unwrap();
+    assert!(
+        first_short.1 < tables[0].1 && first_short.1 <= 8,
+        "the short keys' table keeps a wide head: {tables:?}"
+    );
+    assert_eq!(tables.iter().map(|t| t.2).sum::<u64>(), model.len() as u64);
+    let db = Db::open(dir.path(), opts).unwrap();
+    check(&db, &model);
+}

@@ -110,6 +110,7 @@ fn summary_json(c: Codec, d: &SstDump) -> Map<String, Value> {
                 "fixed_rest_len": s.fixed_rest_len, "suffix_bytes": s.suffix_bytes,
                 "trailer_bytes": s.trailer_bytes, "trailer_base": s.trailer_base,
                 "ref_bytes": s.ref_bytes, "v1_refs": s.v1_refs,
+                "end_refs": s.end_refs,
             },
         }),
     );
@@ -216,6 +217,8 @@ fn summary_text(o: &mut Out<'_>, d: &SstDump) -> std::io::Result<()> {
         s.ref_bytes,
         if s.v1_refs {
             ", format-1 references"
+        } else if s.end_refs {
+            ", value ends"
         } else {
             ""
         }

@@ -55,6 +55,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+/// An output whose slot layout stopped fitting its keys ends at the next user key once it
+/// holds at least this fraction (1/32) of the target file size: a table's fixed costs
+/// (filter, index, footer) stay small beside its data, and a layout chosen for the first
+/// keys costs little if the rest of the file is short.
+const DRIFT_CUT_DIVISOR: u64 = 32;
+
 /// What the executor needs from the database.
 pub(crate) struct CompactionContext<'a> {
     /// The strategy of the database's style: it gives the outputs' layout.
@@ -728,14 +734,17 @@ impl<'a, 'l> Merge<'a, 'l> {
         Ok(())
     }
 
-    /// At a new user key: ends the current output if the layout cuts here or it reached the
-    /// target size.
+    /// At a new user key: ends the current output if the layout cuts here, it reached the
+    /// target size, or its slot layout stopped fitting the keys (once it holds a
+    /// [`DRIFT_CUT_DIVISOR`]th of the target size: the next output chooses its layout from
+    /// keys of the new shape; `Builder::layout_drifted`).
     fn key_boundary(&mut self, user_key: &[u8]) -> Result<()> {
         let cut = self.layout.cut_before(user_key);
-        let full = self
-            .builder
-            .as_ref()
-            .is_some_and(|(_, b)| b.estimated_size_bytes() >= self.ctx.opts.target_file_size_bytes);
+        let target = self.ctx.opts.target_file_size_bytes;
+        let full = self.builder.as_ref().is_some_and(|(_, b)| {
+            let size = b.estimated_size_bytes();
+            size >= target || (b.layout_drifted() && size >= target / DRIFT_CUT_DIVISOR)
+        });
         if cut || full {
             if let Some((id, b)) = self.builder.take() {
                 self.outputs.push(finish(id, b, &mut self.model_time)?);

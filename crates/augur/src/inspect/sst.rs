@@ -110,6 +110,8 @@ pub struct SlotInfo {
     pub ref_bytes: u8,
     /// Format 1's value reference.
     pub v1_refs: bool,
+    /// Format 7's inline references: each holds its value's end only.
+    pub end_refs: bool,
 }
 
 /// The learned-index section.
@@ -265,6 +267,7 @@ pub fn sst(path: &Path) -> Result<SstDump> {
             trailer_base: s.trailer_base,
             ref_bytes: s.ref_bytes,
             v1_refs: s.v1_refs,
+            end_refs: s.end_only_refs(),
         },
     };
     let mut blocks = Vec::new();

@@ -56,6 +56,11 @@ pub const SAMPLE_KEY_BYTES: usize = 64 << 10;
 /// Bytes of inline values at which the sample ends before [`SAMPLE_ENTRIES`].
 pub const SAMPLE_VALUE_BYTES: usize = 1 << 20;
 
+/// Bytes a fence record takes besides its last key's unshared bytes, about (format 7: the
+/// checksums, codecs and varint lengths and offsets of a block of a few KiB), for the size
+/// estimate of blocks not yet written.
+const INDEX_RECORD_FIXED_BYTES: u64 = 24;
+
 /// Knobs of the table layout.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BuilderOptions {
@@ -409,6 +414,7 @@ impl Builder {
             }
         }
         let mut writer = BlockWriter::new(layout.params, &self.opts, layout.block_prefixes);
+        writer.watch_drift(layout.max_rest());
         let full = self.pending.len() / block_records as usize * block_records as usize;
         for chunk in self
             .pending
@@ -429,6 +435,16 @@ impl Builder {
             .sum();
         self.stream = Some((layout, writer));
         Ok(())
+    }
+
+    /// Whether the table's layout, chosen from its first entries, has stopped fitting its
+    /// keys: some window of the blocks written since would take at least a sixteenth fewer
+    /// bytes in the head width chosen from its own keys (`layout::LayoutDrift`). A caller
+    /// that may end the table early (a compaction) should, so that the next table chooses
+    /// its layout from keys of the new shape. Always false for a table still within its
+    /// sample.
+    pub fn layout_drifted(&self) -> bool {
+        self.stream.as_ref().is_some_and(|(_, w)| w.layout_drifted())
     }
 
     /// Entries added so far.
@@ -469,7 +485,7 @@ impl Builder {
                 + n * writer.slot_bytes()
                 + self.pending_overflow
                 + self.pending.values.len() as u64
-                + n.div_ceil(block_records) * (key_width + 46)
+                + n.div_ceil(block_records) * (key_width + INDEX_RECORD_FIXED_BYTES)
                 + tail;
         }
         let (Some(first), Some(last)) = (self.pending.entries.first(), self.pending.entries.last())
@@ -486,13 +502,13 @@ impl Builder {
             .map_or(1, |(lo, hi)| slot::width_of(((hi - lo) << 8) | 0xff));
         let reference = match (self.pointers, self.inline_values) {
             (0, 0) => 0,
-            (0, _) => 4,
+            (0, _) => 2,
             _ => POINTER_REF_BYTES as u64,
         };
         rest_bytes
             + n * (1 + u64::from(trailer) + reference)
             + self.pending.values.len() as u64
-            + n.div_ceil(block_records) * (key_width + 46)
+            + n.div_ceil(block_records) * (key_width + INDEX_RECORD_FIXED_BYTES)
             + tail
     }
 

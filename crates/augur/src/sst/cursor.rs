@@ -305,8 +305,12 @@ impl TableCursor {
         let (_, kind) = unpack_trailer(raw.trailer).ok_or_else(|| corrupt("unknown value kind"))?;
         let value_at = match kind {
             ValueKind::Value | ValueKind::ExpiringValue => {
+                // A format-7 reference starts where the previous slot's value ended.
+                let prev = (self.pos > block.first_pos)
+                    .then(|| src.get(start - size + layout.ref_offset()..start))
+                    .flatten();
                 let (offset, len) = table
-                    .inline_ref(raw.reference, block.values_start)
+                    .inline_ref(raw.reference, prev, block.values_start)
                     .filter(|&(o, l)| {
                         let end = o + l;
                         end <= block.values_len && (self.values_mapped || end <= self.values.len())

@@ -18,6 +18,10 @@
 //! appends `block_codec u8 | block_raw_len u32`: how the block itself is stored (0 raw, else
 //! compressed with the codec of its low bits, packed as its high bit says,
 //! `sst::block_codec`) and its length once decompressed; `block_crc` covers the stored bytes.
+//! Format 7 stores the same fields compactly ([`Record::encode_compact`]): each last key past
+//! the bytes it shares with the previous block's, the lengths of the block and its value
+//! chunk instead of where they end, and every other number but the checksums and codecs as a
+//! varint. The index is decoded once, when the table opens, so its form costs no lookup.
 //!
 //! Invariants checked on decode: one record per block of the properties, last keys strictly
 //! increasing in internal order, `values_end` (and `data_end`) non-decreasing and ending at
@@ -26,11 +30,13 @@
 //! block's raw length equal to its stored length), the last record's key equal to the
 //! table's largest key.
 
-use crate::coding::{put_bytes, put_u16, put_u32, put_u64, Decoder};
+use crate::coding::{put_bytes, put_u16, put_u32, put_u64, put_varint, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{compare, MAX_KEY_LEN};
+use crate::index::projection::common_prefix_len;
 use crate::sst::format::{
-    BLOCK_PREFIX_FORMAT_VERSION, COMPRESSED_BLOCK_FORMAT_VERSION, INTERLEAVED_FORMAT_VERSION,
+    BLOCK_PREFIX_FORMAT_VERSION, COMPACT_INDEX_FORMAT_VERSION, COMPRESSED_BLOCK_FORMAT_VERSION,
+    INTERLEAVED_FORMAT_VERSION,
 };
 use crate::sst::properties::Properties;
 use std::cmp::Ordering;
@@ -65,10 +71,16 @@ pub(crate) struct BlockMeta {
     pub(crate) raw_len: u32,
 }
 
-/// One format-2 fence record (builder side).
+/// One fence record (builder side).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Record<'k> {
     pub(crate) last_user_key: &'k [u8],
+    /// The previous block's last user key (empty for the first block): format 7 stores
+    /// `last_user_key` past the bytes the two share.
+    pub(crate) prev_user_key: &'k [u8],
+    /// Where the block starts in the data section (the previous block's `values_end`; 0 for
+    /// the first): format 7 stores the block's length.
+    pub(crate) data_start: u64,
     pub(crate) last_trailer: u64,
     pub(crate) data_end: u64,
     pub(crate) block_crc: u32,
@@ -87,6 +99,10 @@ pub(crate) struct Record<'k> {
 impl Record<'_> {
     /// Appends the record to `buf` as format `version` (2 or later) writes it.
     pub(crate) fn encode_as(&self, version: u32, buf: &mut Vec<u8>) {
+        if version >= COMPACT_INDEX_FORMAT_VERSION {
+            self.encode_compact(buf);
+            return;
+        }
         self.encode_v2(buf);
         if version >= BLOCK_PREFIX_FORMAT_VERSION {
             put_u16(buf, self.block_prefix_len);
@@ -102,7 +118,30 @@ impl Record<'_> {
         self.encode_as(crate::sst::format::FORMAT_VERSION, buf);
     }
 
-    /// The fields formats 2 to 4 share.
+    /// Format 7's record: `shared varint | unshared varint | last_user_key[shared..] |
+    /// last_trailer varint | block_len varint | block_crc u32 | values_len varint | values_crc
+    /// u32 | codec u8 | raw_len varint | block_prefix_len varint | block_codec u8 |
+    /// block_raw_len varint`, where `shared` is the length of the prefix the last key shares
+    /// with the previous block's, `block_len = data_end − data_start` and `values_len =
+    /// values_end − data_end` (the value chunk follows its block).
+    fn encode_compact(&self, buf: &mut Vec<u8>) {
+        let shared = common_prefix_len(self.prev_user_key, self.last_user_key);
+        let unshared = self.last_user_key.get(shared..).unwrap_or_default();
+        put_varint(buf, shared as u64);
+        put_bytes(buf, unshared);
+        put_varint(buf, self.last_trailer);
+        put_varint(buf, self.data_end.saturating_sub(self.data_start));
+        put_u32(buf, self.block_crc);
+        put_varint(buf, self.values_end.saturating_sub(self.data_end));
+        put_u32(buf, self.values_crc);
+        buf.push(self.codec);
+        put_varint(buf, u64::from(self.raw_len));
+        put_varint(buf, u64::from(self.block_prefix_len));
+        buf.push(self.block_codec);
+        put_varint(buf, u64::from(self.block_raw_len));
+    }
+
+    /// The fields formats 2 to 6 share.
     fn encode_v2(&self, buf: &mut Vec<u8>) {
         put_bytes(buf, self.last_user_key);
         put_u64(buf, self.last_trailer);
@@ -302,33 +341,62 @@ impl FenceIndex {
         } else {
             sections.values_len
         };
+        let compact = sections.version >= COMPACT_INDEX_FORMAT_VERSION;
+        let mut key = Vec::new();
         let mut d = Decoder::new(bytes);
         while !d.is_empty() {
             let before = index.blocks.last().copied();
             let data_start = StoredBlock::data_start(before.as_ref(), interleaved);
             let at = d.position();
             let short = || corrupt(at, "record is truncated");
-            let key = d.length_prefixed().ok_or_else(short)?;
-            let trailer = d.u64().ok_or_else(short)?;
+            let varint_u32 = |d: &mut Decoder<'_>| {
+                u32::try_from(d.varint().ok_or_else(short)?)
+                    .map_err(|_| corrupt(at, "field exceeds 32 bits"))
+            };
+            if compact {
+                let shared = d.varint().ok_or_else(short)?;
+                if shared > key.len() as u64 {
+                    return Err(corrupt(at, "shares more than the previous last key"));
+                }
+                key.truncate(shared as usize);
+            } else {
+                key.clear();
+            }
+            key.extend_from_slice(d.length_prefixed().ok_or_else(short)?);
+            let trailer = if compact { d.varint() } else { d.u64() }.ok_or_else(short)?;
             let positions = index.block_positions(index.blocks.len() as u64);
             let slots_len = (positions.end - positions.start).saturating_mul(slot_bytes);
             let data_end = if v1 {
                 data_start.saturating_add(slots_len)
+            } else if compact {
+                data_start.saturating_add(d.varint().ok_or_else(short)?)
             } else {
                 d.u64().ok_or_else(short)?
             };
             let slots_crc = d.u32().ok_or_else(short)?;
             let values_start = StoredBlock::values_start(before.as_ref(), data_end, interleaved);
-            let values_end = d.u64().ok_or_else(short)?;
+            let values_end = if compact {
+                values_start.saturating_add(d.varint().ok_or_else(short)?)
+            } else {
+                d.u64().ok_or_else(short)?
+            };
             let values_crc = d.u32().ok_or_else(short)?;
             let (codec, raw_len) = if v1 {
                 let len = values_end.saturating_sub(values_start);
                 (0, u32::try_from(len).map_err(|_| corrupt(at, "value chunk too long"))?)
+            } else if compact {
+                (d.u8().ok_or_else(short)?, varint_u32(&mut d)?)
             } else {
                 (d.u8().ok_or_else(short)?, d.u32().ok_or_else(short)?)
             };
             if block_prefixes {
-                let len = usize::from(d.u16().ok_or_else(short)?);
+                let len = if compact {
+                    u16::try_from(d.varint().ok_or_else(short)?)
+                        .map_err(|_| corrupt(at, "block prefix longer than a key"))?
+                } else {
+                    d.u16().ok_or_else(short)?
+                };
+                let len = usize::from(len);
                 if len < index.stripped_len || len > key.len() {
                     return Err(corrupt(at, "block prefix outside the stripped prefix and last key"));
                 }
@@ -336,7 +404,11 @@ impl FenceIndex {
             }
             let block_codec = if compressed_blocks {
                 let codec = d.u8().ok_or_else(short)?;
-                let raw_len = d.u32().ok_or_else(short)?;
+                let raw_len = if compact {
+                    varint_u32(&mut d)?
+                } else {
+                    d.u32().ok_or_else(short)?
+                };
                 codecs.push(StoredCodec { raw_len, codec });
                 Some((codec, u64::from(raw_len)))
             } else {
@@ -346,7 +418,7 @@ impl FenceIndex {
                 return Err(corrupt(at, "last key longer than the key width"));
             }
             if let Some((prev_key, prev_trailer)) = index.last_key(index.blocks.len() as u64) {
-                if compare(prev_key, prev_trailer, key, trailer) != Ordering::Less {
+                if compare(prev_key, prev_trailer, &key, trailer) != Ordering::Less {
                     return Err(corrupt(at, "last keys are not increasing"));
                 }
             }
@@ -386,7 +458,7 @@ impl FenceIndex {
             {
                 return Err(corrupt(at, "bad value chunk codec or length"));
             }
-            index.last_keys.extend_from_slice(key);
+            index.last_keys.extend_from_slice(&key);
             let key_end = u32::try_from(index.last_keys.len())
                 .map_err(|_| corrupt(at, "last keys pass 4 GiB"))?;
             index.key_ends.push(key_end);
@@ -639,8 +711,15 @@ impl FenceIndex {
                         meta.values_crc,
                     );
                 } else {
+                    let prev = b
+                        .checked_sub(1)
+                        .and_then(|p| self.block_last_key(p as u64))
+                        .map_or(&[][..], |(k, _)| k);
+                    let data_start = self.meta(b as u64).map_or(0, |m| m.data_start);
                     Record {
                         last_user_key: key,
+                        prev_user_key: prev,
+                        data_start,
                         last_trailer: trailer,
                         data_end: meta.data_end,
                         block_crc: meta.slots_crc,
@@ -767,6 +846,65 @@ mod tests {
         long.extend_from_slice(&enc[1..]);
         let idx = FenceIndex::decode(&long, &p, lens(30), Path::new("x"), 0).unwrap();
         assert_eq!(idx.encode(1), enc);
+    }
+
+    /// A format-7 section of three blocks (3, 3 and 1 entries of format-1 slots, 38 bytes,
+    /// each block followed by a 10-byte value chunk) with last keys sharing prefixes, and the
+    /// section lengths it needs.
+    fn compact_section(keys: [&[u8]; 3]) -> (Vec<u8>, SectionLens) {
+        let mut out = Vec::new();
+        let (mut start, mut prev) = (0u64, &b""[..]);
+        for (b, key) in keys.into_iter().enumerate() {
+            let slots = if b == 2 { 38 } else { 3 * 38 };
+            Record {
+                last_user_key: key,
+                prev_user_key: prev,
+                data_start: start,
+                last_trailer: pack_trailer(5, ValueKind::Value),
+                data_end: start + slots,
+                block_crc: 7,
+                values_end: start + slots + 10,
+                values_crc: 9,
+                codec: 0,
+                raw_len: 10,
+                block_prefix_len: 0,
+                block_codec: 0,
+                block_raw_len: slots as u32,
+            }
+            .encode_as(COMPACT_INDEX_FORMAT_VERSION, &mut out);
+            (start, prev) = (start + slots + 10, key);
+        }
+        let lens = SectionLens {
+            version: COMPACT_INDEX_FORMAT_VERSION,
+            data_len: start,
+            values_len: 0,
+        };
+        (out, lens)
+    }
+
+    #[test]
+    fn compact_records_decode_and_encode_back() {
+        let x = Path::new("x");
+        let keys: [&[u8]; 3] = [b"ap/alph", b"ap/beta", b"aq"];
+        let (section, lens) = compact_section(keys);
+        let p = props(7, 3, b"aq", 5);
+        let idx = FenceIndex::decode(&section, &p, lens, x, 0).unwrap();
+        for (b, key) in keys.iter().enumerate() {
+            assert_eq!(idx.block_last_key(b as u64).map(|(k, _)| k), Some(*key));
+        }
+        let m = idx.meta(1).unwrap();
+        assert_eq!((m.data_start, m.data_end, m.values_end), (124, 238, 248));
+        assert_eq!(idx.encode(COMPACT_INDEX_FORMAT_VERSION), section);
+        assert!(section.len() < idx.encode(COMPRESSED_BLOCK_FORMAT_VERSION).len());
+        // The second record shares 3 bytes with "ap/alph" (no byte of the first record is 3);
+        // claiming 10 is corruption, as is every truncation.
+        let second = section.iter().position(|&b| b == 3).unwrap();
+        let mut bad = section.clone();
+        bad[second] = 10;
+        assert!(FenceIndex::decode(&bad, &p, lens, x, 0).is_err());
+        for cut in 0..section.len() {
+            assert!(FenceIndex::decode(&section[..cut], &p, lens, x, 0).is_err());
+        }
     }
 
     #[test]

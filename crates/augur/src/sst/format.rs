@@ -24,8 +24,11 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"AUGURSST");
 /// those of the block's last key): slots hold only what tells a block's keys apart. Format 6
 /// is format 5 with each data block (slots and key suffixes) stored compressed with the
 /// values' codec when that saves an eighth of its bytes (its codec and raw length in its fence
-/// record; `sst::block_codec`).
-pub const FORMAT_VERSION: u32 = 6;
+/// record; `sst::block_codec`). Format 7 is format 6 with compact fence records (each last
+/// key past what it shares with the previous one, block and chunk lengths and other numbers as
+/// varints; `sst::fence`) and, in a table without value pointers, inline references that hold
+/// only their value's end (`slot::SlotParams::end_refs`).
+pub const FORMAT_VERSION: u32 = 7;
 
 /// The first format version whose value chunks are interleaved with the data blocks.
 pub const INTERLEAVED_FORMAT_VERSION: u32 = 3;
@@ -38,6 +41,13 @@ pub const BLOCK_PREFIX_FORMAT_VERSION: u32 = 5;
 
 /// The first format version whose data blocks may be stored compressed.
 pub const COMPRESSED_BLOCK_FORMAT_VERSION: u32 = 6;
+
+/// The first format version whose fence records are stored compactly.
+pub const COMPACT_INDEX_FORMAT_VERSION: u32 = 7;
+
+/// The first format version whose inline references (without value pointers) hold only
+/// their value's end.
+pub const END_REF_FORMAT_VERSION: u32 = 7;
 
 /// The oldest format version this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
@@ -306,9 +316,58 @@ impl ChunkRef {
     }
 }
 
+impl ChunkRef {
+    /// Decodes a format-7 end reference (`reference`: the value's end, `field` bytes), with
+    /// `prev` the previous slot's field in the same block (`None` for a block's first slot:
+    /// the value starts at 0); `None` when a field is not `field` bytes long or the end lies
+    /// before the start.
+    #[inline]
+    pub fn decode_end(reference: &[u8], prev: Option<&[u8]>, field: usize) -> Option<ChunkRef> {
+        let le = |bytes: &[u8]| -> Option<u32> {
+            match *bytes {
+                [a, b] if field == 2 => Some(u32::from(u16::from_le_bytes([a, b]))),
+                [a, b, c, d] if field == 4 => Some(u32::from_le_bytes([a, b, c, d])),
+                _ => None,
+            }
+        };
+        let end = le(reference)?;
+        let start = match prev {
+            Some(p) => le(p)?,
+            None => 0,
+        };
+        Some(ChunkRef {
+            offset: start,
+            len: end.checked_sub(start)?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn end_refs_decode_from_two_fields() {
+        for field in [2usize, 4] {
+            let enc = |v: u32| v.to_le_bytes()[..field].to_vec();
+            assert_eq!(
+                ChunkRef::decode_end(&enc(7), None, field),
+                Some(ChunkRef { offset: 0, len: 7 })
+            );
+            assert_eq!(
+                ChunkRef::decode_end(&enc(30), Some(&enc(7)), field),
+                Some(ChunkRef { offset: 7, len: 23 })
+            );
+            // An empty value (or a tombstone's field) repeats the end before it.
+            assert_eq!(
+                ChunkRef::decode_end(&enc(7), Some(&enc(7)), field),
+                Some(ChunkRef { offset: 7, len: 0 })
+            );
+            assert_eq!(ChunkRef::decode_end(&enc(6), Some(&enc(7)), field), None);
+            assert_eq!(ChunkRef::decode_end(&enc(6)[1..], None, field), None);
+            assert_eq!(ChunkRef::decode_end(&enc(6), Some(&[1]), field), None);
+        }
+    }
 
     fn sample() -> Footer {
         let mut f = Footer::default();

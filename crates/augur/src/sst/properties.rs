@@ -9,7 +9,7 @@
 use crate::coding::{put_bytes, put_u32, put_u64, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{unpack_trailer, InternalKey, MAX_KEY_LEN};
-use crate::sst::format::MAX_INLINE_VALUE_FORMAT_VERSION;
+use crate::sst::format::{END_REF_FORMAT_VERSION, MAX_INLINE_VALUE_FORMAT_VERSION};
 use crate::sst::slot::SlotParams;
 use std::path::Path;
 
@@ -118,7 +118,7 @@ impl Properties {
         let slot = if version == 1 {
             SlotParams::v1(key_width)
         } else {
-            SlotParams::decode_v2(&mut d).ok_or_else(short)?
+            SlotParams::decode_v2(&mut d, version >= END_REF_FORMAT_VERSION).ok_or_else(short)?
         };
         let max_inline_value_len = if version >= MAX_INLINE_VALUE_FORMAT_VERSION {
             Some(d.u32().ok_or_else(short)?)
@@ -241,6 +241,7 @@ mod tests {
             trailer_base: 5 << 8,
             ref_bytes: 20,
             v1_refs: false,
+            end_refs: false,
         };
         p
     }
@@ -259,6 +260,16 @@ mod tests {
         let mut p = sample_v2();
         p.slot.ref_bytes = 8;
         assert!(Properties::decode(&p.encode(), 2, Path::new("x"), 0).is_err());
+        // Version 7 reads a 2-byte reference as an end reference; earlier versions refuse it.
+        let mut p = sample_v2();
+        (p.inline_values, p.pointers, p.pointer_value_bytes) = (8, 0, 0);
+        p.max_inline_value_len = Some(10);
+        p.slot.ref_bytes = 2;
+        p.slot.end_refs = true;
+        let got = Properties::decode(&p.encode(), 7, Path::new("x"), 0).unwrap();
+        assert_eq!(got, p);
+        assert!(got.slot.end_only_refs());
+        assert!(Properties::decode(&p.encode(), 6, Path::new("x"), 0).is_err());
     }
 
     #[test]

@@ -37,6 +37,8 @@ use std::time::Instant;
 mod blocks;
 #[cfg(test)]
 mod compressed_tests;
+#[cfg(test)]
+mod end_ref_tests;
 mod facts;
 mod learned;
 mod open;
@@ -134,6 +136,28 @@ impl LoadedBlock {
 struct Slot<'a> {
     raw: RawSlot<'a>,
     overflow: &'a [u8],
+}
+
+/// A copy of a format-7 end reference (2 or 4 bytes): the field of the slot before a slot,
+/// where that slot's value starts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PrevRef {
+    bytes: [u8; 4],
+    len: usize,
+}
+
+impl PrevRef {
+    /// A copy of `field`; `None` when it is longer than 4 bytes.
+    fn new(field: &[u8]) -> Option<PrevRef> {
+        let mut bytes = [0; 4];
+        bytes.get_mut(..field.len())?.copy_from_slice(field);
+        Some(PrevRef { bytes, len: field.len() })
+    }
+
+    /// The field's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
 }
 
 impl Slot<'_> {
@@ -617,6 +641,34 @@ impl Table {
         Ok(Slot { raw, overflow })
     }
 
+    /// For format 7's end references: the reference field of the slot before position
+    /// `pos` in `block` (where the value of `pos` starts), `None` for the block's first slot
+    /// or in a table without end references. Read from `block` when it holds that slot, else
+    /// (a lookup through the page cache that loaded only its window) read on its own.
+    ///
+    /// # Errors
+    /// As [`Table::load_slots`].
+    fn prev_reference(&self, block: &LoadedBlock, pos: u64) -> Result<Option<PrevRef>> {
+        if !self.layout.params.end_only_refs()
+            || pos <= self.fence.block_positions(block.block).start
+        {
+            return Ok(None);
+        }
+        let size = self.layout.slot;
+        let field = |slots: &[u8], index: u64| {
+            let at = usize::try_from(index).ok()?.checked_mul(size)?;
+            PrevRef::new(slots.get(at + self.layout.ref_offset()..at + size)?)
+        };
+        let corrupt = || Error::corruption(&self.path, self.slot_file_offset(block, pos), "slot outside its block");
+        if pos > block.first_pos {
+            let slots = self.block_bytes(block).get(..block.slots_len).unwrap_or_default();
+            return field(slots, pos - 1 - block.first_pos).map(Some).ok_or_else(corrupt);
+        }
+        let prev = self.load_slots(block.block, pos - 1, pos)?;
+        let slots = self.block_bytes(&prev).get(..prev.slots_len).unwrap_or_default();
+        field(slots, pos - 1 - prev.first_pos).map(Some).ok_or_else(corrupt)
+    }
+
     /// The user key of `slot`, a slot of `block`.
     fn key_of(&self, block: &LoadedBlock, slot: &Slot<'_>) -> Vec<u8> {
         let block_prefix = self.fence.block_prefix(block.block);
@@ -668,8 +720,9 @@ impl Table {
         let value = match kind {
             ValueKind::Value | ValueKind::ExpiringValue => {
                 let meta = self.meta_of(block.block)?;
+                let prev = self.prev_reference(block, pos)?;
                 let (offset, len) = self
-                    .inline_ref(slot.reference(), meta.values_start)
+                    .inline_ref(slot.reference(), prev.as_ref().map(PrevRef::bytes), meta.values_start)
                     .ok_or_else(|| corrupt("malformed value reference"))?;
                 self.inline_value(block, &meta, offset, len)?
                     .ok_or_else(|| corrupt("value reference outside its block's value chunk"))?

@@ -50,6 +50,11 @@ pub struct SlotParams {
     /// Format 1's inline reference (`offset u64 | len u32 | crc u32 | 4 zero`, the offset
     /// relative to the value section) instead of format 2's (relative to the block's chunk).
     pub v1_refs: bool,
+    /// Format 7's inline reference when `ref_bytes` is 2 or 4: the end of the value in its
+    /// block's value chunk only, its start the previous slot's end (0 for a block's first
+    /// slot); a tombstone's field holds the end of the values before it. Not stored: it
+    /// follows from the format version.
+    pub end_refs: bool,
 }
 
 impl SlotParams {
@@ -65,6 +70,7 @@ impl SlotParams {
             trailer_base: 0,
             ref_bytes: POINTER_REF_BYTES as u8,
             v1_refs: true,
+            end_refs: false,
         }
     }
 
@@ -77,13 +83,22 @@ impl SlotParams {
             + u64::from(self.ref_bytes)
     }
 
-    /// Width of each of the two fields of a format-2 inline reference.
+    /// Width of each of the two fields of a format-2 inline reference, or of the one field
+    /// of a format-7 end reference ([`Self::end_only_refs`]).
     pub(crate) fn value_field_bytes(&self) -> usize {
-        if self.ref_bytes == 4 {
-            2
-        } else {
-            4
+        match (self.end_only_refs(), self.ref_bytes) {
+            (true, w) => usize::from(w),
+            (false, 4) => 2,
+            (false, _) => 4,
         }
+    }
+
+    /// Whether inline references hold only their value's end (format 7, a table without
+    /// value pointers: `ref_bytes` 2 or 4). A table with pointers keeps `offset | len` in
+    /// its 20-byte references.
+    #[inline]
+    pub(crate) fn end_only_refs(&self) -> bool {
+        self.end_refs && matches!(self.ref_bytes, 2 | 4)
     }
 
     /// Appends the format-2 encoding (the properties section's tail).
@@ -98,8 +113,9 @@ impl SlotParams {
         b.push(self.ref_bytes);
     }
 
-    /// Decodes [`Self::encode_v2`]'s bytes; `None` when short.
-    pub(crate) fn decode_v2(d: &mut Decoder<'_>) -> Option<SlotParams> {
+    /// Decodes [`Self::encode_v2`]'s bytes (with end references when `end_refs`: format 7);
+    /// `None` when short.
+    pub(crate) fn decode_v2(d: &mut Decoder<'_>, end_refs: bool) -> Option<SlotParams> {
         Some(SlotParams {
             prefix_len: d.u32()?,
             head_bytes: d.u32()?,
@@ -110,6 +126,7 @@ impl SlotParams {
             trailer_base: d.u64()?,
             ref_bytes: d.u8()?,
             v1_refs: false,
+            end_refs,
         })
     }
 
@@ -135,7 +152,8 @@ impl SlotParams {
         if !(1..=8).contains(&self.trailer_bytes) || self.trailer_base & 0xff != 0 {
             return Err("bad trailer field");
         }
-        if ![0, 4, 8, 20].contains(&self.ref_bytes) {
+        let widths: [u8; 4] = if self.end_refs { [0, 2, 4, 20] } else { [0, 4, 8, 20] };
+        if !widths.contains(&self.ref_bytes) {
             return Err("bad reference width");
         }
         if (pointers > 0 && self.ref_bytes != 20) || (inline_values > 0 && self.ref_bytes == 0)
@@ -480,6 +498,7 @@ mod tests {
             trailer_base: 7 << 8,
             ref_bytes: 0,
             v1_refs: false,
+            end_refs: false,
         };
         let layout = SlotLayout::new(params, u32::MAX);
         let (mut slots, mut suffixes) = (Vec::new(), Vec::new());

@@ -4,6 +4,7 @@
 //! fence record of each block, kept for the index section, with the length of the prefix the
 //! block's keys share (the slots hold each key past it) and how the block is stored.
 
+use super::layout::LayoutDrift;
 use super::pending::{Pending, PendingEntry, PendingValue};
 use super::BuilderOptions;
 use crate::checksum::crc;
@@ -11,6 +12,7 @@ use crate::compression::{compress_frames, Compression, CODEC_NONE};
 use crate::sst::block_codec::{self, BlockShape};
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
+use crate::index::projection::common_prefix_len;
 use crate::key::MAX_KEY_LEN;
 use crate::sst::fence;
 use crate::sst::format::ChunkRef;
@@ -40,6 +42,9 @@ pub(super) struct BlockWriter {
     reference: Vec<u8>,
     /// The encoded fence records of the blocks written.
     pub(super) index: Vec<u8>,
+    /// The last user key of the last block written (fence records store each last key past
+    /// what it shares with the previous one).
+    prev_last_key: Vec<u8>,
     /// Blocks written.
     pub(super) blocks: u64,
     /// End of the data written (the data section starts at 0).
@@ -47,6 +52,8 @@ pub(super) struct BlockWriter {
     /// Bytes of the blocks written, with their value chunks counted uncompressed (what
     /// [`super::Builder::estimated_size_bytes`] counts).
     pub(super) raw_bytes: u64,
+    /// For a streamed table: whether its layout still fits the keys written.
+    drift: Option<LayoutDrift>,
 }
 
 impl BlockWriter {
@@ -73,10 +80,25 @@ impl BlockWriter {
             value_ends: Vec::new(),
             reference: Vec::with_capacity(POINTER_REF_BYTES),
             index: Vec::new(),
+            prev_last_key: Vec::new(),
             blocks: 0,
             data_end: 0,
             raw_bytes: 0,
+            drift: None,
         }
+    }
+
+    /// Watches, from now on, whether the layout still fits the keys written (a streamed
+    /// table, whose keys are at most `max_rest` long after the file's prefix; see
+    /// [`LayoutDrift`]).
+    pub(super) fn watch_drift(&mut self, max_rest: u32) {
+        self.drift = Some(LayoutDrift::new(&self.params, max_rest));
+    }
+
+    /// Whether the keys written since the layout was chosen would take markedly fewer bytes
+    /// in a layout chosen from them ([`LayoutDrift::drifted`]).
+    pub(super) fn layout_drifted(&self) -> bool {
+        self.drift.as_ref().is_some_and(LayoutDrift::drifted)
     }
 
     /// Bytes of one slot.
@@ -128,16 +150,27 @@ impl BlockWriter {
         let head = self.params.head_bytes as usize;
         let field = self.params.value_field_bytes();
         let ref_bytes = usize::from(self.params.ref_bytes);
+        let end_refs = self.params.end_only_refs();
+        // End of the block's values so far (format 7's end references).
+        let mut values_end = 0u32;
         for e in chunk {
             let rest = pending.key(e).get(prefix_len..).unwrap_or_default();
             self.reference.clear();
             match &e.value {
+                PendingValue::Inline { start, len } if end_refs => {
+                    values_end = (start - values.start) as u32 + len;
+                    self.reference
+                        .extend_from_slice(&values_end.to_le_bytes()[..field]);
+                }
                 PendingValue::Inline { start, len } => ChunkRef {
                     offset: (start - values.start) as u32,
                     len: *len,
                 }
                 .encode(&mut self.reference, field, ref_bytes),
                 PendingValue::Pointer(p) => self.reference.extend_from_slice(p),
+                PendingValue::Tombstone if end_refs => self
+                    .reference
+                    .extend_from_slice(&values_end.to_le_bytes()[..field]),
                 PendingValue::Tombstone => self.reference.resize(ref_bytes, 0),
             }
             self.layout.encode(
@@ -195,8 +228,11 @@ impl BlockWriter {
         let values_end = block_end + stored.len() as u64;
         file.append(stored_block)?;
         file.append(stored)?;
+        let last_user_key = pending.key(block_last);
         fence::Record {
-            last_user_key: pending.key(block_last),
+            last_user_key,
+            prev_user_key: &self.prev_last_key,
+            data_start: self.data_end,
             last_trailer: block_last.trailer,
             data_end: block_end,
             block_crc: crc(stored_block),
@@ -210,8 +246,24 @@ impl BlockWriter {
             block_raw_len,
         }
         .encode(&mut self.index);
+        self.prev_last_key.clear();
+        self.prev_last_key.extend_from_slice(last_user_key);
         self.data_end = values_end;
-        self.raw_bytes += self.block.len() as u64 + raw_values.len() as u64;
+        let block_bytes = self.block.len() as u64 + raw_values.len() as u64;
+        if let Some(drift) = self.drift.as_mut() {
+            let first = chunk.first().map_or(&[][..], |e| pending.key(e));
+            let fresh_prefix = common_prefix_len(first, pending.key(block_last))
+                .max(self.params.prefix_len as usize);
+            let rest_of = |e: &PendingEntry, shared: usize| {
+                pending.key(e).len().saturating_sub(shared) as u32
+            };
+            drift.observe_block(
+                chunk.iter().map(|e| rest_of(e, prefix_len)),
+                chunk.iter().map(|e| rest_of(e, fresh_prefix)),
+                block_bytes,
+            );
+        }
+        self.raw_bytes += block_bytes;
         self.blocks += 1;
         Ok(())
     }

@@ -169,14 +169,15 @@ pub(super) fn exact(
         _ => 4,
     };
     let trailer_base = o.seqnos.0 << 8;
+    // Format 7's end references: one field of 2 or 4 bytes.
     let ref_bytes = if o.pointers {
         POINTER_REF_BYTES as u8
     } else if !o.inline {
         0
     } else if max_value_chunk <= u64::from(u16::MAX) {
-        4
+        2
     } else {
-        8
+        4
     };
     let params = SlotParams {
         prefix_len: prefix as u32,
@@ -188,6 +189,7 @@ pub(super) fn exact(
         trailer_base,
         ref_bytes,
         v1_refs: false,
+        end_refs: true,
     };
     (params, block_prefixes)
 }
@@ -284,9 +286,9 @@ impl Streaming {
             _ if pointers => (POINTER_REF_BYTES as u8, u64::from(u32::MAX)),
             None => (0, 0),
             Some(len) if u64::from(block_records) * len <= u64::from(u16::MAX) => {
-                (4, u64::from(u16::MAX))
+                (2, u64::from(u16::MAX))
             }
-            Some(_) => (8, u64::from(u32::MAX)),
+            Some(_) => (4, u64::from(u32::MAX)),
         };
         let params = SlotParams {
             prefix_len: prefix as u32,
@@ -298,6 +300,7 @@ impl Streaming {
             trailer_base,
             ref_bytes,
             v1_refs: false,
+            end_refs: true,
         };
         Streaming {
             params,
@@ -312,6 +315,11 @@ impl Streaming {
             value_chunk_limit,
             max_stored_trailer: field_max(trailer_bytes),
         }
+    }
+
+    /// Longest key after the file's prefix this layout stores.
+    pub(super) fn max_rest(&self) -> u32 {
+        self.max_rest
     }
 
     /// Why an entry (`user_key`, `trailer`, `kind` and `value_len` bytes of inline value)
@@ -370,5 +378,100 @@ impl Streaming {
             ));
         }
         None
+    }
+}
+
+/// Entries of written blocks over which [`LayoutDrift`] compares the file's head width with
+/// the one a fresh sample would choose: as many as a sample holds.
+pub(super) const DRIFT_WINDOW_ENTRIES: usize = super::SAMPLE_ENTRIES;
+
+/// The share of a window's bytes (slots, key overflows and inline values) a fresh layout
+/// must save for the layout to count as drifted: 1/16.
+const DRIFT_WASTE_DIVISOR: u64 = 16;
+
+/// Watches whether a streamed table's layout, chosen from its first entries, still fits the
+/// keys written since: a table's keys can change shape across its key range (file paths of
+/// one package, then of another), and a head chosen for the first region can cost each key
+/// of the next twice its bytes. Over each window of [`DRIFT_WINDOW_ENTRIES`] written entries
+/// it prices the keys in the file's head width and in the width
+/// [`slot::choose_head_bounded`] would choose from that window as a fresh sample, and
+/// reports [`Self::drifted`] once a window would be stored in at least
+/// 1/[`DRIFT_WASTE_DIVISOR`] fewer bytes. The compaction then ends its output at the next
+/// user key, so the next file chooses its layout from keys of the new shape. Only the head
+/// and the suffix-offset field are priced: the other fields do not depend on the keys'
+/// shape.
+#[derive(Debug, Clone)]
+pub(super) struct LayoutDrift {
+    /// The file's head width and suffix-offset field width.
+    head: u32,
+    suffix_bytes: u32,
+    /// Longest key after the file's prefix the layout stores.
+    max_rest: u32,
+    /// What a fresh layout would store of each key of the window (past its block's prefix).
+    fresh_rests: Vec<u32>,
+    /// Head and overflow bytes the file's layout spent on the window's keys.
+    spent: u64,
+    /// Bytes of the window's blocks (slots, overflows, inline values).
+    window_bytes: u64,
+    drifted: bool,
+}
+
+impl LayoutDrift {
+    /// A watch over the blocks of a table in the layout `params`, whose keys are at most
+    /// `max_rest` long after the file's prefix.
+    pub(super) fn new(params: &SlotParams, max_rest: u32) -> LayoutDrift {
+        LayoutDrift {
+            head: params.head_bytes,
+            suffix_bytes: u32::from(params.suffix_bytes),
+            max_rest,
+            fresh_rests: Vec::new(),
+            spent: 0,
+            window_bytes: 0,
+            drifted: false,
+        }
+    }
+
+    /// Notes a written block: what its slots store of each key (`stored`, past the block's
+    /// prefix in the file's layout), what a fresh layout would store (`fresh`, past the
+    /// prefix all its keys share), and the block's bytes.
+    pub(super) fn observe_block(
+        &mut self,
+        stored: impl Iterator<Item = u32>,
+        fresh: impl Iterator<Item = u32>,
+        block_bytes: u64,
+    ) {
+        let per_slot = u64::from(self.head + self.suffix_bytes);
+        for r in stored {
+            self.spent += per_slot + u64::from(r.saturating_sub(self.head));
+        }
+        self.fresh_rests.extend(fresh);
+        self.window_bytes += block_bytes;
+        if self.fresh_rests.len() >= DRIFT_WINDOW_ENTRIES {
+            self.drifted |= self.window_drifted();
+            self.fresh_rests.clear();
+            self.spent = 0;
+            self.window_bytes = 0;
+        }
+    }
+
+    /// Whether the window's keys would take at least 1/[`DRIFT_WASTE_DIVISOR`] of its bytes
+    /// fewer in the head width a fresh sample of them would choose.
+    fn window_drifted(&self) -> bool {
+        let rests = &self.fresh_rests;
+        let widest = rests.iter().copied().max().unwrap_or(0);
+        let max_rest = self.max_rest.max(widest);
+        let head = slot::choose_head_bounded(rests, max_rest, widest);
+        let suffix_field = if head < max_rest { 2 } else { 0 };
+        let fresh: u64 = rests
+            .iter()
+            .map(|&r| u64::from(head + suffix_field + r.saturating_sub(head)))
+            .sum();
+        self.spent.saturating_sub(fresh) * DRIFT_WASTE_DIVISOR >= self.window_bytes.max(1)
+    }
+
+    /// Whether some window of the blocks written so far was stored in markedly more bytes
+    /// than a fresh layout would have needed.
+    pub(super) fn drifted(&self) -> bool {
+        self.drifted
     }
 }

@@ -205,11 +205,12 @@ fn entries_outside_the_hints_are_refused_and_the_file_stays_valid() {
         add(&mut b, value_entry(format!("k{i:03}").as_bytes(), 150, b"vvvvv"));
     }
     // The layout strips the prefix "k" (the sample's and the bound's), stores 3-byte rests
-    // without a length field, seqnos 100 + up to 2 bytes, and 4-byte inline references.
+    // without a length field, seqnos 100 + up to 2 bytes, and 2-byte inline references
+    // (format 7's value ends).
     let p = b.stream.as_ref().unwrap().0.params;
     assert_eq!(
         (p.prefix_len, p.len_bytes, p.fixed_rest_len, p.trailer_bytes, p.ref_bytes),
-        (1, 0, 3, 2, 4)
+        (1, 0, 3, 2, 2)
     );
     let pointer = ValuePointer {
         segment: 1,
@@ -389,4 +390,52 @@ fn streamed_and_exact_tables_read_the_same() {
         );
     }
     assert_eq!(all_entries(b), entries);
+}
+
+/// Keys whose distinguishing bytes lie past a long shared stem (`a/<stem>/<i>`), then keys
+/// that differ early and are short (`b/<i>`): a head chosen for the first kind is far too
+/// wide for the second.
+fn two_shapes(first: u64, second: u64) -> Vec<Vec<u8>> {
+    let stem = "x".repeat(40);
+    let mut keys: Vec<Vec<u8>> = (0..first)
+        .map(|i| format!("a/{:05}/{stem}/{:08}", i / 8, i).into_bytes())
+        .collect();
+    keys.extend((0..second).map(|i| format!("b/{i:07}").into_bytes()));
+    keys
+}
+
+fn drifted_after(keys: &[Vec<u8>], sample: usize) -> (bool, bool) {
+    let mut b = builder(16).with_sample_entries(sample);
+    let mut drifted_before_second = None;
+    for k in keys {
+        if k.starts_with(b"b/") && drifted_before_second.is_none() {
+            drifted_before_second = Some(b.layout_drifted());
+        }
+        b.add(k, 1, ValueKind::Value, b"value").unwrap();
+    }
+    let after = b.layout_drifted();
+    (drifted_before_second.unwrap_or(after), after)
+}
+
+#[test]
+fn a_layout_drifts_when_the_keys_change_shape() {
+    // The head is chosen from `a/…` keys, whose last bytes tell them apart: the `b/…` keys,
+    // a quarter of their length, waste most of it.
+    let window = super::layout::DRIFT_WINDOW_ENTRIES as u64;
+    let keys = two_shapes(2 * window + 100, 3 * window);
+    let (before, after) = drifted_after(&keys, 1000);
+    assert!(!before, "no drift while the keys keep the sample's shape");
+    assert!(after, "keys of a new shape are seen as drifted");
+}
+
+#[test]
+fn a_layout_does_not_drift_on_keys_of_one_shape() {
+    let keys = two_shapes(4 * super::layout::DRIFT_WINDOW_ENTRIES as u64, 0);
+    assert_eq!(drifted_after(&keys, 1000), (false, false));
+    // Nor does a table that ends within its sample.
+    let mut b = builder(16);
+    for k in two_shapes(100, 100) {
+        b.add(&k, 1, ValueKind::Value, b"value").unwrap();
+    }
+    assert!(!b.layout_drifted());
 }

@@ -67,6 +67,13 @@ impl Table {
             return self.load_block(block, false);
         }
         let positions = self.fence.block_positions(block);
+        // Format 7's end references: a value starts where the previous slot's ends, so the
+        // slot before the window comes too.
+        let from = if self.layout.params.end_only_refs() {
+            from.saturating_sub(1)
+        } else {
+            from
+        };
         let (from, to) = (from.max(positions.start), to.min(positions.end).max(from));
         let slot = self.layout.slot as u64;
         let (start, end) = match self.computed_block_span(block) {

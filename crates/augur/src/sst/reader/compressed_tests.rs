@@ -290,12 +290,39 @@ fn detected_or_correct(path: &Path, entries: &[Entry]) {
 }
 
 /// Where block 0's fence record ends in the index section (its key is under 128 bytes).
-fn first_record_end(t: &Table) -> usize {
-    let key_len = t.fence.block_last_key(0).unwrap().0.len();
-    assert!(key_len < 128);
-    // varint, key, trailer, data_end, block_crc, values_end, values_crc, codec, raw_len,
-    // block_prefix_len, block_codec, block_raw_len.
-    1 + key_len + 8 + 8 + 4 + 8 + 4 + 1 + 4 + 2 + 1 + 4
+/// Where the first fence record's `block_codec` byte and its `block_raw_len` varint lie in
+/// the index section of `good` (format 7's record: the raw length is its last field).
+fn first_record_tail(good: &[u8], t: &Table) -> (usize, std::ops::Range<usize>) {
+    let footer = t.footer();
+    let index = &good[footer.index.offset as usize..][..footer.index.len as usize];
+    let mut d = crate::coding::Decoder::new(index);
+    d.varint().unwrap(); // shared
+    d.length_prefixed().unwrap(); // the key
+    d.varint().unwrap(); // trailer
+    d.varint().unwrap(); // block_len
+    d.u32().unwrap(); // block_crc
+    d.varint().unwrap(); // values_len
+    d.u32().unwrap(); // values_crc
+    d.u8().unwrap(); // codec
+    d.varint().unwrap(); // raw_len
+    d.varint().unwrap(); // block_prefix_len
+    let codec_at = d.position();
+    d.u8().unwrap();
+    let raw_at = d.position();
+    d.varint().unwrap();
+    (codec_at, raw_at..d.position())
+}
+
+/// Writes `v` into `field` as an LEB128 varint of exactly `field.len()` bytes (padded with
+/// continuation bytes), or the largest value that many bytes hold when `v` needs more.
+fn put_padded_varint(field: &mut [u8], v: u64) {
+    let bits = 7 * field.len() as u32;
+    let mut v = v.min((1u64 << bits) - 1);
+    let last = field.len() - 1;
+    for (i, b) in field.iter_mut().enumerate() {
+        *b = (v & 0x7f) as u8 | if i < last { 0x80 } else { 0 };
+        v >>= 7;
+    }
 }
 
 /// A change to an index section.
@@ -366,23 +393,26 @@ fn damaged_compressed_blocks_are_corruption() {
         // but for the packing bit alone (the index's checksum is what guards the codec byte:
         // unpacked the other way the block is garbage, which `verify` reports; reads may
         // return wrong answers, never panic).
-        let end = first_record_end(&t);
+        let (codec_at, raw_at) = first_record_tail(&good, &t);
         let raw = meta.block_raw_len as u32;
         let slots = (t.fence.block_positions(0).end * t.layout.slot as u64) as u32;
         let mut edits: Vec<(String, IndexEdit)> = Vec::new();
         for wrong in [raw - 1, raw + 1, slots - 1, u32::MAX] {
             edits.push((
                 format!("raw length {wrong}"),
-                Box::new(move |index: &mut [u8]| {
-                    index[end - 4..end].copy_from_slice(&wrong.to_le_bytes())
-                }),
+                {
+                    let raw_at = raw_at.clone();
+                    Box::new(move |index: &mut [u8]| {
+                        put_padded_varint(&mut index[raw_at.clone()], u64::from(wrong))
+                    })
+                },
             ));
         }
         for codec in [0u8, 1, 2, 3, 0x80, 0x81, 0x82, 0x83] {
             if codec != meta.block_codec {
                 edits.push((
                     format!("codec {codec:#x}"),
-                    Box::new(move |index: &mut [u8]| index[end - 5] = codec),
+                    Box::new(move |index: &mut [u8]| index[codec_at] = codec),
                 ));
             }
         }

@@ -14,12 +14,24 @@ use crate::sst::format::{ChunkRef, InlineRef};
 use std::borrow::Cow;
 
 impl Table {
-    /// Where an inline value lies in its block's (decompressed) value chunk, given where that
-    /// chunk starts in the value section: `(offset, len)`; `None` for a malformed reference.
-    pub(crate) fn inline_ref(&self, reference: &[u8], values_start: u64) -> Option<(usize, usize)> {
-        let (offset, len) = if self.layout.params.v1_refs {
+    /// Where an inline value lies in its block's (decompressed) value chunk, given its
+    /// slot's reference field, the previous slot's in the same block (`prev`, `None` for a
+    /// block's first slot; only format 7's end references read it) and where the chunk
+    /// starts in the value section: `(offset, len)`; `None` for a malformed reference.
+    #[inline]
+    pub(crate) fn inline_ref(
+        &self,
+        reference: &[u8],
+        prev: Option<&[u8]>,
+        values_start: u64,
+    ) -> Option<(usize, usize)> {
+        let params = &self.layout.params;
+        let (offset, len) = if params.v1_refs {
             let r = InlineRef::decode(reference)?;
             (r.offset.checked_sub(values_start)?, u64::from(r.len))
+        } else if params.end_only_refs() {
+            let r = ChunkRef::decode_end(reference, prev, params.value_field_bytes())?;
+            (u64::from(r.offset), u64::from(r.len))
         } else {
             let r = ChunkRef::decode(reference, self.layout.params.value_field_bytes())?;
             (u64::from(r.offset), u64::from(r.len))
@@ -235,8 +247,13 @@ impl Table {
                 if !inline {
                     continue;
                 }
+                let prev = self.prev_reference(&loaded, pos)?;
                 let (_, len) = self
-                    .inline_ref(slot.reference(), meta.values_start)
+                    .inline_ref(
+                        slot.reference(),
+                        prev.as_ref().map(super::PrevRef::bytes),
+                        meta.values_start,
+                    )
                     .ok_or_else(|| {
                         crate::error::Error::corruption(
                             &self.path,

@@ -63,8 +63,13 @@ impl<'t> Checker<'t> {
             let (_, kind) = unpack_trailer(trailer).ok_or_else(|| corrupt("unknown value kind"))?;
             match kind {
                 ValueKind::Value | ValueKind::ExpiringValue => {
+                    let prev = t.prev_reference(block, pos)?;
                     let (offset, len) = t
-                        .inline_ref(slot.reference(), meta.values_start)
+                        .inline_ref(
+                            slot.reference(),
+                            prev.as_ref().map(super::PrevRef::bytes),
+                            meta.values_start,
+                        )
                         .ok_or_else(|| corrupt("malformed value reference"))?;
                     if offset != next_value {
                         return Err(corrupt("inline values do not tile the value chunk"));
@@ -85,6 +90,17 @@ impl<'t> Checker<'t> {
                 ValueKind::Pointer => {
                     ValuePointer::decode(slot.reference())
                         .ok_or_else(|| corrupt("malformed value pointer"))?;
+                }
+                ValueKind::Delete if t.layout.params.end_only_refs() => {
+                    // Format 7: the field holds the end of the values before it.
+                    let end = crate::sst::format::ChunkRef::decode_end(
+                        slot.reference(),
+                        None,
+                        t.layout.params.value_field_bytes(),
+                    );
+                    if end.is_none_or(|r| r.len as usize != next_value) {
+                        return Err(corrupt("tombstone's reference is not the values' end"));
+                    }
                 }
                 ValueKind::Delete => {
                     if slot.reference().iter().any(|&b| b != 0) {
