@@ -11,11 +11,13 @@
 //!   damaged by the second half (3-byte edits: position, xor mask; a last odd byte
 //!   truncates), decompressed with its raw length;
 //! - 3: framed chunks (`compression::FramedChunk`, the SSTable value chunk's stored form):
-//!   arbitrary bytes parsed as a frame table and frames with a codec and raw length, then read
-//!   whole and at fuzzed value ranges;
+//!   arbitrary bytes parsed as a frame table and frames with a codec and raw length (and
+//!   format 7's narrow frame records allowed or not), then read whole and at fuzzed value
+//!   ranges;
 //! - 4: framed round trip: the rest cut into values (lengths from the input), compressed by
-//!   `compress_frames`, then every value read back through its frame, the whole chunk read
-//!   back, and the stored chunk damaged (3-byte edits) and read again.
+//!   `compress_frames` (narrow frame records allowed or not), then every value read back
+//!   through its frame, the whole chunk read back, and the stored chunk damaged (3-byte
+//!   edits) and read again.
 //!
 //! Framed reads return the exact bytes (or a `Corruption` naming the file), never a panic.
 //!
@@ -67,8 +69,8 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// Reads a framed chunk whole and at `ranges`; every `Ok` has the asked-for length.
-fn framed_reads(stored: &[u8], codec: u8, raw_len: u32, ranges: &[(u64, u64)]) {
-    let chunk = match FramedChunk::parse(stored, codec, raw_len, file(), OFFSET) {
+fn framed_reads(stored: &[u8], codec: u8, raw_len: u32, narrow: bool, ranges: &[(u64, u64)]) {
+    let chunk = match FramedChunk::parse(stored, codec, raw_len, narrow, file(), OFFSET) {
         Ok(c) => c,
         Err(e) => return common::check_clean_error(&e, file()),
     };
@@ -93,7 +95,9 @@ fn framed_arbitrary(input: &[u8]) {
     let raw_len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) % (MAX_RAW + 1);
     let at = u64::from(u16::from_le_bytes([head[5], head[6]]));
     let len = u64::from(u16::from_le_bytes([head[7], head[8]]));
-    framed_reads(stored, codec, raw_len, &[(at, len), (0, 0), (at, 0)]);
+    // Bit 2 of the codec byte: narrow frame records (format 7) allowed.
+    let narrow = head[0] & 4 != 0;
+    framed_reads(stored, codec, raw_len, narrow, &[(at, len), (0, 0), (at, 0)]);
 }
 
 fn framed_round_trip(input: &[u8]) {
@@ -105,6 +109,8 @@ fn framed_round_trip(input: &[u8]) {
     } else {
         Compression::Zstd(1)
     };
+    // Bit 1: narrow frame records (format 7) allowed.
+    let narrow = pick & 2 != 0;
     // Value lengths from the first bytes (each byte × 16), the raw bytes from the rest,
     // repeated so that frames compress.
     let (lens, body) = rest.split_at(rest.len().min(16));
@@ -119,7 +125,7 @@ fn framed_round_trip(input: &[u8]) {
         ends.push(raw.len());
     }
     let mut out = Vec::new();
-    let codec = compress_frames(compression, &raw, &ends, &mut out);
+    let codec = compress_frames(compression, &raw, &ends, narrow, &mut out);
     if codec == CODEC_NONE {
         assert!(out.is_empty());
         return;
@@ -128,7 +134,7 @@ fn framed_round_trip(input: &[u8]) {
         out.len() <= raw.len() - raw.len() / 8,
         "a framed chunk saves an eighth"
     );
-    let chunk = FramedChunk::parse(&out, codec, raw.len() as u32, file(), OFFSET)
+    let chunk = FramedChunk::parse(&out, codec, raw.len() as u32, narrow, file(), OFFSET)
         .expect("a written framed chunk parses");
     let mut start = 0;
     for &end in &ends {
@@ -150,7 +156,7 @@ fn framed_round_trip(input: &[u8]) {
             bad[at] ^= mask;
         }
     }
-    framed_reads(&bad, codec, raw.len() as u32, &[(0, ends[0] as u64)]);
+    framed_reads(&bad, codec, raw.len() as u32, narrow, &[(0, ends[0] as u64)]);
 }
 
 fn arbitrary(input: &[u8]) {

@@ -202,22 +202,59 @@ pub fn decompress_into(
 
 /// Raw bytes a frame of an SSTable value chunk covers before the next frame starts (a value
 /// never spans frames: a longer value is a frame of its own). Small enough that a point
-/// lookup's decompression costs a fraction of the lookup, large enough to compress.
-pub const FRAME_BYTES: usize = 512;
+/// lookup's decompression costs a fraction of the lookup, large enough to compress. 1 KiB
+/// since session 36 (512 before; the reader takes frames from the table, so files of
+/// either size read alike): words with half-compressible 100-byte values took 1.3% fewer
+/// bytes, and a lookup that decompresses its frame 0–5% more time
+/// (docs/benchmarks/string-keys.md, "Bytes: format 7").
+pub const FRAME_BYTES: usize = 1024;
 
-/// Bytes of one frame record of a framed chunk's table: `raw_end u32 | stored_end u32`.
-const FRAME_RECORD_BYTES: usize = 8;
+/// Bytes of one frame record of a framed chunk's table: `raw_end u32 | stored_end u32`, or
+/// `raw_end u16 | stored_end u16` ([`FrameRecords::Narrow`]).
+fn record_bytes(records: FrameRecords) -> usize {
+    match records {
+        FrameRecords::Wide => 8,
+        FrameRecords::Narrow => 4,
+    }
+}
+
+/// How wide a framed chunk's frame records are: chosen from the chunk's raw length and the
+/// table's format, so no byte records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameRecords {
+    /// `raw_end u32 | stored_end u32` (formats 2–6, and any chunk of more than 65535 raw
+    /// bytes).
+    Wide,
+    /// `raw_end u16 | stored_end u16` (format 7, a chunk of at most 65535 raw bytes; its
+    /// stored frames are never longer than its raw bytes).
+    Narrow,
+}
+
+impl FrameRecords {
+    /// The records of a chunk of `raw_len` raw bytes in a table whose format allows narrow
+    /// ones (`narrow_allowed`: format 7 and later).
+    pub fn for_chunk(raw_len: usize, narrow_allowed: bool) -> FrameRecords {
+        if narrow_allowed && raw_len <= usize::from(u16::MAX) {
+            FrameRecords::Narrow
+        } else {
+            FrameRecords::Wide
+        }
+    }
+}
 
 /// Compresses `raw` (a block's value chunk, whose values end at `value_ends`, increasing) as
 /// frames of whole values of about [`FRAME_BYTES`] each, into `out`: `frames u16`, then per
-/// frame `raw_end u32 | stored_end u32` (stored ends relative to the first frame's byte),
-/// then the frames, each compressed on its own with `compression`. Returns the codec byte,
-/// or [`CODEC_NONE`] (and `out` empty) when compression is off or the framed chunk would not
-/// save an eighth of `raw`: the caller then stores `raw` itself.
+/// frame `raw_end | stored_end` (stored ends relative to the first frame's byte; 4 bytes
+/// each, or 2 when `narrow_allowed` and `raw` is at most 65535 bytes:
+/// [`FrameRecords::for_chunk`]), then the frames, each compressed on its own with
+/// `compression`. Returns the codec byte, or [`CODEC_NONE`] (and `out` empty) when
+/// compression is off or the framed chunk would not save an eighth of `raw` (or its frames
+/// would outgrow `raw`): the caller then stores `raw` itself.
 pub fn compress_frames(
     compression: Compression,
     raw: &[u8],
     value_ends: &[usize],
+    narrow_allowed: bool,
     out: &mut Vec<u8>,
 ) -> u8 {
     out.clear();
@@ -238,7 +275,8 @@ pub fn compress_frames(
     if frame_ends.len() > usize::from(u16::MAX) || u32::try_from(raw.len()).is_err() {
         return CODEC_NONE;
     }
-    let table_len = 2 + frame_ends.len() * FRAME_RECORD_BYTES;
+    let width = record_bytes(FrameRecords::for_chunk(raw.len(), narrow_allowed)) / 2;
+    let table_len = 2 + frame_ends.len() * 2 * width;
     out.resize(table_len, 0);
     out[..2].copy_from_slice(&(frame_ends.len() as u16).to_le_bytes());
     let mut frame = Vec::new();
@@ -251,10 +289,16 @@ pub fn compress_frames(
             return CODEC_NONE;
         }
         out.extend_from_slice(&frame);
-        let stored_end = (out.len() - table_len) as u32;
-        let at = 2 + i * FRAME_RECORD_BYTES;
-        out[at..at + 4].copy_from_slice(&(raw_end as u32).to_le_bytes());
-        out[at + 4..at + 8].copy_from_slice(&stored_end.to_le_bytes());
+        let stored_end = out.len() - table_len;
+        if stored_end > raw.len() {
+            // Frames longer than the raw bytes never pay (and would not fit narrow ends).
+            out.clear();
+            return CODEC_NONE;
+        }
+        let at = 2 + i * 2 * width;
+        out[at..at + width].copy_from_slice(&(raw_end as u32).to_le_bytes()[..width]);
+        out[at + width..at + 2 * width]
+            .copy_from_slice(&(stored_end as u32).to_le_bytes()[..width]);
         raw_start = raw_end;
     }
     if out.len() > raw.len() - raw.len() / 8 {
@@ -270,8 +314,10 @@ pub fn compress_frames(
 #[derive(Debug)]
 pub struct FramedChunk<'a> {
     codec: u8,
-    /// The frame records, `raw_end u32 | stored_end u32` each.
+    /// The frame records, `raw_end | stored_end` each ([`FrameRecords`]).
     table: &'a [u8],
+    /// Bytes of each of a record's two fields (4, or 2 for narrow records).
+    width: usize,
     /// The frames' stored bytes, back to back.
     frames: &'a [u8],
 }
@@ -281,21 +327,25 @@ thread_local! {
     static FRAME: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// `(raw_end, stored_end)` of record `i` of a frame table (`(0, 0)` before the first).
-fn record(table: &[u8], i: usize) -> (u32, u32) {
-    let at = i * FRAME_RECORD_BYTES;
-    match table.get(at..at + FRAME_RECORD_BYTES) {
-        Some(r) => (
-            u32::from_le_bytes([r[0], r[1], r[2], r[3]]),
-            u32::from_le_bytes([r[4], r[5], r[6], r[7]]),
-        ),
-        None => (0, 0),
+/// `(raw_end, stored_end)` of record `i` of a frame table whose fields are `width` bytes
+/// (2 or 4; `(0, 0)` past the table).
+fn record(table: &[u8], width: usize, i: usize) -> (u32, u32) {
+    let field = |at: usize| {
+        let mut w = [0u8; 4];
+        w.get_mut(..width)?.copy_from_slice(table.get(at..at + width)?);
+        Some(u32::from_le_bytes(w))
+    };
+    let at = i * 2 * width;
+    match (field(at), field(at + width)) {
+        (Some(raw_end), Some(stored_end)) => (raw_end, stored_end),
+        _ => (0, 0),
     }
 }
 
 impl<'a> FramedChunk<'a> {
     /// Parses the frame table of `stored`, a chunk of `raw_len` raw bytes stored with
-    /// `codec` (not [`CODEC_NONE`]).
+    /// `codec` (not [`CODEC_NONE`]), in a table whose format allows narrow frame records
+    /// (`narrow_allowed`: [`FrameRecords::for_chunk`]).
     ///
     /// # Errors
     /// `Corruption` naming `file` and `offset` when the table is short or its ends do not
@@ -304,6 +354,7 @@ impl<'a> FramedChunk<'a> {
         stored: &'a [u8],
         codec: u8,
         raw_len: u32,
+        narrow_allowed: bool,
         file: &Path,
         offset: u64,
     ) -> Result<FramedChunk<'a>> {
@@ -315,13 +366,14 @@ impl<'a> FramedChunk<'a> {
             .first_chunk::<2>()
             .map(|b| usize::from(u16::from_le_bytes(*b)))
             .ok_or_else(|| corrupt("compressed chunk shorter than its frame table"))?;
+        let width = record_bytes(FrameRecords::for_chunk(raw_len as usize, narrow_allowed)) / 2;
         let (table, frames) = stored
             .get(2..)
-            .and_then(|rest| rest.split_at_checked(count * FRAME_RECORD_BYTES))
+            .and_then(|rest| rest.split_at_checked(count * 2 * width))
             .ok_or_else(|| corrupt("compressed chunk shorter than its frame table"))?;
         let (mut raw_prev, mut stored_prev) = (0u32, 0u32);
         for i in 0..count {
-            let (raw_end, stored_end) = record(table, i);
+            let (raw_end, stored_end) = record(table, width, i);
             if raw_end <= raw_prev || stored_end <= stored_prev {
                 return Err(corrupt("frame table ends do not increase"));
             }
@@ -333,12 +385,18 @@ impl<'a> FramedChunk<'a> {
         Ok(FramedChunk {
             codec,
             table,
+            width,
             frames,
         })
     }
 
     fn frames(&self) -> usize {
-        self.table.len() / FRAME_RECORD_BYTES
+        self.table.len() / (2 * self.width)
+    }
+
+    /// `(raw_end, stored_end)` of frame `i`.
+    fn record(&self, i: usize) -> (u32, u32) {
+        record(self.table, self.width, i)
     }
 
     /// The frame holding raw offset `at`: its index and raw start.
@@ -346,7 +404,7 @@ impl<'a> FramedChunk<'a> {
         let (mut lo, mut hi) = (0, self.frames());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if u64::from(record(self.table, mid).0) <= at {
+            if u64::from(self.record(mid).0) <= at {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -354,7 +412,7 @@ impl<'a> FramedChunk<'a> {
         }
         let start = match lo {
             0 => 0,
-            _ => u64::from(record(self.table, lo - 1).0),
+            _ => u64::from(self.record(lo - 1).0),
         };
         (lo < self.frames()).then_some((lo, start))
     }
@@ -364,9 +422,9 @@ impl<'a> FramedChunk<'a> {
         let corrupt = |why: &str| Error::corruption(file, offset, why);
         let (raw_start, stored_start) = match i {
             0 => (0, 0),
-            _ => record(self.table, i - 1),
+            _ => self.record(i - 1),
         };
-        let (raw_end, stored_end) = record(self.table, i);
+        let (raw_end, stored_end) = self.record(i);
         let frame = self
             .frames
             .get(stored_start as usize..stored_end as usize)
@@ -400,7 +458,7 @@ impl<'a> FramedChunk<'a> {
         let corrupt = || Error::corruption(file, offset, "value outside its chunk's frames");
         let raw_len = match self.frames() {
             0 => 0,
-            n => u64::from(record(self.table, n - 1).0),
+            n => u64::from(self.record(n - 1).0),
         };
         if len == 0 && at <= raw_len {
             return Ok(None);
@@ -411,8 +469,8 @@ impl<'a> FramedChunk<'a> {
             .checked_add(usize::try_from(len).map_err(|_| corrupt())?)
             .ok_or_else(corrupt)?;
         let (frame_start, frame_end) = match i {
-            0 => (0, record(self.table, 0).0),
-            _ => (record(self.table, i - 1).0, record(self.table, i).0),
+            0 => (0, self.record(0).0),
+            _ => (self.record(i - 1).0, self.record(i).0),
         };
         if to > (frame_end - frame_start) as usize {
             return Err(corrupt());
@@ -518,15 +576,26 @@ mod tests {
                 raw.extend(compressible(*n).iter().map(|b| b ^ (i % 3) as u8));
                 ends.push(raw.len());
             }
-            for c in [Compression::Lz4, Compression::Zstd(1)] {
+            for (c, narrow) in [
+                (Compression::Lz4, false),
+                (Compression::Lz4, true),
+                (Compression::Zstd(1), true),
+            ] {
                 let mut out = Vec::new();
-                let codec = compress_frames(c, &raw, &ends, &mut out);
+                let codec = compress_frames(c, &raw, &ends, narrow, &mut out);
                 if raw.len() < 8 {
                     assert_eq!(codec, CODEC_NONE);
                     continue;
                 }
                 assert_eq!(codec, c.codec(), "{c} {sizes:?}");
-                let chunk = FramedChunk::parse(&out, codec, raw.len() as u32, p, 9).unwrap();
+                let chunk =
+                    FramedChunk::parse(&out, codec, raw.len() as u32, narrow, p, 9).unwrap();
+                // Narrow records (every chunk here is below 64 KiB) take half the table, and
+                // read as wide ones the table does not cover the chunk.
+                assert_eq!(chunk.width, if narrow { 2 } else { 4 });
+                if narrow {
+                    assert!(FramedChunk::parse(&out, codec, raw.len() as u32, false, p, 9).is_err());
+                }
                 let mut start = 0;
                 for &end in &ends {
                     let (at, len) = (start as u64, (end - start) as u64);
@@ -547,11 +616,15 @@ mod tests {
                 let mut all = Vec::new();
                 chunk.read_all(&mut all, p, 9).unwrap();
                 assert_eq!(all, raw);
-                assert!(FramedChunk::parse(&out, codec, raw.len() as u32 + 1, p, 9).is_err());
+                assert!(
+                    FramedChunk::parse(&out, codec, raw.len() as u32 + 1, narrow, p, 9).is_err()
+                );
                 for i in 0..out.len().min(64) {
                     let mut bad = out.clone();
                     bad[i] ^= 0x41;
-                    if let Ok(chunk) = FramedChunk::parse(&bad, codec, raw.len() as u32, p, 9) {
+                    if let Ok(chunk) =
+                        FramedChunk::parse(&bad, codec, raw.len() as u32, narrow, p, 9)
+                    {
                         let mut all = Vec::new();
                         if chunk.read_all(&mut all, p, 9).is_ok() {
                             assert_eq!(all.len(), raw.len());

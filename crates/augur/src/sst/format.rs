@@ -26,8 +26,9 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"AUGURSST");
 /// values' codec when that saves an eighth of its bytes (its codec and raw length in its fence
 /// record; `sst::block_codec`). Format 7 is format 6 with compact fence records (each last
 /// key past what it shares with the previous one, block and chunk lengths and other numbers as
-/// varints; `sst::fence`) and, in a table without value pointers, inline references that hold
-/// only their value's end (`slot::SlotParams::end_refs`).
+/// varints; `sst::fence`), in a table without value pointers, inline references that hold
+/// only their value's end (`slot::SlotParams::end_refs`), and 4-byte frame records in
+/// compressed value chunks below 64 KiB (`compression::FrameRecords`).
 pub const FORMAT_VERSION: u32 = 7;
 
 /// The first format version whose value chunks are interleaved with the data blocks.
@@ -48,6 +49,10 @@ pub const COMPACT_INDEX_FORMAT_VERSION: u32 = 7;
 /// The first format version whose inline references (without value pointers) hold only
 /// their value's end.
 pub const END_REF_FORMAT_VERSION: u32 = 7;
+
+/// The first format version whose compressed value chunks of at most 65535 raw bytes have
+/// 4-byte frame records (`compression::FrameRecords`).
+pub const NARROW_FRAME_FORMAT_VERSION: u32 = 7;
 
 /// The oldest format version this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;

@@ -217,6 +217,7 @@ impl BlockWriter {
             self.compression,
             raw_values,
             &self.value_ends,
+            true,
             &mut self.compressed,
         );
         let stored: &[u8] = if codec == 0 {

@@ -10,7 +10,7 @@ use crate::cache::{CachedBlock, Lookup, TableChunks};
 use crate::compression::{decompress, FramedChunk, CODEC_NONE};
 use crate::error::Result;
 use crate::sst::fence::BlockMeta;
-use crate::sst::format::{ChunkRef, InlineRef};
+use crate::sst::format::{ChunkRef, InlineRef, NARROW_FRAME_FORMAT_VERSION};
 use std::borrow::Cow;
 
 impl Table {
@@ -37,6 +37,19 @@ impl Table {
             (u64::from(r.offset), u64::from(r.len))
         };
         Some((usize::try_from(offset).ok()?, usize::try_from(len).ok()?))
+    }
+
+    /// The frame table of a compressed value chunk (`stored`, read at `offset`, of the block
+    /// `meta` describes), checked; its records are narrow from format 7
+    /// ([`crate::compression::FrameRecords::for_chunk`]).
+    fn framed_chunk<'a>(
+        &self,
+        stored: &'a [u8],
+        meta: &BlockMeta,
+        offset: u64,
+    ) -> Result<FramedChunk<'a>> {
+        let narrow = self.footer.version >= NARROW_FRAME_FORMAT_VERSION;
+        FramedChunk::parse(stored, meta.codec, meta.raw_len, narrow, &self.path, offset)
     }
 
     /// The stored bytes of `block`'s value chunk and their file offset, checked (once per
@@ -77,7 +90,7 @@ impl Table {
         if meta.codec == CODEC_NONE {
             return decompress(stored, CODEC_NONE, meta.raw_len, &self.path, offset);
         }
-        let chunk = FramedChunk::parse(&stored, meta.codec, meta.raw_len, &self.path, offset)?;
+        let chunk = self.framed_chunk(&stored, meta, offset)?;
         let mut raw = Vec::with_capacity(meta.raw_len as usize);
         chunk.read_all(&mut raw, &self.path, offset)?;
         Ok(Cow::Owned(raw))
@@ -142,7 +155,7 @@ impl Table {
         }
         let admit = blocks.value_missed(block, u64::from(meta.raw_len), entry);
         let (stored, offset) = self.stored_value_chunk(block, meta, false)?;
-        let chunk = FramedChunk::parse(&stored, meta.codec, meta.raw_len, &self.path, offset)?;
+        let chunk = self.framed_chunk(&stored, meta, offset)?;
         match entry.filter(|_| admit) {
             Some(entry) => {
                 let mut raw = Vec::with_capacity(meta.raw_len as usize);
@@ -191,7 +204,7 @@ impl Table {
         if meta.codec == CODEC_NONE {
             return Ok(stored.get(at..at + len).map(<[u8]>::to_vec));
         }
-        let chunk = FramedChunk::parse(&stored, meta.codec, meta.raw_len, &self.path, offset)?;
+        let chunk = self.framed_chunk(&stored, meta, offset)?;
         match chunks.filter(|_| admit) {
             Some(cache) => {
                 let mut raw = Vec::with_capacity(meta.raw_len as usize);
