@@ -203,11 +203,11 @@ pub fn decompress_into(
 /// Raw bytes a frame of an SSTable value chunk covers before the next frame starts (a value
 /// never spans frames: a longer value is a frame of its own). Small enough that a point
 /// lookup's decompression costs a fraction of the lookup, large enough to compress. 1 KiB
-/// since session 36 (512 before; the reader takes frames from the table, so files of
-/// either size read alike): words with half-compressible 100-byte values took 1.3% fewer
-/// bytes, and a lookup that decompresses its frame 0–5% more time
+/// frames were measured in session 36: words with half-compressible 100-byte values took
+/// 1.3% fewer bytes, but lookups that decompress their frame (words, whose decompressed
+/// blocks outgrow a 64 MiB cache) 20–30% more time, so 512 stays
 /// (docs/benchmarks/string-keys.md, "Bytes: format 7").
-pub const FRAME_BYTES: usize = 1024;
+pub const FRAME_BYTES: usize = 512;
 
 /// Bytes of one frame record of a framed chunk's table: `raw_end u32 | stored_end u32`, or
 /// `raw_end u16 | stored_end u16` ([`FrameRecords::Narrow`]).
@@ -329,16 +329,29 @@ thread_local! {
 
 /// `(raw_end, stored_end)` of record `i` of a frame table whose fields are `width` bytes
 /// (2 or 4; `(0, 0)` past the table).
+///
+/// Fixed-size loads per width: a copy of a variable length is a `memcpy` call, and the frame
+/// search of every compressed lookup reads several records (written that way, lookups on
+/// lz4 tables took 10–18% longer).
+#[inline]
 fn record(table: &[u8], width: usize, i: usize) -> (u32, u32) {
-    let field = |at: usize| {
-        let mut w = [0u8; 4];
-        w.get_mut(..width)?.copy_from_slice(table.get(at..at + width)?);
-        Some(u32::from_le_bytes(w))
-    };
-    let at = i * 2 * width;
-    match (field(at), field(at + width)) {
-        (Some(raw_end), Some(stored_end)) => (raw_end, stored_end),
-        _ => (0, 0),
+    let rest = table.get(i * 2 * width..).unwrap_or_default();
+    if width == 2 {
+        match rest.first_chunk::<4>() {
+            Some(&[a, b, c, d]) => (
+                u32::from(u16::from_le_bytes([a, b])),
+                u32::from(u16::from_le_bytes([c, d])),
+            ),
+            None => (0, 0),
+        }
+    } else {
+        match rest.first_chunk::<8>() {
+            Some(&[a, b, c, d, e, f, g, h]) => (
+                u32::from_le_bytes([a, b, c, d]),
+                u32::from_le_bytes([e, f, g, h]),
+            ),
+            None => (0, 0),
+        }
     }
 }
 

@@ -45,8 +45,7 @@
 //!
 //! **Why whole chunks, and why not `quick_cache`.** A hit must cost less than what it saves:
 //! finding the value's frame (one cache miss on the chunk's frame table) and an LZ4
-//! decompression of ~512 bytes (1 KiB since session 36), about 0.1–0.2 µs together on the
-//! development VM, where one
+//! decompression of ~512 bytes, about 0.1–0.2 µs together on the development VM, where one
 //! miss to the last-level cache costs ~0.07 µs. Two designs keyed by frame were built and
 //! measured first (readrandom, reversed domains, lz4, 64 MiB, all hits): `quick_cache` (the
 //! page cache's crate) at 1.17 µs/op and a set-associative cache at 1.14–1.22 µs/op, against
