@@ -107,7 +107,7 @@ fn each_command_on_a_fresh_database_in_text_and_json() {
 
     let text = ok(dump(&["sst", path(&sst), "--keys", "--values"]));
     for part in [
-        "format 6",
+        "format 7",
         "sections:",
         "properties: 40 entries",
         "model: plr",
