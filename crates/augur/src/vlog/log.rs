@@ -311,7 +311,8 @@ impl ValueLog {
     /// [`Self::sync`]. A new segment gets an id larger than every segment found at open and at
     /// least `min_new_id` (the manifest passes one more than the largest segment id it ever
     /// recorded, so an id whose file GC already deleted is never reused while metadata may
-    /// still mention it); the newest segment found is then marked unsynced.
+    /// still mention it). Every other segment found whose size `is_deleted` does not rule
+    /// out (the caller's recorded sizes are durable) is marked unsynced.
     ///
     /// # Errors
     /// `InvalidArgument` if the log already has an active segment; `Io` on file-system
@@ -362,18 +363,24 @@ impl ValueLog {
                 let next_id = self.take_id()?;
                 let writer = SegmentWriter::create(self.fs.as_ref(), &self.dir, next_id)?;
                 self.fs.sync_dir(&self.dir)?;
-                // Its last process may have stopped before syncing it.
-                if let Some(id) = newest.filter(|&id| !is_deleted(id)) {
-                    self.unsynced.lock().insert(id);
-                }
                 writer
             }
         };
         let reused = reusable;
         let id = writer.id();
+        // Every segment found at open whose size the caller has not recorded (`is_deleted`
+        // covers the recorded ones) may hold bytes its last process never synced: the
+        // previous active segment, and an older one when a compaction's segment was
+        // installed above it, or when its entry's WAL record was lost (then no replayed
+        // record marks it). The next sync syncs them before any edit records their sizes.
+        {
+            let segments = self.segments.read();
+            let mut unsynced = self.unsynced.lock();
+            unsynced.extend(segments.keys().copied().filter(|&s| s != id && !is_deleted(s)));
+        }
+        self.unsynced.lock().remove(&id);
         // A reused segment's reader was opened with the configured mode; it grows now.
         let reader = SegmentReader::open(self.fs.as_ref(), &self.dir, id, ReadMode::Pread)?;
-        self.unsynced.lock().remove(&id);
         self.segments.write().insert(
             id,
             Slot {
