@@ -209,15 +209,6 @@ pub fn decompress_into(
 /// (docs/benchmarks/string-keys.md, "Bytes: format 7").
 pub const FRAME_BYTES: usize = 512;
 
-/// Bytes of one frame record of a framed chunk's table: `raw_end u32 | stored_end u32`, or
-/// `raw_end u16 | stored_end u16` ([`FrameRecords::Narrow`]).
-fn record_bytes(records: FrameRecords) -> usize {
-    match records {
-        FrameRecords::Wide => 8,
-        FrameRecords::Narrow => 4,
-    }
-}
-
 /// How wide a framed chunk's frame records are: chosen from the chunk's raw length and the
 /// table's format, so no byte records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,6 +229,14 @@ impl FrameRecords {
             FrameRecords::Narrow
         } else {
             FrameRecords::Wide
+        }
+    }
+
+    /// Bytes of each of a record's two fields (`raw_end`, `stored_end`).
+    fn field_bytes(self) -> usize {
+        match self {
+            FrameRecords::Wide => 4,
+            FrameRecords::Narrow => 2,
         }
     }
 }
@@ -275,7 +274,7 @@ pub fn compress_frames(
     if frame_ends.len() > usize::from(u16::MAX) || u32::try_from(raw.len()).is_err() {
         return CODEC_NONE;
     }
-    let width = record_bytes(FrameRecords::for_chunk(raw.len(), narrow_allowed)) / 2;
+    let width = FrameRecords::for_chunk(raw.len(), narrow_allowed).field_bytes();
     let table_len = 2 + frame_ends.len() * 2 * width;
     out.resize(table_len, 0);
     out[..2].copy_from_slice(&(frame_ends.len() as u16).to_le_bytes());
@@ -379,7 +378,7 @@ impl<'a> FramedChunk<'a> {
             .first_chunk::<2>()
             .map(|b| usize::from(u16::from_le_bytes(*b)))
             .ok_or_else(|| corrupt("compressed chunk shorter than its frame table"))?;
-        let width = record_bytes(FrameRecords::for_chunk(raw_len as usize, narrow_allowed)) / 2;
+        let width = FrameRecords::for_chunk(raw_len as usize, narrow_allowed).field_bytes();
         let (table, frames) = stored
             .get(2..)
             .and_then(|rest| rest.split_at_checked(count * 2 * width))
