@@ -20,12 +20,14 @@
 //! configured bound and run limit and at two and four times both. Each candidate's locate
 //! cost is measured on a sample of the keys, collisions included. Then:
 //!
-//! 1. the cheapest candidate that may be kept is picked: one within the budget, or the
-//!    configured kind's model (the floor) under the `fence` and `unlimited` budgets even
-//!    where it is larger (an explicit bytes-per-key budget is a hard cap);
-//! 2. the floor is kept instead when the pick is not cheaper by [`FLOOR_MARGIN`]: `auto`
-//!    trades the default index for a smaller or different one only where that is clearly no
-//!    slower, so it is not slower than `--index plr` where the budget holds nothing as fast;
+//! 1. the cheapest candidate within the budget is picked — every budget is a hard cap, so
+//!    under the default (`fence`) a file's model never takes more memory than fence
+//!    pointers that tell its keys apart (session 37: the configured kind's model used to
+//!    pass that budget as "the floor": on reversed domains its 163 KB tree against 93 KB of
+//!    such fence pointers, for lookups that measured no faster than the fence path);
+//! 2. the floor (the configured kind's model) is kept instead when it fits and the pick is
+//!    not cheaper by [`FLOOR_MARGIN`]: `auto` trades the default index for a smaller or
+//!    different one only where that is clearly no slower;
 //! 3. no model is kept — the table's fence path, [`fence_path_cost`] — unless the pick is
 //!    cheaper than it by [`FENCE_PATH_MARGIN`].
 //!
@@ -574,11 +576,8 @@ pub struct Candidate {
     pub label: String,
     /// Model bytes (0 for the fence path).
     pub bytes: usize,
-    /// Whether it fits the budget.
+    /// Whether it fits the budget (only a candidate that fits may be kept).
     pub fits: bool,
-    /// Whether it may be kept: it fits, or it is the floor under a budget that lets the
-    /// floor pass (`fence`, `unlimited`).
-    pub allowed: bool,
     /// Predicted lookup cost, in slot misses (module docs).
     pub cost: f64,
     /// Whether it was chosen.
@@ -592,11 +591,7 @@ impl std::fmt::Display for Candidate {
             "{:<24} {:>9} B {:<8} cost {:.2}{}",
             self.label,
             self.bytes,
-            match (self.fits, self.allowed) {
-                (true, _) => "fits",
-                (false, true) => "floor",
-                (false, false) => "too big",
-            },
+            if self.fits { "fits" } else { "too big" },
             self.cost,
             if self.chosen { "  <- chosen" } else { "" }
         )
@@ -609,7 +604,6 @@ struct Weighed {
     label: String,
     cost: f64,
     fits: bool,
-    allowed: bool,
 }
 
 /// Everything [`choose_keys`] weighs: the model candidates (the configured kind's model
@@ -643,18 +637,14 @@ fn weigh(
         ModelBudget::FencePointers => string_fence_bytes(keys, stride),
         other => budget_bytes(other, keys.len(), 0),
     };
-    // The floor may pass a budget that only says which models are worth their memory.
-    let floor_passes = !matches!(budget, ModelBudget::BytesPerKey(_));
     let mut models: Vec<Weighed> = Vec::new();
     let mut add = |index: Box<dyn Index>, label: String, cost: f64| {
         let fits = index.size_bytes() <= limit;
-        let floor = models.is_empty();
         models.push(Weighed {
             index,
             label,
             cost,
             fits,
-            allowed: fits || (floor && floor_passes),
         });
     };
     // The configured kind's own model: the floor.
@@ -682,14 +672,14 @@ fn weigh(
         }
     }
     let fence_path = fence_path_cost(keys, block_records);
-    // The cheapest that may be kept (ties to the earlier: the floor first).
+    // The cheapest within the budget (ties to the earlier: the floor first).
     let mut chosen: Option<usize> = None;
     for (i, m) in models.iter().enumerate() {
-        if m.allowed && chosen.is_none_or(|c| m.cost < models[c].cost) {
+        if m.fits && chosen.is_none_or(|c| m.cost < models[c].cost) {
             chosen = Some(i);
         }
     }
-    if models[0].allowed && chosen.is_some_and(|c| models[c].cost + FLOOR_MARGIN > models[0].cost) {
+    if models[0].fits && chosen.is_some_and(|c| models[c].cost + FLOOR_MARGIN > models[0].cost) {
         chosen = Some(0);
     }
     if chosen.is_some_and(|c| models[c].cost + FENCE_PATH_MARGIN > fence_path) {
@@ -706,8 +696,7 @@ fn weigh(
 /// stored `block_records` to a block: the model to keep, or `None` when the table's own
 /// fence path is predicted as fast (module docs: the candidates and the decision). The
 /// budget's fence pointers are fence pointers that tell these keys apart
-/// ([`string_fence_bytes`]); a kept model fits the budget, or is the configured kind's
-/// model under the `fence` or `unlimited` budget.
+/// ([`string_fence_bytes`]); a kept model fits the budget.
 ///
 /// # Errors
 /// `InvalidArgument` when the keys are out of order or the configuration is invalid.
@@ -737,7 +726,6 @@ pub fn explain_keys(
         label: "fence path".into(),
         bytes: 0,
         fits: true,
-        allowed: true,
         cost: w.fence_path,
         chosen: w.chosen.is_none(),
     }];
@@ -745,7 +733,6 @@ pub fn explain_keys(
         label: m.label.clone(),
         bytes: m.index.size_bytes(),
         fits: m.fits,
-        allowed: m.allowed,
         cost: m.cost,
         chosen: w.chosen == Some(i),
     }));

@@ -163,14 +163,8 @@ fn auto_is_never_predicted_slower_than_the_fence_path() {
             let chosen: Vec<&Candidate> = explained.iter().filter(|c| c.chosen).collect();
             assert_eq!(chosen.len(), 1, "{name} {budget}: {explained:#?}");
             let chosen = chosen[0];
-            assert!(chosen.allowed, "{name} {budget}: {chosen}");
-            assert!(
-                chosen.fits || chosen.label.ends_with("(floor)"),
-                "{name} {budget}: {chosen}"
-            );
-            if let ModelBudget::BytesPerKey(_) = budget {
-                assert!(chosen.fits, "{name} {budget}: a hard cap");
-            }
+            // Every budget is a hard cap.
+            assert!(chosen.fits, "{name} {budget}: {chosen}");
             assert!(
                 chosen.cost <= fence_path.cost,
                 "{name} {budget}: {chosen} slower than {fence_path}"
@@ -179,13 +173,13 @@ fn auto_is_never_predicted_slower_than_the_fence_path() {
                 assert!(chosen.cost + FENCE_PATH_MARGIN <= fence_path.cost);
                 let floor = &explained[1];
                 assert!(floor.label.ends_with("(floor)"));
-                if floor.allowed && !chosen.label.ends_with("(floor)") {
+                if floor.fits && !chosen.label.ends_with("(floor)") {
                     assert!(chosen.cost + FLOOR_MARGIN <= floor.cost, "{name} {budget}");
                 }
             }
             // Nothing that may be kept is predicted cheaper than the choice by the
             // margins.
-            for c in explained.iter().filter(|c| c.allowed) {
+            for c in explained.iter().filter(|c| c.fits) {
                 assert!(
                     c.cost + FENCE_PATH_MARGIN + FLOOR_MARGIN >= chosen.cost,
                     "{name} {budget}: {c} against {chosen}"
@@ -263,12 +257,8 @@ fn deep_distinguishing_bytes_never_get_a_colliding_integer_model() {
     );
     if let Some(idx) = choose_keys(&keys, &config(), ModelBudget::FencePointers, 64).unwrap() {
         assert_eq!(idx.kind(), IndexKind::StringTree);
-        // Within the budget, or the floor: `--index plr`'s tree at the configured bound.
-        let floor = plr_over_keys(&keys, &config()).unwrap();
-        assert!(
-            idx.size_bytes() <= string_fence_bytes(&keys, 17)
-                || idx.size_bytes() == floor.size_bytes()
-        );
+        // Within the budget: fence pointers that tell the keys apart.
+        assert!(idx.size_bytes() <= string_fence_bytes(&keys, 17));
     }
 }
 
@@ -351,4 +341,47 @@ fn budget_parsing_names_the_option() {
         let e = ModelBudget::parse(bad).unwrap_err().to_string();
         assert!(e.contains("model_memory_budget"), "{e}");
     }
+}
+
+/// Every budget is a hard cap, the default (`fence`) too: where the configured kind's
+/// model (here `--index plr`'s string tree) is larger than fence pointers that tell the keys
+/// apart — short keys over a small alphabet, as reversed domain names — it is not kept
+/// under that budget, however cheap it is predicted; `unlimited` may keep it.
+#[test]
+fn the_configured_model_does_not_pass_the_fence_budget() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(37);
+    let tlds = ["com", "net", "org", "de", "uk"];
+    let word = |rng: &mut rand::rngs::StdRng| -> String {
+        let len = rng.gen_range(3..10);
+        (0..len)
+            .map(|_| char::from(b'a' + rng.gen_range(0..26u8)))
+            .collect()
+    };
+    // Reversed names: a few hundred sites, each with its own hosts.
+    let sites: Vec<String> = (0..400)
+        .map(|_| format!("{}.{}", tlds[rng.gen_range(0..tlds.len())], word(&mut rng)))
+        .collect();
+    let mut owned: Vec<Vec<u8>> = (0..20_000)
+        .map(|_| {
+            let site = &sites[rng.gen_range(0..sites.len())];
+            format!("{site}.{}", word(&mut rng)).into_bytes()
+        })
+        .collect();
+    owned.sort();
+    owned.dedup();
+    let keys: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+    let budget = string_fence_bytes(&keys, 2 * config().error_bound as usize + 1);
+    let explained = explain_keys(&keys, &config(), ModelBudget::FencePointers, 64).unwrap();
+    let floor = &explained[1];
+    assert!(floor.label.ends_with("(floor)"), "{explained:#?}");
+    assert!(
+        floor.bytes > budget && !floor.fits,
+        "the premise: the configured model is larger than the budget ({budget} B): {floor}"
+    );
+    assert!(!floor.chosen, "{floor}");
+    if let Some(idx) = choose_keys(&keys, &config(), ModelBudget::FencePointers, 64).unwrap() {
+        assert!(idx.size_bytes() <= budget, "{} B", idx.size_bytes());
+    }
+    let unlimited = explain_keys(&keys, &config(), ModelBudget::Unlimited, 64).unwrap();
+    assert!(unlimited.iter().all(|c| c.fits), "{unlimited:#?}");
 }
