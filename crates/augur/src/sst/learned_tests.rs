@@ -28,6 +28,7 @@ fn build(
     model_budget: Option<ModelBudget>,
     dir: &std::path::Path,
     stream: Option<(usize, bool)>,
+    block_records: usize,
 ) -> std::path::PathBuf {
     let name = format!(
         "{}-{:?}-{}.sst",
@@ -37,7 +38,7 @@ fn build(
     );
     let path = dir.join(name);
     let opts = BuilderOptions {
-        block_records: 4,
+        block_records,
         bloom_bits_per_key: 10,
         model,
         model_budget,
@@ -72,6 +73,9 @@ proptest! {
         probes in proptest::collection::vec(key_strategy(), 0..40),
         snapshots in proptest::collection::vec(0u64..400, 1..4),
         stream in proptest::option::of((1usize..9, any::<bool>())),
+        // Small blocks: windows cross them; large: a window lies in one block, where the
+        // reader counts slots by their first head bytes (`lower_bound_by_heads`).
+        block_records in prop_oneof![Just(4usize), Just(64)],
     ) {
         // Entries in internal order: each key gets 1–3 versions with descending seqnos
         // (10_000 + …), the middle one a tombstone.
@@ -90,7 +94,7 @@ proptest! {
             next_seqno = 10_500 - (i as u64 + 1) % 7 * 60;
         }
         let dir = tempfile::tempdir().unwrap();
-        let baseline_path = build(&entries, None, None, dir.path(), stream);
+        let baseline_path = build(&entries, None, None, dir.path(), stream, block_records);
         let baseline = Table::open(&StdFs, &baseline_path, 1, ReadMode::Mmap).unwrap();
         let mut all_probes: BTreeSet<Vec<u8>> = keys.clone();
         all_probes.extend(probes);
@@ -107,7 +111,7 @@ proptest! {
             (plr(8), Some(ModelBudget::Unlimited)),
             (plr(2), Some(ModelBudget::BytesPerKey(0.0))),
         ] {
-            let path = build(&entries, Some(config), budget, dir.path(), stream);
+            let path = build(&entries, Some(config), budget, dir.path(), stream, block_records);
             for mode in [ReadMode::Mmap, ReadMode::Pread] {
                 let learned = Table::open(&StdFs, &path, 2, mode).unwrap();
                 // The chooser may keep the table's own fence path (no model); a fixed kind
@@ -157,7 +161,7 @@ fn learn_installs_once_counts_paths_and_respects_disabled_models() {
             value: vec![1],
         })
         .collect();
-    let path = build(&entries, None, None, dir.path(), None);
+    let path = build(&entries, None, None, dir.path(), None, 4);
     let config = IndexConfig::default();
     let disabled = Table::open_with(&StdFs, &path, 1, ReadMode::Pread, false).unwrap();
     assert!(disabled.learn(&config).is_err());

@@ -444,20 +444,10 @@ impl Table {
             if lo == hi {
                 return Ok(lo);
             }
-            let mid = lo + (hi - lo) / 2;
-            let mut p = mid;
-            if self.cmp_at(cache, mid, lo..hi, key, trailer)? == Ordering::Less {
-                p += 1;
-                while p < hi && self.cmp_at(cache, p, lo..hi, key, trailer)? == Ordering::Less {
-                    p += 1;
-                }
-            } else {
-                while p > lo && self.cmp_at(cache, p - 1, lo..hi, key, trailer)? != Ordering::Less
-                {
-                    p -= 1;
-                }
+            if let Some(pos) = self.lower_bound_by_heads(cache, lo, hi, key, trailer)? {
+                return Ok(pos);
             }
-            return Ok(p);
+            return scan_outward(lo, hi, |p| self.cmp_at(cache, p, lo..hi, key, trailer));
         }
         // Wider windows: a bisection that always probes the most aligned position of the
         // range (the multiple of the largest power of two in it). Windows of different
@@ -473,6 +463,58 @@ impl Table {
             }
         }
         Ok(lo)
+    }
+
+    /// [`Table::lower_bound_between`] for a narrow window inside one block, scanned outward
+    /// from its middle as there, but each slot first compared by its first head bytes (up
+    /// to 8, one big-endian word against the key's): only a slot that ties on them is
+    /// decoded and compared in full. `None` when this does not apply: the window spans
+    /// blocks, or the key lies outside its block's prefix (`Probe::past`).
+    ///
+    /// Sound because the words are monotone in the keys: zero-padded, a word below the
+    /// key's means the slot's key is below it (the first byte where the padded forms
+    /// differ is a real byte of both, or the shorter is a prefix of the other), above
+    /// means above.
+    fn lower_bound_by_heads<'k>(
+        &self,
+        cache: &mut Option<(LoadedBlock, Probe<'k>)>,
+        lo: u64,
+        hi: u64,
+        key: &Probe<'k>,
+        trailer: u64,
+    ) -> Result<Option<u64>> {
+        let block_no = self.fence.block_of(lo);
+        let width = self.layout.head_bytes().min(8);
+        if self.fence.block_of(hi - 1) != block_no || width == 0 {
+            return Ok(None);
+        }
+        let size = self.layout.slot;
+        let held = |c: &Option<(LoadedBlock, Probe<'k>)>| {
+            matches!(c, Some((b, _)) if b.block == block_no && b.holds(lo, size) && b.holds(hi - 1, size))
+        };
+        if !held(cache) {
+            *cache = Some((
+                self.load_slots(block_no, lo, hi)?,
+                key.past(self.fence.block_prefix(block_no)),
+            ));
+        }
+        let Some((block, probe @ Probe::Rest(rest))) = cache.as_ref() else {
+            return Ok(None);
+        };
+        let mask = u64::MAX << (8 * (8 - width));
+        let probe_word = head_word(rest, mask);
+        let bytes = self.block_bytes(block);
+        let head = self.layout.head_bytes();
+        let order = |pos: u64| -> Result<Ordering> {
+            let at = (pos - block.first_pos) as usize * size;
+            let word = head_word(bytes.get(at..).unwrap_or_default(), mask);
+            if word != probe_word {
+                return Ok(word.cmp(&probe_word));
+            }
+            let slot = self.slot(block, pos)?;
+            Ok(probe.order(head, &slot.raw, slot.overflow, trailer))
+        };
+        scan_outward(lo, hi, order).map(Some)
     }
 
     /// Compares the entry at `pos` (inside `window`, the positions being searched) with
@@ -504,6 +546,40 @@ impl Table {
         };
         let slot = self.slot(block, pos)?;
         Ok(key.order(self.layout.head_bytes(), &slot.raw, slot.overflow, trailer))
+    }
+}
+
+/// The first position of `[lo, hi)` (non-empty, sorted) that `order` does not put below
+/// the key, or `hi`, found by scanning outward from the middle — the model's prediction —
+/// so a lookup compares about |error| + 1 contiguous slots.
+#[inline(always)]
+fn scan_outward(lo: u64, hi: u64, mut order: impl FnMut(u64) -> Result<Ordering>) -> Result<u64> {
+    let mid = lo + (hi - lo) / 2;
+    let mut p = mid;
+    if order(mid)? == Ordering::Less {
+        p += 1;
+        while p < hi && order(p)? == Ordering::Less {
+            p += 1;
+        }
+    } else {
+        while p > lo && order(p - 1)? != Ordering::Less {
+            p -= 1;
+        }
+    }
+    Ok(p)
+}
+
+/// The first bytes of `bytes` that `mask` keeps (the top 1–8 bytes of a word), big-endian,
+/// zero-padded when `bytes` is shorter than 8.
+#[inline(always)]
+fn head_word(bytes: &[u8], mask: u64) -> u64 {
+    match bytes.first_chunk::<8>() {
+        Some(word) => u64::from_be_bytes(*word) & mask,
+        None => {
+            let mut word = [0u8; 8];
+            word[..bytes.len()].copy_from_slice(bytes);
+            u64::from_be_bytes(word) & mask
+        }
     }
 }
 
