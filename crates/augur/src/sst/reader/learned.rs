@@ -466,15 +466,15 @@ impl Table {
     }
 
     /// [`Table::lower_bound_between`] for a narrow window inside one block, scanned outward
-    /// from its middle as there, but each slot first compared by its first head bytes (up
-    /// to 8, one big-endian word against the key's): only a slot that ties on them is
-    /// decoded and compared in full. `None` when this does not apply: the window spans
-    /// blocks, or the key lies outside its block's prefix (`Probe::past`).
+    /// from its middle as there, but each slot first compared by its head bytes (up to 16,
+    /// as two big-endian words against the key's, the second only on a tie): only a slot
+    /// that ties on them is decoded and compared in full. `None` when this does not apply:
+    /// the window spans blocks, or the key lies outside its block's prefix (`Probe::past`).
     ///
-    /// Sound because the words are monotone in the keys: zero-padded, a word below the
-    /// key's means the slot's key is below it (the first byte where the padded forms
-    /// differ is a real byte of both, or the shorter is a prefix of the other), above
-    /// means above.
+    /// Sound because the words are monotone in the keys: zero-padded, a head below the
+    /// key's first bytes means the slot's key is below the key (the first byte where the
+    /// padded forms differ is a real byte of both, or the shorter is a prefix of the
+    /// other), above means above.
     fn lower_bound_by_heads<'k>(
         &self,
         cache: &mut Option<(LoadedBlock, Probe<'k>)>,
@@ -501,15 +501,27 @@ impl Table {
         let Some((block, probe @ Probe::Rest(rest))) = cache.as_ref() else {
             return Ok(None);
         };
-        let mask = u64::MAX << (8 * (8 - width));
-        let probe_word = head_word(rest, mask);
-        let bytes = self.block_bytes(block);
+        // The head's first 8 bytes, then (a head wider than 8) its next up to 8.
         let head = self.layout.head_bytes();
+        let mask = |width: usize| match width {
+            0 => 0,
+            w => u64::MAX << (8 * (8 - w.min(8))),
+        };
+        let (mask0, mask1) = (mask(width), mask(head - width));
+        let probe0 = head_word(rest, mask0);
+        let probe1 = head_word(rest.get(8..).unwrap_or_default(), mask1);
+        let bytes = self.block_bytes(block);
         let order = |pos: u64| -> Result<Ordering> {
             let at = (pos - block.first_pos) as usize * size;
-            let word = head_word(bytes.get(at..).unwrap_or_default(), mask);
-            if word != probe_word {
-                return Ok(word.cmp(&probe_word));
+            let word = head_word(bytes.get(at..).unwrap_or_default(), mask0);
+            if word != probe0 {
+                return Ok(word.cmp(&probe0));
+            }
+            if mask1 != 0 {
+                let word = head_word(bytes.get(at + 8..).unwrap_or_default(), mask1);
+                if word != probe1 {
+                    return Ok(word.cmp(&probe1));
+                }
             }
             let slot = self.slot(block, pos)?;
             Ok(probe.order(head, &slot.raw, slot.overflow, trailer))
